@@ -1,0 +1,29 @@
+"""``recipe-sync rules``: validate a rules directory."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from bot.rules import RULE_FILES, load_rules
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "rules", help="validate the rules/ files (mapping, flags, env, policy)"
+    )
+    parser.add_argument("--rules", type=Path, default=None, help="rules directory")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    rules = load_rules(args.rules)
+    print(f"rules OK: {rules.directory} ({', '.join(RULE_FILES)})")
+    print(
+        f"  {len(rules.hardware.runners)} runner rules, {len(rules.hardware.gpus)} GPUs, "
+        f"{len(rules.models.models)} model rules, "
+        f"{len(rules.flags.front_end) + len(rules.flags.benchmark_only)} flag rules, "
+        f"{len(rules.env.benchmark_only) + len(rules.env.serving)} env rules"
+    )
+    return 0

@@ -52,8 +52,8 @@ BROKEN = [
     ),
     (
         "models.yaml",
-        "recipe: deepseek-ai/DeepSeek-R1\n",
-        "recipe: DeepSeek-R1\n",
+        "recipe: deepseek-ai/DeepSeek-V4.1-Flash\n",
+        "recipe: DeepSeek-V4.1-Flash\n",
         "models.0.recipe",
         "pattern",
     ),

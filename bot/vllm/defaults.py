@@ -106,15 +106,6 @@ class BatchTable(Since):
     tpu_tokens: dict[str, dict[UsageContext, int]] = Field(default_factory=dict)
     cpu_per_world_size: dict[UsageContext, BatchCell] = Field(default_factory=dict)
 
-    @model_validator(mode="after")
-    def _last_tier_catches_all(self) -> BatchTable:
-        last = self.tiers[-1]
-        if last.min_gib != 0 or last.max_gib is not None or last.exclude_names:
-            raise FieldError(
-                ("tiers", len(self.tiers) - 1), "the last tier must catch every device"
-            )
-        return self
-
 
 class ThroughputMode(Since):
     factor: int = Field(ge=1)
@@ -140,12 +131,6 @@ class Level(Strict):
 class Optimization(Since):
     default_level: int
     levels: dict[int, Level]
-
-    @model_validator(mode="after")
-    def _default_known(self) -> Optimization:
-        if self.default_level not in self.levels:
-            raise FieldError(("default_level",), "default_level is not one of levels")
-        return self
 
 
 class CaptureCap(Since):
@@ -209,7 +194,20 @@ class VllmDefaults(Strict):
     env: list[EnvNote] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _unique_keys(self) -> VllmDefaults:
+    def _consistent(self) -> VllmDefaults:
+        # cross-field checks live on the root so FieldError paths are absolute
+        for t, table in enumerate(self.batch.tables):
+            last = table.tiers[-1]
+            if last.min_gib != 0 or last.max_gib is not None or last.exclude_names:
+                raise FieldError(
+                    ("batch", "tables", t, "tiers", len(table.tiers) - 1),
+                    "the last tier must catch every device",
+                )
+        for o, optimization in enumerate(self.optimization):
+            if optimization.default_level not in optimization.levels:
+                raise FieldError(
+                    ("optimization", o, "default_level"), "default_level is not one of levels"
+                )
         seen: set[str] = set()
         for index, rule in enumerate(self.defaults):
             if rule.key in seen:

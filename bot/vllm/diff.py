@@ -25,7 +25,7 @@ from bot.vllm.defaults import (
     scenarios_for,
     speculative_default,
 )
-from bot.vllm.normalise import Finding, ServeConfig, Setting, normalise
+from bot.vllm.normalise import Finding, ServeConfig, Setting, normalise, split_env_prefix
 from bot.vllm.values import compact
 from bot.vllm.versions import (
     VersionResolution,
@@ -796,6 +796,14 @@ def _spec_findings(config: ServeConfig, ctx: _Ctx) -> list[Finding]:
     return out
 
 
+def _env_prefix_into_env(side: LaunchSide) -> LaunchSide:
+    """``VAR=1 vllm serve ...`` renderings: the leading assignments join the env."""
+    prefix, argv = split_env_prefix(side.argv)
+    if not prefix:
+        return side
+    return LaunchSide(argv, {**side.env, **prefix}, side.image, side.config_files)
+
+
 def diff_launch(
     bench: LaunchSide,
     recipe: LaunchSide,
@@ -807,6 +815,7 @@ def diff_launch(
     recipe_min_version: str | None = None,
 ) -> DiffReport:
     """Compare a benchmark launch with a recipe rendering under one vLLM version's rules."""
+    bench, recipe = _env_prefix_into_env(bench), _env_prefix_into_env(recipe)
     resolution = resolve_version(
         given=version,
         bench_image=bench.image,

@@ -95,6 +95,12 @@ def split_launch_line(line: str) -> tuple[dict[str, str], tuple[str, ...]]:
         words = shlex.split(line.replace("\\\n", " "))
     except ValueError:
         words = line.split()
+    return split_env_prefix(words)
+
+
+def split_env_prefix(argv: Sequence[str]) -> tuple[dict[str, str], tuple[str, ...]]:
+    """Leading ``NAME=value`` words of an argv (``VAR=1 vllm serve ...``) → (env, rest)."""
+    words = list(argv)
     env: dict[str, str] = {}
     while words and _ENV_ASSIGNMENT.match(words[0]):
         name, value = words.pop(0).split("=", 1)
@@ -134,6 +140,17 @@ def _entrypoint(
     argv: Sequence[str], found: _Findings
 ) -> tuple[Literal["vllm serve", "api_server"], list[str]]:
     args = list(argv)
+    env_words = 0
+    while env_words < len(args) and _ENV_ASSIGNMENT.match(args[env_words]):
+        env_words += 1
+    if env_words:
+        found.add(
+            "note",
+            "env-prefix",
+            "leading NAME=value words are environment assignments, not arguments",
+            args[:env_words],
+        )
+        args = args[env_words:]
     if args and args[0].rsplit("/", 1)[-1] == "vllm":
         if len(args) > 1 and args[1] == "serve":
             return "vllm serve", args[2:]
@@ -586,6 +603,14 @@ class _Builder:
         return tuple(s for _, s in sorted(self.settings.values(), key=lambda p: p[0]))
 
     def scalar(self, spec: FlagSpec, occ: _Occurrence, text: str) -> Any:
+        if "$" in text and spec.vtype != "str":
+            self.found.add(
+                "note",
+                "unresolved",
+                f"{occ.option.text} {text}: unresolved shell expansion, compared as text",
+                occ.raw,
+            )
+            return text
         value = V.scalar(spec.vtype, text)
         if isinstance(value, V.BadValue):
             self.found.add("error", "bad-value", f"{occ.option.text}: {value.reason}", occ.raw)

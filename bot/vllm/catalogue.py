@@ -72,10 +72,6 @@ class FlagSpec:
         """argparse destination: aliases of one option share it (``-cc`` and the long one)."""
         return self.long.lstrip("-").replace("-", "_")
 
-    @property
-    def takes_value(self) -> bool:
-        return self.kind not in ("bool", "store_true")
-
 
 def _f(
     long: str,
@@ -403,14 +399,6 @@ CONFIG_FIELD_SPANS: Mapping[tuple[str, str], tuple[Version, Version | None]] = {
     ("attention", "indexer_kv_dtype"): (V0_27_1, None),
 }
 
-# Alias pairs that raise "mutually exclusive" when both are set (§1.13), as
-# (dedicated flag's canonical key, config key, field).
-EXCLUSIVE_ALIASES: tuple[tuple[str, str, str], ...] = tuple(
-    (spec.key, spec.fold[0], spec.fold[1])
-    for spec in FLAGS
-    if spec.fold is not None and spec.long != "--moe-backend"
-)
-
 # Inverse spellings added to every BooleanOptionalAction by 0.33's EnableDisableAction (§1.6).
 ENABLE_DISABLE_SINCE: Version = V0_33
 
@@ -432,7 +420,6 @@ class FlagTable:
     """Every option string of every version; lookups filter by version."""
 
     options: Mapping[str, tuple[Option, ...]] = field(default_factory=dict)
-    by_key: Mapping[str, FlagSpec] = field(default_factory=dict)
     by_long: Mapping[str, FlagSpec] = field(default_factory=dict)
 
     def lookup(self, text: str, version: Version) -> tuple[Option, Availability] | None:
@@ -488,6 +475,5 @@ def flag_table() -> FlagTable:
             options.setdefault(option.text, []).append(option)
     return FlagTable(
         options={k: tuple(v) for k, v in options.items()},
-        by_key={spec.key: spec for spec in FLAGS if spec.long != "--cuda-graph-sizes"},
         by_long={spec.long: spec for spec in FLAGS},
     )

@@ -208,7 +208,16 @@ class _Ctx:
 
     @property
     def rules_label(self) -> str:
-        return f"vLLM {short_version(self.resolution.version)} rules"
+        """How reasons name the rule set, saying when the version was assumed."""
+        resolution = self.resolution
+        label = f"vLLM {short_version(resolution.rules)} rules"
+        if resolution.source == "unknown":
+            return f"{label} (version unknown)"
+        if resolution.source == "nightly":
+            return f"{label} (nightly image, assumed)"
+        if resolution.rules != resolution.version:
+            return f"{label} (assumed for {resolution.label})"
+        return label
 
 
 def _side_name(bench_side: bool) -> str:

@@ -421,6 +421,16 @@ def test_speculative_static_defaults_are_removed(rules: Rules) -> None:
     assert d.verdict is Verdict.EQUIVALENT and "greedy" in d.reason
 
 
+def test_unknown_version_is_said_in_the_verdict_reasons(rules: Rules) -> None:
+    report = run(
+        rules, serve("--max-num-seqs", "128"), serve(), version=None, bench_image="x/vllm:custom"
+    )
+    assert report.version.source == "unknown"
+    assert "version unknown" in only(report, "scheduler.max_num_seqs").reason
+    nightly = run(rules, serve("--max-num-seqs", "128"), serve(), version=None, bench_image=NIGHTLY)
+    assert "nightly image, assumed" in only(nightly, "scheduler.max_num_seqs").reason
+
+
 # --- §5.7 unknown device --------------------------------------------------------------------------
 
 

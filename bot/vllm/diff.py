@@ -280,43 +280,23 @@ def _one_sided(key: str, present: Setting, bench_side: bool, ctx: _Ctx) -> tuple
             cat,
         )
     if res.kind == "model":
+        # resolved at startup from the model, checkpoint or hardware
         placeholder = compact(res.value)
-        default = f"{placeholder} [{res.source}; {ctx.rules_label}]"
+        cite = f"[{res.source}; {ctx.rules_label}]"
+        omitted = f"{other} omits it ({placeholder}): {res.note} {cite}"
         if compact(value) == placeholder:
             return (
                 Verdict.EQUIVALENT,
-                _with_notes(f"{sets}, which is the default {default}", res.unverified),
+                _with_notes(f"{sets}, which is the default {cite}", res.unverified),
                 category,
             )
         if any(compact(value) == compact(d) for d in res.differs):
-            return differs, _with_notes(f"{sets}; omitted is {default}: {res.note}"), "maybe"
+            return differs, _with_notes(f"{sets}; {omitted}", res.unverified), "maybe"
         if res.typical is not None:
-            if value == res.typical:
-                return (
-                    Verdict.EQUIVALENT,
-                    _with_notes(
-                        f"{sets}; {other} omits it, whose default {default} "
-                        f"resolves to {compact(res.typical)} for typical models: {res.note}",
-                        res.unverified,
-                    ),
-                    "maybe",
-                )
-            return (
-                differs,
-                _with_notes(
-                    f"{sets}; {other} omits it, whose default {default} resolves to "
-                    f"{compact(res.typical)} for typical models: {res.note}",
-                    res.unverified,
-                ),
-                category,
-            )
-        return (
-            Verdict.UNKNOWN,
-            _with_notes(
-                f"{sets}; {other} omits it, so it is {default}: {res.note}", res.unverified
-            ),
-            "maybe",
-        )
+            verdict = Verdict.EQUIVALENT if _equal(value, res.typical) else differs
+            cat = "maybe" if verdict is Verdict.EQUIVALENT else category
+            return verdict, _with_notes(f"{sets}; {omitted}", res.unverified), cat
+        return Verdict.UNKNOWN, _with_notes(f"{sets}; {omitted}", res.unverified), "maybe"
 
     # static or derived: compare against the resolved value on every device scenario
     equal_on: list[tuple[DeviceScenario, Resolved]] = []

@@ -440,17 +440,8 @@ def _resolve_option(
     """Exact spelling, else a unique prefix (argparse allow_abbrev), else single-char + value."""
     table = flag_table()
     exact = table.lookup(name, version)
-    if exact is not None:
+    if exact is not None and exact[1] != "no":
         option, status = exact
-        if status == "no":
-            found.add(
-                "error",
-                "not-in-version",
-                f"{name} is not recognised by vLLM {fmt_version(version)} "
-                f"({option.generated or 'spelling'} available {_availability_text(option)})",
-                raw,
-            )
-            return None
         if status == "unverified":
             found.add(
                 "note",
@@ -475,6 +466,16 @@ def _resolve_option(
     if len(candidates) > 1:
         names = ", ".join(sorted(c.text for c in candidates)[:6])
         found.add("error", "ambiguous", f"ambiguous option: {name} could match {names}", raw)
+        return None
+    if exact is not None:  # a spelling of another release, and no prefix of this one's
+        option = exact[0]
+        found.add(
+            "error",
+            "not-in-version",
+            f"{name} is not recognised by vLLM {fmt_version(version)} "
+            f"({option.generated or 'spelling'} available {_availability_text(option)})",
+            raw,
+        )
         return None
     if " " in name:
         found.add(

@@ -696,10 +696,10 @@ def _env_diff(name: str, b: str | None, r: str | None, ctx: _Ctx) -> FlagDiff:
 
 
 def _image_diff(bench: LaunchSide, recipe: LaunchSide) -> FlagDiff | None:
-    if bench.image is None and recipe.image is None:
+    b = parse_image(bench.image) if bench.image and bench.image.strip() else None
+    r = parse_image(recipe.image) if recipe.image and recipe.image.strip() else None
+    if b is None and r is None:
         return None
-    b = parse_image(bench.image) if bench.image else None
-    r = parse_image(recipe.image) if recipe.image else None
 
     def make(verdict: Verdict, reason: str) -> FlagDiff:
         return FlagDiff(

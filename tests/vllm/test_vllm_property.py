@@ -1,11 +1,16 @@
-"""Normalising never raises, whatever the tokens (hypothesis)."""
+"""Normalising and diffing never raise, whatever the tokens (hypothesis)."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.rules import load_rules
 from bot.vllm.catalogue import FLAGS
+from bot.vllm.diff import LaunchSide, diff_launch
 from bot.vllm.normalise import normalise
 
 SPELLINGS = sorted({spec.long for spec in FLAGS} | {a.text for spec in FLAGS for a in spec.aliases})
@@ -45,3 +50,33 @@ def test_normalise_never_raises(
 @given(tokens=TOKENS)
 def test_normalise_is_deterministic(tokens: list[str]) -> None:
     assert normalise(tokens) == normalise(tokens)
+
+
+RULES = load_rules(Path(__file__).resolve().parents[2] / "rules")
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(
+    bench=TOKENS,
+    recipe=TOKENS,
+    hardware=st.sampled_from([None, "mi355x", "h200", "xeon6", "trillium", "no-such-gpu"]),
+    env=st.dictionaries(st.text(max_size=6), st.text(max_size=6), max_size=3),
+    image=st.one_of(st.none(), st.text(max_size=24)),
+    version=st.one_of(st.none(), st.sampled_from(["0.12", "0.20.0", "0.33.0", "nightly", "junk"])),
+)
+def test_diff_never_raises(
+    bench: list[str],
+    recipe: list[str],
+    hardware: str | None,
+    env: dict[str, str],
+    image: str | None,
+    version: str | None,
+) -> None:
+    report = diff_launch(
+        LaunchSide(tuple(bench), env, image),
+        LaunchSide(tuple(recipe), {}, None),
+        hardware=hardware,
+        rules=RULES,
+        version=version,
+    )
+    assert json.dumps(report.to_json(), default=str)

@@ -1,0 +1,26 @@
+"""vLLM CLI semantics: normalise ``vllm serve`` argv, defaults by version, semantic diff.
+
+``normalise`` reproduces vLLM's argument parser; ``diff_launch`` compares a benchmark launch
+with a recipe rendering and says, per flag, whether the served configuration differs.
+"""
+
+from bot.vllm.diff import DeviceContext, DiffReport, FlagDiff, LaunchSide, Verdict, diff_launch
+from bot.vllm.normalise import Finding, ServeConfig, Setting, normalise, split_launch_line
+from bot.vllm.versions import VersionResolution, parse_image, resolve_version
+
+__all__ = [
+    "DeviceContext",
+    "DiffReport",
+    "Finding",
+    "FlagDiff",
+    "LaunchSide",
+    "ServeConfig",
+    "Setting",
+    "Verdict",
+    "VersionResolution",
+    "diff_launch",
+    "normalise",
+    "parse_image",
+    "resolve_version",
+    "split_launch_line",
+]

@@ -1,0 +1,206 @@
+"""``recipe-sync diff``: compare a benchmark launch with a recipe rendering.
+
+Each side is a JSON file ``{"argv": [...], "env": {...}, "image": "..."}`` (``"command"``
+may replace ``"argv"`` with a shell line; a recipe side may add ``"min_vllm_version"``, and
+either side ``"config_files": {path: yaml text}`` for ``--config FILE``). Exit status: 0 when
+the served configurations are identical and both argvs parse, 1 otherwise, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from bot.errors import InputError, Location
+from bot.rules import load_rules
+from bot.rules.loader import line_of, read_yaml_with_positions, to_plain
+from bot.vllm.diff import DiffReport, FlagDiff, LaunchSide, diff_launch
+from bot.vllm.normalise import Finding, split_launch_line
+from bot.vllm.values import compact
+
+VALUE_WIDTH = 36
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "diff",
+        help="semantic diff of a benchmark vllm serve launch and a recipe rendering",
+        description=(
+            "Compare two `vllm serve` launches flag by flag under vLLM's parser rules and "
+            "version-aware defaults; each FILE holds {argv, env, image}."
+        ),
+    )
+    parser.add_argument("--bench-json", type=Path, required=True, metavar="FILE")
+    parser.add_argument("--recipe-json", type=Path, required=True, metavar="FILE")
+    parser.add_argument("--vllm-version", metavar="V", help="e.g. 0.27.1 or nightly")
+    parser.add_argument("--hardware", metavar="H", help="recipes taxonomy hardware id")
+    parser.add_argument(
+        "--recipes",
+        type=Path,
+        metavar="DIR",
+        help="recipes repo: per-GPU memory from taxonomy.yaml",
+    )
+    parser.add_argument("--rules", type=Path, default=None, help="rules directory")
+    parser.add_argument("--json", action="store_true", help="print the FlagDiff list as JSON")
+    parser.set_defaults(func=run)
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    name = str(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise InputError(Location(name), f"cannot read file: {err.strerror}") from err
+    except UnicodeDecodeError as err:
+        raise InputError(Location(name), "file is not UTF-8") from err
+    except json.JSONDecodeError as err:
+        raise InputError(Location(name, line=err.lineno), f"malformed JSON: {err.msg}") from err
+    if not isinstance(data, dict):
+        raise InputError(Location(name), "expected a JSON object with argv, env and image")
+    return data
+
+
+def _side(path: Path) -> tuple[LaunchSide, str | None]:
+    data = _load_json(path)
+    name = str(path)
+    unknown = set(data) - {"argv", "command", "env", "image", "min_vllm_version", "config_files"}
+    if unknown:
+        raise InputError(Location(name, sorted(unknown)[0]), "unknown key")
+    env: dict[str, str] = {}
+    if "command" in data and "argv" not in data:
+        if not isinstance(data["command"], str):
+            raise InputError(Location(name, "command"), "expected a string")
+        env, argv = split_launch_line(data["command"])
+    else:
+        raw_argv = data.get("argv")
+        if not isinstance(raw_argv, list) or not all(isinstance(t, str) for t in raw_argv):
+            raise InputError(Location(name, "argv"), "expected a list of strings")
+        argv = tuple(raw_argv)
+    raw_env = data.get("env", {})
+    if not isinstance(raw_env, dict) or not all(
+        isinstance(k, str) and isinstance(v, str | int | float) for k, v in raw_env.items()
+    ):
+        raise InputError(Location(name, "env"), "expected an object of string values")
+    env.update({k: str(v) for k, v in raw_env.items()})
+    image = data.get("image")
+    if image is not None and not isinstance(image, str):
+        raise InputError(Location(name, "image"), "expected a string or null")
+    configs = data.get("config_files", {})
+    if not isinstance(configs, dict) or not all(isinstance(v, str) for v in configs.values()):
+        raise InputError(Location(name, "config_files"), "expected an object of YAML texts")
+    min_version = data.get("min_vllm_version")
+    if min_version is not None and not isinstance(min_version, str):
+        raise InputError(Location(name, "min_vllm_version"), "expected a string")
+    return LaunchSide(argv, env, image, configs), min_version
+
+
+def taxonomy_vram(recipes_dir: Path) -> dict[str, float]:
+    """Per-GPU memory by hardware id: ``vram_gb / gpu_count`` of ``taxonomy.yaml``."""
+    path = recipes_dir / "taxonomy.yaml"
+    data = read_yaml_with_positions(path, str(path))
+    profiles = data.get("hardware_profiles") if isinstance(data, dict) else None
+    if not isinstance(profiles, dict):
+        raise InputError(Location(str(path), "hardware_profiles"), "expected a mapping")
+    out: dict[str, float] = {}
+    for hw, entry in profiles.items():
+        plain = to_plain(entry)
+        key = f"hardware_profiles.{hw}"
+        if not isinstance(plain, dict):
+            raise InputError(
+                Location(str(path), key, line_of(data, ["hardware_profiles", hw])),
+                "expected a mapping",
+            )
+        vram, count = plain.get("vram_gb"), plain.get("gpu_count")
+        if vram is None and count is None:
+            continue
+        if not isinstance(vram, int | float) or not isinstance(count, int) or count <= 0:
+            raise InputError(
+                Location(str(path), key, line_of(data, ["hardware_profiles", hw])),
+                "vram_gb and gpu_count must be numbers (gpu_count > 0)",
+            )
+        out[str(hw)] = float(vram) / count
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    rules = load_rules(args.rules)
+    bench, _ = _side(args.bench_json)
+    recipe, min_version = _side(args.recipe_json)
+    vram = taxonomy_vram(args.recipes) if args.recipes is not None else None
+    if (
+        args.hardware is not None
+        and args.hardware not in rules.hardware.gpus
+        and (vram is None or args.hardware not in vram)
+    ):
+        raise InputError(
+            Location("--hardware"),
+            f"unknown hardware id '{args.hardware}' (not in rules/hardware.yaml gpus"
+            + (" nor the taxonomy)" if vram is not None else "; pass --recipes DIR)"),
+        )
+    report = diff_launch(
+        bench,
+        recipe,
+        hardware=args.hardware,
+        rules=rules,
+        taxonomy_vram=vram,
+        version=args.vllm_version,
+        recipe_min_version=min_version,
+    )
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False, default=str))
+    else:
+        print(render_text(report))
+    errors = [f for f in (*report.bench_findings, *report.recipe_findings) if f.severity == "error"]
+    return 0 if report.identical and not errors else 1
+
+
+def _cell(diff: FlagDiff, bench: bool) -> str:
+    tokens = diff.bench_tokens if bench else diff.recipe_tokens
+    value = diff.bench_value if bench else diff.recipe_value
+    if not tokens and value is None:
+        return "(omitted)"
+    text = compact(value)
+    return text if len(text) <= VALUE_WIDTH else text[: VALUE_WIDTH - 1] + "…"
+
+
+def _findings(title: str, findings: tuple[Finding, ...]) -> list[str]:
+    if not findings:
+        return []
+    return [f"{title}:"] + [f"  {f.severity:6} {f.code}: {f.message}" for f in findings]
+
+
+def render_text(report: DiffReport) -> str:
+    """A compact aligned table: verdict, flag, bench, recipe, reason."""
+    device = report.device
+    where = (
+        f"{device.hardware}, {device.memory_gib:g} GiB per GPU, tier {report.tier}"
+        if device.hardware and device.memory_gib is not None
+        else "unknown (compared on every tier)"
+    )
+    lines = [
+        f"vLLM {report.version.label} ({report.version.source}): {report.version.reason}",
+        f"device: {where}; usage context {report.usage_context}",
+        *(f"note: {n}" for n in (*report.version.notes, *report.notes)),
+        "",
+    ]
+    rows = [("VERDICT", "FLAG", "BENCH", "RECIPE", "REASON")]
+    rows += [
+        (d.verdict.value, d.flag, _cell(d, True), _cell(d, False), d.reason) for d in report.diffs
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    for row in rows:
+        lines.append(
+            "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4]
+        )
+    lines.append("")
+    lines += _findings("benchmark findings", report.bench_findings)
+    lines += _findings("recipe findings", report.recipe_findings)
+    mismatches = report.mismatches
+    lines.append(
+        f"{len(mismatches)} serving-configuration difference(s), "
+        f"{len(report.benchmark_only)} benchmark-only; identical: "
+        f"{'yes' if report.identical else 'no'}"
+    )
+    return "\n".join(lines)

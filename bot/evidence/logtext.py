@@ -17,7 +17,7 @@ _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ?")
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per log line: keep them small
 class LogLine:
     number: int  # 1-based line number in the downloaded log
     text: str  # without timestamp prefix, ANSI codes and trailing CR

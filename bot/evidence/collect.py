@@ -36,6 +36,7 @@ from bot.evidence.model import (
     RunSummary,
 )
 from bot.evidence.source import RunSource
+from bot.rules import default_rules
 from bot.rules.models import Policy
 
 ExpectedArgv = Callable[[JobName], tuple[str, ...] | None]
@@ -238,8 +239,6 @@ def collect_evidence(
     ``job_filter`` limits which benchmark jobs' logs are downloaded (e.g. one hardware).
     """
     if policy is None:
-        from bot.rules import default_rules
-
         policy = default_rules().policy
     blobs = _BlobChecker(pr_head_sha, blob_sha_at, script_path)
     seen: dict[int, tuple[dict[str, Any], RunMatch]] = {}

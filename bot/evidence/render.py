@@ -140,37 +140,45 @@ def _launch_sentence(item: Evidence) -> str:
     )
 
 
-def blob_sentence(item: Evidence, pr: str) -> str:
+def _blob_problem(item: Evidence, pr: str) -> str | None:
+    """Why the script blob keeps a job from describing the PR's head (None: it does)."""
     blob = item.blob
     run8, pr8 = md.sha8(blob.run_head), md.sha8(blob.pr_head)
     where = f" ({md.code(blob.script_path)})" if blob.script_path else ""
-    if blob.state == "same-head":
+    if blob.state == "differs":
+        return (
+            f"stale: the benchmark script blob{where} differs between the run's head ({run8}, "
+            f"blob {md.sha8(blob.run_blob or '')}) and {pr}'s current head ({pr8}, blob "
+            f"{md.sha8(blob.pr_blob or '')})"
+        )
+    if blob.state == "missing-at-pr-head":
+        return f"stale: the benchmark script{where} no longer exists at {pr}'s current head ({pr8})"
+    if blob.state == "unknown":
+        return (
+            f"it ran on an older head ({run8}) than {pr}'s current head ({pr8}) and the script "
+            f"blob could not be compared: {md.text(blob.reason)}"
+        )
+    return None
+
+
+def blob_sentence(item: Evidence, pr: str) -> str:
+    """Whether the job's run still describes what the PR ships, as one sentence."""
+    pr8 = md.sha8(item.blob.pr_head)
+    if item.blob.state == "same-head":
         return (
             f"The run is on {pr}'s current head ({pr8}), so this evidence maps to the "
             f"configuration {pr} ships today."
         )
-    if blob.state == "identical":
+    if item.blob.state == "identical":
         return (
-            f"The benchmark script blob is identical at the run's head ({run8}) and at {pr}'s "
-            f"current head ({pr8}), so this evidence maps to the configuration {pr} ships "
-            "today."
+            f"The benchmark script blob is identical at the run's head "
+            f"({md.sha8(item.blob.run_head)}) and at {pr}'s current head ({pr8}), so this "
+            f"evidence maps to the configuration {pr} ships today."
         )
-    if blob.state == "differs":
-        return (
-            f"**Stale:** the benchmark script blob{where} differs between the run's head "
-            f"({run8}, blob {md.sha8(blob.run_blob or '')}) and {pr}'s current head ({pr8}, "
-            f"blob {md.sha8(blob.pr_blob or '')}), so this run verified an earlier script, "
-            f"not the configuration {pr} ships today."
-        )
-    if blob.state == "missing-at-pr-head":
-        return (
-            f"**Stale:** the benchmark script{where} the run executed at its head ({run8}) no "
-            f"longer exists at {pr}'s current head ({pr8})."
-        )
-    return (
-        f"The run is on an older head ({run8}) than {pr}'s current head ({pr8}), and the "
-        f"script blob could not be compared: {md.text(blob.reason)}."
-    )
+    problem = _blob_problem(item, pr) or ""
+    if problem.startswith("stale: "):
+        return f"**Stale:** {problem.removeprefix('stale: ')}."
+    return problem[:1].upper() + problem[1:] + "."
 
 
 def _cited_block(
@@ -184,6 +192,13 @@ def _cited_block(
     )
     if serving_match:
         opening += f" {serving_match.strip()}"  # computed by the caller: trusted Markdown
+    if item.other_launches:
+        count = len(item.other_launches)
+        opening += (
+            f" The log shows {count} other launch line{'s' if count > 1 else ''} (lines "
+            f"{', '.join(str(launch.line_number) for launch in item.other_launches)}); the one "
+            f"compared is on line {item.launch.line_number if item.launch else '?'}."
+        )
     opening += (
         " The server reached ready and served the eval:"
         if item.server_ready
@@ -296,27 +311,6 @@ def _changelog_block(
     return block[:-1]
 
 
-def _blob_clause(item: Evidence, pr: str) -> str | None:
-    """Why the script blob keeps a job from applying to the PR's head, as a clause."""
-    blob = item.blob
-    run8, pr8 = md.sha8(blob.run_head), md.sha8(blob.pr_head)
-    where = f" ({md.code(blob.script_path)})" if blob.script_path else ""
-    if blob.state == "differs":
-        return (
-            f"stale: the benchmark script blob{where} differs between the run's head ({run8}, "
-            f"blob {md.sha8(blob.run_blob or '')}) and {pr}'s current head ({pr8}, blob "
-            f"{md.sha8(blob.pr_blob or '')})"
-        )
-    if blob.state == "missing-at-pr-head":
-        return f"stale: the benchmark script{where} no longer exists at {pr}'s current head ({pr8})"
-    if blob.state == "unknown":
-        return (
-            f"it ran on an older head ({run8}) than {pr}'s current head ({pr8}) and the script "
-            f"blob could not be compared: {md.text(blob.reason)}"
-        )
-    return None
-
-
 def _not_cited_bullet(item: Evidence, pr: str) -> str | None:
     if item.superseded_by is not None:
         return None  # stated once per attempt
@@ -353,7 +347,7 @@ def _not_cited_bullet(item: Evidence, pr: str) -> str | None:
             clauses.append(
                 f"no threshold for {md.text(figure.task)} {md.text(figure.filter or figure.metric)}"
             )
-    if (blob := _blob_clause(item, pr)) is not None:
+    if (blob := _blob_problem(item, pr)) is not None:
         clauses.append(blob)
     if not clauses:
         return None

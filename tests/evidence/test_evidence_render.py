@@ -262,3 +262,28 @@ def test_markdown_helpers() -> None:
         assert md.safe_url(bad) is None
     assert md.link("l", "https://e.com/x") == "[l](https://e.com/x)"
     assert md.link("l", "ftp://e.com") == "l"
+
+
+def test_restarts_are_mentioned_and_missing_script_is_stale() -> None:
+    log = (
+        eval_log() + "\n2026-09-12T10:00:09.0000000Z + vllm serve acme/Foo --tensor-parallel-size 4"
+    )
+    jobs = {(1, 1): [rest_job(11, EVAL_JOB)], (2, 1): [rest_job(21, EVAL_JOB)]}
+    runs = [rest_run(1, "head"), rest_run(2, "older")]
+    report = collect_evidence(
+        MemoryRunSource(runs, jobs, {11: log, 21: eval_log()}),
+        pr_head_sha="head",
+        head_branch="feature",
+        blob_sha_at=lambda commit, path: "b1" if commit == "older" else None,
+        policy=default_rules().policy,
+    )
+    (cited,) = report.cited()
+    assert [launch.line_number for launch in cited.other_launches] == [10]
+    (old,) = [e for e in report.evidence if e.run_id == 2]
+    assert old.blob.state == "missing-at-pr-head" and old.stale
+    section = render_evidence_section(report, hardware_label="MI999", pr_ref="#7")
+    assert "The log shows 1 other launch line (lines 10); the one compared is on line 2." in section
+    assert (
+        "stale: the benchmark script (`benchmarks/single_node/fixed_seq_len/foo_fp8_mi999.sh`) "
+        "no longer exists at #7's current head (head)."
+    ) in section

@@ -15,7 +15,18 @@ from pathlib import Path
 
 from bot.errors import InputError, Location
 
-FIXTURES_DIR = Path(__file__).resolve().parent.parent.parent / "fixtures" / "evidence"
+
+def _fixtures_dir() -> Path:
+    """The checkout's ``fixtures/evidence``, else the copy bundled in the wheel."""
+    package = Path(__file__).resolve().parent.parent
+    candidates = (package.parent / "fixtures", package / "_bundled" / "fixtures")
+    for candidate in candidates:
+        if (candidate / "evidence").is_dir():
+            return candidate / "evidence"
+    return candidates[0] / "evidence"
+
+
+FIXTURES_DIR = _fixtures_dir()
 SEED_TEMPLATE_DIR = FIXTURES_DIR / "seed"
 
 # The seed PR (SemiAnalysisAI/InferenceX#3058); the run head is shortened in the seed text

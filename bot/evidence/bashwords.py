@@ -44,7 +44,9 @@ class QuotingError(ValueError):
 
     def __init__(self, message: str, *, unterminated: bool = False) -> None:
         super().__init__(message)
-        self.unterminated = unterminated  # more text (a following line) might complete it
+        # an open '…' that a following line might close: bash prints a newline inside a
+        # single-quoted word as is (other quotes never span lines in printf %q / xtrace)
+        self.unterminated = unterminated
 
 
 def _take(text: str, start: int, alphabet: str, limit: int) -> str:
@@ -90,7 +92,7 @@ def _ansi_c(text: str, start: int, out: bytearray) -> int:
             i += 1
         else:  # unknown escape: bash keeps the backslash
             out += ("\\" + code).encode("utf-8", "surrogatepass")
-    raise QuotingError("unterminated $'…' quote", unterminated=True)
+    raise QuotingError("unterminated $'…' quote")
 
 
 def _finish(word: bytearray) -> str:
@@ -152,4 +154,4 @@ def _double_quoted(text: str, start: int, out: bytearray) -> int:
             continue
         out += char.encode("utf-8", "surrogatepass")
         i += 1
-    raise QuotingError("unterminated double quote", unterminated=True)
+    raise QuotingError("unterminated double quote")

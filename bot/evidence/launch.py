@@ -29,6 +29,9 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _PRINTF_Q_START = re.compile(r"(?:\S*/)?vllm serve ")
 _SCRIPT = re.compile(r"(?:\./|/workspace/)?(benchmarks/\S+\.sh)")
 MAX_CONTINUATION_LINES = 200  # a quoted multi-line word (heredoc JSON) spans at most this
+# characters re-parsed while joining continuation lines, per log: keeps a hostile log (many
+# unterminated quotes) linear; real logs have one or two multi-line launch words
+CONTINUATION_BUDGET = 4 * 1024 * 1024
 _SERVER_READY = ("Application startup complete", "Uvicorn running on")
 
 
@@ -66,7 +69,7 @@ def _is_server(argv: tuple[str, ...], start: int) -> bool:
 
 
 def _xtrace_words(
-    lines: list[LogLine], index: int, raw: bool
+    lines: list[LogLine], index: int, raw: bool, budget: list[int]
 ) -> tuple[tuple[str, ...], str] | None:
     """Words of the xtrace line at ``index``. Bash prints a word containing a newline inside
     single quotes as is, so such a word continues on the following log lines."""
@@ -76,10 +79,14 @@ def _xtrace_words(
         return None
     for extra in range(MAX_CONTINUATION_LINES + 1):
         if extra:
-            if index + extra >= len(lines):
+            if index + extra >= len(lines) or budget[0] <= 0:
                 return None
             following = lines[index + extra]
-            text += "\n" + (following.raw if raw else following.text)
+            added = following.raw if raw else following.text
+            text += "\n" + added
+            if "'" not in added:
+                continue  # only a quote can close the open one
+            budget[0] -= len(text)
         try:
             return split_words(text[prefix.end() :]), text
         except QuotingError as err:
@@ -88,13 +95,13 @@ def _xtrace_words(
     return None
 
 
-def _xtrace_launch(lines: list[LogLine], index: int) -> LaunchLine | None:
+def _xtrace_launch(lines: list[LogLine], index: int, budget: list[int]) -> LaunchLine | None:
     line = lines[index]
     if "vllm" not in line.text or _XTRACE.match(line.text) is None:
         return None
     # uncleaned first: an ESC inside '…' is part of a word, not a colour code
     for raw in (True, False):
-        parsed = _xtrace_words(lines, index, raw)
+        parsed = _xtrace_words(lines, index, raw, budget)
         if parsed is not None and (launch := _xtrace_server(parsed, line.number)):
             return launch
     return None
@@ -133,8 +140,9 @@ def find_launch_lines(log: str | list[LogLine]) -> tuple[LaunchLine, ...]:
     """Every server launch line in the log, in log order."""
     lines = log_lines(log) if isinstance(log, str) else log
     found: list[LaunchLine] = []
+    budget = [CONTINUATION_BUDGET]
     for index, line in enumerate(lines):
-        launch = _xtrace_launch(lines, index) or _printf_q_launch(line)
+        launch = _xtrace_launch(lines, index, budget) or _printf_q_launch(line)
         if launch is not None:
             found.append(launch)
     return tuple(found)

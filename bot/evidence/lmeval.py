@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.evidence.logtext import LogLine, log_lines
@@ -82,16 +82,31 @@ def _header_columns(cells: list[str]) -> dict[str, int] | None:
     return names
 
 
-def _table_rows(
+def _table_start(lines: list[LogLine], index: int) -> dict[str, int] | None:
+    """Columns of the lm-eval table whose header is at ``index`` (header + separator line)."""
+    if not lines[index].text.lstrip().startswith("|") or index + 1 >= len(lines):
+        return None
+    columns = _header_columns(_cells(lines[index].text))
+    if columns is None or _SEPARATOR.fullmatch(lines[index + 1].text.strip()) is None:
+        return None
+    return columns
+
+
+def _table_body(
     lines: list[LogLine], start: int, columns: dict[str, int], conc: int | None
-) -> Iterator[EvalRow]:
+) -> tuple[list[EvalRow], int]:
+    """Rows of the table whose header is at ``start``, and the index just past its body."""
+    rows: list[EvalRow] = []
     task: str | None = None
     version: str | None = None
     n_shot: int | None = None
     width = len(_cells(lines[start].text))
-    for line in lines[start + 2 :]:
-        if not line.text.lstrip().startswith("|"):
-            break
+    index = start + 2
+    while index < len(lines):
+        line = lines[index]
+        if not line.text.lstrip().startswith("|") or _table_start(lines, index) is not None:
+            break  # the table ends (a new header starts the next one)
+        index += 1
         cells = _cells(line.text)
         if len(cells) != width:
             continue
@@ -104,17 +119,20 @@ def _table_rows(
             continue
         if shots := cell("n-shot"):
             n_shot = int(shots) if shots.isdigit() else None
-        yield EvalRow(
-            task=task,
-            version=version,
-            filter=cell("filter") or None,
-            n_shot=n_shot,
-            metric=cell("metric"),
-            value=_number(cell("value")),
-            stderr=_number(cell("stderr")),
-            conc=conc,
-            line_number=line.number,
+        rows.append(
+            EvalRow(
+                task=task,
+                version=version,
+                filter=cell("filter") or None,
+                n_shot=n_shot,
+                metric=cell("metric"),
+                value=_number(cell("value")),
+                stderr=_number(cell("stderr")),
+                conc=conc,
+                line_number=line.number,
+            )
         )
+    return rows, index
 
 
 def _column_reader(cells: list[str], columns: dict[str, int]) -> Callable[[str], str]:
@@ -126,19 +144,21 @@ def _column_reader(cells: list[str], columns: dict[str, int]) -> Callable[[str],
 
 
 def parse_eval_tables(log: str | list[LogLine]) -> tuple[EvalRow, ...]:
-    """Every row of every lm-eval result table in the log, in log order."""
+    """Every row of every lm-eval result table in the log, in log order (one forward pass)."""
     lines = log_lines(log) if isinstance(log, str) else log
     rows: list[EvalRow] = []
     conc: int | None = None
-    for index, line in enumerate(lines):
+    index = 0
+    while index < len(lines):
+        line = lines[index]
         if found := _NUM_CONCURRENT.findall(line.text):
             conc = int(found[-1])
-        if not line.text.lstrip().startswith("|") or index + 1 >= len(lines):
+        columns = _table_start(lines, index)
+        if columns is None:
+            index += 1
             continue
-        columns = _header_columns(_cells(line.text))
-        if columns is None or _SEPARATOR.fullmatch(lines[index + 1].text.strip()) is None:
-            continue
-        rows.extend(_table_rows(lines, index, columns, conc))
+        body, index = _table_body(lines, index, columns, conc)
+        rows.extend(body)
     return tuple(rows)
 
 

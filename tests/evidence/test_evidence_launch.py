@@ -3,8 +3,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from conftest import FIXTURE_LOGS, SCRIPT
 
+from bot.evidence import launch as launch_module
 from bot.evidence.launch import (
     ArgvDifference,
     find_launch_lines,
@@ -146,3 +148,11 @@ def test_speculative_config_forms() -> None:
     assert uses_synthetic_acceptance(broken)
     assert speculative_config(("vllm", "serve")) is None
     assert not uses_synthetic_acceptance(("vllm", "serve", "--speculative-config", "[]"))
+
+
+def test_continuation_work_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    log = "+ vllm serve m --chat-template 'a\nb\nc' --port 1"
+    assert find_launch_lines(log)[0].argv[-3:] == ("a\nb\nc", "--port", "1")
+    monkeypatch.setattr(launch_module, "CONTINUATION_BUDGET", 10)
+    hostile = "\n".join(["+ vllm serve 'x", "a'b'c"] * 3) + "\n" + log
+    assert find_launch_lines(hostile) == ()  # budget spent: no more multi-line joins

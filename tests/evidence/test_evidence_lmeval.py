@@ -89,3 +89,25 @@ def test_groups_tables_blank_cells_and_noise() -> None:
             text="PASS: gsm8k exact_match,strict-match = 0.91 (>= 0.9 from default)",
         ),
     )
+
+
+def test_a_header_inside_a_table_starts_the_next_table() -> None:
+    header = "|Tasks|Version|Filter|n-shot|Metric|Value|Stderr|"
+    separator = "|-----|------:|------|-----:|------|----:|-----:|"
+    log = "\n".join(
+        [
+            header,
+            separator,
+            "|gsm8k|3|strict-match|5|exact_match|0.91|0.01|",
+            "lm-eval echo: num_concurrent=8 (ends the first table, applies to the next)",
+            header,
+            separator,
+            "|     | |flexible-extract|5|exact_match|0.92|0.01|",  # no task above it: skipped
+            "|mmlu|1|none|0|acc|0.70|0.02|",
+        ]
+    )
+    rows = parse_eval_tables(log)
+    assert [(r.task, r.filter, r.value, r.conc, r.line_number) for r in rows] == [
+        ("gsm8k", "strict-match", 0.91, None, 3),
+        ("mmlu", "none", 0.70, 8, 8),
+    ]

@@ -113,15 +113,22 @@ class _BlobChecker:
 def _figures(
     rows: Sequence[EvalRow], verdicts: Sequence[Verdict], policy: Policy, model_prefix: str
 ) -> tuple[EvalFigure, ...]:
+    # the last PASS/FAIL line per (task, filter, conc); a line without [conc=] matches any
+    last: dict[tuple[str, str | None, int | None], Verdict] = {}
+    any_conc: dict[tuple[str, str | None], Verdict] = {}
+    for line in verdicts:
+        last[(line.task, line.filter, line.conc)] = line
+        any_conc[(line.task, line.filter)] = line
+
     def verdict_for(task: str, filter_name: str | None, conc: int | None) -> Verdict | None:
+        if conc is None:
+            return any_conc.get((task, filter_name))
         found = [
             v
-            for v in verdicts
-            if v.task == task
-            and v.filter == filter_name
-            and (conc is None or v.conc is None or v.conc == conc)
+            for v in (last.get((task, filter_name, conc)), last.get((task, filter_name, None)))
+            if v is not None
         ]
-        return found[-1] if found else None
+        return max(found, key=lambda v: v.line_number) if found else None
 
     figures: list[EvalFigure] = []
     used: set[int] = set()

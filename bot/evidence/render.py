@@ -17,6 +17,9 @@ from bot.evidence.launch import speculative_config
 from bot.evidence.model import EvalFigure, Evidence, EvidenceReport, RunSummary, outcome
 
 MAX_LISTED = 20  # bullets under "Not cited" before summarising the rest
+MAX_FIGURE_LINES = 12  # eval figure lines per cited job (a batched eval has a few)
+MAX_FIGURES_PER_LINE = 8  # filters/metrics per figure line (gsm8k has two)
+MAX_EXCERPT_LINES = 20  # score-check lines quoted per cited job
 
 _KIND_PHRASE = {
     "printf-q": "the `printf %q` command line the script tee'd into the job log",
@@ -69,14 +72,16 @@ def figures_sentence(figures: Sequence[EvalFigure]) -> list[str]:
         if len(concs) > 1 and conc is not None:
             head += f" at concurrency {conc}"
         verdicts = {figure.passed for figure in members}
+        shown = members[:MAX_FIGURES_PER_LINE]
+        more = f", and {len(members) - len(shown)} more" if len(members) > len(shown) else ""
         if len(verdicts) == 1 and len(members) > 1:
             word = _verdict_word(members[0])
             quantifier = "both" if len(members) == 2 else "all"
-            body = ", ".join(_figure_text(f, with_verdict=False) for f in members)
-            lines.append(f"{head} — {body}, {quantifier} {word}.")
+            body = ", ".join(_figure_text(f, with_verdict=False) for f in shown)
+            lines.append(f"{head} — {body}{more}, {quantifier} {word}.")
         else:
-            body = ", ".join(_figure_text(f, with_verdict=True) for f in members)
-            lines.append(f"{head} — {body}.")
+            body = ", ".join(_figure_text(f, with_verdict=True) for f in shown)
+            lines.append(f"{head} — {body}{more}.")
     return lines
 
 
@@ -194,17 +199,22 @@ def _cited_block(
         opening += f" {serving_match.strip()}"  # computed by the caller: trusted Markdown
     if item.other_launches:
         count = len(item.other_launches)
+        numbers = ", ".join(str(launch.line_number) for launch in item.other_launches[:10])
         opening += (
             f" The log shows {count} other launch line{'s' if count > 1 else ''} (lines "
-            f"{', '.join(str(launch.line_number) for launch in item.other_launches)}); the one "
-            f"compared is on line {item.launch.line_number if item.launch else '?'}."
+            f"{numbers}{', …' if count > 10 else ''}); the one compared is on line "
+            f"{item.launch.line_number if item.launch else '?'}."
         )
     opening += (
         " The server reached ready and served the eval:"
         if item.server_ready
         else " The eval results in the job log:"
     )
-    block = [opening, "", *figures_sentence(item.figures)]
+    figure_lines = figures_sentence(item.figures)
+    if len(figure_lines) > MAX_FIGURE_LINES:
+        hidden = len(figure_lines) - MAX_FIGURE_LINES
+        figure_lines = [*figure_lines[:MAX_FIGURE_LINES], f"… and {hidden} more, all PASS."]
+    block = [opening, "", *figure_lines]
     if thresholds := _thresholds_sentence(item.figures):
         block += ["", thresholds]
     return block
@@ -457,7 +467,9 @@ def _excerpts(cited: Sequence[Evidence]) -> list[str]:
         parts = []
         if item.launch is not None:
             parts.append(f"line {item.launch.line_number}: launch line\n{item.launch.text}")
-        verdict_lines = "\n".join(v.text for v in item.verdicts)
+        verdict_lines = "\n".join(v.text for v in item.verdicts[:MAX_EXCERPT_LINES])
+        if len(item.verdicts) > MAX_EXCERPT_LINES:
+            verdict_lines += f"\n… {len(item.verdicts) - MAX_EXCERPT_LINES} more lines"
         if verdict_lines:
             parts.append(f"score check\n{verdict_lines}")
         if not parts:

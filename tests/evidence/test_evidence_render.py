@@ -287,3 +287,23 @@ def test_restarts_are_mentioned_and_missing_script_is_stale() -> None:
         "stale: the benchmark script (`benchmarks/single_node/fixed_seq_len/foo_fp8_mi999.sh`) "
         "no longer exists at #7's current head (head)."
     ) in section
+
+
+def test_a_huge_eval_log_gives_a_bounded_section() -> None:
+    header = "|Tasks|Version|Filter|n-shot|Metric|Value|Stderr|\n|---|---|---|---|---|---|---|\n"
+    rows = "\n".join(f"|t{i % 50}|3|f{i}|5|exact_match|0.95|0.01|" for i in range(2000))
+    passes = "\n".join(
+        f"PASS: [conc=1] t{i % 50} exact_match,f{i} = 0.95 (>= 0.9 from default)"
+        for i in range(2000)
+    )
+    log = "+ vllm serve m\n" * 30 + "+ vllm serve n\n" * 30 + header + rows + "\n" + passes
+    source = MemoryRunSource([rest_run(1, "head")], {(1, 1): [rest_job(11, EVAL_JOB)]}, {11: log})
+    report = collect_evidence(source, pr_head_sha="head", policy=default_rules().policy)
+    (cited,) = report.cited()
+    assert len(cited.figures) == 2000 and len(cited.other_launches) == 30
+    section = render_evidence_section(report, hardware_label="X")
+    assert len(section) < 8000
+    assert "… and 38 more, all PASS." in section  # 50 task lines, 12 shown
+    assert ", and 32 more, all PASS." in section  # 40 filters per task line, 8 shown
+    assert "(lines 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, …)" in section
+    assert "… 1980 more lines" in section

@@ -51,6 +51,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--bench-repo", type=Path, help="local git clone of the benchmark repo")
     parser.add_argument("--pr-head", help="the PR's current head SHA")
     parser.add_argument("--head-branch", help="the PR's head branch (finds fork PR runs)")
+    parser.add_argument(
+        "--earlier-head",
+        action="append",
+        default=[],
+        help="an earlier head SHA of the PR whose runs to include (repeatable)",
+    )
     parser.add_argument("--script", help="benchmark script path (default: from the job log)")
     parser.add_argument("--config-key", help="master-config key whose perf-changelog to quote")
     parser.add_argument("--expected-argv", type=Path, help="JSON: job-name glob → argv list")
@@ -208,6 +214,7 @@ def run(args: argparse.Namespace) -> int:
         blob_sha_at=git_blob_sha_at(args.bench_repo) if args.bench_repo is not None else None,
         script_path=args.script,
         policy=default_rules().policy,
+        earlier_heads=tuple(args.earlier_head),
         job_filter=(
             (lambda job: any(fnmatch.fnmatchcase(job.raw, glob) for glob in globs))
             if globs

@@ -58,14 +58,15 @@ def _run_match(
     head_branch: str | None,
     pr_number: int | None,
     head_repo: str | None,
+    heads: Sequence[str] = (),
 ) -> RunMatch | None:
     """Why ``run`` belongs to the PR, or None. Runs naming other PRs are never the PR's;
-    fork PRs' runs name none (``pull_requests: []``), so they match by head SHA, or by head
-    branch (+ head repository when known) for earlier pushes."""
+    fork PRs' runs name none (``pull_requests: []``), so they match by head SHA (the current
+    one or a known earlier one), or by head branch (+ head repository when known)."""
     numbers = [pr.get("number") for pr in run.get("pull_requests") or [] if isinstance(pr, dict)]
     if pr_number is not None and numbers:
         return "pull_request" if pr_number in numbers else None
-    if run.get("head_sha") == pr_head_sha:
+    if run.get("head_sha") == pr_head_sha or run.get("head_sha") in heads:
         return "head_sha"
     if head_branch is not None and run.get("head_branch") == head_branch:
         repository = run.get("head_repository")
@@ -237,6 +238,7 @@ def collect_evidence(
     script_path: str | None = None,
     policy: Policy | None = None,
     job_filter: Callable[[JobName], bool] | None = None,
+    earlier_heads: Sequence[str] = (),
 ) -> EvidenceReport:
     """Every benchmark job of every attempt of the PR's workflow runs, with what its log shows.
 
@@ -244,16 +246,20 @@ def collect_evidence(
     extracted); ``blob_sha_at(commit, path)`` the script's blob SHA at a commit (None when the
     commit or file is unknown). ``script_path`` overrides the script the launcher line names.
     ``job_filter`` limits which benchmark jobs' logs are downloaded (e.g. one hardware).
+    ``earlier_heads`` are the PR's previous head SHAs (``GET /pulls/{n}/commits``): their
+    runs are looked up too, for a source that returns only runs at exactly the given head.
     """
     if policy is None:
         policy = default_rules().policy
     blobs = _BlobChecker(pr_head_sha, blob_sha_at, script_path)
     seen: dict[int, tuple[dict[str, Any], RunMatch]] = {}
-    for run in source.workflow_runs(pr_head_sha, head_branch):
-        run_id = _int(run.get("id"))
-        match = _run_match(run, pr_head_sha, head_branch, pr_number, head_repo)
-        if run_id is not None and match is not None:
-            seen.setdefault(run_id, (run, match))
+    heads = [pr_head_sha, *(sha for sha in dict.fromkeys(earlier_heads) if sha != pr_head_sha)]
+    for head in heads:
+        for run in source.workflow_runs(head, head_branch):
+            run_id = _int(run.get("id"))
+            match = _run_match(run, pr_head_sha, head_branch, pr_number, head_repo, heads)
+            if run_id is not None and match is not None:
+                seen.setdefault(run_id, (run, match))
     summaries: list[RunSummary] = []
     evidence: list[Evidence] = []
     for run_id in sorted(seen, key=lambda rid: (seen[rid][0].get("head_sha") != pr_head_sha, -rid)):

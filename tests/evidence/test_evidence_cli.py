@@ -95,6 +95,8 @@ def test_pr_head_is_required_without_pull_json(
         [
             "--from-dir",
             str(seed_dir),
+            "--earlier-head",
+            SEED["OLD_HEAD_SHA"],
             "--pr-head",
             SEED["RUN_HEAD_SHA"],
             "--pr",
@@ -107,6 +109,8 @@ def test_pr_head_is_required_without_pull_json(
         capsys,
     )
     assert status == 0 and "The run is on SemiAnalysisAI/InferenceX#3058's current head" in out
+    # no pull.json, so no branch: the earlier head's run is found through --earlier-head
+    assert "(run [34688120455](" in out and "it ran on an older head (3f1c9a7e)" in out
 
 
 def test_bad_inputs_are_one_line_errors(

@@ -272,3 +272,35 @@ def test_no_runs() -> None:
         MemoryRunSource([], {}, {}), pr_head_sha="head", policy=default_rules().policy
     )
     assert report.runs == () and report.evidence == () and report.cited() == ()
+
+
+class ExactHeadSource(MemoryRunSource):
+    """A source that returns only runs at exactly the given head (branch as a filter)."""
+
+    def workflow_runs(self, head_sha: str, head_branch: str | None) -> list[dict[str, object]]:
+        return [
+            r
+            for r in self.runs
+            if r["head_sha"] == head_sha
+            and (head_branch is None or r["head_branch"] == head_branch)
+        ]
+
+
+def test_earlier_heads_find_runs_with_an_exact_head_source() -> None:
+    runs = [rest_run(1, "old"), rest_run(2, "head"), rest_run(3, "other")]
+    source = ExactHeadSource(runs, {}, {})
+    only_head = collect_evidence(
+        source, pr_head_sha="head", head_branch="feature", policy=default_rules().policy
+    )
+    assert [r.run_id for r in only_head.runs] == [2]
+    report = collect_evidence(
+        source,
+        pr_head_sha="head",
+        head_branch="feature",
+        earlier_heads=("old", "head", "old"),
+        policy=default_rules().policy,
+    )
+    assert [(r.run_id, r.matched_by, r.is_current_head) for r in report.runs] == [
+        (2, "head_sha", True),
+        (1, "head_sha", False),
+    ]

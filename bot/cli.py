@@ -18,6 +18,7 @@ from bot.errors import RecipeSyncError
 # Modules exposing ``register(subparsers)``; order is the order shown in --help.
 COMMAND_MODULES: tuple[str, ...] = (
     "bot.vllm.cli",
+    "bot.evidence.cli",
     "bot.rules.cli",
     "bot.fixtures_cli",
 )

@@ -196,26 +196,21 @@ def build_seed_fixtures(out: Path, fixtures: Path | None = None) -> SeedFixtures
 
 def _with_evidence(built: SeedFixtures, source: Path) -> SeedFixtures:
     """Materialise the saved CI runs and logs with this build's SHAs, when present."""
+    from bot.evidence.fixtures import materialise
+
     template = source / "evidence" / "seed"
     if not template.is_dir():
         return built
+    target = built.root / "evidence"
+    if target.exists():
+        shutil.rmtree(target)
     values = {
         "RUN_HEAD_SHA": built.bench_run_head,
         "PR_HEAD_SHA": built.bench_pr_head,
         "PR_BRANCH": built.bench_pr_branch,
         "PR_NUMBER": str(built.bench_pr_number),
         "BENCH_REPO": BENCH_REPO_NAME,
+        "BASE_SHA": built.bench_base,
     }
-    target = built.root / "evidence"
-    if target.exists():
-        shutil.rmtree(target)
-    for item in sorted(template.rglob("*")):
-        if item.is_dir():
-            continue
-        text = item.read_text(encoding="utf-8")
-        for key, value in values.items():
-            text = text.replace("{{" + key + "}}", value)
-        destination = target / item.relative_to(template)
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        destination.write_text(text, encoding="utf-8")
+    materialise(template, target, values)
     return SeedFixtures(**{**built.__dict__, "evidence_dir": target})

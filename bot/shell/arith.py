@@ -1,0 +1,350 @@
+"""Bash arithmetic (``$(( ))``, ``(( ))``, ``let``, C-style ``for``), 64-bit, side effects via hooks.
+
+The expression text has already been through parameter expansion. Bare names are variables
+whose values are themselves arithmetic expressions (bash semantics). A variable whose value is
+not statically known makes the result unknown (``None``), never a guess.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+_MASK = (1 << 64) - 1
+
+
+def wrap(value: int) -> int:
+    value &= _MASK
+    return value - (1 << 64) if value >> 63 else value
+
+
+class ArithError(ValueError):
+    """Malformed arithmetic (bash would print an error and fail the command)."""
+
+
+_TOKEN = re.compile(
+    r"\s*(?:(?P<num>\d+#[0-9A-Za-z@_]+|0[xX][0-9A-Fa-f]+|\d+)"
+    r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
+    r"|(?P<op>\*\*=|<<=|>>=|\+\+|--|\*\*|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&^|]=|[-+*/%<>=!~&^|?:,()\[\]]))"
+)
+
+Ast = tuple[object, ...]
+
+
+def _tokens(text: str) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    pos = 0
+    while pos < len(text):
+        if text[pos:].strip() == "":
+            break
+        match = _TOKEN.match(text, pos)
+        if match is None or match.end() == pos:
+            raise ArithError(f'syntax error in expression (error token is "{text[pos:].strip()}")')
+        kind = match.lastgroup or ""
+        out.append((kind, match.group(kind)))
+        pos = match.end()
+    return out
+
+
+def parse_number(text: str) -> int:
+    text = text.strip()
+    try:
+        if "#" in text:
+            base_text, digits = text.split("#", 1)
+            base = int(base_text)
+            if not 2 <= base <= 64:
+                raise ArithError(f"invalid arithmetic base: {base_text}")
+            value = 0
+            alphabet = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ@_"
+            for ch in digits:
+                if base <= 36:
+                    ch = ch.lower()
+                digit = alphabet.index(ch)
+                if digit >= base:
+                    raise ArithError(f"value too great for base: {text}")
+                value = value * base + digit
+            return wrap(value)
+        if text.lower().startswith("0x"):
+            return wrap(int(text, 16))
+        if len(text) > 1 and text.startswith("0"):
+            return wrap(int(text, 8))
+        return wrap(int(text))
+    except (ValueError, IndexError) as err:
+        raise ArithError(f"invalid number: {text}") from err
+
+
+class _Parser:
+    def __init__(self, tokens: list[tuple[str, str]]) -> None:
+        self.tokens = tokens
+        self.pos = 0
+
+    def peek(self) -> str | None:
+        return self.tokens[self.pos][1] if self.pos < len(self.tokens) else None
+
+    def take(self) -> tuple[str, str]:
+        if self.pos >= len(self.tokens):
+            raise ArithError("syntax error: operand expected")
+        token = self.tokens[self.pos]
+        self.pos += 1
+        return token
+
+    def expect(self, op: str) -> None:
+        kind, value = self.take()
+        if value != op:
+            raise ArithError(f"syntax error: expected '{op}'")
+
+    def parse(self) -> Ast:
+        if not self.tokens:
+            return ("num", 0)
+        node = self.comma()
+        if self.pos != len(self.tokens):
+            raise ArithError(f'syntax error in expression (error token is "{self.peek()}")')
+        return node
+
+    def comma(self) -> Ast:
+        node = self.assign()
+        while self.peek() == ",":
+            self.take()
+            node = ("comma", node, self.assign())
+        return node
+
+    def assign(self) -> Ast:
+        start = self.pos
+        if self.pos < len(self.tokens) and self.tokens[self.pos][0] == "name":
+            target = self.lvalue()
+            op = self.peek()
+            if op in {"=", "*=", "/=", "%=", "+=", "-=", "<<=", ">>=", "&=", "^=", "|=", "**="}:
+                self.take()
+                return ("assign", op, target, self.assign())
+            self.pos = start
+        return self.ternary()
+
+    def lvalue(self) -> Ast:
+        _, name = self.take()
+        if self.peek() == "[":
+            self.take()
+            index = self.comma()
+            self.expect("]")
+            return ("var", name, index)
+        return ("var", name, None)
+
+    def ternary(self) -> Ast:
+        cond = self.binary(0)
+        if self.peek() == "?":
+            self.take()
+            yes = self.assign()
+            self.expect(":")
+            no = self.assign()
+            return ("tern", cond, yes, no)
+        return cond
+
+    _LEVELS: tuple[tuple[str, ...], ...] = (
+        ("||",),
+        ("&&",),
+        ("|",),
+        ("^",),
+        ("&",),
+        ("==", "!="),
+        ("<=", ">=", "<", ">"),
+        ("<<", ">>"),
+        ("+", "-"),
+        ("*", "/", "%"),
+    )
+
+    def binary(self, level: int) -> Ast:
+        if level == len(self._LEVELS):
+            return self.power()
+        node = self.binary(level + 1)
+        while self.peek() in self._LEVELS[level]:
+            _, op = self.take()
+            node = ("bin", op, node, self.binary(level + 1))
+        return node
+
+    def power(self) -> Ast:
+        base = self.unary()
+        if self.peek() == "**":
+            self.take()
+            return ("bin", "**", base, self.power())
+        return base
+
+    def unary(self) -> Ast:
+        op = self.peek()
+        if op in {"+", "-", "!", "~"}:
+            self.take()
+            return ("un", op, self.unary())
+        if op in {"++", "--"}:
+            self.take()
+            if self.pos >= len(self.tokens) or self.tokens[self.pos][0] != "name":
+                raise ArithError("syntax error: variable expected after ++/--")
+            return ("pre", op, self.lvalue())
+        return self.postfix()
+
+    def postfix(self) -> Ast:
+        kind, value = self.take()
+        if kind == "num":
+            return ("num", parse_number(value))
+        if kind == "name":
+            self.pos -= 1
+            target = self.lvalue()
+            if self.peek() in {"++", "--"}:
+                _, op = self.take()
+                return ("post", op, target)
+            return target
+        if value == "(":
+            node = self.comma()
+            self.expect(")")
+            return node
+        raise ArithError(f'syntax error: operand expected (error token is "{value}")')
+
+
+def parse(text: str) -> Ast:
+    return _Parser(_tokens(text)).parse()
+
+
+@dataclass
+class Hooks:
+    """Variable access for the evaluator: values are arithmetic text, None when unknown."""
+
+    get: Callable[[str, int | None], str | None]
+    set: Callable[[str, int | None, int | None], None]
+    step: Callable[[], None]
+    depth: int = 0
+
+
+def evaluate(text: str, hooks: Hooks) -> int | None:
+    """Value of the expression, or None when it depends on something unknown."""
+    return _eval(parse(text), hooks)
+
+
+def _operand(name: str, index: Ast | None, hooks: Hooks) -> int | None:
+    idx: int | None = None
+    if index is not None:
+        idx = _eval(index, hooks)
+        if idx is None:
+            return None
+    raw = hooks.get(name, idx)
+    if raw is None:
+        return None
+    raw = raw.strip()
+    if raw == "":
+        return 0
+    if re.fullmatch(r"-?[1-9]\d*|0", raw):
+        return wrap(int(raw))
+    if hooks.depth > 32:
+        raise ArithError("expression recursion level exceeded")
+    hooks.depth += 1
+    try:
+        return evaluate(raw, hooks)
+    finally:
+        hooks.depth -= 1
+
+
+def _binary(op: str, a: int, b: int) -> int:
+    if op in {"/", "%"} and b == 0:
+        raise ArithError("division by 0")
+    if op == "/":
+        quotient = abs(a) // abs(b)  # C semantics: truncate toward zero
+        return wrap(quotient if (a >= 0) == (b >= 0) else -quotient)
+    if op == "%":
+        rem = abs(a) % abs(b)
+        return wrap(rem if a >= 0 else -rem)
+    if op == "**":
+        if b < 0:
+            raise ArithError("exponent less than 0")
+        if b > 4096 and abs(a) > 1:
+            return wrap(pow(a, b, 1 << 64))
+        return wrap(a**b)
+    table: dict[str, Callable[[int, int], int]] = {
+        "+": lambda x, y: x + y,
+        "-": lambda x, y: x - y,
+        "*": lambda x, y: x * y,
+        "<<": lambda x, y: x << (y & 63),
+        ">>": lambda x, y: x >> (y & 63),
+        "<": lambda x, y: int(x < y),
+        ">": lambda x, y: int(x > y),
+        "<=": lambda x, y: int(x <= y),
+        ">=": lambda x, y: int(x >= y),
+        "==": lambda x, y: int(x == y),
+        "!=": lambda x, y: int(x != y),
+        "&": lambda x, y: x & y,
+        "^": lambda x, y: x ^ y,
+        "|": lambda x, y: x | y,
+    }
+    return wrap(table[op](a, b))
+
+
+def _eval(node: Ast, hooks: Hooks) -> int | None:
+    hooks.step()
+    kind = node[0]
+    if kind == "num":
+        return node[1]  # type: ignore[return-value]
+    if kind == "var":
+        return _operand(node[1], node[2], hooks)  # type: ignore[arg-type]
+    if kind == "un":
+        value = _eval(node[2], hooks)  # type: ignore[arg-type]
+        if value is None:
+            return None
+        op = node[1]
+        if op == "-":
+            return wrap(-value)
+        if op == "!":
+            return int(not value)
+        return wrap(~value) if op == "~" else value
+    if kind == "bin":
+        op = str(node[1])
+        left = _eval(node[2], hooks)  # type: ignore[arg-type]
+        if op in {"&&", "||"}:
+            if left is not None and ((op == "&&" and not left) or (op == "||" and left)):
+                return int(op == "||")
+            right = _eval(node[3], hooks)  # type: ignore[arg-type]
+            if left is None or right is None:
+                return None
+            return int(bool(right))
+        right = _eval(node[3], hooks)  # type: ignore[arg-type]
+        if left is None or right is None:
+            return None
+        return _binary(op, left, right)
+    if kind == "tern":
+        cond = _eval(node[1], hooks)  # type: ignore[arg-type]
+        if cond is None:
+            return None
+        return _eval(node[2] if cond else node[3], hooks)  # type: ignore[arg-type]
+    if kind == "comma":
+        _eval(node[1], hooks)  # type: ignore[arg-type]
+        return _eval(node[2], hooks)  # type: ignore[arg-type]
+    if kind in {"assign", "pre", "post"}:
+        target = node[2]
+        assert isinstance(target, tuple)
+        name = str(target[1])
+        index: Ast | None = target[2]
+        idx: int | None = None
+        if index is not None:
+            idx = _eval(index, hooks)
+            if idx is None:
+                return None
+        if kind == "assign":
+            op = str(node[1])
+            value = _eval(node[3], hooks)  # type: ignore[arg-type]
+            if op != "=":
+                current = _operand(name, index, hooks)
+                value = (
+                    None if value is None or current is None else _binary(op[:-1], current, value)
+                )
+        else:
+            current = _operand(name, index, hooks)
+            if current is None:
+                value = None
+            else:
+                value = wrap(current + (1 if node[1] == "++" else -1))
+        hooks.set(name, idx, value)
+        if value is None:
+            return None
+        if kind == "post":
+            return _operand_value_before(value, str(node[1]))
+        return value
+    raise ArithError(f"unsupported arithmetic node {kind}")
+
+
+def _operand_value_before(after: int, op: str) -> int:
+    return wrap(after - 1) if op == "++" else wrap(after + 1)

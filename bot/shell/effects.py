@@ -1,0 +1,176 @@
+"""How commands the evaluator does not run are treated: their kind and what that may affect."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Effect:
+    category: str
+    note: str
+    status: int | None  # exit status assumed (None: unknown, conditions on it are undecidable)
+
+
+_INSTALL = Effect(
+    "package-install",
+    "package installation skipped (could change the installed engine version and its defaults)",
+    None,
+)
+_DOWNLOAD = Effect(
+    "download",
+    "download skipped (assumed to complete; it does not change the launch argv)",
+    None,
+)
+_SOURCE_EDIT = Effect(
+    "source-edit",
+    "edit of installed code skipped (could patch the engine in place)",
+    None,
+)
+_PYTHON = Effect(
+    "python",
+    "Python code not executed (could patch the engine, write files or print values)",
+    None,
+)
+_SYSTEM = Effect("system", "system administration command skipped", None)
+_PROBE = Effect("host-probe", "host probe not run (its output is only known on the runner)", None)
+_NOOP = Effect("no-op", "", 0)
+
+_BY_NAME: dict[str, Effect] = {
+    **dict.fromkeys(["pip", "pip3", "uv", "conda", "mamba", "micromamba"], _INSTALL),
+    **dict.fromkeys(["hf", "huggingface-cli", "curl", "wget", "aria2c", "rsync", "scp"], _DOWNLOAD),
+    **dict.fromkeys(["git", "patch", "make", "cmake", "ninja", "gcc", "g++", "nvcc"], _SOURCE_EDIT),
+    **dict.fromkeys(
+        [
+            "apt-get",
+            "apt",
+            "yum",
+            "dnf",
+            "apk",
+            "sudo",
+            "systemctl",
+            "modprobe",
+            "docker",
+            "enroot",
+            "srun",
+            "salloc",
+            "sbatch",
+            "scancel",
+            "squeue",
+            "scontrol",
+            "ldconfig",
+            "setfacl",
+        ],
+        _SYSTEM,
+    ),  # fmt: skip
+    **dict.fromkeys(
+        [
+            "nvidia-smi",
+            "rocm-smi",
+            "amd-smi",
+            "rocminfo",
+            "lspci",
+            "ibv_devinfo",
+            "ibstat",
+            "nproc",
+            "hostname",
+            "date",
+            "df",
+            "du",
+            "free",
+            "uname",
+            "id",
+            "whoami",
+            "ls",
+            "find",
+            "stat",
+            "ps",
+            "pgrep",
+            "lsof",
+            "ss",
+            "netstat",
+            "ip",
+            "mktemp",
+            "sha256sum",
+            "md5sum",
+            "jq",
+            "awk",
+            "sed",
+            "xargs",
+            "readlink",
+            "realpath",
+            "getent",
+            "numastat",
+            "lscpu",
+            "env",
+            "printenv",
+            "file",
+            "nvcc",
+            "which",
+            "type",
+            "hash",
+        ],
+        _PROBE,
+    ),  # fmt: skip
+    **dict.fromkeys(
+        [
+            "sleep",
+            "wait",
+            "kill",
+            "pkill",
+            "killall",
+            "trap",
+            "shopt",
+            "ulimit",
+            "umask",
+            "ln",
+            "chmod",
+            "chown",
+            "sync",
+            "alias",
+            "unalias",
+            "jobs",
+            "disown",
+            "set",
+            "tput",
+            "clear",
+            "logger",
+            "nvidia-cuda-mps-control",
+            "tail",
+            "mv",
+            "cp",
+            "rm",
+            "touch",
+            "mkdir",
+            "rmdir",
+            "tee",
+            "cd",
+            "pushd",
+            "popd",
+            "exit",
+        ],
+        _NOOP,
+    ),  # fmt: skip
+}
+
+
+def classify(argv: Sequence[str]) -> Effect | None:
+    """The effect of an unevaluated command, None when it is not known at all."""
+    if not argv:
+        return None
+    name = argv[0].rsplit("/", 1)[-1]
+    if re.fullmatch(r"python(\d+(\.\d+)?)?", name):
+        if len(argv) > 2 and argv[1] == "-m" and argv[2] in ("pip", "uv"):
+            return _INSTALL
+        if len(argv) > 2 and argv[1] == "-m" and argv[2] in ("huggingface_hub", "hf"):
+            return _DOWNLOAD
+        return _PYTHON
+    if name == "sed" and any(a == "-i" or a.startswith("-i") for a in argv[1:]):
+        return _SOURCE_EDIT
+    if name in ("bash", "sh") and len(argv) > 1:
+        return _SOURCE_EDIT
+    if name == "git" and len(argv) > 1 and argv[1] in ("status", "rev-parse", "log", "diff"):
+        return _PROBE
+    return _BY_NAME.get(name)

@@ -770,7 +770,7 @@ class Evaluator(Expander):
             self.st.status = 0
             return
         if effect is not None:
-            if effect.category not in ("host-probe",):
+            if effect.category != "host-probe" and self.st.out is None:
                 self.assume(span, "side-effect", f"`{_short(' '.join(words))}`", effect.note)
             self._opaque_command(argv, span, effect.note)
             return

@@ -209,6 +209,8 @@ class Evaluator(Expander):
         self.library_depth = 0
         self.zero = script
         self.last_subst_status: int | None = None
+        self.orphans: frozenset[Unresolved] = frozenset()  # uncertainty of vanished words
+        self._error_until: dict[int, int] = {}
         self.st = self._initial_state()
 
     # --- setup and result ---------------------------------------------------------------------
@@ -388,7 +390,7 @@ class Evaluator(Expander):
         if index is None:
             return VarView([var.first().with_taints(maybe)], True)
         if index in ("@", "*"):
-            return VarView([v.with_taints(maybe) for v in var.elements()], True, index)
+            return VarView([v.with_taints(maybe) for v in var.elements()], True, index, maybe)
         if index in ("!@", "!*"):
             return VarView([Text.lit(key) for key in var.keys()], True, index[1])
         if var.assoc is not None:
@@ -510,6 +512,19 @@ class Evaluator(Expander):
     def exec_stmt(self, node: Node, pf: ParsedFile) -> None:
         line = pf.node_line(node)
         self.budget.step(pf.display, line)
+        if (
+            node.has_error
+            and node.type != "ERROR"
+            and node.start_byte >= self._error_until.get(id(pf), -1)
+        ):
+            # bash would reject this statement; evaluate what tree-sitter recovered, but say so
+            self._error_until[id(pf)] = node.end_byte
+            item = self.unresolved(
+                SourceSpan(pf.display, line),
+                f"`{_short(pf.text(node))}`",
+                "contains a shell syntax error (bash would reject it); evaluated as recovered",
+            )
+            self.control[item] = None
         self.budget.enter(pf.display, line)
         try:
             handler = self._handlers.get(node.type)
@@ -563,12 +578,18 @@ class Evaluator(Expander):
         self.last_subst_status = None
         fields: list[Field] = []
         field_spans: list[SourceSpan] = []
+        met: set[Unresolved] = set()
         for word in words:
             word_span = SourceSpan(pf.display, pf.node_line(word))
-            for field in self.fields(pf, word):
+            word_fields, word_taints = self.fields_and_taints(pf, word)
+            met |= word_taints
+            for field in word_fields:
                 fields.append(field)
                 field_spans.append(word_span)
             self.budget.check_array(len(fields), span.file, span.line)
+        for field in fields:
+            met -= field.text.taints
+        self.orphans = frozenset(met)
         prefix: list[tuple[str, Text]] = []
         for assignment in assignments:
             name_node = assignment.child_by_field_name("name")
@@ -617,7 +638,7 @@ class Evaluator(Expander):
             if builtin is not None:
                 self._with_prefix(prefix, lambda: builtin(self, argv, span, pf), False)
             else:
-                self.external(argv, span, pf)
+                self._with_prefix(prefix, lambda: self.external(argv, span, pf), True)
         if is_exec:
             raise ExitSignal(self.st.status, span, None if self.st.status == 0 else "exec failed")
 
@@ -746,6 +767,8 @@ class Evaluator(Expander):
             )
         ]
         globbed = [i for i, f in enumerate(fields) if f.glob]
+        for item in sorted(self.orphans, key=_item_key):
+            self.control[item] = None
         raise LaunchSignal(
             Launch(argv, sources, list(env.items()), unset, span, self._files(), globbed)
         )
@@ -1712,10 +1735,8 @@ class Evaluator(Expander):
         while True:
             count += 1
             self.budget.check_iterations(count, span.file, span.line)
-            if cond[0] == cond[1]:
-                test = Text.lit("1")
-            else:
-                test = arith(cond)
+            # an empty condition is true: `for ((i=0; ; i++))` runs until something stops it
+            test = Text.lit("1") if not pf.slice(*cond).strip() else arith(cond)
             if not test.known:
                 self._unknown_loop(node, pf, span, test.taints)
                 return

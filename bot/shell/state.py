@@ -140,8 +140,21 @@ class State:
         yield from seen.items()
 
 
+def _value(var: Var | None) -> object:
+    """What a variable holds, ignoring where its characters were written."""
+    if var is None:
+        return None
+
+    def text(t: Text | None) -> object:
+        return None if t is None else (t.s, t.taints)
+
+    items = None if var.items is None else tuple((i, text(v)) for i, v in var.items)
+    assoc = None if var.assoc is None else tuple((k, text(v)) for k, v in var.assoc)
+    return (text(var.scalar), items, assoc, var.exported, var.maybe)
+
+
 def _differs(a: Var | None, b: Var | None) -> bool:
-    return a != b
+    return a is not b and _value(a) != _value(b)
 
 
 def merge(states: list[State], base: State, why: str, file: str, line: int | None) -> State:

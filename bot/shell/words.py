@@ -240,6 +240,7 @@ class VarView:
     values: list[Text]
     is_set: bool
     splat: str | None = None  # '@' or '*' for whole-array / positional expansions
+    taints: frozenset[Unresolved] = EMPTY_TAINTS  # uncertainty of the whole parameter
 
 
 class Expander:
@@ -284,9 +285,19 @@ class Expander:
         return self.scan(pf, node.start_byte, node.end_byte)
 
     def fields(self, pf: ParsedFile, node: Node) -> list[Field]:
+        return self.fields_and_taints(pf, node)[0]
+
+    def fields_and_taints(
+        self, pf: ParsedFile, node: Node
+    ) -> tuple[list[Field], frozenset[Unresolved]]:
+        """The word's fields, and every uncertainty met while expanding it (even one that
+        left no field behind, like an unknown array that expanded to nothing)."""
         pieces = self.node_pieces(pf, node)
-        fields = split_fields(pieces, self.ifs())
-        return fields
+        taints: set[Unresolved] = set()
+        for piece in pieces:
+            if isinstance(piece, Seg):
+                taints |= piece.text.taints
+        return split_fields(pieces, self.ifs()), frozenset(taints)
 
     def string(self, pf: ParsedFile, node: Node) -> Text:
         """Expand without splitting (assignment values, redirection targets, case subjects)."""
@@ -361,6 +372,12 @@ class Expander:
                 )
                 if not only_void:
                     out.append(Seg(EMPTY, True, False))  # "" is a word even when empty
+                else:  # "${A[@]}" of no elements: no word, but keep what made it uncertain
+                    lost = frozenset().union(
+                        *(p.text.taints for p in inner if isinstance(p, Seg) and p.void)
+                    )
+                    if lost:
+                        out.append(Seg(Text.lit("", None, lost), False, False))
             elif c == 0x24:  # dollar
                 i = self._dollar(pf, i, end, out, dq=dq, heredoc=heredoc, operand=operand)
             elif c == 0x60:  # backquote
@@ -499,8 +516,12 @@ class Expander:
             if index:
                 out.append(BREAK)
             out.append(Seg(value, dq, not dq))
-        if not view.values and dq:
-            out.append(Seg(EMPTY, True, False, void=True))
+        if not view.values:
+            empty = Text.lit("", None, view.taints) if view.taints else EMPTY
+            if dq:
+                out.append(Seg(empty, True, False, void=True))
+            elif view.taints:
+                out.append(Seg(empty, False, False))
         return out
 
     def _parameter(

@@ -208,8 +208,8 @@ def validate_entry(node: ConfigNode) -> MasterEntry:
         loc: list[str | int] = [p for p in first["loc"] if isinstance(p, str | int)]
         reason = first["msg"]
         inner = (first.get("ctx") or {}).get("error")
-        if isinstance(inner, FieldError):
-            loc, reason = list(inner.loc), inner.message
+        if isinstance(inner, FieldError):  # relative to the model that raised it
+            loc, reason = [*loc, *inner.loc], inner.message
         if first["type"] == "missing":
             reason = "required key is missing"
         path: list[str | int] = [node.key, *loc]

@@ -9,6 +9,7 @@ from an unquoted expansion (subject to IFS splitting). ``BREAK`` separates the e
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Final
 
@@ -121,72 +122,65 @@ def split_fields(pieces: list[Piece], ifs: str) -> list[Field]:
         text = Text.join(s.text for s in segs)
         return [Field(text.with_taints(_dropped_taints(segs)), _has_glob(segs))]
 
-    ws = "".join(c for c in ifs if c in " \t\n")
-    nws = "".join(c for c in ifs if c not in " \t\n")
+    white = {c for c in ifs if c in " \t\n"}
+    delimiter = re.compile("[" + re.escape(ifs) + "]+")
     fields: list[Field] = []
-    cur_runs: list[Run] = []
-    cur_glob = False
-    cur_exists = False
+    cur: list[Run] = []
+    glob = False
+    exists = False
+    pending = ""  # IFS characters seen since the last content
 
     def flush() -> None:
-        nonlocal cur_runs, cur_glob, cur_exists
-        fields.append(Field(Text(cur_runs), cur_glob))
-        cur_runs, cur_glob, cur_exists = [], False, False
+        nonlocal cur, glob, exists
+        fields.append(Field(Text(cur), glob))
+        cur, glob, exists = [], False, False
 
-    # A stream of (char, run, quoted, split); None char = "quoted empty" marker; BREAK kept.
-    stream: list[tuple[str, Run, bool, bool] | _Break | None] = []
+    def resolve() -> None:
+        # one delimiter per non-white IFS character (each ends a field, even an empty one);
+        # white space alone ends a field only if there is one
+        nonlocal pending
+        if pending:
+            hard = sum(1 for c in pending if c not in white)
+            if hard:
+                for _ in range(hard):
+                    flush()
+            elif exists:
+                flush()
+            pending = ""
+
+    def content(run: Run, quoted: bool) -> None:
+        nonlocal glob, exists
+        resolve()
+        if run.s or run.taints:
+            cur.append(run)
+        if not quoted and any(c in "*?[" for c in run.s):
+            glob = True
+        exists = exists or quoted or bool(run.s)
+
     for piece in pieces:
         if isinstance(piece, _Break):
-            stream.append(piece)
+            resolve()
+            if exists:
+                flush()
             continue
-        if not piece.text.s:
-            if piece.quoted:
-                stream.append(None)
-            for run in piece.text.runs:  # keep taints of empty values
-                if run.taints:
-                    stream.append(("", run, piece.quoted, False))
+        if not piece.split:
+            if not piece.text.runs and piece.quoted:
+                resolve()
+                exists = True
+            for run in piece.text.runs:
+                content(run, piece.quoted)
             continue
         for run in piece.text.runs:
-            for ch in run.s:
-                stream.append((ch, run, piece.quoted, piece.split))
-
-    def is_delim(item: object, chars: str) -> bool:
-        return isinstance(item, tuple) and item[3] and item[0] != "" and item[0] in chars
-
-    k = 0
-    n = len(stream)
-    while k < n:
-        item = stream[k]
-        if isinstance(item, _Break):
-            if cur_exists:
-                flush()
-            k += 1
-            continue
-        if item is None:
-            cur_exists = True
-            k += 1
-            continue
-        if is_delim(item, ifs):
-            j = k
-            while j < n and is_delim(stream[j], ws):
-                j += 1
-            saw_nws = False
-            if j < n and is_delim(stream[j], nws):
-                saw_nws = True
-                j += 1
-                while j < n and is_delim(stream[j], ws):
-                    j += 1
-            if saw_nws or cur_exists:
-                flush()
-            k = j
-            continue
-        ch, run, quoted, _split = item
-        cur_runs.append(Run(ch, run.origin, run.taints))
-        if not quoted and ch in "*?[":
-            cur_glob = True
-        cur_exists = cur_exists or ch != "" or bool(run.taints and ch)
-        k += 1
-    if cur_exists:
+            position = 0
+            for match in delimiter.finditer(run.s):
+                if match.start() > position:
+                    content(Run(run.s[position : match.start()], run.origin, run.taints), False)
+                pending += match.group()
+                position = match.end()
+            if position < len(run.s):
+                content(Run(run.s[position:], run.origin, run.taints), False)
+    resolve()
+    if exists:
         flush()
     return fields
 

@@ -72,7 +72,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds (median reported)")
     args = parser.parse_args(argv)
 
-    with generated_repo(args.copies) if args.bench_repo is None else _existing(args.bench_repo) as root:
+    with (
+        generated_repo(args.copies)
+        if args.bench_repo is None
+        else _existing(args.bench_repo) as root
+    ):
         load_start = time.perf_counter()
         repo = load_bench_repo(DirectorySource(root))
         work = vllm_points(repo)
@@ -94,14 +98,22 @@ def main(argv: list[str] | None = None) -> int:
             resolved += line.resolved
 
     cold, warm = statistics.median(cold_times), statistics.median(warm_times)
-    print(f"repository:        {args.bench_repo or f'generated from tests/data/bench x{args.copies}'}")
-    print(f"keys (vLLM):       {len({k for k, _, _ in work})}  points (incl. eval arms): {len(work)}")
+    print(
+        f"repository:        {args.bench_repo or f'generated from tests/data/bench x{args.copies}'}"
+    )
+    print(
+        f"keys (vLLM):       {len({k for k, _, _ in work})}  points (incl. eval arms): {len(work)}"
+    )
     print(f"load + expand:     {load_seconds:.3f} s (YAML parse and validation, once)")
     print(f"outcomes:          {dict(sorted(statuses.items()))}, fully resolved: {resolved}")
-    print(f"cold (reference):  {cold:.3f} s  {len(work) / cold:,.0f} points/s  "
-          "(fresh parser per point)")
-    print(f"warm:              {warm:.3f} s  {len(work) / warm:,.0f} points/s  "
-          f"(one parser: {misses} parses, {hits} cache hits)")
+    print(
+        f"cold (reference):  {cold:.3f} s  {len(work) / cold:,.0f} points/s  "
+        "(fresh parser per point)"
+    )
+    print(
+        f"warm:              {warm:.3f} s  {len(work) / warm:,.0f} points/s  "
+        f"(one parser: {misses} parses, {hits} cache hits)"
+    )
     print(f"cache hit rate:    {hits / max(hits + misses, 1):.1%}")
     print(f"warm vs cold:      {cold / warm:.2f}x faster")
     return 0

@@ -41,7 +41,9 @@ def matches(pattern: str, key: str) -> bool:
 
 def _strings(value: object, path: str, line: int | None, name: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-        raise InputError(Location(path, name, line), f"'{name}' must be a non-empty list of strings")
+        raise InputError(
+            Location(path, name, line), f"'{name}' must be a non-empty list of strings"
+        )
     return tuple(str(v) for v in value)
 
 

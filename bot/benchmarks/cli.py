@@ -149,10 +149,12 @@ def select_and_extract(
             Location(repo.configs[key].file, key, repo.configs[key].line),
             f"no point matches --point {point_filter or '(any)'} --arm {arm or '(any)'}",
         )
-    return [extract(repo, key, point, point_arm, runner_node=runner_node) for point, point_arm in chosen]
+    return [
+        extract(repo, key, point, point_arm, runner_node=runner_node) for point, point_arm in chosen
+    ]
 
 
-# --- JSON ------------------------------------------------------------------------------------------
+# --- JSON -------------------------------------------------------------------------------------
 
 
 def _span(span: SourceSpan | None) -> dict[str, object] | None:
@@ -231,7 +233,9 @@ def _batch(source: FileSource, path: str, out: TextIO) -> int:
             try:
                 request = json.loads(raw)
                 if not isinstance(request, dict) or not isinstance(request.get("script"), str):
-                    raise InputError(Location(path, line=number), "expected {\"script\": …, \"env\": {…}}")
+                    raise InputError(
+                        Location(path, line=number), 'expected {"script": …, "env": {…}}'
+                    )
                 env = request.get("env") or {}
                 if not isinstance(env, Mapping) or not all(
                     isinstance(k, str) and isinstance(v, str) for k, v in env.items()
@@ -252,7 +256,7 @@ def _batch(source: FileSource, path: str, out: TextIO) -> int:
     return 1 if failures else 0
 
 
-# --- human output ------------------------------------------------------------------------------------
+# --- human output -----------------------------------------------------------------------------
 
 
 def _command(argv: tuple[str, ...], env: Mapping[str, str]) -> str:

@@ -166,7 +166,9 @@ def parse_yaml(text: str, display: str) -> Any:
 
 def find_master_files(source: FileSource) -> list[str]:
     for directory in CONFIG_DIRS:
-        found = [f"{directory}/{name}" for name in MASTER_FILES if source.exists(f"{directory}/{name}")]
+        found = [
+            f"{directory}/{name}" for name in MASTER_FILES if source.exists(f"{directory}/{name}")
+        ]
         if found:
             return found
     return []

@@ -34,9 +34,7 @@ def _compact(value: object) -> str:
     return json.dumps(value, separators=(",", ":")) if value else ""
 
 
-def total_cpu_dram_gb(
-    row: Row, runner_label: str, runners: RunnersFile | None
-) -> str:
+def total_cpu_dram_gb(row: Row, runner_label: str, runners: RunnersFile | None) -> str:
     point = row.point
     if point.scenario != "agentic-coding" or point.kv_offloading != "dram":
         return "0"
@@ -127,8 +125,8 @@ def apply_launcher(
         elif launcher.port.startswith("runner-digit:"):
             base = int(launcher.port.split(":", 1)[1])
             digit = runner_node[-1:] if runner_node else ""
-            out["PORT"] = str(base + int(digit)) if digit.isdigit() else placeholder(
-                "PORT", "runner-node"
+            out["PORT"] = (
+                str(base + int(digit)) if digit.isdigit() else placeholder("PORT", "runner-node")
             )
         else:
             out["PORT"] = launcher.port

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.benchmarks.configs import MasterEntry
@@ -32,8 +32,10 @@ def seq_len_name(isl: int, osl: int) -> str:
 
 
 def agentic_exp_name(prefix: str, point: Point) -> str:
-    kv = "kvnone" if point.kv_offloading in (None, "none") else (
-        f"kv{point.kv_offloading}-{point.kv_offload_backend}"
+    kv = (
+        "kvnone"
+        if point.kv_offloading in (None, "none")
+        else (f"kv{point.kv_offloading}-{point.kv_offload_backend}")
     )
     name = f"{prefix}_tp{point.tp}_conc{point.conc}_{kv}"
     if point.spec_decoding != "none":
@@ -126,8 +128,4 @@ def mark_evals(rows: list[Row]) -> list[Row]:
     if agentic:
         top = max(rows[i].point.conc for i in agentic)
         selected.update(i for i in agentic if rows[i].point.conc == top)
-    return [
-        Row(row.point, row.exp_name, row.max_model_len, row.dram_utilization,
-            row.kv_offload_backend, index in selected)  # fmt: skip
-        for index, row in enumerate(rows)
-    ]
+    return [replace(row, eval=index in selected) for index, row in enumerate(rows)]

@@ -27,11 +27,16 @@ def load_runners(source: FileSource) -> RunnersFile | None:
         if source.exists(path):
             data = parse_yaml(read_text(source, path), path) or {}
             labels = {
-                str(k): tuple(str(n) for n in (v or [])) for k, v in (data.get("labels") or {}).items()
+                str(k): tuple(str(n) for n in (v or []))
+                for k, v in (data.get("labels") or {}).items()
             }
             hardware: dict[str, dict[str, float]] = {}
             for k, v in (data.get("hardware") or {}).items():
-                facts = {str(fk): float(fv) for fk, fv in (v or {}).items() if isinstance(fv, int | float)}
+                facts = {
+                    str(fk): float(fv)
+                    for fk, fv in (v or {}).items()
+                    if isinstance(fv, int | float)
+                }
                 hardware[str(k)] = facts
             return RunnersFile(labels, hardware)
     return None
@@ -110,10 +115,14 @@ def choose_script(
         names = candidate_names(launcher, prefix, precision, framework, point.spec_decoding)
         tried = tuple(directory + name for name in names)
         path = next((p for p in tried if source.exists(p)), None)
-        problem = None if path else (
-            f"no script: {tried[0]} does not exist"
-            if len(tried) == 1
-            else f"no script: none of {', '.join(tried)} exists"
+        problem = (
+            None
+            if path
+            else (
+                f"no script: {tried[0]} does not exist"
+                if len(tried) == 1
+                else f"no script: none of {', '.join(tried)} exists"
+            )
         )
         choices.append(ScriptChoice(fleet, launcher, path, tried, problem))
     first = choices[0]

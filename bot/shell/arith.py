@@ -1,4 +1,4 @@
-"""Bash arithmetic (``$(( ))``, ``(( ))``, ``let``, C-style ``for``), 64-bit, side effects via hooks.
+"""Bash arithmetic (``$(( ))``, ``(( ))``, ``let``, C-style ``for``): 64-bit, effects via hooks.
 
 The expression text has already been through parameter expansion. Bare names are variables
 whose values are themselves arithmetic expressions (bash semantics). A variable whose value is
@@ -90,7 +90,7 @@ class _Parser:
         return token
 
     def expect(self, op: str) -> None:
-        kind, value = self.take()
+        _, value = self.take()
         if value != op:
             raise ArithError(f"syntax error: expected '{op}'")
 
@@ -333,10 +333,8 @@ def _eval(node: Ast, hooks: Hooks) -> int | None:
                 )
         else:
             current = _operand(name, index, hooks)
-            if current is None:
-                value = None
-            else:
-                value = wrap(current + (1 if node[1] == "++" else -1))
+            step = 1 if node[1] == "++" else -1
+            value = None if current is None else wrap(current + step)
         hooks.set(name, idx, value)
         if value is None:
             return None

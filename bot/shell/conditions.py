@@ -24,19 +24,48 @@ if TYPE_CHECKING:
 Tri = bool | None | Literal[2]
 
 UNARY = frozenset(
-    ["-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s", "-t", "-u", "-w", "-x", "-G", "-L", "-N", "-O", "-S", "-z", "-n", "-v", "-o", "-R"]
+    [
+        "-a",
+        "-b",
+        "-c",
+        "-d",
+        "-e",
+        "-f",
+        "-g",
+        "-h",
+        "-k",
+        "-p",
+        "-r",
+        "-s",
+        "-t",
+        "-u",
+        "-w",
+        "-x",
+        "-G",
+        "-L",
+        "-N",
+        "-O",
+        "-S",
+        "-z",
+        "-n",
+        "-v",
+        "-o",
+        "-R",
+    ]
 )
-BINARY = frozenset(["=", "==", "!=", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-nt", "-ot", "-ef", "=~"])
+BINARY = frozenset(
+    ["=", "==", "!=", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-nt", "-ot", "-ef", "=~"]
+)
 _INT = re.compile(r"\s*[-+]?\d+\s*")
 _STRUCTURE = frozenset(
-    {
+    (
         "binary_expression",
         "unary_expression",
         "parenthesized_expression",
         "negated_expression",
         "ternary_expression",
         "postfix_expression",
-    }  # fmt: skip
+    )
 )
 
 
@@ -86,10 +115,8 @@ def _not(a: Tri) -> Tri:
 
 
 def _compare_ints(a: int, op: str, b: int) -> bool:
-    return {
-        "-eq": a == b, "-ne": a != b, "-lt": a < b,
-        "-le": a <= b, "-gt": a > b, "-ge": a >= b,
-    }[op]  # fmt: skip
+    table = {"-eq": a == b, "-ne": a != b, "-lt": a < b, "-le": a <= b, "-gt": a > b}
+    return table.get(op, a >= b)
 
 
 def unary(ev: Evaluator, op: str, value: Text, span: SourceSpan) -> Tri:

@@ -7,6 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 
+def _names(text: str) -> list[str]:
+    return text.split()
+
+
 @dataclass(frozen=True)
 class Effect:
     category: str
@@ -39,120 +43,33 @@ _PROBE = Effect("host-probe", "host probe not run (its output is only known on t
 _NOOP = Effect("no-op", "", 0)
 
 _BY_NAME: dict[str, Effect] = {
-    **dict.fromkeys(["pip", "pip3", "uv", "conda", "mamba", "micromamba"], _INSTALL),
-    **dict.fromkeys(["hf", "huggingface-cli", "curl", "wget", "aria2c", "rsync", "scp"], _DOWNLOAD),
-    **dict.fromkeys(["git", "patch", "make", "cmake", "ninja", "gcc", "g++", "nvcc"], _SOURCE_EDIT),
+    **dict.fromkeys(_names("pip pip3 uv conda mamba micromamba"), _INSTALL),
+    **dict.fromkeys(_names("hf huggingface-cli curl wget aria2c rsync scp"), _DOWNLOAD),
+    **dict.fromkeys(_names("git patch make cmake ninja gcc g++ nvcc"), _SOURCE_EDIT),
     **dict.fromkeys(
-        [
-            "apt-get",
-            "apt",
-            "yum",
-            "dnf",
-            "apk",
-            "sudo",
-            "systemctl",
-            "modprobe",
-            "docker",
-            "enroot",
-            "srun",
-            "salloc",
-            "sbatch",
-            "scancel",
-            "squeue",
-            "scontrol",
-            "ldconfig",
-            "setfacl",
-        ],
+        _names(
+            "apt-get apt yum dnf apk sudo systemctl modprobe docker enroot srun salloc sbatch "
+            "scancel squeue scontrol ldconfig setfacl"
+        ),
         _SYSTEM,
-    ),  # fmt: skip
+    ),
     **dict.fromkeys(
-        [
-            "nvidia-smi",
-            "rocm-smi",
-            "amd-smi",
-            "rocminfo",
-            "lspci",
-            "ibv_devinfo",
-            "ibstat",
-            "nproc",
-            "hostname",
-            "date",
-            "df",
-            "du",
-            "free",
-            "uname",
-            "id",
-            "whoami",
-            "ls",
-            "find",
-            "stat",
-            "ps",
-            "pgrep",
-            "lsof",
-            "ss",
-            "netstat",
-            "ip",
-            "mktemp",
-            "sha256sum",
-            "md5sum",
-            "jq",
-            "awk",
-            "sed",
-            "xargs",
-            "readlink",
-            "realpath",
-            "getent",
-            "numastat",
-            "lscpu",
-            "env",
-            "printenv",
-            "file",
-            "nvcc",
-            "which",
-            "type",
-            "hash",
-        ],
+        _names(
+            "nvidia-smi rocm-smi amd-smi rocminfo lspci ibv_devinfo ibstat nproc hostname date "
+            "df du free uname id whoami ls find stat ps pgrep lsof ss netstat ip mktemp "
+            "sha256sum md5sum jq awk sed xargs readlink realpath getent numastat lscpu env "
+            "printenv file which type hash"
+        ),
         _PROBE,
-    ),  # fmt: skip
+    ),
     **dict.fromkeys(
-        [
-            "sleep",
-            "wait",
-            "kill",
-            "pkill",
-            "killall",
-            "trap",
-            "shopt",
-            "ulimit",
-            "umask",
-            "ln",
-            "chmod",
-            "chown",
-            "sync",
-            "alias",
-            "unalias",
-            "jobs",
-            "disown",
-            "set",
-            "tput",
-            "clear",
-            "logger",
-            "nvidia-cuda-mps-control",
-            "tail",
-            "mv",
-            "cp",
-            "rm",
-            "touch",
-            "mkdir",
-            "rmdir",
-            "tee",
-            "cd",
-            "pushd",
-            "popd",
-            "exit",
-        ],
+        _names(
+            "sleep wait kill pkill killall trap shopt ulimit umask ln chmod chown sync alias "
+            "unalias jobs disown set tput clear logger nvidia-cuda-mps-control mv cp rm touch "
+            "mkdir rmdir tee cd pushd popd exit"
+        ),
         _NOOP,
-    ),  # fmt: skip
+    ),
 }
 
 

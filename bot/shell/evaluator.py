@@ -19,6 +19,8 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
+from typing import ClassVar
 
 from tree_sitter import Node
 
@@ -122,41 +124,13 @@ def _recursion_room(limit: int = 6000) -> Iterator[None]:
 
 
 _LAUNCH_MODULES = ("vllm.entrypoints.openai.api_server", "vllm.entrypoints.api_server")
+# Commands that run their arguments as a command: stripped to find the program.
 _WRAPPERS = frozenset(
-    {
-        "env",
-        "nohup",
-        "exec",
-        "command",
-        "builtin",
-        "time",
-        "nice",
-        "setsid",
-        "stdbuf",
-        "timeout",
-        "taskset",
-        "numactl",
-        "sudo",
-    }  # fmt: skip
-)
+    ("env", "nohup", "exec", "command", "builtin", "time", "nice", "setsid", "stdbuf", "timeout")
+) | {"taskset", "numactl", "sudo"}
 _NUMACTL_VALUE_OPTS = frozenset(
-    {
-        "-N",
-        "-m",
-        "-C",
-        "-p",
-        "-i",
-        "--cpunodebind",
-        "--membind",
-        "--physcpubind",
-        "--preferred",
-        "--interleave",
-    }  # fmt: skip
-)
-_ASSIGN_IN_ARITH = re.compile(
-    r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\])?\s*(?:[-+*/%&|^]|<<|>>|\*\*)?=(?!=)|"
-    r"([A-Za-z_]\w*)\s*(?:\+\+|--)|(?:\+\+|--)\s*([A-Za-z_]\w*)"
-)
+    ("-N", "-m", "-C", "-p", "-i", "--cpunodebind", "--membind", "--physcpubind")
+) | {"--preferred", "--interleave"}
 
 
 def launch_kind(argv: Sequence[str]) -> bool:
@@ -213,7 +187,7 @@ class Evaluator(Expander):
         self._error_until: dict[int, int] = {}
         self.st = self._initial_state()
 
-    # --- setup and result ---------------------------------------------------------------------
+    # --- setup and result -------------------------------------------------------------------------
 
     def _initial_state(self) -> State:
         frame: dict[str, Var] = {}
@@ -324,7 +298,7 @@ class Evaluator(Expander):
     def unresolved(self, span: SourceSpan, what: str, why: str) -> Unresolved:
         return Unresolved(what, why, span.file, span.line)
 
-    # --- expansion hooks ----------------------------------------------------------------------
+    # --- expansion hooks --------------------------------------------------------------------------
 
     def tick(self, pf: ParsedFile, offset: int) -> None:
         self.budget.step(pf.display, None)
@@ -392,7 +366,7 @@ class Evaluator(Expander):
         if index in ("@", "*"):
             return VarView([v.with_taints(maybe) for v in var.elements()], True, index, maybe)
         if index in ("!@", "!*"):
-            return VarView([Text.lit(key) for key in var.keys()], True, index[1])
+            return VarView([Text.lit(key) for key in var.keys()], True, index[1])  # noqa: SIM118
         if var.assoc is not None:
             found = var.get(index)
         else:
@@ -489,7 +463,7 @@ class Evaluator(Expander):
         self.budget.check_string(len(result.s), span.file, span.line)
         return Text(Run(r.s, None, r.taints) for r in result.runs) if result.runs else result
 
-    # --- statements ---------------------------------------------------------------------------
+    # --- statements -------------------------------------------------------------------------------
 
     def exec_block(self, node: Node, pf: ParsedFile) -> None:
         self.exec_nodes(node.children, pf)
@@ -549,7 +523,7 @@ class Evaluator(Expander):
         if self.st.errexit and not self.st.condition and self.st.status not in (0, None):
             raise ExitSignal(self.st.status, span, "a command failed under `set -e`")
 
-    # simple commands ----------------------------------------------------------------------------
+    # simple commands --------------------------------------------------------------------------
 
     def exec_command(self, node: Node, pf: ParsedFile) -> None:
         assignments: list[Node] = []
@@ -862,7 +836,7 @@ class Evaluator(Expander):
             self.zero = saved_zero
         self.st.status = status
 
-    # functions ----------------------------------------------------------------------------------
+    # functions --------------------------------------------------------------------------------
 
     def exec_function_definition(self, node: Node, pf: ParsedFile) -> None:
         name_node = node.child_by_field_name("name")
@@ -922,7 +896,7 @@ class Evaluator(Expander):
             self._opaque_command(argv, span, f"library function {fn.name} is not evaluated")
         self.st.status = 0
 
-    # variables -----------------------------------------------------------------------------------
+    # variables --------------------------------------------------------------------------------
 
     def set_var(self, name: str, value: Text, span: SourceSpan, *, export: bool = False) -> None:
         self.budget.check_string(len(value.s), span.file, span.line)
@@ -1159,7 +1133,7 @@ class Evaluator(Expander):
             self.st.unset(text)
         self.st.status = 0
 
-    # redirections ----------------------------------------------------------------------------------
+    # redirections -----------------------------------------------------------------------------
 
     def with_redirects(
         self, redirects: list[Node], pf: ParsedFile, run: Callable[[], None]
@@ -1272,7 +1246,7 @@ class Evaluator(Expander):
         target = body
         self.with_redirects(redirects, pf, lambda: self.exec_stmt(target, pf))
 
-    # files (in memory only) --------------------------------------------------------------------
+    # files (in memory only) -------------------------------------------------------------------
 
     def repo_path(self, path: Text) -> str | None:
         """Repository-relative path for ``path`` if it lies inside the repository."""
@@ -1345,7 +1319,7 @@ class Evaluator(Expander):
                 return False
         return None
 
-    # compound commands --------------------------------------------------------------------------
+    # compound commands ------------------------------------------------------------------------
 
     def in_subshell(self, run: Callable[[], None], out: Capture | None = None) -> int | None:
         parent = self.st
@@ -1632,8 +1606,8 @@ class Evaluator(Expander):
         fallthrough: bool,
     ) -> None:
         while index < len(items):
-            pats, body, terminator = self._case_item_parts(items[index])
-            matched: bool | None = False if not fallthrough else True
+            pats, _, _ = self._case_item_parts(items[index])
+            matched: bool | None = fallthrough
             if not fallthrough:
                 for pattern_node in pats:
                     pattern, taints = self.pattern(pf, pattern_node)
@@ -1647,15 +1621,16 @@ class Evaluator(Expander):
                         break
             if matched is None:
                 why = f"`case {_short(subject.s)}` ({span})"
-                here = index
-
-                def take() -> None:
-                    self._case_body(items, here, subject, pf, span)
-
-                def leave() -> None:
-                    self._case_from(items, here + 1, subject, pf, span, fallthrough=False)
-
-                self.fork([take, leave], why, span)
+                self.fork(
+                    [
+                        partial(self._case_body, items, index, subject, pf, span),
+                        partial(
+                            self._case_from, items, index + 1, subject, pf, span, fallthrough=False
+                        ),
+                    ],
+                    why,
+                    span,
+                )
                 return
             if matched:
                 self._case_body(items, index, subject, pf, span)
@@ -1674,7 +1649,7 @@ class Evaluator(Expander):
         elif terminator == ";;&":
             self._case_from(items, index + 1, subject, pf, span, fallthrough=False)
 
-    # loops ------------------------------------------------------------------------------------------
+    # loops ------------------------------------------------------------------------------------
 
     def _loop_body(self, body: Node | None, pf: ParsedFile) -> str | None:
         """Run one iteration; returns 'break' or None (continue/normal)."""
@@ -1783,7 +1758,7 @@ class Evaluator(Expander):
             )
         self.st.status = 0
 
-    # builtins needing state -----------------------------------------------------------------------------
+    # builtins needing state -------------------------------------------------------------------
 
     def source_file(self, argv: list[Text], span: SourceSpan) -> None:
         if len(argv) < 2:
@@ -1840,7 +1815,7 @@ class Evaluator(Expander):
         if message:
             self.last_message = (message, span)
 
-    _handlers: dict[str, Callable[[Evaluator, Node, ParsedFile], None]] = {}
+    _handlers: ClassVar[dict[str, Callable[[Evaluator, Node, ParsedFile], None]]] = {}
 
 
 def _item_key(item: Unresolved) -> tuple[str, int, str]:

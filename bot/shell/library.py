@@ -152,7 +152,7 @@ MODELS: dict[str, Model] = {
 }
 
 
-# --- syntactic analysis of library functions -----------------------------------------------------
+# --- syntactic analysis of library functions --------------------------------------------------
 
 _LAUNCH_TEXT = re.compile(rb"\bvllm\s+serve\b|vllm\.entrypoints\.(openai\.api_server|api_server)")
 _ARITH_TARGET = re.compile(

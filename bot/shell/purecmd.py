@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import string
 from collections.abc import Sequence
 
 from bot.shell.patterns import ere_to_python
@@ -40,7 +41,11 @@ def shell_quote(value: str) -> str:
         return _ansi_c_quote(value)
     out: list[str] = []
     for index, ch in enumerate(value):
-        if ch in _BACKSLASH_QUOTED or (index == 0 and ch in "#~") or (ch == "~" and value[index - 1] in ":="):
+        if (
+            ch in _BACKSLASH_QUOTED
+            or (index == 0 and ch in "#~")
+            or (ch == "~" and value[index - 1] in ":=")
+        ):
             out.append("\\")
         out.append(ch)
     return "".join(out)
@@ -50,8 +55,7 @@ def _escapes(text: str, *, for_b: bool) -> tuple[str, bool]:
     """Backslash escapes of printf formats / %b / echo -e; second value: stop (\\c) seen."""
     out: list[str] = []
     i = 0
-    simple = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
-              "r": "\r", "t": "\t", "v": "\v", "\\": "\\", '"': '"', "'": "'", "?": "?"}  # fmt: skip
+    simple = dict(zip("abeEfnrtv\\\"'?", "\a\b\x1b\x1b\f\n\r\t\v\\\"'?", strict=True))
     while i < len(text):
         ch = text[i]
         if ch != "\\" or i + 1 >= len(text):
@@ -423,8 +427,13 @@ def head_tail(name: str, args: Sequence[str], text: str) -> tuple[str, int] | No
 
 
 def _tr_set(spec: str) -> str:
-    classes = {"[:upper:]": "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "[:lower:]": "abcdefghijklmnopqrstuvwxyz",
-               "[:digit:]": "0123456789", "[:space:]": " \t\n\r\f\v", "[:blank:]": " \t"}  # fmt: skip
+    classes = {
+        "[:upper:]": string.ascii_uppercase,
+        "[:lower:]": string.ascii_lowercase,
+        "[:digit:]": string.digits,
+        "[:space:]": " \t\n\r\f\v",
+        "[:blank:]": " \t",
+    }
     for key, chars in classes.items():
         spec = spec.replace(key, chars)
     spec, _ = _escapes(spec, for_b=False)

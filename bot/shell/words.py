@@ -185,6 +185,134 @@ def split_fields(pieces: list[Piece], ifs: str) -> list[Field]:
     return fields
 
 
+BracePart = tuple[int, int] | str  # a byte range of the word, or generated text
+_SEQUENCE = re.compile(r"^(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?$")
+MAX_BRACE_WORDS = 10_000
+
+
+def _brace_scan(data: bytes, start: int, end: int, ends: dict[int, int]) -> list[tuple[int, int]]:
+    """Top-level ``{`` … ``}`` pairs outside quotes and ``${…}``/``$(…)``."""
+    pairs: list[tuple[int, int]] = []
+    stack: list[int] = []
+    i = start
+    while i < end:
+        c = data[i]
+        if c == 0x5C:
+            i += 2
+            continue
+        if c == 0x27:
+            close = data.find(b"'", i + 1, end)
+            i = end if close == -1 else close + 1
+            continue
+        if c == 0x22:
+            i += 1
+            while i < end and data[i] != 0x22:
+                if data[i] == 0x24 and i in ends:
+                    i = ends[i]
+                    continue
+                i += 2 if data[i] == 0x5C else 1
+            i += 1
+            continue
+        if c == 0x24 and i in ends:
+            i = ends[i]
+            continue
+        if c == 0x24 and i + 1 < end and data[i + 1] == 0x7B:
+            i += 2
+            continue
+        if c == 0x7B:
+            stack.append(i)
+        elif c == 0x7D and stack:
+            opened = stack.pop()
+            if not stack:
+                pairs.append((opened, i))
+        i += 1
+    return pairs
+
+
+def _top_commas(data: bytes, start: int, end: int, ends: dict[int, int]) -> list[int]:
+    commas: list[int] = []
+    depth = 0
+    i = start
+    while i < end:
+        c = data[i]
+        if c == 0x5C:
+            i += 2
+            continue
+        if c in (0x27, 0x22):
+            close = data.find(bytes([c]), i + 1, end)
+            i = end if close == -1 else close + 1
+            continue
+        if c == 0x24 and i in ends:
+            i = ends[i]
+            continue
+        if c == 0x7B:
+            depth += 1
+        elif c == 0x7D:
+            depth -= 1
+        elif c == 0x2C and depth == 0:
+            commas.append(i)
+        i += 1
+    return commas
+
+
+def _sequence(text: str) -> list[str] | None:
+    match = _SEQUENCE.match(text)
+    if match is None:
+        return None
+    first, last, step_text = match.groups()
+    step = abs(int(step_text)) if step_text else 1
+    step = step or 1
+    if first.lstrip("-").isdigit() and last.lstrip("-").isdigit():
+        a, b = int(first), int(last)
+        if abs(b - a) // step > MAX_BRACE_WORDS:
+            return None
+        width = (
+            max(len(first), len(last))
+            if first.lstrip("-").startswith("0") or last.lstrip("-").startswith("0")
+            else 0
+        )
+        values = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
+        return [str(v).zfill(width) if width else str(v) for v in values]
+    if first.isalpha() and last.isalpha():
+        a, b = ord(first), ord(last)
+        values = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
+        return [chr(v) for v in values]
+    return None
+
+
+def brace_variants(pf: ParsedFile, start: int, end: int) -> list[list[BracePart]] | None:
+    """Bash brace expansion of the word [start, end): ``a{b,c}`` and ``{1..8}``; None if the
+    word has none (the common case)."""
+    data = pf.data
+    if b"{" not in data[start:end]:
+        return None
+    for opened, closed in _brace_scan(data, start, end, pf.ends):
+        inner = pf.slice(opened + 1, closed)
+        commas = _top_commas(data, opened + 1, closed, pf.ends)
+        alternatives: list[list[BracePart]]
+        sequence = _sequence(inner) if not commas else None
+        if sequence is not None:
+            alternatives = [[value] for value in sequence]
+        elif commas:
+            bounds = [opened + 1, *(c + 1 for c in commas)]
+            stops = [*commas, closed]
+            alternatives = []
+            for a, b in zip(bounds, stops, strict=True):
+                nested = brace_variants(pf, a, b)
+                alternatives.extend(nested if nested is not None else [[(a, b)]])
+        else:
+            continue
+        suffix = brace_variants(pf, closed + 1, end) or [[(closed + 1, end)]]
+        out: list[list[BracePart]] = []
+        for alternative in alternatives:
+            for tail in suffix:
+                out.append([(start, opened), *alternative, *tail])
+                if len(out) > MAX_BRACE_WORDS:
+                    return None
+        return out
+    return None
+
+
 def _dropped_taints(segs: list[Seg]) -> frozenset[Unresolved]:
     out: set[Unresolved] = set()
     for seg in segs:
@@ -240,7 +368,7 @@ class VarView:
 class Expander:
     """Word expansion over source bytes; the evaluator supplies variables and substitutions."""
 
-    # --- hooks the evaluator implements -----------------------------------------------------
+    # --- hooks the evaluator implements -------------------------------------------------------
 
     def param(self, name: str, index: str | None, span: SourceSpan) -> VarView:
         raise NotImplementedError
@@ -286,7 +414,22 @@ class Expander:
     ) -> tuple[list[Field], frozenset[Unresolved]]:
         """The word's fields, and every uncertainty met while expanding it (even one that
         left no field behind, like an unknown array that expanded to nothing)."""
-        pieces = self.node_pieces(pf, node)
+        variants = brace_variants(pf, node.start_byte, node.end_byte)
+        if variants is None:
+            pieces = self.node_pieces(pf, node)
+        else:
+            pieces = []
+            for index, variant in enumerate(variants):
+                if index:
+                    pieces.append(BREAK)
+                for part in variant:
+                    if isinstance(part, str):
+                        pieces.append(
+                            self._lit(pf, node.start_byte, part, quoted=False, split=False)
+                        )
+                    else:
+                        self._scan(pf, part[0], part[1], pieces, dq=False, heredoc=False,
+                                   operand=False)  # fmt: skip
         taints: set[Unresolved] = set()
         for piece in pieces:
             if isinstance(piece, Seg):
@@ -386,6 +529,25 @@ class Expander:
                     stop = min(close + 1, end)
                     text = self.substitute(pf, None, i + 1, min(close, end))
                 out.append(Seg(text, dq, not dq))
+                i = stop
+            elif (
+                c in (0x3C, 0x3E)
+                and not dq
+                and i + 1 < end
+                and data[i + 1] == 0x28
+                and i in pf.ends
+            ):
+                stop = pf.ends[i]
+                span = self.span_at(pf, i)
+                item = Unresolved(
+                    f"`{pf.slice(i, stop)[:60]}`",
+                    "process substitution is not evaluated (it names a pipe at run time)",
+                    span.file,
+                    span.line,
+                )
+                out.append(
+                    Seg(opaque("process-substitution", "command-output", item), False, False)
+                )
                 i = stop
             elif c == 0x7E and not dq and i == word_start and not operand:  # tilde
                 j = i + 1
@@ -794,7 +956,7 @@ class Expander:
         if view.splat is not None:
             items = view.values
             if name in ("@", "*"):  # positional: offset counts $0
-                items = [Text.lit("$0")] + items if off == 0 else items
+                items = [*self.param("0", None, span).values, *items] if off == 0 else items
                 off = off - 1 if off > 0 else off
             begin = off if off >= 0 else max(len(items) + off, 0)
             stop = len(items) if ln is None else (begin + ln if ln >= 0 else len(items) + ln)

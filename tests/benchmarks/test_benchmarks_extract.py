@@ -97,15 +97,22 @@ def test_untagged_mtp_script_with_config_file(repo) -> None:  # type: ignore[no-
         "--tensor-parallel-size=8", "--gpu-memory-utilization", "0.90",
         "--speculative-config", '{"method":"mtp","num_speculative_tokens":3}',
     )  # fmt: skip
-    assert line.files == {"/tmp/acme-7b-server.yaml": "max-num-seqs: 16\nserved-model-name: Acme-7B\n"}
-    assert dict(line.env) == {"GPU_METRICS_CSV": "gpu_metrics.csv", "VLLM_USE_TRITON_FLASH_ATTN": "0"}
+    assert line.files == {
+        "/tmp/acme-7b-server.yaml": "max-num-seqs: 16\nserved-model-name: Acme-7B\n"
+    }
+    assert dict(line.env) == {
+        "GPU_METRICS_CSV": "gpu_metrics.csv",
+        "VLLM_USE_TRITON_FLASH_ATTN": "0",
+    }
 
 
 def test_sglang_key_has_no_vllm_launch(repo) -> None:  # type: ignore[no-untyped-def]
     line = extract(repo, "acme7b-fp8-mi355x-sglang", fixed(8, 4), "throughput")
     assert line.status == "no-launch" and line.argv == ()
-    assert line.reason == f"no vllm launch found: {FIXED}acme7b_fp8_mi355x_sglang.sh ends " \
+    assert (
+        line.reason == f"no vllm launch found: {FIXED}acme7b_fp8_mi355x_sglang.sh ends "
         "without starting a vLLM server"
+    )
 
 
 def test_opaque_slurm_port(repo) -> None:  # type: ignore[no-untyped-def]
@@ -125,7 +132,8 @@ def test_agentic_throughput_eval_and_dram(repo) -> None:  # type: ignore[no-unty
         "--port", "8892", "--tensor-parallel-size",
     )  # fmt: skip
     ev = extract(repo, key, agentic(4, 32), "eval", runner_node="mi355x-amds_04")
-    assert ev.argv == common + (
+    assert ev.argv == (
+        *common,
         "4", "--max-num-seqs", "64", "--speculative-config",
         '{"method":"mtp","num_speculative_tokens":3,"rejection_sample_method":"block"}',
         "--compilation-config", '{"cudagraph_capture_sizes":[1,2,4,8,16,32,64,128,256]}',
@@ -137,7 +145,7 @@ def test_agentic_throughput_eval_and_dram(repo) -> None:  # type: ignore[no-unty
         "VLLM_ROCM_USE_AITER": "1",
         "VLLM_USE_BREAKABLE_CUDAGRAPH": "1",
     }
-    assert ev.files[f"/workspace/results/vllm_command.txt"].startswith(
+    assert ev.files["/workspace/results/vllm_command.txt"].startswith(
         "vllm serve zeta-ai/Zeta-Flash --served-model-name zeta-ai/Zeta-Flash --port 8892 "
     )
     tput = extract(repo, key, agentic(4, 1), "throughput", runner_node="mi355x-amds_04")
@@ -249,7 +257,10 @@ def test_cli_config_key_json(capsys: pytest.CaptureFixture[str]) -> None:
     ])  # fmt: skip
     assert status == 0
     lines = json.loads(capsys.readouterr().out)
-    assert [(line["point"]["isl"], line["argv"][6]) for line in lines] == [(1024, "8891"), (8192, "8891")]
+    assert [(line["point"]["isl"], line["argv"][6]) for line in lines] == [
+        (1024, "8891"),
+        (8192, "8891"),
+    ]
     assert lines[0]["argv_sources"][0] == {"file": FIXED + "acme7b_fp8_mi355x_vllm.sh", "line": 53}
     assert lines[0]["unresolved"] == []
 
@@ -287,7 +298,9 @@ def test_cli_script_mode(capsys: pytest.CaptureFixture[str]) -> None:
     assert list(result["env"])[-2:] == ["VLLM_USE_TRITON_FLASH_ATTN", "VLLM_ALL2ALL_BACKEND"]
 
 
-def test_cli_batch_reports_errors_per_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_batch_reports_errors_per_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     batch = tmp_path / "in.jsonl"
     good = {"script": FIXED + "acme7b_fp8_h200.sh",
             "env": {"MODEL": "m", "TP": "2", "CONC": "32", "ISL": "8192", "OSL": "1024",
@@ -306,7 +319,15 @@ def test_cli_batch_reports_errors_per_line(tmp_path: Path, capsys: pytest.Captur
     out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert status == 1
     assert len(out) == 5
-    assert out[0]["argv"][:7] == ["vllm", "serve", "m", "--port", "8888", "--tensor-parallel-size", "2"]
+    assert out[0]["argv"][:7] == [
+        "vllm",
+        "serve",
+        "m",
+        "--port",
+        "8888",
+        "--tensor-parallel-size",
+        "2",
+    ]
     assert out[0]["unresolved"] == [] and "env" in out[0]
     assert out[1]["error"].startswith(f"{batch}:2: not JSON")
     assert "missing.sh: file does not exist" in out[2]["error"]

@@ -103,18 +103,30 @@ GOOD = """k:
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
-        ("{ tp: 4, conc-start: 4, conc-end: 8 }", "{ conc-start: 4, conc-end: 8 }",
-         "amd-master.yaml:13: key 'k.scenarios.fixed-seq-len.0.search-space.0.tp': "
-         "single-node search-space entries need tp"),
-        ("conc-start: 4, conc-end: 8", "conc-start: 8, conc-end: 4",
-         "amd-master.yaml:13: key 'k.scenarios.fixed-seq-len.0.search-space.0.conc-end': "
-         "conc-end is smaller than conc-start"),
-        ("  model: org/m\n", "",
-         "amd-master.yaml:1: key 'k.model': required key is missing"),
-        ("    - isl: 1024", "    - isl: many",
-         "amd-master.yaml:10: key 'k.scenarios.fixed-seq-len.0.isl': Input should be a valid integer"),
-        ("  model-prefix: m\n", "  model-prefix: m_x\n",
-         "amd-master.yaml:4: key 'k.model-prefix': String should match pattern"),
+        (
+            "{ tp: 4, conc-start: 4, conc-end: 8 }",
+            "{ conc-start: 4, conc-end: 8 }",
+            "amd-master.yaml:13: key 'k.scenarios.fixed-seq-len.0.search-space.0.tp': "
+            "single-node search-space entries need tp",
+        ),
+        (
+            "conc-start: 4, conc-end: 8",
+            "conc-start: 8, conc-end: 4",
+            "amd-master.yaml:13: key 'k.scenarios.fixed-seq-len.0.search-space.0.conc-end': "
+            "conc-end is smaller than conc-start",
+        ),
+        ("  model: org/m\n", "", "amd-master.yaml:1: key 'k.model': required key is missing"),
+        (
+            "    - isl: 1024",
+            "    - isl: many",
+            "amd-master.yaml:10: key 'k.scenarios.fixed-seq-len.0.isl': "
+            "Input should be a valid integer",
+        ),
+        (
+            "  model-prefix: m\n",
+            "  model-prefix: m_x\n",
+            "amd-master.yaml:4: key 'k.model-prefix': String should match pattern",
+        ),
     ],
     ids=["missing-tp", "conc-range", "missing-model", "bad-isl", "underscore-prefix"],
 )
@@ -133,7 +145,7 @@ def test_malformed_yaml_and_duplicate_keys(tmp_path: Path) -> None:
         load_bench_repo(_repo_with(tmp_path, "k:\n  a: [1,\n  b: 2\n"))
     source = _repo_with(tmp_path, GOOD)
     (tmp_path / "configs" / "nvidia-master.yaml").write_text(GOOD)
-    with pytest.raises(InputError, match="also defined in configs/amd-master.yaml"):
+    with pytest.raises(InputError, match=r"also defined in configs/amd-master\.yaml"):
         load_bench_repo(source)
 
 
@@ -247,7 +259,8 @@ def test_launcher_edits() -> None:
     assert probing["MODEL"] == "<MODEL_PATH:opaque:launcher-staged-model>"
     docker = Launcher(gpu_token="h100", framework_tagged_first=False, whitelist=["MODEL", "TP"])
     assert apply_launcher(base, docker, fleet="h100-cr", runner_node=None) == {
-        "MODEL": "openai/gpt-oss-120b", "TP": "8"
+        "MODEL": "openai/gpt-oss-120b",
+        "TP": "8",
     }
     opaque = Launcher(gpu_token="mi300x", framework_tagged_first=False, port="opaque")
     assert apply_launcher({}, opaque, fleet="mi300x-amds", runner_node="mi300x-amds_01") == {
@@ -256,7 +269,8 @@ def test_launcher_edits() -> None:
 
 
 def test_changelog_entries_per_key(repo) -> None:  # type: ignore[no-untyped-def]
-    assert [e.pr_link.rsplit("/", 1)[1] for e in repo.changelog_entries("acme7b-fp8-mi355x-vllm")] == [
+    entries = repo.changelog_entries("acme7b-fp8-mi355x-vllm")
+    assert [e.pr_link.rsplit("/", 1)[1] for e in entries] == [
         "101", "102",
     ]  # fmt: skip
     assert [e.index for e in repo.changelog_entries("acme7b-fp8-h100-vllm")] == [1]

@@ -11,7 +11,9 @@ from bot.shell import ScriptResult, evaluate_script
 from bot.sources import DirectorySource
 
 SCRIPT = "benchmarks/single_node/fixed_seq_len/case.sh"
-LIBRARY = Path(__file__).resolve().parent.parent / "data" / "bench" / "benchmarks" / "benchmark_lib.sh"
+LIBRARY = (
+    Path(__file__).resolve().parent.parent / "data" / "bench" / "benchmarks" / "benchmark_lib.sh"
+)
 
 Runner = Callable[..., ScriptResult]
 

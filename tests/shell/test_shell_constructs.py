@@ -41,9 +41,23 @@ Y='single $MODEL "kept"'
 vllm serve m --a "$X" --b "$Y" --c it\'s --d "${MODEL}x" --e "" --f $'tab\there'
 """,
         {},
-        ["vllm", "serve", "m", "--a", 'a "quoted" $HOME \\ back', "--b",
-         'single $MODEL "kept"', "--c", "it's", "--d", "acme/Foo-7Bx", "--e", "",
-         "--f", "tab\there"],
+        [
+            "vllm",
+            "serve",
+            "m",
+            "--a",
+            'a "quoted" $HOME \\ back',
+            "--b",
+            'single $MODEL "kept"',
+            "--c",
+            "it's",
+            "--d",
+            "acme/Foo-7Bx",
+            "--e",
+            "",
+            "--f",
+            "tab\there",
+        ],
     ),
     (
         "json-with-escaped-quotes-and-interpolation",
@@ -51,8 +65,15 @@ vllm serve m --a "$X" --b "$Y" --c it\'s --d "${MODEL}x" --e "" --f $'tab\there'
 vllm serve m --speculative-config "$SPEC" --compilation-config '{"level": 3}'
 """,
         {},
-        ["vllm", "serve", "m", "--speculative-config", '{"method":"mtp","num_speculative_tokens":4}',
-         "--compilation-config", '{"level": 3}'],
+        [
+            "vllm",
+            "serve",
+            "m",
+            "--speculative-config",
+            '{"method":"mtp","num_speculative_tokens":4}',
+            "--compilation-config",
+            '{"level": 3}',
+        ],
     ),
     (
         "heredoc-expanding-into-variable",
@@ -78,7 +99,7 @@ vllm serve m --x "$SPEC"
     ),
     (
         "heredoc-tab-stripped",
-        "CFG=$(cat <<-EOF\n\t\tline one $TP\n\tline two\n\tEOF\n)\nvllm serve m --x \"$CFG\"\n",
+        'CFG=$(cat <<-EOF\n\t\tline one $TP\n\tline two\n\tEOF\n)\nvllm serve m --x "$CFG"\n',
         {},
         ["vllm", "serve", "m", "--x", "line one 4\nline two"],
     ),
@@ -104,9 +125,18 @@ vllm serve m $A $B $C $D $E x${F}x $G
 vllm serve m ${P#*/} ${P##*/} ${P%.*} ${P%%.*} ${MODEL#*/} ${MODEL%/*} ${P##*[0-9]B-}
 """,
         {},
-        ["vllm", "serve", "m", "models/acme/Foo-7B-FP8.tar.gz", "Foo-7B-FP8.tar.gz",
-         "/models/acme/Foo-7B-FP8.tar", "/models/acme/Foo-7B-FP8", "Foo-7B", "acme",
-         "FP8.tar.gz"],
+        [
+            "vllm",
+            "serve",
+            "m",
+            "models/acme/Foo-7B-FP8.tar.gz",
+            "Foo-7B-FP8.tar.gz",
+            "/models/acme/Foo-7B-FP8.tar",
+            "/models/acme/Foo-7B-FP8",
+            "Foo-7B",
+            "acme",
+            "FP8.tar.gz",
+        ],
     ),
     (
         "replace-length-case",
@@ -116,8 +146,18 @@ L=${#MODEL}
 vllm serve m $N $S $L ${MODEL^^} ${MODEL,,} ${MODEL:5:3} ${MODEL: -2}
 """,
         {},
-        ["vllm", "serve", "m", "acme--Foo-7B", "acme/F0o-7B", "11", "ACME/FOO-7B",
-         "acme/foo-7b", "Foo", "7B"],
+        [
+            "vllm",
+            "serve",
+            "m",
+            "acme--Foo-7B",
+            "acme/F0o-7B",
+            "11",
+            "ACME/FOO-7B",
+            "acme/foo-7b",
+            "Foo",
+            "7B",
+        ],
     ),
     (
         "export-local-unset",
@@ -173,8 +213,24 @@ CSV=$(IFS=,; echo "${SIZES[*]}")
 vllm serve m "${ARGS[@]}" "$JOINED" "$CSV" ${!SIZES[@]} "${#ARGS[@]}" "${ARGS[1]}" "${ARGS[-1]}"
 """,
         {},
-        ["vllm", "serve", "m", "--tensor-parallel-size", "4", "--max-model-len", "9472",
-         "two words", "1 2 4", "1,2,4", "0", "1", "2", "5", "4", "two words"],
+        [
+            "vllm",
+            "serve",
+            "m",
+            "--tensor-parallel-size",
+            "4",
+            "--max-model-len",
+            "9472",
+            "two words",
+            "1 2 4",
+            "1,2,4",
+            "0",
+            "1",
+            "2",
+            "5",
+            "4",
+            "two words",
+        ],
     ),
     (
         "array-as-command-prefix",
@@ -245,8 +301,16 @@ fi
 vllm serve m $PORT_ARGS $PARALLEL_ARGS
 """,
         {"DP_ATTENTION": "true"},
-        ["vllm", "serve", "m", "--port", "8898", "--data-parallel-size", "4",
-         "--enable-expert-parallel"],
+        [
+            "vllm",
+            "serve",
+            "m",
+            "--port",
+            "8898",
+            "--data-parallel-size",
+            "4",
+            "--enable-expert-parallel",
+        ],
     ),
     (
         "case-arms",
@@ -269,7 +333,7 @@ vllm serve m "$(pick "")" "$(pick mooncake)" "$(pick vllm-simple)" "$(pick x)"
 case "$KV_OFFLOAD_BACKEND" in
     "") ;;
     lmcache)
-        OFFLOAD_ARGS=(--kv-transfer-config '{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"}')
+        OFFLOAD_ARGS=(--kv-transfer-config '{"kv_connector":"LMCacheConnectorV1"}')
         ;;
     vllm-simple)
         BYTES=$(( TOTAL_CPU_DRAM_GB * 1000 * 1000 * 1000 / TP ))
@@ -280,8 +344,15 @@ esac
 vllm serve m "${OFFLOAD_ARGS[@]}"
 """,
         {"KV_OFFLOAD_BACKEND": "vllm-simple", "TOTAL_CPU_DRAM_GB": "200"},
-        ["vllm", "serve", "m", "--kv-offloading-backend", "native", "--kv-offloading-size",
-         "50000000000"],
+        [
+            "vllm",
+            "serve",
+            "m",
+            "--kv-offloading-backend",
+            "native",
+            "--kv-offloading-size",
+            "50000000000",
+        ],
     ),
     (
         "eval-only-drops-synthetic-acceptance",
@@ -294,8 +365,13 @@ SPEC="{\\"method\\":\\"mtp\\",$REJECT}"
 vllm serve m --speculative-config "$SPEC"
 """,
         {"EVAL_ONLY": "true"},
-        ["vllm", "serve", "m", "--speculative-config",
-         '{"method":"mtp","rejection_sample_method":"block"}'],
+        [
+            "vllm",
+            "serve",
+            "m",
+            "--speculative-config",
+            '{"method":"mtp","rejection_sample_method":"block"}',
+        ],
     ),
     # 7. loops
     (
@@ -337,8 +413,46 @@ ECHOED=$(echo -n "$MODEL")
 vllm serve m "$DIR" "$BASE" $NUM $GMU "$PAD" "$QUOTED" $CSV "$ECHOED"
 """,
         {},
-        ["vllm", "serve", "m", "benchmarks/single_node/fixed_seq_len", "case", "4", "0.90",
-         "00042|acme/Foo-7B|ff", '\\{\\"a\\":\\ 1\\}', "1,2,3,4", "acme/Foo-7B"],
+        [
+            "vllm",
+            "serve",
+            "m",
+            "benchmarks/single_node/fixed_seq_len",
+            "case",
+            "4",
+            "0.90",
+            "00042|acme/Foo-7B|ff",
+            '\\{\\"a\\":\\ 1\\}',
+            "1,2,3,4",
+            "acme/Foo-7B",
+        ],
+    ),
+    (
+        "brace-expansion",
+        """for i in {1..3}; do L+=($i); done
+vllm serve m a{b,c}d "{q,r}" ${TP}{x,y} {05..7} {1,{2,3}} x{} "${L[@]}"
+""",
+        {},
+        [
+            "vllm",
+            "serve",
+            "m",
+            "abd",
+            "acd",
+            "{q,r}",
+            "4x",
+            "4y",
+            "05",
+            "06",
+            "07",
+            "1",
+            "2",
+            "3",
+            "x{}",
+            "1",
+            "2",
+            "3",
+        ],
     ),
     # 10. script-defined functions
     (
@@ -354,8 +468,16 @@ serve() { vllm serve "$MODEL" "${FLAGS[@]}" "$@"; }
 serve --port "$PORT"
 """,
         {},
-        ["vllm", "serve", "acme/Foo-7B", "--tensor-parallel-size", "4",
-         "--enable-expert-parallel", "--port", "8888"],
+        [
+            "vllm",
+            "serve",
+            "acme/Foo-7B",
+            "--tensor-parallel-size",
+            "4",
+            "--enable-expert-parallel",
+            "--port",
+            "8888",
+        ],
     ),
     # launch forms
     (
@@ -370,8 +492,15 @@ serve --port "$PORT"
         """nohup python3 -m vllm.entrypoints.openai.api_server --model "$MODEL" --port $PORT &
 """,
         {},
-        ["python3", "-m", "vllm.entrypoints.openai.api_server", "--model", "acme/Foo-7B",
-         "--port", "8888"],
+        [
+            "python3",
+            "-m",
+            "vllm.entrypoints.openai.api_server",
+            "--model",
+            "acme/Foo-7B",
+            "--port",
+            "8888",
+        ],
     ),
     (
         "printf-q-command-file-then-array-launch",

@@ -22,7 +22,8 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "bench"
 SCRIPTS = sorted((DATA / "benchmarks").rglob("*.sh"))
 ENV = {"MODEL": "acme/Foo-7B", "TP": "4", "CONC": "16", "ISL": "1024", "OSL": "1024",
        "MAX_MODEL_LEN": "2304", "EVAL_ONLY": "false", "KV_OFFLOADING": "none",
-       "KV_OFFLOAD_BACKEND": "", "RESULT_DIR": "/workspace/results", "DURATION": "3600"}  # fmt: skip
+       "KV_OFFLOAD_BACKEND": "", "RESULT_DIR": "/workspace/results",
+       "DURATION": "3600"}  # fmt: skip
 
 
 class Executed(AssertionError):
@@ -37,7 +38,8 @@ def no_processes(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in ("Popen", "run", "call", "check_call", "check_output", "getoutput"):
         monkeypatch.setattr(subprocess, name, refuse)
     for name in ("system", "popen", "execv", "execve", "execvp", "execvpe", "execl", "execlp",
-                 "spawnv", "spawnve", "spawnvp", "posix_spawn", "posix_spawnp", "fork"):  # fmt: skip
+                 "spawnv", "spawnve", "spawnvp", "posix_spawn", "posix_spawnp",
+                 "fork"):  # fmt: skip
         if hasattr(os, name):
             monkeypatch.setattr(os, name, refuse)
     yield
@@ -123,15 +125,24 @@ def test_hostile_script_leaves_no_trace(tmp_path: Path, no_processes: None) -> N
         ("for ((i=0; ; i++)); do :; done\nvllm serve m\n", "loop"),
         ("while true; do X=1; done\n", "loop"),
         ("f() { f; }\nf\n", "nesting"),
-        ("A=x\nfor i in $(seq 1 64); do A=\"$A$A\"; done\nvllm serve \"$A\"\n", "characters"),
-        ("A=(x)\nfor i in $(seq 1 64); do A=(\"${A[@]}\" \"${A[@]}\"); done\n", "elements"),
+        ('A=x\nfor i in $(seq 1 64); do A="$A$A"; done\nvllm serve "$A"\n', "characters"),
+        ('A=(x)\nfor i in $(seq 1 64); do A=("${A[@]}" "${A[@]}"); done\n', "elements"),
         ("X=" + "$(" * 400 + "echo" + ")" * 400 + "\n", "nesting"),
         ("if true; then " * 300 + "vllm serve m" + "; fi" * 300 + "\n", "nesting"),
         ("for a in $(seq 1 400); do for b in $(seq 1 400); do :; done; done\n", "step"),
         ("for i in $(seq 1 100000); do :; done\n", "words"),
     ],
-    ids=["c-for-forever", "while-true", "recursion", "string-blowup", "array-blowup",
-         "deep-substitution", "deep-if", "long-loop", "huge-word-list"],  # fmt: skip
+    ids=[
+        "c-for-forever",
+        "while-true",
+        "recursion",
+        "string-blowup",
+        "array-blowup",
+        "deep-substitution",
+        "deep-if",
+        "long-loop",
+        "huge-word-list",
+    ],
 )
 def test_budget_stops_pathological_scripts(tmp_path: Path, script: str, limit: str) -> None:
     (tmp_path / "x.sh").write_text(script)
@@ -178,8 +189,9 @@ def test_random_scripts_never_raise_untyped(parts: list[str], glue: str) -> None
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.sampled_from(SCRIPTS),
-    st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 8), st.binary(max_size=6)),
-             max_size=6),  # fmt: skip
+    st.lists(
+        st.tuples(st.integers(0, 10_000), st.integers(0, 8), st.binary(max_size=6)), max_size=6
+    ),
 )
 def test_mutated_fixture_scripts_never_raise_untyped(
     path: Path, edits: list[tuple[int, int, bytes]]

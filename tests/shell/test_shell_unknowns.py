@@ -36,7 +36,7 @@ vllm serve "$SNAPSHOT" --tp "$TP"
     assert result.argv == ("vllm", "serve", "<python3:opaque:command-output>", "--tp", "4")
     (item,) = result.unresolved
     assert item.file == SCRIPT and item.line == 1
-    assert item.what == 'output of `python3 - acme/Foo-7B`'
+    assert item.what == "output of `python3 - acme/Foo-7B`"
     assert "not executed" in item.why
 
 
@@ -160,7 +160,9 @@ vllm serve m --max-model-len "$LEN" --ctx "$CTX" --port "$PORT"
 
 
 def test_check_env_vars_fails_on_empty(run_script: Runner) -> None:
-    script = 'source "$(dirname "$0")/../../benchmark_lib.sh"\ncheck_env_vars MODEL CONC\nvllm serve m\n'
+    script = (
+        'source "$(dirname "$0")/../../benchmark_lib.sh"\ncheck_env_vars MODEL CONC\nvllm serve m\n'
+    )
     result = run_script(script, {"MODEL": "m", "CONC": ""}, library=True)
     assert result.status == "invalid"
     assert "CONC" in (result.invalid or "")
@@ -233,7 +235,8 @@ def test_missing_library_is_reported(run_script: Runner) -> None:
 
 def test_sibling_script_runs_as_a_child_with_exported_env(run_script: Runner) -> None:
     result = run_script(
-        'export EXTRA=--enforce-eager\nLOCAL=not-exported\nexec env MTP=1 bash "$(dirname "$0")/impl.sh"\n',
+        "export EXTRA=--enforce-eager\nLOCAL=not-exported\n"
+        'exec env MTP=1 bash "$(dirname "$0")/impl.sh"\n',
         ENV,
         files={
             "benchmarks/single_node/fixed_seq_len/impl.sh": (

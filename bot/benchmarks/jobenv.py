@@ -27,6 +27,14 @@ TEMPLATE_CONSTANTS: dict[str, str] = {
     "AIPERF_FAILED_REQUEST_THRESHOLD": "0.10",
     "SWEBENCH_USE_MODAL": "true",
 }
+# Inputs of the template whose values depend on how the sweep was dispatched (labels, inputs).
+TEMPLATE_INPUTS = (
+    "REQUIRE_POWER",
+    "AIPERF_EXPERIMENTAL_FAST",
+    "EVAL_LIMIT",
+    "SWEBENCH_GEN_MODE",
+    "SALLOC_EXCLUDE",
+)
 DRAM_CAP_MIB = 2_861_022
 
 
@@ -103,6 +111,8 @@ def template_env(
         "TOTAL_CPU_DRAM_GB": total_cpu_dram_gb(row, entry.runner, runners),
         "DURATION": str(AGENTIC_DURATION),
         **TEMPLATE_CONSTANTS,
+        **{name: placeholder(name, "workflow-input") for name in TEMPLATE_INPUTS},
+        "HF_TOKEN": placeholder("HF_TOKEN", "secret"),
         "RUNNER_NAME": runner_name,
         "RUNNER_TYPE": entry.runner,
         "RESULT_FILENAME": result_filename(entry, row, runner_name),

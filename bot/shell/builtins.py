@@ -94,11 +94,15 @@ def b_set(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> 
         if word in ("-o", "+o") and index + 1 < len(args):
             if args[index + 1].s == "errexit":
                 ev.st.errexit = word == "-o"
+            if args[index + 1].s == "nounset":
+                ev.st.nounset = word == "-o"
             index += 2
             continue
         if word.startswith(("-", "+")) and len(word) > 1:
             if "e" in word[1:]:
                 ev.st.errexit = word.startswith("-")
+            if "u" in word[1:]:
+                ev.st.nounset = word.startswith("-")
             index += 1
             continue
         ev.st.positional[-1] = tuple(args[index:])

@@ -358,7 +358,10 @@ class Evaluator(Expander):
         if var is None or (var.scalar is None and not var.is_array):
             dynamic = self._dynamic(name, span)
             if dynamic is None:
-                return VarView([], False, "@" if index in ("@", "*") else None)
+                maybe_unset = (
+                    frozenset({var.maybe}) if var is not None and var.maybe else EMPTY_TAINTS
+                )
+                return VarView([], False, "@" if index in ("@", "*") else None, maybe_unset)
             var = dynamic
         maybe = frozenset({var.maybe}) if var.maybe is not None else EMPTY_TAINTS
         if index is None:
@@ -403,6 +406,16 @@ class Evaluator(Expander):
             item = self.unresolved(span, f"${name}", REASONS.get(reason, reason))
             return Var(scalar=opaque(name, reason, item))
         return None
+
+    def unbound(self, name: str, view: VarView, span: SourceSpan) -> None:
+        if (
+            self.st.nounset
+            and not view.is_set
+            and not view.taints
+            and view.splat is None
+            and name not in ("@", "*")
+        ):
+            raise ExpansionError(f"{name}: unbound variable (set -u)", span)
 
     def assign_scalar(self, name: str, value: Text, span: SourceSpan) -> None:
         self.set_var(name, value, span)
@@ -1035,6 +1048,12 @@ class Evaluator(Expander):
     def exec_declaration(self, node: Node, pf: ParsedFile) -> None:
         keyword = first_token(node)
         span = SourceSpan(pf.display, pf.node_line(node))
+        options = [pf.text(c) for c in named_children(node) if pf.text(c).startswith("-")]
+        if keyword in ("declare", "typeset", "local", "export") and any(
+            "p" in option for option in options
+        ):
+            self._declare_print(node, pf, span)
+            return
         flags = ""
         unexport = False
         in_function = len(self.st.frames) > 1
@@ -1088,6 +1107,32 @@ class Evaluator(Expander):
                     self.st.store(name, Var(assoc=()))
                 self._mark(name, export, unexport, flags, local=local)
         self.st.status = 0
+
+    def _declare_print(self, node: Node, pf: ParsedFile, span: SourceSpan) -> None:
+        """``declare -p NAME…``: status says whether every name is set (a common test)."""
+        names = [
+            pf.text(c) if c.type == "variable_name" else self.string(pf, c).s
+            for c in named_children(node)
+            if not pf.text(c).startswith("-")
+        ]
+        status: int | None = 0
+        lines: list[Text] = []
+        for name in names:
+            var = self.st.lookup(name)
+            if var is None or (var.scalar is None and not var.is_array):
+                if var is not None and var.maybe is not None:
+                    status = None
+                    continue
+                status = 1 if status is not None else None
+                continue
+            value = var.first()
+            if not value.known or var.maybe is not None:
+                status = None
+            flag = "-x" if var.exported else "--"
+            lines.append(Text.lit(f"declare {flag} {name}=") + value + Text.lit("\n"))
+        if self.st.out is not None:
+            self.st.out.chunks.extend(lines)
+        self.st.status = status
 
     def _mark(self, name: str, export: bool, unexport: bool, flags: str, *, local: bool) -> None:
         if not name:

@@ -92,6 +92,7 @@ class State:
     out: Capture | None = None  # None: stdout goes to the job log (discarded)
     stdin: Text | None = None  # None: nothing known on stdin
     errexit: bool = False
+    nounset: bool = False
     sources: list[str] = field(default_factory=list)  # BASH_SOURCE, innermost first
     funcnames: list[str] = field(default_factory=list)
     condition: int = 0  # >0 while evaluating an if/while/&&/|| condition (errexit off)

@@ -150,6 +150,8 @@ REASONS: dict[str, str] = {
     "library-side-effect": "a library helper that is not evaluated may assign it",
     "derived": "computed from a value that is not statically known",
     "unknown-input": "the value was given as unknown",
+    "secret": "a repository secret, never known statically",
+    "workflow-input": "a workflow input or PR label chosen when the sweep is dispatched",
 }
 
 

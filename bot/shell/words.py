@@ -386,6 +386,9 @@ class Expander:
     def ifs(self) -> str:
         raise NotImplementedError
 
+    def unbound(self, name: str, view: VarView, span: SourceSpan) -> None:
+        """``set -u``: expanding an unset parameter without a default is fatal."""
+
     def home(self, span: SourceSpan) -> Text:
         raise NotImplementedError
 
@@ -658,11 +661,15 @@ class Expander:
         self, name: str, index: str | None, dq: bool, span: SourceSpan
     ) -> list[Piece]:
         view = self.param(name, index, span)
+        self.unbound(name, view, span)
         return self._view_pieces(view, dq)
 
     def _view_pieces(self, view: VarView, dq: bool) -> list[Piece]:
         if view.splat is None:
-            value = view.values[0] if view.values else EMPTY
+            if view.values:
+                value = view.values[0]
+            else:
+                value = Text.lit("", None, view.taints) if view.taints else EMPTY
             return [Seg(value, dq, not dq)]
         if view.splat == "*" and dq:
             sep = self.ifs()[:1]
@@ -724,6 +731,7 @@ class Expander:
 
         if length:
             view = self.param(name, index, span)
+            self.unbound(name, view, span)
             if view.splat is not None:
                 value = Text.lit(str(len(view.values)))
             else:
@@ -760,6 +768,8 @@ class Expander:
             return self._apply(pf, view, q, end, rest, name=ref.s, dq=dq, span=span)
 
         view = self.param(name, index, span)
+        if not rest:
+            self.unbound(name, view, span)
         return self._apply(pf, view, q, end, rest, name=name, dq=dq, span=span)
 
     def _apply(

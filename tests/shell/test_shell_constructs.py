@@ -618,6 +618,23 @@ vllm serve m
     )
 
 
+def test_set_u_unbound_variable_exits_but_defaults_do_not(run_script: Runner) -> None:
+    ok = run_script(
+        """set -euo pipefail
+X=${UNSET_VAR:-d}
+declare -p UNSET_VAR >/dev/null 2>&1 || MISSING=yes
+declare -p TP >/dev/null 2>&1 && PRESENT=yes
+f() { echo "${1-none}"; }
+vllm serve m "$X" "$MISSING" "$PRESENT" "$(f)"
+""",
+        ENV,
+    )
+    assert ok.argv == ("vllm", "serve", "m", "d", "yes", "yes", "none")
+    bad = run_script("set -u\nvllm serve m $UNSET_VAR\n", ENV)
+    assert bad.status == "invalid"
+    assert "UNSET_VAR: unbound variable" in (bad.invalid or "")
+
+
 def test_set_e_failure_exits(run_script: Runner) -> None:
     result = run_script("set -e\nfalse\nvllm serve m\n", ENV)
     assert result.status == "invalid"

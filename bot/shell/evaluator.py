@@ -503,6 +503,7 @@ class Evaluator(Expander):
             node.has_error
             and node.type != "ERROR"
             and node.start_byte >= self._error_until.get(id(pf), -1)
+            and _syntax_error(node)
         ):
             # bash would reject this statement; evaluate what tree-sitter recovered, but say so
             self._error_until[id(pf)] = node.end_byte
@@ -545,6 +546,11 @@ class Evaluator(Expander):
         for child in node.children:
             if not child.is_named or child.type == "comment":
                 continue
+            if assignments and not words and _newline_between(pf, assignments[-1], child):
+                # tree-sitter-bash joins `X=1` and the next line's command; bash does not
+                for assignment in assignments:
+                    self.exec_assignment(assignment, pf)
+                assignments = []
             if child.type == "variable_assignment" and not words:
                 assignments.append(child)
             elif child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
@@ -1865,6 +1871,35 @@ class Evaluator(Expander):
 
 def _item_key(item: Unresolved) -> tuple[str, int, str]:
     return (item.file, item.line or 0, item.what)
+
+
+# Regions the evaluator reads from source text itself, where tree-sitter-bash's grammar gaps
+# (e.g. `$((10#$X))`) are not errors bash would see.
+_TEXT_EVALUATED = frozenset({"arithmetic_expansion", "expansion", "c_style_for_statement", "regex"})
+
+
+def _syntax_error(node: Node) -> bool:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "ERROR" or current.is_missing:
+            return True
+        if not current.has_error or current.type in _TEXT_EVALUATED:
+            continue
+        if (
+            current.type == "compound_statement"
+            and current.children[:1]
+            and (current.children[0].type == "((")
+        ):
+            continue
+        stack.extend(current.children)
+    return False
+
+
+def _newline_between(pf: ParsedFile, before: Node, after: Node) -> bool:
+    """An unescaped newline separates two nodes (so they are two commands to bash)."""
+    gap = pf.data[before.end_byte : after.start_byte]
+    return b"\n" in gap.replace(b"\\\n", b"")
 
 
 def _short(text: str, limit: int = 80) -> str:

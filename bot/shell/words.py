@@ -853,8 +853,6 @@ class Expander:
             if transform in "ULuQE":
 
                 def apply(value: str) -> str:
-                    from bot.shell.purecmd import shell_quote
-
                     if transform == "U":
                         return value.upper()
                     if transform == "L":
@@ -862,7 +860,7 @@ class Expander:
                     if transform == "u":
                         return value[:1].upper() + value[1:]
                     if transform == "Q":
-                        return shell_quote(value)
+                        return "'" + value.replace("'", "'\\''") + "'"
                     return decode_ansi_c(value)
 
                 return self._map(view, apply, EMPTY_TAINTS, dq, f"{name}@{transform}")

@@ -454,6 +454,34 @@ vllm serve m a{b,c}d "{q,r}" ${TP}{x,y} {05..7} {1,{2,3}} x{} "${L[@]}"
             "3",
         ],
     ),
+    (
+        "read-assoc-rematch-printf-v-transforms",
+        """LIST="a,b c,d"
+IFS=, read -ra PARTS <<< "$LIST"
+declare -A MAP=([gpu]=mi355x [tp]=8)
+N=$((10#$X + 1))
+printf -v PADDED '%03d' 7
+[[ "v0.11.2" =~ ^v([0-9]+)\.([0-9]+) ]] && MAJ=${BASH_REMATCH[1]} MIN=${BASH_REMATCH[2]}
+vllm serve m "${PARTS[@]}" ${#PARTS[@]} "${MAP[tp]}" $N $PADDED "$MAJ.$MIN" "${LIST@Q}" ${LIST^^}
+""",
+        {"X": "08"},
+        [
+            "vllm",
+            "serve",
+            "m",
+            "a",
+            "b c",
+            "d",
+            "3",
+            "8",
+            "9",
+            "007",
+            "0.11",
+            "'a,b c,d'",
+            "A,B",
+            "C,D",
+        ],
+    ),
     # 10. script-defined functions
     (
         "functions-inlined-with-positional-args",

@@ -180,13 +180,17 @@ FRAGMENTS = [
 ]  # fmt: skip
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(st.lists(st.sampled_from(FRAGMENTS), max_size=40), st.sampled_from([" ", "\n", ""]))
 def test_random_scripts_never_raise_untyped(parts: list[str], glue: str) -> None:
     _evaluate_safely(glue.join(parts))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(
     st.sampled_from(SCRIPTS),
     st.lists(

@@ -1301,7 +1301,7 @@ class Evaluator(Expander):
 
     def repo_path(self, path: Text) -> str | None:
         """Repository-relative path for ``path`` if it lies inside the repository."""
-        if not path.known or not path.s:
+        if not path.known or not path.s or "\x00" in path.s:
             return None
         raw = path.s
         if raw.startswith("/"):
@@ -1361,6 +1361,8 @@ class Evaluator(Expander):
         if op in ("-d", "-e") and key in fs.dirs:
             return True
         repo = self.repo_path(path)
+        if repo == "":
+            return op in ("-d", "-e", "-r")  # the repository root
         if repo is not None:
             if op in ("-f", "-e", "-r", "-s") and self.source.exists(repo):
                 return True

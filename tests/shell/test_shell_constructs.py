@@ -456,7 +456,7 @@ vllm serve m a{b,c}d "{q,r}" ${TP}{x,y} {05..7} {1,{2,3}} x{} "${L[@]}"
     ),
     (
         "read-assoc-rematch-printf-v-transforms",
-        """LIST="a,b c,d"
+        r"""LIST="a,b c,d"
 IFS=, read -ra PARTS <<< "$LIST"
 declare -A MAP=([gpu]=mi355x [tp]=8)
 N=$((10#$X + 1))

@@ -207,6 +207,17 @@ def test_mutated_fixture_scripts_never_raise_untyped(
     _evaluate_safely(bytes(data).decode("utf-8", "replace"))
 
 
+SHELL_CHARS = list("$(){}[]\"'`\\<>|&;#=*?!~ \n\tabcxyz019-+/%:,.@^")
+
+
+@settings(
+    max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(st.text(alphabet=st.sampled_from(SHELL_CHARS), max_size=120))
+def test_random_characters_never_raise_untyped(text: str) -> None:
+    _evaluate_safely(text)
+
+
 def _evaluate_safely(text: str) -> None:
     import tempfile
 

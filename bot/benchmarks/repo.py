@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bot.benchmarks.changelog import ChangelogEntry, entries_for, load_changelog
 from bot.benchmarks.configs import ConfigNode, MasterEntry, load_master_configs, validate_entry
@@ -131,33 +131,31 @@ def extract(
     extra: list[Unresolved] = []
     if choice.ambiguity:
         extra.append(Unresolved("script", choice.ambiguity, node.file, node.line))
-    common = {
-        "config_key": config_key,
-        "point": point,
-        "arm": arm,
-        "framework": entry.framework,
-        "runner": entry.runner,
-        "model": entry.model,
-        "precision": entry.precision,
-        "image": entry.image,
-        "model_prefix": entry.model_prefix,
-        "job_env": env,
-        "fleet": choice.fleet,
-        "runner_node": runner_node,
-    }
+    base = LaunchLine(
+        config_key=config_key,
+        point=point,
+        arm=arm,
+        framework=entry.framework,
+        runner=entry.runner,
+        model=entry.model,
+        precision=entry.precision,
+        image=entry.image,
+        model_prefix=entry.model_prefix,
+        script=None,
+        script_blob_sha=None,
+        argv=(),
+        argv_sources=(),
+        env={},
+        job_env=env,
+        unresolved=tuple(extra),
+        invalid=None,
+        status="no-script",
+        reason=choice.problem,
+        fleet=choice.fleet,
+        runner_node=runner_node,
+    )
     if choice.path is None:
-        return LaunchLine(
-            script=None,
-            script_blob_sha=None,
-            argv=(),
-            argv_sources=(),
-            env={},
-            unresolved=tuple(extra),
-            invalid=None,
-            status="no-script",
-            reason=choice.problem,
-            **common,  # type: ignore[arg-type]
-        )
+        return base
     result = evaluate_script(
         repo.source,
         choice.path,
@@ -167,7 +165,8 @@ def extract(
         env_label=f"<job env of {config_key}>",
     )
     parsed = repo.parser.parse_file(repo.source, choice.path)
-    return LaunchLine(
+    return replace(
+        base,
         script=choice.path,
         script_blob_sha=parsed.blob_sha,
         argv=result.argv,
@@ -181,7 +180,6 @@ def extract(
         assumptions=result.assumptions,
         files=result.files,
         launch=result.launch,
-        **common,  # type: ignore[arg-type]
     )
 
 

@@ -29,7 +29,53 @@ _TOKEN = re.compile(
     r"|(?P<op>\*\*=|<<=|>>=|\+\+|--|\*\*|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&^|]=|[-+*/%<>=!~&^|?:,()\[\]]))"
 )
 
-Ast = tuple[object, ...]
+
+@dataclass(frozen=True)
+class Num:
+    value: int
+
+
+@dataclass(frozen=True)
+class Ref:
+    name: str
+    index: Ast | None = None
+
+
+@dataclass(frozen=True)
+class Unary:
+    op: str
+    operand: Ast
+
+
+@dataclass(frozen=True)
+class Binary:
+    op: str
+    left: Ast
+    right: Ast
+
+
+@dataclass(frozen=True)
+class Ternary:
+    condition: Ast
+    yes: Ast
+    no: Ast
+
+
+@dataclass(frozen=True)
+class Assign:
+    op: str  # "=", "+=", … ; "++"/"--" with ``prefix`` for increments
+    target: Ref
+    value: Ast | None = None
+    prefix: bool = True
+
+
+@dataclass(frozen=True)
+class Comma:
+    first: Ast
+    second: Ast
+
+
+Ast = Num | Ref | Unary | Binary | Ternary | Assign | Comma
 
 
 def _tokens(text: str) -> list[tuple[str, str]]:
@@ -96,7 +142,7 @@ class _Parser:
 
     def parse(self) -> Ast:
         if not self.tokens:
-            return ("num", 0)
+            return Num(0)
         node = self.comma()
         if self.pos != len(self.tokens):
             raise ArithError(f'syntax error in expression (error token is "{self.peek()}")')
@@ -106,7 +152,7 @@ class _Parser:
         node = self.assign()
         while self.peek() == ",":
             self.take()
-            node = ("comma", node, self.assign())
+            node = Comma(node, self.assign())
         return node
 
     def assign(self) -> Ast:
@@ -116,18 +162,18 @@ class _Parser:
             op = self.peek()
             if op in {"=", "*=", "/=", "%=", "+=", "-=", "<<=", ">>=", "&=", "^=", "|=", "**="}:
                 self.take()
-                return ("assign", op, target, self.assign())
+                return Assign(op, target, self.assign())
             self.pos = start
         return self.ternary()
 
-    def lvalue(self) -> Ast:
+    def lvalue(self) -> Ref:
         _, name = self.take()
         if self.peek() == "[":
             self.take()
             index = self.comma()
             self.expect("]")
-            return ("var", name, index)
-        return ("var", name, None)
+            return Ref(name, index)
+        return Ref(name)
 
     def ternary(self) -> Ast:
         cond = self.binary(0)
@@ -136,7 +182,7 @@ class _Parser:
             yes = self.assign()
             self.expect(":")
             no = self.assign()
-            return ("tern", cond, yes, no)
+            return Ternary(cond, yes, no)
         return cond
 
     _LEVELS: tuple[tuple[str, ...], ...] = (
@@ -158,38 +204,38 @@ class _Parser:
         node = self.binary(level + 1)
         while self.peek() in self._LEVELS[level]:
             _, op = self.take()
-            node = ("bin", op, node, self.binary(level + 1))
+            node = Binary(op, node, self.binary(level + 1))
         return node
 
     def power(self) -> Ast:
         base = self.unary()
         if self.peek() == "**":
             self.take()
-            return ("bin", "**", base, self.power())
+            return Binary("**", base, self.power())
         return base
 
     def unary(self) -> Ast:
         op = self.peek()
         if op in {"+", "-", "!", "~"}:
             self.take()
-            return ("un", op, self.unary())
+            return Unary(op, self.unary())
         if op in {"++", "--"}:
             self.take()
             if self.pos >= len(self.tokens) or self.tokens[self.pos][0] != "name":
                 raise ArithError("syntax error: variable expected after ++/--")
-            return ("pre", op, self.lvalue())
+            return Assign(op, self.lvalue(), None, prefix=True)
         return self.postfix()
 
     def postfix(self) -> Ast:
         kind, value = self.take()
         if kind == "num":
-            return ("num", parse_number(value))
+            return Num(parse_number(value))
         if kind == "name":
             self.pos -= 1
             target = self.lvalue()
             if self.peek() in {"++", "--"}:
                 _, op = self.take()
-                return ("post", op, target)
+                return Assign(op, target, None, prefix=False)
             return target
         if value == "(":
             node = self.comma()
@@ -217,13 +263,13 @@ def evaluate(text: str, hooks: Hooks) -> int | None:
     return _eval(parse(text), hooks)
 
 
-def _operand(name: str, index: Ast | None, hooks: Hooks) -> int | None:
+def _operand(ref: Ref, hooks: Hooks) -> int | None:
     idx: int | None = None
-    if index is not None:
-        idx = _eval(index, hooks)
+    if ref.index is not None:
+        idx = _eval(ref.index, hooks)
         if idx is None:
             return None
-    raw = hooks.get(name, idx)
+    raw = hooks.get(ref.name, idx)
     if raw is None:
         return None
     raw = raw.strip()
@@ -276,73 +322,64 @@ def _binary(op: str, a: int, b: int) -> int:
 
 def _eval(node: Ast, hooks: Hooks) -> int | None:
     hooks.step()
-    kind = node[0]
-    if kind == "num":
-        return node[1]  # type: ignore[return-value]
-    if kind == "var":
-        return _operand(node[1], node[2], hooks)  # type: ignore[arg-type]
-    if kind == "un":
-        value = _eval(node[2], hooks)  # type: ignore[arg-type]
+    if isinstance(node, Num):
+        return node.value
+    if isinstance(node, Ref):
+        return _operand(node, hooks)
+    if isinstance(node, Unary):
+        value = _eval(node.operand, hooks)
         if value is None:
             return None
-        op = node[1]
-        if op == "-":
+        if node.op == "-":
             return wrap(-value)
-        if op == "!":
+        if node.op == "!":
             return int(not value)
-        return wrap(~value) if op == "~" else value
-    if kind == "bin":
-        op = str(node[1])
-        left = _eval(node[2], hooks)  # type: ignore[arg-type]
-        if op in {"&&", "||"}:
-            if left is not None and ((op == "&&" and not left) or (op == "||" and left)):
-                return int(op == "||")
-            right = _eval(node[3], hooks)  # type: ignore[arg-type]
+        return wrap(~value) if node.op == "~" else value
+    if isinstance(node, Binary):
+        left = _eval(node.left, hooks)
+        if node.op in ("&&", "||"):
+            if left is not None and (bool(left) == (node.op == "||")):
+                return int(node.op == "||")  # short circuit: the right side never runs
+            right = _eval(node.right, hooks)
             if left is None or right is None:
                 return None
             return int(bool(right))
-        right = _eval(node[3], hooks)  # type: ignore[arg-type]
+        right = _eval(node.right, hooks)
         if left is None or right is None:
             return None
-        return _binary(op, left, right)
-    if kind == "tern":
-        cond = _eval(node[1], hooks)  # type: ignore[arg-type]
-        if cond is None:
+        return _binary(node.op, left, right)
+    if isinstance(node, Ternary):
+        condition = _eval(node.condition, hooks)
+        if condition is None:
             return None
-        return _eval(node[2] if cond else node[3], hooks)  # type: ignore[arg-type]
-    if kind == "comma":
-        _eval(node[1], hooks)  # type: ignore[arg-type]
-        return _eval(node[2], hooks)  # type: ignore[arg-type]
-    if kind in {"assign", "pre", "post"}:
-        target = node[2]
-        assert isinstance(target, tuple)
-        name = str(target[1])
-        index: Ast | None = target[2]
-        idx: int | None = None
-        if index is not None:
-            idx = _eval(index, hooks)
-            if idx is None:
-                return None
-        if kind == "assign":
-            op = str(node[1])
-            value = _eval(node[3], hooks)  # type: ignore[arg-type]
-            if op != "=":
-                current = _operand(name, index, hooks)
-                value = (
-                    None if value is None or current is None else _binary(op[:-1], current, value)
-                )
+        return _eval(node.yes if condition else node.no, hooks)
+    if isinstance(node, Comma):
+        _eval(node.first, hooks)
+        return _eval(node.second, hooks)
+    return _assign(node, hooks)
+
+
+def _assign(node: Assign, hooks: Hooks) -> int | None:
+    target = node.target
+    idx: int | None = None
+    if target.index is not None:
+        idx = _eval(target.index, hooks)
+        if idx is None:
+            return None
+    current = _operand(target, hooks) if node.op != "=" else None
+    value: int | None
+    if node.op in ("++", "--"):
+        value = None if current is None else wrap(current + (1 if node.op == "++" else -1))
+    else:
+        assert node.value is not None
+        given = _eval(node.value, hooks)
+        if node.op == "=":
+            value = given
         else:
-            current = _operand(name, index, hooks)
-            step = 1 if node[1] == "++" else -1
-            value = None if current is None else wrap(current + step)
-        hooks.set(name, idx, value)
-        if value is None:
-            return None
-        if kind == "post":
-            return _operand_value_before(value, str(node[1]))
+            value = (
+                None if given is None or current is None else _binary(node.op[:-1], current, given)
+            )
+    hooks.set(target.name, idx, value)
+    if value is None or node.prefix or node.op not in ("++", "--"):
         return value
-    raise ArithError(f"unsupported arithmetic node {kind}")
-
-
-def _operand_value_before(after: int, op: str) -> int:
-    return wrap(after - 1) if op == "++" else wrap(after + 1)
+    return current  # postfix: the value before the increment

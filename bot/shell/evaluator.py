@@ -26,6 +26,8 @@ from tree_sitter import Node
 
 from bot.shell import arith, library, patterns
 from bot.shell.budget import Budget
+from bot.shell.builtins import BUILTINS as _BUILTINS
+from bot.shell.builtins import PURE as _PURE
 from bot.shell.effects import classify
 from bot.shell.errors import BudgetExceeded, ExtractionError
 from bot.shell.parse import ParsedFile, ScriptParser, first_token, named_children
@@ -33,6 +35,7 @@ from bot.shell.result import ScriptResult, SourceSpan, Unresolved
 from bot.shell.state import Capture, FileSystem, FunctionDef, State, Var, merge
 from bot.shell.text import (
     EMPTY,
+    PLACEHOLDER_RE,
     EMPTY_TAINTS,
     REASONS,
     Run,
@@ -46,6 +49,7 @@ from bot.shell.words import (
     Expander,
     ExpansionError,
     Field,
+    Piece,
     VarView,
     join_pieces,
 )
@@ -990,6 +994,7 @@ class Evaluator(Expander):
                 self.set_array(name, values, span, append=append)
         else:
             value = self.string(pf, value_node) if value_node is not None else EMPTY
+            value = _named_after(name, value)
             if key is not None:
                 if append:
                     old = self.st.lookup(name)
@@ -1412,8 +1417,8 @@ class Evaluator(Expander):
             return
         self.exec_block(node, pf)
 
-    def _arith_pieces(self, pf: ParsedFile, start: int, end: int) -> list:  # type: ignore[type-arg]
-        out: list = []  # type: ignore[type-arg]
+    def _arith_pieces(self, pf: ParsedFile, start: int, end: int) -> list[Piece]:
+        out: list[Piece] = []
         self._scan(pf, start, end, out, dq=True, heredoc=True, operand=False)
         return out
 
@@ -1871,6 +1876,14 @@ class Evaluator(Expander):
     _handlers: ClassVar[dict[str, Callable[[Evaluator, Node, ParsedFile], None]]] = {}
 
 
+def _named_after(name: str, value: Text) -> Text:
+    """``X=$(opaque command)``: call the placeholder after the variable it lands in."""
+    match = PLACEHOLDER_RE.fullmatch(value.s)
+    if match is None or match.group(2) != "command-output" or len(value.runs) != 1:
+        return value
+    return Text.lit(placeholder(name, "command-output"), value.runs[0].origin, value.taints)
+
+
 def _item_key(item: Unresolved) -> tuple[str, int, str]:
     return (item.file, item.line or 0, item.what)
 
@@ -1935,7 +1948,5 @@ Evaluator._handlers = {
     "comment": lambda self, node, pf: None,
 }
 
-from bot.shell.builtins import BUILTINS as _BUILTINS  # noqa: E402
-from bot.shell.builtins import PURE as _PURE  # noqa: E402
 
 __all__ = ["Evaluator", "ExitSignal", "ExtractionError", "LaunchSignal", "launch_kind"]

@@ -558,11 +558,15 @@ def sort_uniq(name: str, args: Sequence[str], text: str) -> tuple[str, int] | No
     flags = "".join(a[1:] for a in args if a.startswith("-"))
     if any(a for a in args if not a.startswith("-")) or set(flags) - set("unr"):
         return None
-    key = (lambda s: float(re.match(r"\s*-?\d*\.?\d*", s).group() or 0)) if "n" in flags else None  # type: ignore[union-attr]
-    try:
-        lines.sort(key=key, reverse="r" in flags)
-    except ValueError:
-        return None
+
+    def numeric(line: str) -> float:
+        match = re.match(r"\s*(-?\d+(\.\d*)?)", line)
+        return float(match.group(1)) if match else 0.0
+
+    if "n" in flags:
+        lines.sort(key=numeric, reverse="r" in flags)
+    else:
+        lines.sort(reverse="r" in flags)
     if "u" in flags:
         seen: list[str] = []
         for line in lines:

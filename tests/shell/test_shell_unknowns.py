@@ -33,7 +33,7 @@ vllm serve "$SNAPSHOT" --tp "$TP"
 """,
         ENV,
     )
-    assert result.argv == ("vllm", "serve", "<python3:opaque:command-output>", "--tp", "4")
+    assert result.argv == ("vllm", "serve", "<SNAPSHOT:opaque:command-output>", "--tp", "4")
     (item,) = result.unresolved
     assert item.file == SCRIPT and item.line == 1
     assert item.what == "output of `python3 - acme/Foo-7B`"

@@ -35,8 +35,8 @@ from bot.shell.result import ScriptResult, SourceSpan, Unresolved
 from bot.shell.state import Capture, FileSystem, FunctionDef, State, Var, merge
 from bot.shell.text import (
     EMPTY,
-    PLACEHOLDER_RE,
     EMPTY_TAINTS,
+    PLACEHOLDER_RE,
     REASONS,
     Run,
     Text,

@@ -74,7 +74,13 @@ _DYNAMIC_OPAQUE = {
     "BASH_VERSION": "host-probe",
     "USER": "host-probe",
     "HOME": "home",
+    "PATH": "host-probe",
+    "SHELL": "host-probe",
+    "TERM": "host-probe",
+    "LANG": "host-probe",
 }
+# The process's own bookkeeping, not part of what a launch line sets (as in the traces).
+_NOT_LAUNCH_ENV = frozenset({"PATH", "HOME", "PWD", "OLDPWD", "SHLVL", "_"})
 
 
 class ExitSignal(Exception):
@@ -742,6 +748,8 @@ class Evaluator(Expander):
         for name in order:
             var = visible.get(name)
             if var is None or not var.exported or var.is_array or var.scalar is None:
+                continue
+            if name in _NOT_LAUNCH_ENV:
                 continue
             value = var.scalar.with_taints(
                 frozenset({var.maybe}) if var.maybe is not None else EMPTY_TAINTS

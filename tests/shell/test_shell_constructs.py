@@ -591,6 +591,15 @@ VLLM_USE_V1=1 "${PFX[@]}" vllm serve m
     assert list(result.env) == ["TP", "VLLM_ENGINE_READY_TIMEOUT_S", "VLLM_USE_V1", "VLLM_ALL2ALL"]
 
 
+def test_path_and_home_are_not_launch_env(run_script: Runner) -> None:
+    result = run_script(
+        'set -u\nexport PATH="$HOME/.local/bin:$PATH"\nexport X=1\nvllm serve m\n', ENV
+    )
+    assert result.status == "launched"
+    assert dict(result.env) == {"X": "1"}
+    assert result.unresolved == ()
+
+
 def test_exports_in_branches_and_unset_input(run_script: Runner) -> None:
     result = run_script(
         """if [ "$DP_ATTENTION" = true ]; then export VLLM_DP=1; else export VLLM_TP_ONLY=1; fi

@@ -14,32 +14,41 @@ def _names(text: str) -> list[str]:
 @dataclass(frozen=True)
 class Effect:
     category: str
-    note: str
+    note: str  # what skipping it means (an assumption when run for its effect)
     status: int | None  # exit status assumed (None: unknown, conditions on it are undecidable)
+    kind: str = "a command"  # for "the output of … is only known at run time"
 
 
 _INSTALL = Effect(
     "package-install",
-    "package installation skipped (could change the installed engine version and its defaults)",
-    None,
+    "package installation skipped, assumed to succeed (it could change the installed engine "
+    "version and its defaults)",
+    0,
+    "a package installer",
 )
 _DOWNLOAD = Effect(
     "download",
-    "download skipped (assumed to complete; it does not change the launch argv)",
-    None,
+    "download skipped, assumed to complete (it does not change the launch argv)",
+    0,
+    "a download",
 )
 _SOURCE_EDIT = Effect(
     "source-edit",
-    "edit of installed code skipped (could patch the engine in place)",
-    None,
+    "edit of installed code skipped, assumed to succeed (it could patch the engine in place)",
+    0,
+    "a build or source-editing tool",
 )
 _PYTHON = Effect(
     "python",
-    "Python code not executed (could patch the engine, write files or print values)",
-    None,
+    "Python code not executed, assumed to succeed (it could patch the engine, write files or "
+    "print values)",
+    0,
+    "Python code (never executed statically)",
 )
-_SYSTEM = Effect("system", "system administration command skipped", None)
-_PROBE = Effect("host-probe", "host probe not run (its output is only known on the runner)", None)
+_SYSTEM = Effect(
+    "system", "system administration command skipped, assumed to succeed", 0, "a system command"
+)
+_PROBE = Effect("host-probe", "host probe not run", None, "a host probe")
 _NOOP = Effect("no-op", "", 0)
 
 _BY_NAME: dict[str, Effect] = {
@@ -49,7 +58,7 @@ _BY_NAME: dict[str, Effect] = {
     **dict.fromkeys(
         _names(
             "apt-get apt yum dnf apk sudo systemctl modprobe docker enroot srun salloc sbatch "
-            "scancel squeue scontrol ldconfig setfacl"
+            "scancel squeue scontrol ldconfig setfacl flock"
         ),
         _SYSTEM,
     ),

@@ -800,7 +800,10 @@ class Evaluator(Expander):
         if effect is not None:
             if effect.category != "host-probe" and self.st.out is None:
                 self.assume(span, "side-effect", f"`{_short(' '.join(words))}`", effect.note)
-            self._opaque_command(argv, span, effect.note)
+            self._opaque_command(
+                argv, span, f"the output of {effect.kind} is only known at run time"
+            )
+            self.st.status = effect.status  # side effects are assumed to succeed; probes unknown
             return
         if any(not t.known for t in argv):
             self._opaque_command(argv, span, "command with unknown arguments is not evaluated")

@@ -180,7 +180,13 @@ def merge(states: list[State], base: State, why: str, file: str, line: int | Non
                 continue
             exported = any(c is not None and c.exported for c in candidates)
             item = Unresolved(f"${name}", f"differs between branches of {why}", file, line)
-            frame[name] = Var(scalar=opaque(name, "undecidable-branch", item), exported=exported)
+            inherited: set[Unresolved] = set()
+            for candidate in candidates:
+                if candidate is not None:
+                    for value in candidate.elements():
+                        inherited |= value.taints
+            value = opaque(name, "undecidable-branch", item).with_taints(frozenset(inherited))
+            frame[name] = Var(scalar=value, exported=exported)
     for state in states[1:]:
         for name in state.export_order:
             merged.export_order.setdefault(name, None)

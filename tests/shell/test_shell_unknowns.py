@@ -256,3 +256,30 @@ def test_sibling_script_runs_as_a_child_with_exported_env(run_script: Runner) ->
 def test_unparsable_text_is_reported_not_guessed(run_script: Runner) -> None:
     result = run_script('if [ "$TP" = 4 ; then\nvllm serve m\n', ENV)
     assert result.unresolved or result.status != "launched"
+
+
+def test_download_retry_loop_assumes_success(run_script: Runner) -> None:
+    result = run_script(
+        """for attempt in 1 2 3; do
+    hf download "$MODEL" && break
+    if [ "$attempt" = 3 ]; then echo "download failed" >&2; exit 1; fi
+    sleep 60
+done
+pip install -q extra || exit 1
+vllm serve "$MODEL"
+""",
+        ENV,
+    )
+    assert result.status == "launched" and result.unresolved == ()
+    assert result.argv == ("vllm", "serve", "acme/Foo-7B")
+
+
+def test_branch_merge_keeps_the_root_cause(run_script: Runner) -> None:
+    result = run_script(
+        """SNAP=$(python3 -c 'print(1)')
+if [[ -z "$SNAP" ]]; then SNAP=/fallback/$MODEL; fi
+vllm serve "$SNAP"
+""",
+        ENV,
+    )
+    assert sorted(u.line or 0 for u in result.unresolved) == [1, 2]

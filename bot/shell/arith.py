@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 _MASK = (1 << 64) - 1
 
@@ -244,7 +245,9 @@ class _Parser:
         raise ArithError(f'syntax error: operand expected (error token is "{value}")')
 
 
+@lru_cache(maxsize=4096)
 def parse(text: str) -> Ast:
+    """The expression's syntax tree (immutable, so shared between evaluations)."""
     return _Parser(_tokens(text)).parse()
 
 

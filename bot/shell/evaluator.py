@@ -511,7 +511,7 @@ class Evaluator(Expander):
         self.budget.step(pf.display, line)
         if (
             node.has_error
-            and node.type != "ERROR"
+            and node.type not in ("ERROR", "function_definition")  # bodies: checked when run
             and node.start_byte >= self._error_until.get(id(pf), -1)
             and _syntax_error(node)
         ):

@@ -283,3 +283,8 @@ vllm serve "$SNAP"
         ENV,
     )
     assert sorted(u.line or 0 for u in result.unresolved) == [1, 2]
+
+
+def test_syntax_errors_in_functions_never_called_are_not_reported(run_script: Runner) -> None:
+    result = run_script('unused() {\n    if [ "$X" = 1 ; then echo; fi\n}\nvllm serve m\n', ENV)
+    assert result.status == "launched" and result.unresolved == ()

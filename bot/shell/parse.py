@@ -17,6 +17,7 @@ from tree_sitter import Language, Node, Parser, Tree
 
 from bot.shell.budget import Limits
 from bot.shell.errors import BudgetExceeded, ExtractionError
+from bot.errors import InputError
 from bot.sources import FileSource, git_blob_sha
 
 _LANGUAGE = Language(tree_sitter_bash.language())
@@ -105,7 +106,10 @@ class ScriptParser:
             self.hits += 1
             return cached
         self.misses += 1
-        data = source.read_bytes(path)
+        try:
+            data = source.read_bytes(path)
+        except InputError as err:  # missing, too large, outside the repository
+            raise ExtractionError(path, None, err.reason) from err
         try:
             data.decode("utf-8")
         except UnicodeDecodeError as err:

@@ -248,3 +248,9 @@ def _evaluate_safely(text: str) -> None:
         finally:
             subprocess.Popen = original  # type: ignore[misc]
         assert sorted(root.rglob("*")) == before
+
+
+def test_missing_or_escaping_script_is_an_extraction_error(tmp_path: Path) -> None:
+    for path in ("missing.sh", "../outside.sh"):
+        with pytest.raises(ExtractionError):
+            evaluate_script(DirectorySource(tmp_path), path, {})

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser, Tree
 
+from bot.errors import InputError
 from bot.shell.budget import Limits
 from bot.shell.errors import BudgetExceeded, ExtractionError
-from bot.errors import InputError
 from bot.sources import FileSource, git_blob_sha
 
 _LANGUAGE = Language(tree_sitter_bash.language())

@@ -35,18 +35,45 @@ class Gpu(Strict):
 
 
 class Launcher(Strict):
-    """How ``runners/launch_<fleet>.sh`` picks a single-node script and edits the env."""
+    """How ``runners/launch_<fleet>.sh`` picks a single-node script and edits the env.
+
+    Env edits are applied in this order: ``port``, ``model_paths`` (sets ``MODEL_PATH``),
+    ``env`` (values may reference the job env as ``${VAR}``, e.g. ``MODEL: ${MODEL_PATH}``),
+    then ``whitelist`` (a ``docker run -e`` list: only these variables reach the script).
+    """
 
     gpu_token: str = Field(min_length=1, description="GPU token in script names")
     framework_tagged_first: bool = Field(
         description="try <p>_<prec>_<gpu>_<framework>[_mtp].sh before the untagged name"
+    )
+    framework_suffixes: dict[str, str] = Field(
+        default_factory=dict,
+        description="framework → suffix of the untagged name (trt → _trt, atom → _atom)",
+    )
+    mtp_suffix_values: list[str] = Field(
+        default_factory=lambda: ["mtp"], description="SPEC_DECODING values that add _mtp"
     )
     port: str | None = Field(
         default=None,
         description="PORT the launcher exports: a number, or 'runner-digit:<base>' "
         "(base + last digit of RUNNER_NAME), or 'opaque' (not statically knowable)",
     )
-    env: dict[str, str] = Field(default_factory=dict, description="extra env the launcher sets")
+    env: dict[str, str] = Field(
+        default_factory=dict,
+        description="env the launcher sets, in order; ${VAR} refers to the job env; a value "
+        "'<NAME:opaque:reason>' marks a run-time value",
+    )
+    model_paths: dict[str, str] = Field(
+        default_factory=dict,
+        description="'<model-prefix>/<precision>' → the MODEL_PATH the launcher stages "
+        "('opaque' when it probes candidate directories at run time)",
+    )
+    whitelist: list[str] | None = Field(
+        default=None, description="docker -e whitelist: only these variables reach the script"
+    )
+    workdir: str | None = Field(
+        default=None, description="the job's working directory in the container, when fixed"
+    )
 
     @field_validator("port")
     @classmethod
@@ -54,6 +81,14 @@ class Launcher(Strict):
         if value is None or value == "opaque" or re.fullmatch(r"\d+|runner-digit:\d+", value):
             return value
         raise ValueError("port must be a number, 'runner-digit:<base>' or 'opaque'")
+
+    @field_validator("model_paths")
+    @classmethod
+    def _model_path_keys(cls, value: dict[str, str]) -> dict[str, str]:
+        for key in value:
+            if not re.fullmatch(r"[^/\s]+/[^/\s]+", key):
+                raise ValueError(f"model_paths key '{key}' must be '<model-prefix>/<precision>'")
+        return value
 
 
 class HardwareRules(Strict):

@@ -1,0 +1,300 @@
+"""``recipe-sync extract``: static launch-line extraction from a benchmark repository.
+
+Three modes:
+
+* ``--config-key KEY [--point tp=4,ep=1,dp-attn=false,conc=16] [--arm throughput|eval]
+  [--runner-node NODE]``: the launch lines of a master-config key's points;
+* ``--script REL_PATH --env K=V …``: one script with a given environment;
+* ``--batch IN.jsonl``: one ``{"script": …, "env": {…}}`` per line → one result per line,
+  in order; a bad line yields ``{"error": …}`` and the others still run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+from bot.benchmarks.model import ARMS, LaunchLine, Point
+from bot.benchmarks.repo import BenchRepo, extract, extract_script, load_bench_repo, points
+from bot.errors import InputError, Location, RecipeSyncError
+from bot.rules import load_rules
+from bot.shell import ScriptParser, ScriptResult
+from bot.shell.result import SourceSpan, Unresolved
+from bot.sources import DirectorySource, FileSource, GitTreeSource
+
+POINT_KEYS: dict[str, tuple[str, type]] = {
+    "tp": ("tp", int),
+    "ep": ("ep", int),
+    "dp-attn": ("dp_attn", bool),
+    "conc": ("conc", int),
+    "spec-decoding": ("spec_decoding", str),
+    "scenario": ("scenario", str),
+    "isl": ("isl", int),
+    "osl": ("osl", int),
+    "kv-offloading": ("kv_offloading", str),
+    "kv-offload-backend": ("kv_offload_backend", str),
+    "pp": ("pp", int),
+    "dcp": ("dcp", int),
+    "pcp": ("pcp", int),
+}
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "extract",
+        help="statically extract vllm serve launch lines from a benchmark repository",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--bench-repo", type=Path, required=True, help="benchmark repository")
+    parser.add_argument("--ref", help="read this git commit of --bench-repo instead of its files")
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--config-key", help="master-config key")
+    mode.add_argument("--script", help="script path relative to the repository")
+    mode.add_argument("--batch", help="JSONL file ('-' for stdin) of {script, env} objects")
+    parser.add_argument("--point", help="filter, e.g. tp=4,ep=1,dp-attn=false,conc=16")
+    parser.add_argument("--arm", choices=ARMS, help="throughput or eval (default: both)")
+    parser.add_argument("--runner-node", help="concrete runner node, e.g. mi355x-amds_03")
+    parser.add_argument(
+        "--env", action="append", default=[], metavar="K=V", help="script mode environment"
+    )
+    parser.add_argument("--workdir", help="the job's working directory (script mode)")
+    parser.add_argument("--rules", type=Path, help="rules directory")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(func=run)
+
+
+def _source(args: argparse.Namespace) -> FileSource:
+    if args.ref:
+        return GitTreeSource(args.bench_repo, args.ref)
+    return DirectorySource(args.bench_repo)
+
+
+def run(args: argparse.Namespace) -> int:
+    source = _source(args)
+    if args.batch:
+        return _batch(source, args.batch, sys.stdout)
+    if args.script:
+        env = parse_env(args.env)
+        result = extract_script(source, args.script, env, workdir=args.workdir)
+        if args.json:
+            print(json.dumps(script_result_json(result), indent=2))
+        else:
+            print(_human_script(result))
+        return 0
+    repo = load_bench_repo(source, load_rules(args.rules) if args.rules else None)
+    lines = select_and_extract(repo, args.config_key, args.point, args.arm, args.runner_node)
+    if args.json:
+        print(json.dumps([launch_line_json(line) for line in lines], indent=2))
+    else:
+        print("\n\n".join(_human_line(line) for line in lines))
+    return 0
+
+
+def parse_env(items: list[str]) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise InputError(Location("--env", item), "expected K=V")
+        env[name] = value
+    return env
+
+
+def parse_point_filter(text: str | None) -> dict[str, object]:
+    wanted: dict[str, object] = {}
+    if not text:
+        return wanted
+    for part in text.split(","):
+        key, sep, value = part.strip().partition("=")
+        if not sep or key not in POINT_KEYS:
+            known = ", ".join(POINT_KEYS)
+            raise InputError(Location("--point", key), f"expected key=value with key in {known}")
+        field_name, kind = POINT_KEYS[key]
+        if kind is bool:
+            if value.lower() not in ("true", "false"):
+                raise InputError(Location("--point", key), "expected true or false")
+            wanted[field_name] = value.lower() == "true"
+        elif kind is int:
+            try:
+                wanted[field_name] = int(value)
+            except ValueError as err:
+                raise InputError(Location("--point", key), "expected an integer") from err
+        else:
+            wanted[field_name] = value
+    return wanted
+
+
+def select_and_extract(
+    repo: BenchRepo,
+    key: str,
+    point_filter: str | None,
+    arm: str | None,
+    runner_node: str | None,
+) -> list[LaunchLine]:
+    wanted = parse_point_filter(point_filter)
+    chosen = [
+        (point, point_arm)
+        for point, point_arm in points(repo, key)
+        if (arm is None or point_arm == arm)
+        and all(getattr(point, name) == value for name, value in wanted.items())
+    ]
+    if not chosen:
+        raise InputError(
+            Location(repo.configs[key].file, key, repo.configs[key].line),
+            f"no point matches --point {point_filter or '(any)'} --arm {arm or '(any)'}",
+        )
+    return [
+        extract(repo, key, point, point_arm, runner_node=runner_node) for point, point_arm in chosen
+    ]
+
+
+# --- JSON -------------------------------------------------------------------------------------
+
+
+def _span(span: SourceSpan | None) -> dict[str, object] | None:
+    return None if span is None else {"file": span.file, "line": span.line}
+
+
+def _item(item: Unresolved) -> dict[str, object]:
+    return {"what": item.what, "why": item.why, "file": item.file, "line": item.line}
+
+
+def point_json(point: Point) -> dict[str, object]:
+    return {
+        "tp": point.tp, "ep": point.ep, "dp-attn": point.dp_attn, "conc": point.conc,
+        "spec-decoding": point.spec_decoding, "scenario": point.scenario,
+        "isl": point.isl, "osl": point.osl, "kv-offloading": point.kv_offloading,
+        "kv-offload-backend": point.kv_offload_backend,
+        "pp": point.pp, "dcp": point.dcp, "pcp": point.pcp,
+    }  # fmt: skip
+
+
+def launch_line_json(line: LaunchLine) -> dict[str, object]:
+    return {
+        "config_key": line.config_key,
+        "point": point_json(line.point),
+        "arm": line.arm,
+        "status": line.status,
+        "reason": line.reason,
+        "invalid": line.invalid,
+        "framework": line.framework,
+        "runner": line.runner,
+        "fleet": line.fleet,
+        "runner_node": line.runner_node,
+        "model": line.model,
+        "precision": line.precision,
+        "image": line.image,
+        "model_prefix": line.model_prefix,
+        "script": line.script,
+        "script_blob_sha": line.script_blob_sha,
+        "argv": list(line.argv),
+        "argv_sources": [_span(s) for s in line.argv_sources],
+        "env": dict(line.env),
+        "env_unset": list(line.env_unset),
+        "job_env": dict(line.job_env),
+        "unresolved": [_item(u) for u in line.unresolved],
+        "assumptions": [_item(u) for u in line.assumptions],
+        "files": dict(line.files),
+        "launch": _span(line.launch),
+    }
+
+
+def script_result_json(result: ScriptResult) -> dict[str, object]:
+    return {
+        "script": result.script,
+        "status": result.status,
+        "reason": result.reason,
+        "invalid": result.invalid,
+        "argv": list(result.argv),
+        "argv_sources": [_span(s) for s in result.argv_sources],
+        "env": dict(result.env),
+        "env_unset": list(result.env_unset),
+        "unresolved": [_item(u) for u in result.unresolved],
+        "assumptions": [_item(u) for u in result.assumptions],
+        "files": dict(result.files),
+        "launch": _span(result.launch),
+    }
+
+
+def _batch(source: FileSource, path: str, out: TextIO) -> int:
+    parser = ScriptParser()
+    handle = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
+    failures = 0
+    try:
+        for number, raw in enumerate(handle, 1):
+            if not raw.strip():
+                continue
+            try:
+                request = json.loads(raw)
+                if not isinstance(request, dict) or not isinstance(request.get("script"), str):
+                    raise InputError(
+                        Location(path, line=number), 'expected {"script": …, "env": {…}}'
+                    )
+                env = request.get("env") or {}
+                if not isinstance(env, Mapping) or not all(
+                    isinstance(k, str) and isinstance(v, str) for k, v in env.items()
+                ):
+                    raise InputError(Location(path, "env", number), "env must map names to strings")
+                result = extract_script(source, request["script"], dict(env), parser=parser)
+                answer: dict[str, object] = script_result_json(result)
+            except json.JSONDecodeError as err:
+                failures += 1
+                answer = {"error": f"{path}:{number}: not JSON: {err.msg}"}
+            except RecipeSyncError as err:
+                failures += 1
+                answer = {"error": str(err)}
+            out.write(json.dumps(answer) + "\n")
+    finally:
+        if handle is not sys.stdin:
+            handle.close()
+    return 1 if failures else 0
+
+
+# --- human output -----------------------------------------------------------------------------
+
+
+def _command(argv: tuple[str, ...], env: Mapping[str, str]) -> str:
+    """Shell-quoted, one option (with its value) per line."""
+    lines: list[str] = []
+    for index, arg in enumerate(argv):
+        if index == 0 or (arg.startswith("-") and index > 1):
+            lines.append(shlex.quote(arg))
+        else:
+            lines[-1] += " " + shlex.quote(arg)
+    body = " \\\n    ".join(lines)
+    prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    return f"{prefix} \\\n{body}" if prefix else body
+
+
+def _notes(unresolved: tuple[Unresolved, ...], assumptions: tuple[Unresolved, ...]) -> list[str]:
+    lines = [f"  unresolved: {u}" for u in unresolved]
+    lines += [f"  assumed:    {u}" for u in assumptions]
+    return lines
+
+
+def _human_line(line: LaunchLine) -> str:
+    head = f"{line.config_key} [{line.arm}] {line.point.label()}"
+    where = f"{line.script or 'no script'} ({line.status})"
+    out = [f"# {head}", f"# {where}  image={line.image}"]
+    if line.status == "launched":
+        out.append(_command(line.argv, line.env))
+    else:
+        out.append(f"  {line.reason}")
+    out += _notes(line.unresolved, line.assumptions)
+    return "\n".join(out)
+
+
+def _human_script(result: ScriptResult) -> str:
+    out = [f"# {result.script} ({result.status})"]
+    if result.status == "launched":
+        out.append(_command(result.argv, result.env))
+    else:
+        out.append(f"  {result.reason}")
+    out += _notes(result.unresolved, result.assumptions)
+    return "\n".join(out)

@@ -1,0 +1,220 @@
+"""Master configs (``configs/{amd,nvidia}-master.yaml``): loading and located validation.
+
+The files are parsed once (round-trip YAML keeps line numbers); each entry is validated when it
+is first used, so one malformed key names its own file:line without hiding every other key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from bot.errors import InputError, Location
+from bot.rules.loader import FieldError, line_of, to_plain
+from bot.sources import FileSource, read_text
+
+MASTER_FILES = ("amd-master.yaml", "nvidia-master.yaml")
+CONFIG_DIRS = ("configs", ".github/configs")  # current layout first, then the older one
+
+
+class _Lenient(BaseModel):
+    # Unknown keys are allowed: the benchmark repository grows fields faster than we do.
+    model_config = ConfigDict(extra="ignore", populate_by_name=True, frozen=True)
+
+
+class KvBackend(_Lenient):
+    name: str = Field(min_length=1)
+    version: str | None = None
+
+
+class SearchEntry(_Lenient):
+    tp: int | None = Field(default=None, ge=1)
+    pp: int = Field(default=1, ge=1)
+    ep: int | None = Field(default=None, ge=1)
+    dp_attn: bool | None = Field(default=None, alias="dp-attn")
+    dcp_size: int = Field(default=1, ge=1, alias="dcp-size")
+    pcp_size: int = Field(default=1, ge=1, alias="pcp-size")
+    spec_decoding: str = Field(default="none", alias="spec-decoding")
+    conc_start: int | None = Field(default=None, ge=1, alias="conc-start")
+    conc_end: int | None = Field(default=None, ge=1, alias="conc-end")
+    conc_list: list[int] | None = Field(default=None, alias="conc-list")
+    kv_offloading: str | None = Field(default=None, alias="kv-offloading")
+    kv_offload_backend: KvBackend | None = Field(default=None, alias="kv-offload-backend")
+    prefill: dict[str, Any] | None = None
+    decode: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _concurrency(self) -> SearchEntry:
+        if self.conc_list is not None:
+            if not self.conc_list:
+                raise FieldError(("conc-list",), "conc-list must not be empty")
+            if any(c < 1 for c in self.conc_list):
+                raise FieldError(("conc-list",), "concurrencies must be positive")
+        elif self.conc_start is None or self.conc_end is None:
+            raise FieldError(("conc-start",), "give conc-list, or conc-start and conc-end")
+        elif self.conc_start > self.conc_end:
+            raise FieldError(("conc-end",), "conc-end is smaller than conc-start")
+        if self.kv_offloading not in (None, "none", "dram"):
+            raise FieldError(("kv-offloading",), "kv-offloading must be 'none' or 'dram'")
+        if self.kv_offloading == "dram" and self.kv_offload_backend is None:
+            raise FieldError(
+                ("kv-offload-backend",), "kv-offload-backend is required when kv-offloading is dram"
+            )
+        return self
+
+    def concurrencies(self) -> list[int]:
+        """conc-list as given, else conc-start·2ⁿ up to conc-end (last step clamped)."""
+        if self.conc_list is not None:
+            return list(self.conc_list)
+        assert self.conc_start is not None and self.conc_end is not None
+        values: list[int] = []
+        conc = self.conc_start
+        while conc <= self.conc_end:
+            values.append(conc)
+            if conc == self.conc_end:
+                break
+            conc = min(conc * 2, self.conc_end)
+        return values
+
+
+class FixedSeqLen(_Lenient):
+    isl: int = Field(ge=1)
+    osl: int = Field(ge=1)
+    search_space: list[SearchEntry] = Field(alias="search-space", min_length=1)
+
+
+class AgenticCoding(_Lenient):
+    dram_utilization: float | None = Field(default=None, gt=0, le=1, alias="dram-utilization")
+    search_space: list[SearchEntry] = Field(alias="search-space", min_length=1)
+
+
+class Scenarios(_Lenient):
+    fixed_seq_len: list[FixedSeqLen] = Field(default_factory=list, alias="fixed-seq-len")
+    agentic_coding: list[AgenticCoding] = Field(default_factory=list, alias="agentic-coding")
+
+
+class MasterEntry(_Lenient):
+    image: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+    model_prefix: str = Field(min_length=1, pattern=r"^[^_\s]+$", alias="model-prefix")
+    runner: str = Field(min_length=1)
+    precision: str = Field(min_length=1)
+    framework: str = Field(min_length=1)
+    multinode: bool = False
+    disagg: bool = False
+    router: dict[str, Any] | None = None
+    kv_p2p_transfer: str | None = Field(default=None, alias="kv-p2p-transfer")
+    scenarios: Scenarios
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_layout(cls, data: Any) -> Any:
+        # Older master configs listed fixed-seq-len entries under `seq-len-configs`.
+        if isinstance(data, dict) and "scenarios" not in data and "seq-len-configs" in data:
+            data = dict(data)
+            data["scenarios"] = {"fixed-seq-len": data.pop("seq-len-configs")}
+        return data
+
+    @model_validator(mode="after")
+    def _single_node_has_tp(self) -> MasterEntry:
+        if self.multinode:
+            return self
+        groups = [("fixed-seq-len", s.search_space) for s in self.scenarios.fixed_seq_len]
+        groups += [("agentic-coding", s.search_space) for s in self.scenarios.agentic_coding]
+        counters: dict[str, int] = {}
+        for scenario, entries in groups:
+            index = counters.get(scenario, 0)
+            counters[scenario] = index + 1
+            for position, entry in enumerate(entries):
+                if entry.tp is None:
+                    raise FieldError(
+                        ("scenarios", scenario, index, "search-space", position, "tp"),
+                        "single-node search-space entries need tp",
+                    )
+        if not groups:
+            raise FieldError(("scenarios",), "no fixed-seq-len or agentic-coding scenario")
+        return self
+
+
+@dataclass(frozen=True)
+class ConfigNode:
+    """A master-config key where it was found (for located errors)."""
+
+    key: str
+    file: str
+    document: CommentedMap
+    line: int | None
+
+
+def parse_yaml(text: str, display: str) -> Any:
+    try:
+        return YAML(typ="rt").load(text)
+    except MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        line = mark.line + 1 if mark is not None else None
+        raise InputError(
+            Location(display, line=line), f"malformed YAML: {err.problem or err.context}"
+        ) from err
+    except YAMLError as err:
+        raise InputError(Location(display), f"malformed YAML: {err}") from err
+
+
+def find_master_files(source: FileSource) -> list[str]:
+    for directory in CONFIG_DIRS:
+        found = [
+            f"{directory}/{name}" for name in MASTER_FILES if source.exists(f"{directory}/{name}")
+        ]
+        if found:
+            return found
+    return []
+
+
+def load_master_configs(source: FileSource) -> dict[str, ConfigNode]:
+    """Every key of both master configs (a key defined twice is an error)."""
+    files = find_master_files(source)
+    if not files:
+        raise InputError(
+            Location(source.label),
+            "no master configs found (configs/amd-master.yaml or configs/nvidia-master.yaml)",
+        )
+    nodes: dict[str, ConfigNode] = {}
+    for path in files:
+        document = parse_yaml(read_text(source, path), path)
+        if document is None:
+            continue
+        if not isinstance(document, CommentedMap):
+            raise InputError(Location(path, line=1), "a master config must be a mapping of keys")
+        for key in document:
+            name = str(key)
+            if name in nodes:
+                raise InputError(
+                    Location(path, name, line_of(document, [key])),
+                    f"config key also defined in {nodes[name].file}",
+                )
+            nodes[name] = ConfigNode(name, path, document, line_of(document, [key]))
+    return nodes
+
+
+def validate_entry(node: ConfigNode) -> MasterEntry:
+    """The validated entry, or an InputError naming file:line, the key path and the reason."""
+    raw = node.document[node.key]
+    try:
+        return MasterEntry.model_validate(to_plain(raw))
+    except ValidationError as err:
+        first = err.errors()[0]
+        loc: list[str | int] = [p for p in first["loc"] if isinstance(p, str | int)]
+        reason = first["msg"]
+        inner = (first.get("ctx") or {}).get("error")
+        if isinstance(inner, FieldError):  # relative to the model that raised it
+            loc, reason = [*loc, *inner.loc], inner.message
+        if first["type"] == "missing":
+            reason = "required key is missing"
+        path: list[str | int] = [node.key, *loc]
+        line = line_of(node.document, path) or node.line
+        key = ".".join(str(p) for p in path)
+        raise InputError(Location(node.file, key, line), reason) from err

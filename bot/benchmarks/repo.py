@@ -1,0 +1,198 @@
+"""A benchmark repository snapshot and the launch lines of its configuration points.
+
+``load_bench_repo(source)`` reads the master configs, ``configs/runners.yaml`` and
+``perf-changelog.yaml`` through a :class:`FileSource` (a directory or a git commit). Scripts
+and the benchmark library are parsed once per repository (memoised by path, blob SHA kept),
+so auditing every point of every config parses each file a single time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from bot.benchmarks.changelog import ChangelogEntry, entries_for, load_changelog
+from bot.benchmarks.configs import ConfigNode, MasterEntry, load_master_configs, validate_entry
+from bot.benchmarks.jobenv import apply_launcher, template_env
+from bot.benchmarks.matrix import Row, expand
+from bot.benchmarks.model import ARMS, LaunchLine, Point
+from bot.benchmarks.runners import RunnersFile, choose_script, load_runners
+from bot.errors import InputError, Location
+from bot.rules import Rules, default_rules
+from bot.shell import ScriptParser, ScriptResult, evaluate_script
+from bot.shell.result import Unresolved
+from bot.sources import FileSource
+
+
+@dataclass
+class BenchRepo:
+    source: FileSource
+    rules: Rules
+    configs: dict[str, ConfigNode]
+    runners: RunnersFile | None
+    parser: ScriptParser = field(default_factory=ScriptParser)
+    _entries: dict[str, MasterEntry] = field(default_factory=dict)
+    _rows: dict[str, list[Row]] = field(default_factory=dict)
+    _changelog: tuple[ChangelogEntry, ...] | None = None
+
+    @property
+    def keys(self) -> list[str]:
+        return list(self.configs)
+
+    def entry(self, key: str) -> MasterEntry:
+        cached = self._entries.get(key)
+        if cached is not None:
+            return cached
+        node = self.configs.get(key)
+        if node is None:
+            raise InputError(Location(self.source.label, key), "no such master-config key")
+        entry = validate_entry(node)
+        self._entries[key] = entry
+        return entry
+
+    def rows(self, key: str) -> list[Row]:
+        cached = self._rows.get(key)
+        if cached is None:
+            cached = expand(self.entry(key))
+            self._rows[key] = cached
+        return cached
+
+    def changelog(self) -> tuple[ChangelogEntry, ...]:
+        if self._changelog is None:
+            self._changelog = load_changelog(self.source)
+        return self._changelog
+
+    def changelog_entries(self, key: str) -> tuple[ChangelogEntry, ...]:
+        """perf-changelog entries naming ``key`` (``*`` globs, full match)."""
+        return entries_for(self.changelog(), key)
+
+
+def load_bench_repo(source: FileSource, rules: Rules | None = None) -> BenchRepo:
+    return BenchRepo(
+        source=source,
+        rules=rules or default_rules(),
+        configs=load_master_configs(source),
+        runners=load_runners(source),
+    )
+
+
+def points(repo: BenchRepo, config_key: str) -> tuple[tuple[Point, str], ...]:
+    """(point, arm) pairs: every row's throughput arm, then the eval-only arms selected."""
+    rows = repo.rows(config_key)
+    out = [(row.point, "throughput") for row in rows]
+    out += [(row.point, "eval") for row in rows if row.eval]
+    return tuple(out)
+
+
+def _row(repo: BenchRepo, config_key: str, point: Point) -> Row:
+    for row in repo.rows(config_key):
+        if row.point == point:
+            return row
+    raise InputError(
+        Location(repo.configs[config_key].file, config_key, repo.configs[config_key].line),
+        f"point {point.label()} is not in the search space of this key",
+    )
+
+
+def extract(
+    repo: BenchRepo,
+    config_key: str,
+    point: Point,
+    arm: str,
+    *,
+    runner_node: str | None = None,
+) -> LaunchLine:
+    """The launch line of one (config key, point, arm), statically extracted."""
+    if arm not in ARMS:
+        raise InputError(Location("--arm"), f"arm must be one of {', '.join(ARMS)}, not {arm!r}")
+    entry = repo.entry(config_key)
+    node = repo.configs[config_key]
+    if entry.multinode:
+        raise InputError(
+            Location(node.file, config_key, node.line),
+            "multi-node configurations are not extracted (srt-slurm renders their commands)",
+        )
+    row = _row(repo, config_key, point)
+    choice = choose_script(
+        repo.source,
+        repo.rules.hardware,
+        repo.runners,
+        label=entry.runner,
+        prefix=entry.model_prefix,
+        precision=entry.precision,
+        framework=entry.framework,
+        point=point,
+        runner_node=runner_node,
+    )
+    env = template_env(entry, row, arm, runners=repo.runners, runner_node=runner_node)
+    if choice.launcher is not None and choice.fleet is not None:
+        env = apply_launcher(env, choice.launcher, fleet=choice.fleet, runner_node=runner_node)
+    extra: list[Unresolved] = []
+    if choice.ambiguity:
+        extra.append(Unresolved("script", choice.ambiguity, node.file, node.line))
+    base = LaunchLine(
+        config_key=config_key,
+        point=point,
+        arm=arm,
+        framework=entry.framework,
+        runner=entry.runner,
+        model=entry.model,
+        precision=entry.precision,
+        image=entry.image,
+        model_prefix=entry.model_prefix,
+        script=None,
+        script_blob_sha=None,
+        argv=(),
+        argv_sources=(),
+        env={},
+        job_env=env,
+        unresolved=tuple(extra),
+        invalid=None,
+        status="no-script",
+        reason=choice.problem,
+        fleet=choice.fleet,
+        runner_node=runner_node,
+    )
+    if choice.path is None:
+        return base
+    result = evaluate_script(
+        repo.source,
+        choice.path,
+        env,
+        parser=repo.parser,
+        workdir=choice.launcher.workdir if choice.launcher is not None else None,
+        env_label=f"<job env of {config_key}>",
+    )
+    parsed = repo.parser.parse_file(repo.source, choice.path)
+    return replace(
+        base,
+        script=choice.path,
+        script_blob_sha=parsed.blob_sha,
+        argv=result.argv,
+        argv_sources=result.argv_sources,
+        env=result.env,
+        unresolved=tuple(extra) + result.unresolved,
+        invalid=result.invalid,
+        status=result.status,
+        reason=result.reason,
+        env_unset=result.env_unset,
+        assumptions=result.assumptions,
+        files=result.files,
+        launch=result.launch,
+    )
+
+
+def extract_script(
+    source: FileSource,
+    script: str,
+    env: Mapping[str, str],
+    *,
+    parser: ScriptParser | None = None,
+    workdir: str | None = None,
+) -> ScriptResult:
+    """argv/env/unresolved of one script for a given input environment (``--script`` mode)."""
+    for name in env:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise InputError(Location("env", name), "not a valid environment variable name")
+    return evaluate_script(source, script, env, parser=parser, workdir=workdir, env_label="<env>")

@@ -1,0 +1,287 @@
+"""The benchmark library (``benchmarks/benchmark_lib.sh``): modelled functions and helpers.
+
+The library's top level is evaluated like any script (its exports, the agentic
+``unset MAX_MODEL_LEN``, its KV-offload validation). Its functions are not: the ones that
+decide the launch are modelled here semantically, any that may itself start a vLLM server is
+inlined, and the rest are side-effect helpers (GPU monitors, waits, benchmark clients) treated
+as no-ops, with the globals they could assign marked as possibly changed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tree_sitter import Node
+
+from bot.shell.parse import ParsedFile, named_children
+from bot.shell.result import SourceSpan
+from bot.shell.state import FunctionDef
+from bot.shell.text import EMPTY, Text
+
+if TYPE_CHECKING:
+    from bot.shell.evaluator import Evaluator
+
+Model = Callable[["Evaluator", Sequence[Text], SourceSpan], None]
+
+
+def _value(ev: Evaluator, name: str, span: SourceSpan) -> Text:
+    view = ev.param(name, None, span)
+    return view.values[0] if view.values else EMPTY
+
+
+def _is_set(ev: Evaluator, name: str, span: SourceSpan) -> bool:
+    return ev.param(name, None, span).is_set
+
+
+def _exit(ev: Evaluator, span: SourceSpan, message: str) -> None:
+    from bot.shell.evaluator import ExitSignal
+
+    raise ExitSignal(1, span, message)
+
+
+def check_env_vars(ev: Evaluator, args: Sequence[Text], span: SourceSpan) -> None:
+    """Exit 1 naming the variables that are unset or empty (unknown values count as set)."""
+    missing = [a.s for a in args if (value := _value(ev, a.s, span)).known and value.s == ""]
+    if missing:
+        _exit(ev, span, f"required environment variables are not set: {', '.join(missing)}")
+    ev.st.status = 0
+
+
+def _kv_mode(ev: Evaluator, span: SourceSpan) -> Text:
+    mode = _value(ev, "KV_OFFLOADING", span)
+    if mode.known and mode.s == "":
+        _exit(ev, span, "KV_OFFLOADING must be set for agentic benchmarks")
+    return mode
+
+
+def agentic_kv_offload_enabled(ev: Evaluator, args: Sequence[Text], span: SourceSpan) -> None:
+    mode = _kv_mode(ev, span)
+    ev.st.status = None if not mode.known else int(mode.s == "none")
+
+
+def require_agentic_kv_offload_none(ev: Evaluator, args: Sequence[Text], span: SourceSpan) -> None:
+    mode = _kv_mode(ev, span)
+    backend = _value(ev, "KV_OFFLOAD_BACKEND", span)
+    if mode.known and mode.s != "none":
+        _exit(ev, span, f"expected KV_OFFLOADING=none, got '{mode.s}'")
+    if backend.known and backend.s != "":
+        _exit(ev, span, "KV_OFFLOAD_BACKEND must be empty when KV_OFFLOADING=none")
+    ev.st.status = 0 if mode.known and backend.known else None
+
+
+def require_agentic_kv_offload_backend(
+    ev: Evaluator, args: Sequence[Text], span: SourceSpan
+) -> None:
+    """0 for dram with the expected backend, 1 for none; exits on any other combination."""
+    expected = args[0] if args else EMPTY
+    mode = _kv_mode(ev, span)
+    backend = _value(ev, "KV_OFFLOAD_BACKEND", span)
+    dram = _value(ev, "TOTAL_CPU_DRAM_GB", span)
+    if not (mode.known and backend.known and expected.known):
+        ev.st.status = None
+        return
+    if mode.s == "none":
+        if backend.s:
+            _exit(ev, span, "KV_OFFLOAD_BACKEND must be empty when KV_OFFLOADING=none")
+        ev.st.status = 1
+        return
+    if mode.s == "dram":
+        if backend.s != expected.s:
+            _exit(
+                ev,
+                span,
+                f"expected KV_OFFLOAD_BACKEND={expected.s} when KV_OFFLOADING=dram, "
+                f"got '{backend.s}'",
+            )
+        if dram.known and not re.fullmatch(r"[1-9][0-9]*", dram.s):
+            _exit(ev, span, "DRAM KV offloading requires a positive TOTAL_CPU_DRAM_GB capacity")
+        ev.st.status = 0 if dram.known else None
+        return
+    _exit(ev, span, f"unsupported KV_OFFLOADING value '{mode.s}' (expected one of: none, dram)")
+
+
+def _eval_context(ev: Evaluator, requested: Text, span: SourceSpan) -> Text:
+    if not requested.known or not re.fullmatch(r"\d+", requested.s.strip()):
+        return requested.computed() if requested.known is False else Text.lit(requested.s)
+    if int(requested.s) == 0:
+        from bot.shell.result import Unresolved
+        from bot.shell.text import opaque
+
+        item = Unresolved(
+            "eval context length",
+            "the model's native context length (read from its config at run time)",
+            span.file,
+            span.line,
+        )
+        return opaque("EVAL_MAX_MODEL_LEN", "host-probe", item)
+    ev.assume(
+        span,
+        "eval-context",
+        "eval context length",
+        f"the model's native context is assumed to be at least {requested.s} tokens "
+        "(the library caps the requested length at it)",
+    )
+    return Text.lit(str(int(requested.s)))
+
+
+def compute_eval_context_length(ev: Evaluator, args: Sequence[Text], span: SourceSpan) -> None:
+    requested = args[1] if len(args) > 1 else EMPTY
+    value = _eval_context(ev, requested, span)
+    ev.set_var("EVAL_MAX_MODEL_LEN", value, span)
+    ev.write_out(value + Text.lit("\n"), span)
+    ev.st.status = 0
+
+
+def setup_eval_context(ev: Evaluator, args: Sequence[Text], span: SourceSpan) -> None:
+    total = ev.arithmetic(Text.lit("ISL + OSL + 256"), span)
+    value = _eval_context(ev, total, span)
+    ev.set_var("EVAL_MAX_MODEL_LEN", value, span, export=True)
+    ev.st.status = 0
+
+
+MODELS: dict[str, Model] = {
+    "check_env_vars": check_env_vars,
+    "agentic_kv_offload_enabled": agentic_kv_offload_enabled,
+    "require_agentic_kv_offload_none": require_agentic_kv_offload_none,
+    "require_agentic_kv_offload_backend": require_agentic_kv_offload_backend,
+    "compute_eval_context_length": compute_eval_context_length,
+    "setup_eval_context": setup_eval_context,
+}
+
+
+# --- syntactic analysis of library functions --------------------------------------------------
+
+_LAUNCH_TEXT = re.compile(rb"\bvllm\s+serve\b|vllm\.entrypoints\.(openai\.api_server|api_server)")
+_ARITH_TARGET = re.compile(
+    r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\])?\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)"
+    r"|([A-Za-z_]\w*)\s*(?:\+\+|--)|(?:\+\+|--)\s*([A-Za-z_]\w*)"
+)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    assigns: frozenset[str]  # globals the function (or helpers it calls) may assign
+    may_launch: bool  # its text (or a helper's) starts a vLLM server
+    calls: frozenset[str]
+
+
+def assigned_names(node: Node, pf: ParsedFile) -> set[str]:
+    """Names a piece of shell may assign (assignments, read/printf -v targets, arithmetic)."""
+    names, _, _ = _scan(node, pf)
+    return names
+
+
+def _scan(node: Node, pf: ParsedFile) -> tuple[set[str], set[str], set[str]]:
+    assigned: set[str] = set()
+    local: set[str] = set()
+    calls: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        kind = current.type
+        if kind == "variable_assignment":
+            name_node = current.child_by_field_name("name")
+            if name_node is not None:
+                if name_node.type == "subscript":
+                    base = name_node.child_by_field_name("name")
+                    name_node = base if base is not None else name_node
+                assigned.add(pf.text(name_node))
+        elif kind == "declaration_command":
+            keyword = current.children[0].type if current.children else ""
+            flags = "".join(
+                pf.text(c)[1:] for c in named_children(current) if pf.text(c).startswith("-")
+            )
+            for child in named_children(current):
+                target = child
+                if child.type == "variable_assignment":
+                    inner = child.child_by_field_name("name")
+                    target = inner if inner is not None else child
+                if target.type == "variable_name":
+                    name = pf.text(target)
+                    if keyword == "local" or (
+                        keyword in ("declare", "typeset") and "g" not in flags
+                    ):
+                        local.add(name)
+                    else:
+                        assigned.add(name)
+        elif kind in ("for_statement", "select_statement"):
+            variable = current.child_by_field_name("variable")
+            if variable is not None:
+                assigned.add(pf.text(variable))
+        elif kind == "command":
+            name_node = current.child_by_field_name("name")
+            words = [pf.text(c) for c in named_children(current) if c.type != "variable_assignment"]
+            if name_node is not None:
+                command = pf.text(name_node)
+                calls.add(command)
+                args = words[1:]
+                if command in ("read", "mapfile", "readarray"):
+                    skip = False
+                    for index, arg in enumerate(args):
+                        if skip:
+                            skip = False
+                            continue
+                        if arg in ("-d", "-p", "-t", "-n", "-N", "-u", "-i"):
+                            skip = True
+                            continue
+                        if arg == "-a" and index + 1 < len(args):
+                            assigned.add(args[index + 1])
+                            skip = True
+                            continue
+                        if re.fullmatch(r"[A-Za-z_]\w*", arg):
+                            assigned.add(arg)
+                elif command == "printf" and len(args) > 1 and args[0] == "-v":
+                    assigned.add(args[1])
+                elif command in ("let",):
+                    for arg in args:
+                        assigned.update(_arith_targets(arg))
+        elif (
+            kind in ("arithmetic_expansion", "compound_statement")
+            and current.children
+            and (current.children[0].type in ("$((", "(("))
+        ):
+            assigned.update(_arith_targets(pf.text(current)))
+        elif kind == "c_style_for_statement":
+            assigned.update(_arith_targets(pf.text(current).split("do", 1)[0]))
+        elif kind == "unset_command":
+            for child in named_children(current):
+                if child.type == "variable_name":
+                    assigned.add(pf.text(child))
+        stack.extend(current.children)
+    return assigned, local, calls
+
+
+def _arith_targets(text: str) -> set[str]:
+    out: set[str] = set()
+    for match in _ARITH_TARGET.finditer(text):
+        out.update(name for name in match.groups() if name)
+    return out
+
+
+def analyse(fn: FunctionDef, functions: dict[str, FunctionDef]) -> Analysis:
+    """What a library function may do, including the library helpers it calls (memoised)."""
+    key = ("analysis", fn.name, fn.body.start_byte)
+    cached = fn.pf.memo.get(key)
+    if isinstance(cached, Analysis):
+        return cached
+    result = _analyse(fn, functions, set())
+    fn.pf.memo[key] = result
+    return result
+
+
+def _analyse(fn: FunctionDef, functions: dict[str, FunctionDef], seen: set[str]) -> Analysis:
+    seen.add(fn.name)
+    assigned, local, calls = _scan(fn.body, fn.pf)
+    may_launch = _LAUNCH_TEXT.search(fn.pf.data[fn.body.start_byte : fn.body.end_byte]) is not None
+    globals_ = assigned - local
+    for call in sorted(calls):
+        callee = functions.get(call)
+        if callee is None or not callee.library or call in seen or call in MODELS:
+            continue
+        inner = _analyse(callee, functions, seen)
+        globals_ |= inner.assigns
+        may_launch = may_launch or inner.may_launch
+    return Analysis(frozenset(globals_), may_launch, frozenset(calls))

@@ -1,0 +1,71 @@
+"""Values the evaluator hands back: where things came from, what stays unknown."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class SourceSpan:
+    """A script line (1-based) an argv element or value was written on."""
+
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Unresolved:
+    """Something the static evaluation cannot know, and why; never silently guessed."""
+
+    what: str
+    why: str
+    file: str
+    line: int | None
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        return f"{where}: {self.what}: {self.why}"
+
+
+def sort_key(item: Unresolved) -> tuple[str, int, str, str]:
+    return (item.file, item.line or 0, item.what, item.why)
+
+
+Status = Literal["launched", "invalid", "no-launch"]
+
+
+@dataclass(frozen=True, eq=False)
+class ScriptResult:
+    """What one benchmark script launches for one input environment.
+
+    ``env`` holds the variables the launch sees that the input environment did not give it
+    (script and library exports, inline ``VAR=x`` prefixes), in export order; ``env_unset``
+    the input variables the script removed. ``unresolved`` lists what reaches the argv or env
+    without being statically known (opaque values carry named placeholders such as
+    ``<PORT:opaque:slurm-job-id>``); ``assumptions`` what was assumed or ignored without
+    affecting them (skipped side effects, undecidable guards that only exit or download).
+    """
+
+    script: str
+    status: Status
+    argv: tuple[str, ...] = ()
+    argv_sources: tuple[SourceSpan, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    env_unset: tuple[str, ...] = ()
+    unresolved: tuple[Unresolved, ...] = ()
+    assumptions: tuple[Unresolved, ...] = ()
+    invalid: str | None = None
+    reason: str | None = None
+    files: Mapping[str, str] = field(default_factory=dict)
+    launch: SourceSpan | None = None
+    steps: int = 0
+
+    @property
+    def resolved(self) -> bool:
+        """True when the launch was found and every argv element and env value is known."""
+        return self.status == "launched" and not self.unresolved

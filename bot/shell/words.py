@@ -1,0 +1,980 @@
+"""Word expansion: quoting, parameter/arithmetic/command substitution, field splitting.
+
+Words are expanded from their source bytes (tree-sitter only tells where a word and each
+nested ``${…}``/``$(…)``/``$((…))`` starts and ends). Expansion yields *segments*: pieces of
+text that remember whether they were quoted (no globbing, no splitting) and whether they came
+from an unquoted expansion (subject to IFS splitting). ``BREAK`` separates the elements of
+``"$@"``/``"${A[@]}"``. :func:`split_fields` then applies POSIX field splitting.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from tree_sitter import Node
+
+from bot.shell import patterns
+from bot.shell.parse import ParsedFile
+from bot.shell.result import SourceSpan, Unresolved
+from bot.shell.text import EMPTY, EMPTY_TAINTS, Run, Text, opaque, placeholder
+
+
+@dataclass(slots=True)
+class Seg:
+    text: Text
+    quoted: bool  # quoted in the script: literal for globbing, never split
+    split: bool  # produced by an unquoted expansion: IFS splitting applies
+    void: bool = False  # a quoted "${A[@]}" of zero elements: contributes no word
+
+
+class _Break:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "BREAK"
+
+
+BREAK: Final = _Break()
+Piece = Seg | _Break
+
+
+@dataclass(slots=True)
+class Field:
+    text: Text
+    glob: bool  # carries unquoted glob characters (bash would try pathname expansion)
+
+
+DEFAULT_IFS = " \t\n"
+_SPECIAL_PARAMS = "@*#?$!-0"
+_NAME_START = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+_NAME_CHARS = _NAME_START | frozenset(b"0123456789")
+_DIGITS = frozenset(b"0123456789")
+
+
+def utf8_len(first: int) -> int:
+    if first < 0x80:
+        return 1
+    if first >> 5 == 0b110:
+        return 2
+    if first >> 4 == 0b1110:
+        return 3
+    if first >> 3 == 0b11110:
+        return 4
+    return 1
+
+
+def decode_ansi_c(body: str) -> str:
+    """Contents of ``$'…'`` (without the quotes) → the string bash produces."""
+    out: list[str] = []
+    i = 0
+    simple = {
+        "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
+        "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?",
+    }  # fmt: skip
+    while i < len(body):
+        c = body[i]
+        if c != "\\" or i + 1 >= len(body):
+            out.append(c)
+            i += 1
+            continue
+        nxt = body[i + 1]
+        if nxt in simple:
+            out.append(simple[nxt])
+            i += 2
+        elif nxt in "01234567":
+            j = i + 1
+            while j < len(body) and j < i + 4 and body[j] in "01234567":
+                j += 1
+            out.append(chr(int(body[i + 1 : j], 8) & 0xFF))
+            i = j
+        elif nxt in "xuU":
+            width = {"x": 2, "u": 4, "U": 8}[nxt]
+            j = i + 2
+            while j < len(body) and j < i + 2 + width and body[j] in "0123456789abcdefABCDEF":
+                j += 1
+            if j == i + 2:
+                out.append("\\" + nxt)
+            else:
+                out.append(chr(min(int(body[i + 2 : j], 16), 0x10FFFF)))
+            i = j
+        elif nxt == "c" and i + 2 < len(body):
+            out.append(chr(ord(body[i + 2]) & 0x1F))
+            i += 3
+        else:
+            out.append("\\" + nxt)
+            i += 2
+    return "".join(out)
+
+
+def split_fields(pieces: list[Piece], ifs: str) -> list[Field]:
+    """POSIX field splitting of expansion results; quoted text is never split."""
+    pieces = [p for p in pieces if not (isinstance(p, Seg) and p.void)]
+    if not any(
+        isinstance(p, _Break) or (p.split and any(c in ifs for c in p.text.s)) for p in pieces
+    ):
+        segs = [p for p in pieces if isinstance(p, Seg)]
+        if not segs:
+            return []
+        if not any(s.quoted for s in segs) and not any(s.text.s for s in segs):
+            return []  # unquoted empty expansion: no word at all
+        text = Text.join(s.text for s in segs)
+        return [Field(text.with_taints(_dropped_taints(segs)), _has_glob(segs))]
+
+    white = {c for c in ifs if c in " \t\n"}
+    delimiter = re.compile("[" + re.escape(ifs) + "]+")
+    fields: list[Field] = []
+    cur: list[Run] = []
+    glob = False
+    exists = False
+    pending = ""  # IFS characters seen since the last content
+
+    def flush() -> None:
+        nonlocal cur, glob, exists
+        fields.append(Field(Text(cur), glob))
+        cur, glob, exists = [], False, False
+
+    def resolve() -> None:
+        # one delimiter per non-white IFS character (each ends a field, even an empty one);
+        # white space alone ends a field only if there is one
+        nonlocal pending
+        if pending:
+            hard = sum(1 for c in pending if c not in white)
+            if hard:
+                for _ in range(hard):
+                    flush()
+            elif exists:
+                flush()
+            pending = ""
+
+    def content(run: Run, quoted: bool) -> None:
+        nonlocal glob, exists
+        resolve()
+        if run.s or run.taints:
+            cur.append(run)
+        if not quoted and any(c in "*?[" for c in run.s):
+            glob = True
+        exists = exists or quoted or bool(run.s)
+
+    for piece in pieces:
+        if isinstance(piece, _Break):
+            resolve()
+            if exists:
+                flush()
+            continue
+        if not piece.split:
+            if not piece.text.runs and piece.quoted:
+                resolve()
+                exists = True
+            for run in piece.text.runs:
+                content(run, piece.quoted)
+            continue
+        for run in piece.text.runs:
+            position = 0
+            for match in delimiter.finditer(run.s):
+                if match.start() > position:
+                    content(Run(run.s[position : match.start()], run.origin, run.taints), False)
+                pending += match.group()
+                position = match.end()
+            if position < len(run.s):
+                content(Run(run.s[position:], run.origin, run.taints), False)
+    resolve()
+    if exists:
+        flush()
+    return fields
+
+
+BracePart = tuple[int, int] | str  # a byte range of the word, or generated text
+_SEQUENCE = re.compile(r"^(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?$")
+MAX_BRACE_WORDS = 10_000
+
+
+def _brace_scan(data: bytes, start: int, end: int, ends: dict[int, int]) -> list[tuple[int, int]]:
+    """Top-level ``{`` … ``}`` pairs outside quotes and ``${…}``/``$(…)``."""
+    pairs: list[tuple[int, int]] = []
+    stack: list[int] = []
+    i = start
+    while i < end:
+        c = data[i]
+        if c == 0x5C:
+            i += 2
+            continue
+        if c == 0x27:
+            close = data.find(b"'", i + 1, end)
+            i = end if close == -1 else close + 1
+            continue
+        if c == 0x22:
+            i += 1
+            while i < end and data[i] != 0x22:
+                if data[i] == 0x24 and i in ends:
+                    i = ends[i]
+                    continue
+                i += 2 if data[i] == 0x5C else 1
+            i += 1
+            continue
+        if c == 0x24 and i in ends:
+            i = ends[i]
+            continue
+        if c == 0x24 and i + 1 < end and data[i + 1] == 0x7B:
+            i += 2
+            continue
+        if c == 0x7B:
+            stack.append(i)
+        elif c == 0x7D and stack:
+            opened = stack.pop()
+            if not stack:
+                pairs.append((opened, i))
+        i += 1
+    return pairs
+
+
+def _top_commas(data: bytes, start: int, end: int, ends: dict[int, int]) -> list[int]:
+    commas: list[int] = []
+    depth = 0
+    i = start
+    while i < end:
+        c = data[i]
+        if c == 0x5C:
+            i += 2
+            continue
+        if c in (0x27, 0x22):
+            close = data.find(bytes([c]), i + 1, end)
+            i = end if close == -1 else close + 1
+            continue
+        if c == 0x24 and i in ends:
+            i = ends[i]
+            continue
+        if c == 0x7B:
+            depth += 1
+        elif c == 0x7D:
+            depth -= 1
+        elif c == 0x2C and depth == 0:
+            commas.append(i)
+        i += 1
+    return commas
+
+
+def _sequence(text: str) -> list[str] | None:
+    match = _SEQUENCE.match(text)
+    if match is None:
+        return None
+    first, last, step_text = match.groups()
+    step = abs(int(step_text)) if step_text else 1
+    step = step or 1
+    if first.lstrip("-").isdigit() and last.lstrip("-").isdigit():
+        a, b = int(first), int(last)
+        if abs(b - a) // step > MAX_BRACE_WORDS:
+            return None
+        width = (
+            max(len(first), len(last))
+            if first.lstrip("-").startswith("0") or last.lstrip("-").startswith("0")
+            else 0
+        )
+        values = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
+        return [str(v).zfill(width) if width else str(v) for v in values]
+    if first.isalpha() and last.isalpha():
+        a, b = ord(first), ord(last)
+        values = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
+        return [chr(v) for v in values]
+    return None
+
+
+def brace_variants(pf: ParsedFile, start: int, end: int) -> list[list[BracePart]] | None:
+    """Bash brace expansion of the word [start, end): ``a{b,c}`` and ``{1..8}``; None if the
+    word has none (the common case)."""
+    data = pf.data
+    if b"{" not in data[start:end]:
+        return None
+    for opened, closed in _brace_scan(data, start, end, pf.ends):
+        inner = pf.slice(opened + 1, closed)
+        commas = _top_commas(data, opened + 1, closed, pf.ends)
+        alternatives: list[list[BracePart]]
+        sequence = _sequence(inner) if not commas else None
+        if sequence is not None:
+            alternatives = [[value] for value in sequence]
+        elif commas:
+            bounds = [opened + 1, *(c + 1 for c in commas)]
+            stops = [*commas, closed]
+            alternatives = []
+            for a, b in zip(bounds, stops, strict=True):
+                nested = brace_variants(pf, a, b)
+                alternatives.extend(nested if nested is not None else [[(a, b)]])
+        else:
+            continue
+        suffix = brace_variants(pf, closed + 1, end) or [[(closed + 1, end)]]
+        out: list[list[BracePart]] = []
+        for alternative in alternatives:
+            for tail in suffix:
+                out.append([(start, opened), *alternative, *tail])
+                if len(out) > MAX_BRACE_WORDS:
+                    return None
+        return out
+    return None
+
+
+def _dropped_taints(segs: list[Seg]) -> frozenset[Unresolved]:
+    out: set[Unresolved] = set()
+    for seg in segs:
+        if not seg.text.s:
+            out |= seg.text.taints
+    return frozenset(out)
+
+
+def _has_glob(segs: list[Seg]) -> bool:
+    return any(not s.quoted and any(c in "*?[" for c in s.text.s) for s in segs)
+
+
+def join_pieces(pieces: list[Piece], sep: str = " ") -> Text:
+    """Pieces as one string (assignment context: no splitting, ``"$@"`` joined by spaces)."""
+    out: list[Text] = []
+    for piece in pieces:
+        out.append(Text.lit(sep) if isinstance(piece, _Break) else piece.text)
+    return Text.join(out)
+
+
+def pattern_of(pieces: list[Piece]) -> tuple[str, frozenset[Unresolved]]:
+    """Pieces as a glob pattern: quoted characters escaped, unquoted ones active."""
+    parts: list[str] = []
+    taints: set[Unresolved] = set()
+    for piece in pieces:
+        if isinstance(piece, _Break):
+            parts.append(" ")
+            continue
+        taints |= piece.text.taints
+        parts.append(patterns.escape_glob(piece.text.s) if piece.quoted else piece.text.s)
+    return "".join(parts), frozenset(taints)
+
+
+class ExpansionError(Exception):
+    """``${x:?message}`` on an unset variable: bash prints the message and exits."""
+
+    def __init__(self, message: str, span: SourceSpan) -> None:
+        super().__init__(message)
+        self.message = message
+        self.span = span
+
+
+@dataclass
+class VarView:
+    """What an expansion sees of one parameter."""
+
+    values: list[Text]
+    is_set: bool
+    splat: str | None = None  # '@' or '*' for whole-array / positional expansions
+    taints: frozenset[Unresolved] = EMPTY_TAINTS  # uncertainty of the whole parameter
+
+
+class Expander:
+    """Word expansion over source bytes; the evaluator supplies variables and substitutions."""
+
+    # --- hooks the evaluator implements -------------------------------------------------------
+
+    def param(self, name: str, index: str | None, span: SourceSpan) -> VarView:
+        raise NotImplementedError
+
+    def assign_scalar(self, name: str, value: Text, span: SourceSpan) -> None:
+        raise NotImplementedError
+
+    def substitute(self, pf: ParsedFile, node: Node | None, start: int, end: int) -> Text:
+        """Run ``$(…)`` (node, or the bytes [start, end) of the inner text) and capture it."""
+        raise NotImplementedError
+
+    def arithmetic(self, expression: Text, span: SourceSpan) -> Text:
+        raise NotImplementedError
+
+    def ifs(self) -> str:
+        raise NotImplementedError
+
+    def unbound(self, name: str, view: VarView, span: SourceSpan) -> None:
+        """``set -u``: expanding an unset parameter without a default is fatal."""
+
+    def home(self, span: SourceSpan) -> Text:
+        raise NotImplementedError
+
+    def tick(self, pf: ParsedFile, offset: int) -> None:
+        raise NotImplementedError
+
+    def check_size(self, text: Text, span: SourceSpan) -> None:
+        raise NotImplementedError
+
+    def var_names(self) -> list[str]:
+        raise NotImplementedError
+
+    # --- public entry points ------------------------------------------------------------------
+
+    def span_at(self, pf: ParsedFile, offset: int) -> SourceSpan:
+        return SourceSpan(pf.display, pf.line_of(offset))
+
+    def node_pieces(self, pf: ParsedFile, node: Node) -> list[Piece]:
+        return self.scan(pf, node.start_byte, node.end_byte)
+
+    def fields(self, pf: ParsedFile, node: Node) -> list[Field]:
+        return self.fields_and_taints(pf, node)[0]
+
+    def fields_and_taints(
+        self, pf: ParsedFile, node: Node
+    ) -> tuple[list[Field], frozenset[Unresolved]]:
+        """The word's fields, and every uncertainty met while expanding it (even one that
+        left no field behind, like an unknown array that expanded to nothing)."""
+        variants = brace_variants(pf, node.start_byte, node.end_byte)
+        if variants is None:
+            pieces = self.node_pieces(pf, node)
+        else:
+            pieces = []
+            for index, variant in enumerate(variants):
+                if index:
+                    pieces.append(BREAK)
+                for part in variant:
+                    if isinstance(part, str):
+                        pieces.append(
+                            self._lit(pf, node.start_byte, part, quoted=False, split=False)
+                        )
+                    else:
+                        self._scan(pf, part[0], part[1], pieces, dq=False, heredoc=False,
+                                   operand=False)  # fmt: skip
+        taints: set[Unresolved] = set()
+        for piece in pieces:
+            if isinstance(piece, Seg):
+                taints |= piece.text.taints
+        return split_fields(pieces, self.ifs()), frozenset(taints)
+
+    def string(self, pf: ParsedFile, node: Node) -> Text:
+        """Expand without splitting (assignment values, redirection targets, case subjects)."""
+        return join_pieces(self.node_pieces(pf, node))
+
+    def pattern(self, pf: ParsedFile, node: Node) -> tuple[str, frozenset[Unresolved]]:
+        return pattern_of(self.node_pieces(pf, node))
+
+    def heredoc(self, pf: ParsedFile, start: int, end: int) -> Text:
+        out: list[Piece] = []
+        self._scan(pf, start, end, out, dq=True, heredoc=True, operand=False)
+        return join_pieces(out, "")
+
+    # --- scanner ------------------------------------------------------------------------------
+
+    def scan(self, pf: ParsedFile, start: int, end: int, *, operand: bool = False) -> list[Piece]:
+        out: list[Piece] = []
+        self._scan(pf, start, end, out, dq=False, heredoc=False, operand=operand)
+        return out
+
+    def _lit(self, pf: ParsedFile, offset: int, s: str, *, quoted: bool, split: bool) -> Seg:
+        return Seg(Text.lit(s, self.span_at(pf, offset)), quoted, split)
+
+    def _scan(
+        self,
+        pf: ParsedFile,
+        i: int,
+        end: int,
+        out: list[Piece],
+        *,
+        dq: bool,
+        heredoc: bool,
+        operand: bool,
+    ) -> int:
+        """Expand bytes [i, end) into ``out``; in a double-quoted string stop after the quote."""
+        data = pf.data
+        split_lit = operand and not dq  # literal text of an unquoted ${x:-word} result splits
+        word_start = i
+        self.tick(pf, i)
+        while i < end:
+            c = data[i]
+            if c == 0x5C:  # backslash
+                if i + 1 >= end:
+                    out.append(self._lit(pf, i, "\\", quoted=dq, split=split_lit))
+                    i += 1
+                    continue
+                nxt = data[i + 1]
+                if nxt == 0x0A:
+                    i += 2  # line continuation
+                    continue
+                width = utf8_len(nxt)
+                char = data[i + 1 : i + 1 + width].decode("utf-8", "replace")
+                if dq and char not in ("$", "`", "\\") and (heredoc or char != '"'):
+                    out.append(self._lit(pf, i, "\\" + char, quoted=True, split=False))
+                else:
+                    out.append(self._lit(pf, i, char, quoted=True, split=False))
+                i += 1 + width
+            elif c == 0x27 and not dq:  # single quote
+                close = data.find(b"'", i + 1, end)
+                close = end if close == -1 else close
+                out.append(self._lit(pf, i, pf.slice(i + 1, close), quoted=True, split=False))
+                i = close + 1
+            elif c == 0x22 and not heredoc:  # double quote
+                if dq:
+                    return i + 1
+                inner: list[Piece] = []
+                i = self._scan(pf, i + 1, end, inner, dq=True, heredoc=False, operand=operand)
+                content = [p for p in inner if not (isinstance(p, Seg) and p.void)]
+                out.extend(content)
+                only_void = len(content) < len(inner) and not any(
+                    isinstance(p, _Break) or p.text.s for p in content
+                )
+                if not only_void:
+                    out.append(Seg(EMPTY, True, False))  # "" is a word even when empty
+                else:  # "${A[@]}" of no elements: no word, but keep what made it uncertain
+                    lost = frozenset().union(
+                        *(p.text.taints for p in inner if isinstance(p, Seg) and p.void)
+                    )
+                    if lost:
+                        out.append(Seg(Text.lit("", None, lost), False, False))
+            elif c == 0x24:  # dollar
+                i = self._dollar(pf, i, end, out, dq=dq, heredoc=heredoc, operand=operand)
+            elif c == 0x60:  # backquote
+                node = pf.substitutions.get(i)
+                if node is not None:
+                    stop = node.end_byte
+                    text = self.substitute(pf, node, 0, 0)
+                else:
+                    close = i + 1
+                    while close < end and data[close] != 0x60:
+                        close += 2 if data[close] == 0x5C else 1
+                    stop = min(close + 1, end)
+                    text = self.substitute(pf, None, i + 1, min(close, end))
+                out.append(Seg(text, dq, not dq))
+                i = stop
+            elif (
+                c in (0x3C, 0x3E)
+                and not dq
+                and i + 1 < end
+                and data[i + 1] == 0x28
+                and i in pf.ends
+            ):
+                stop = pf.ends[i]
+                span = self.span_at(pf, i)
+                item = Unresolved(
+                    f"`{pf.slice(i, stop)[:60]}`",
+                    "process substitution is not evaluated (it names a pipe at run time)",
+                    span.file,
+                    span.line,
+                )
+                out.append(
+                    Seg(opaque("process-substitution", "command-output", item), False, False)
+                )
+                i = stop
+            elif c == 0x7E and not dq and i == word_start and not operand:  # tilde
+                j = i + 1
+                while j < end and data[j] not in b"/:":
+                    j += 1
+                if j == i + 1:
+                    out.append(Seg(self.home(self.span_at(pf, i)), True, False))
+                else:
+                    out.append(self._lit(pf, i, pf.slice(i, j), quoted=False, split=False))
+                i = j
+            else:
+                j = i + 1
+                stops = b"\\$`" if heredoc else b'\\"$`' if dq else b"\\'\"$`"
+                while j < end and data[j] not in stops:
+                    j += 1
+                out.append(self._lit(pf, i, pf.slice(i, j), quoted=dq, split=split_lit))
+                i = j
+        return i
+
+    def _find_close(self, pf: ParsedFile, i: int, end: int, open_b: int, close_b: int) -> int:
+        """Index just past the bracket matching the one at ``i`` (quotes respected)."""
+        data = pf.data
+        depth = 0
+        j = i
+        while j < end:
+            c = data[j]
+            if c == 0x5C:
+                j += 2
+                continue
+            if c == 0x27:
+                close = data.find(b"'", j + 1, end)
+                j = end if close == -1 else close + 1
+                continue
+            if c == 0x22:
+                j += 1
+                while j < end and data[j] != 0x22:
+                    j += 2 if data[j] == 0x5C else 1
+                j += 1
+                continue
+            if c == open_b:
+                depth += 1
+            elif c == close_b:
+                depth -= 1
+                if depth == 0:
+                    return j + 1
+            j += 1
+        return end
+
+    def _dollar(
+        self,
+        pf: ParsedFile,
+        i: int,
+        end: int,
+        out: list[Piece],
+        *,
+        dq: bool,
+        heredoc: bool,
+        operand: bool,
+    ) -> int:
+        data = pf.data
+        nxt = data[i + 1] if i + 1 < end else -1
+        span = self.span_at(pf, i)
+        if nxt == 0x28:  # $( or $((
+            node = pf.substitutions.get(i)
+            if node is not None:
+                out.append(Seg(self.substitute(pf, node, 0, 0), dq, not dq))
+                return node.end_byte
+            if i + 2 < end and data[i + 2] == 0x28:
+                stop = pf.ends.get(i) or self._find_close(pf, i + 1, end, 0x28, 0x29)
+                inner_end = stop - 2 if data[stop - 2 : stop] == b"))" else stop - 1
+                expr_pieces: list[Piece] = []
+                self._scan(pf, i + 3, inner_end, expr_pieces, dq=True, heredoc=True, operand=False)
+                expr = join_pieces(expr_pieces, " ")
+                expr = Text(Run(r.s.replace('"', ""), r.origin, r.taints) for r in expr.runs)
+                out.append(Seg(self.arithmetic(expr, span), dq, not dq))
+                return stop
+            stop = self._find_close(pf, i + 1, end, 0x28, 0x29)
+            out.append(Seg(self.substitute(pf, None, i + 2, stop - 1), dq, not dq))
+            return stop
+        if nxt == 0x7B:  # ${
+            stop = pf.ends.get(i) or self._find_close(pf, i + 1, end, 0x7B, 0x7D)
+            out.extend(self._parameter(pf, i + 2, stop - 1, dq=dq, span=span))
+            return stop
+        if nxt == 0x27 and not dq:  # $'...'
+            j = i + 2
+            while j < end and data[j] != 0x27:
+                j += 2 if data[j] == 0x5C else 1
+            body = decode_ansi_c(pf.slice(i + 2, min(j, end)))
+            out.append(Seg(Text.lit(body, span), True, False))
+            return min(j + 1, end)
+        if nxt == 0x22 and not dq:  # $"..." (locale translation: same as "...")
+            return i + 1
+        if nxt in _NAME_START:
+            j = i + 1
+            while j < end and data[j] in _NAME_CHARS:
+                j += 1
+            out.extend(self._value_pieces(pf.slice(i + 1, j), None, dq, span))
+            return j
+        if nxt in _DIGITS or (nxt != -1 and chr(nxt) in _SPECIAL_PARAMS):
+            out.extend(self._value_pieces(chr(nxt), None, dq, span))
+            return i + 2
+        out.append(self._lit(pf, i, "$", quoted=dq, split=False))
+        return i + 1
+
+    # --- parameters ---------------------------------------------------------------------------
+
+    def _value_pieces(
+        self, name: str, index: str | None, dq: bool, span: SourceSpan
+    ) -> list[Piece]:
+        view = self.param(name, index, span)
+        self.unbound(name, view, span)
+        return self._view_pieces(view, dq)
+
+    def _view_pieces(self, view: VarView, dq: bool) -> list[Piece]:
+        if view.splat is None:
+            if view.values:
+                value = view.values[0]
+            else:
+                value = Text.lit("", None, view.taints) if view.taints else EMPTY
+            return [Seg(value, dq, not dq)]
+        if view.splat == "*" and dq:
+            sep = self.ifs()[:1]
+            return [Seg(Text.join(view.values, sep), True, False)]
+        out: list[Piece] = []
+        for index, value in enumerate(view.values):
+            if index:
+                out.append(BREAK)
+            out.append(Seg(value, dq, not dq))
+        if not view.values:
+            empty = Text.lit("", None, view.taints) if view.taints else EMPTY
+            if dq:
+                out.append(Seg(empty, True, False, void=True))
+            elif view.taints:
+                out.append(Seg(empty, False, False))
+        return out
+
+    def _parameter(
+        self, pf: ParsedFile, start: int, end: int, *, dq: bool, span: SourceSpan
+    ) -> list[Piece]:
+        """``${…}`` with the inner bytes [start, end)."""
+        data = pf.data
+        text = pf.slice(start, end)
+        if not text:
+            item = Unresolved("${}", "bad substitution", span.file, span.line)
+            return [Seg(opaque("${}", "derived", item), dq, not dq)]
+        p = start
+        length = False
+        indirect = False
+        if text[0] == "#" and len(text) > 1 and (text[1].isalnum() or text[1] in "_@*"):
+            length = True
+            p += 1
+        elif data[p] == 0x21 and p + 1 < end:
+            indirect = True
+            p += 1
+        # the parameter name
+        q = p
+        if q < end and data[q] in _NAME_START:
+            while q < end and data[q] in _NAME_CHARS:
+                q += 1
+        elif q < end and data[q] in _DIGITS:
+            while q < end and data[q] in _DIGITS:
+                q += 1
+        elif q < end and chr(data[q]) in _SPECIAL_PARAMS:
+            q += 1
+        name = pf.slice(p, q)
+        index: str | None = None
+        if q < end and data[q] == 0x5B:  # [subscript]
+            close = self._find_close(pf, q, end, 0x5B, 0x5D)
+            index_pieces: list[Piece] = []
+            self._scan(pf, q + 1, close - 1, index_pieces, dq=True, heredoc=True, operand=False)
+            index_text = join_pieces(index_pieces)
+            index = index_text.s
+            q = close
+        rest = pf.slice(q, end)
+        if not name:
+            item = Unresolved(f"${{{text}}}", "bad substitution", span.file, span.line)
+            return [Seg(opaque(f"${{{text}}}", "derived", item), dq, not dq)]
+
+        if length:
+            view = self.param(name, index, span)
+            self.unbound(name, view, span)
+            if view.splat is not None:
+                value = Text.lit(str(len(view.values)))
+            else:
+                current = view.values[0] if view.values else EMPTY
+                value = (
+                    Text.lit(str(len(current.s)))
+                    if current.known
+                    else Text.lit(placeholder(f"${{#{name}}}", "derived"), None, current.taints)
+                )
+            return [Seg(value, dq, not dq)]
+
+        if indirect:
+            if index in ("@", "*") and not rest:  # ${!A[@]}: the indices
+                view = self.param(name, "!" + index, span)
+                return self._view_pieces(view, dq)
+            if rest in ("*", "@") and index is None:  # ${!prefix*}: variable names
+                names = [n for n in self.var_names() if n.startswith(name)]
+                view = VarView([Text.lit(n) for n in sorted(names)], True, rest)
+                return self._view_pieces(view, dq)
+            target = self.param(name, index, span)
+            ref = target.values[0] if target.values else EMPTY
+            if not ref.known:
+                return [
+                    Seg(
+                        Text.lit(placeholder(f"${{!{name}}}", "derived"), None, ref.taints),
+                        dq,
+                        not dq,
+                    )
+                ]
+            if not ref.s:
+                return [Seg(EMPTY, dq, not dq)]
+            inner_name, _, inner_index = ref.s.partition("[")
+            view = self.param(inner_name, inner_index[:-1] if inner_index else None, span)
+            return self._apply(pf, view, q, end, rest, name=ref.s, dq=dq, span=span)
+
+        view = self.param(name, index, span)
+        if not rest:
+            self.unbound(name, view, span)
+        return self._apply(pf, view, q, end, rest, name=name, dq=dq, span=span)
+
+    def _apply(
+        self,
+        pf: ParsedFile,
+        view: VarView,
+        q: int,
+        end: int,
+        rest: str,
+        *,
+        name: str,
+        dq: bool,
+        span: SourceSpan,
+    ) -> list[Piece]:
+        if not rest:
+            return self._view_pieces(view, dq)
+        colon = rest.startswith(":")
+        op_text = rest[1:] if colon else rest
+        op = op_text[:1]
+        if op in ("-", "=", "+", "?") and (colon or op):
+            operand_start = q + (2 if colon else 1)
+            values = view.values
+            if colon:
+                empty = not values or all(v.s == "" and v.known for v in values)
+            else:
+                empty = not view.is_set
+            if op == "+":
+                if empty:
+                    return [Seg(EMPTY, dq, False)] if dq else []
+                return self._operand(pf, operand_start, end, dq)
+            if not empty:
+                return self._view_pieces(view, dq)
+            if op == "-":
+                return self._operand(pf, operand_start, end, dq)
+            if op == "=":
+                value = join_pieces(self._operand(pf, operand_start, end, True))
+                self.assign_scalar(name, value, span)
+                return [Seg(value, dq, not dq)]
+            message = join_pieces(self._operand(pf, operand_start, end, True)).s
+            raise ExpansionError(f"{name}: {message or 'parameter null or not set'}", span)
+        if colon:  # ${x:offset[:length]}
+            return self._substring(pf, view, q + 1, end, dq=dq, span=span, name=name)
+        if op in ("#", "%"):
+            longest = op_text[1:2] == op
+            pat_start = q + (2 if longest else 1)
+            pattern, taints = pattern_of(self.scan(pf, pat_start, end))
+
+            def strip(value: str) -> str:
+                if op == "#":
+                    return patterns.remove_prefix(value, pattern, longest)
+                return patterns.remove_suffix(value, pattern, longest)
+
+            return self._map(view, strip, taints, dq, f"{name}{op}")
+        if op == "/":
+            mode = "/"
+            pat_start = q + 1
+            if op_text[1:2] in ("/", "#", "%"):
+                mode = "//" if op_text[1] == "/" else op_text[1]
+                pat_start += 1
+            sep = self._pattern_end(pf, pat_start, end)
+            pattern, taints = pattern_of(self.scan(pf, pat_start, sep))
+            replacement = join_pieces(self._operand(pf, sep + 1, end, True)) if sep < end else EMPTY
+
+            def sub(value: str) -> str:
+                return patterns.replace(value, pattern, replacement.s, mode)
+
+            return self._map(view, sub, taints | replacement.taints, dq, f"{name}/")
+        if op in ("^", ","):
+            every = op_text[1:2] == op
+
+            def case(value: str) -> str:
+                if not value:
+                    return value
+                if op == "^":
+                    return value.upper() if every else value[0].upper() + value[1:]
+                return value.lower() if every else value[0].lower() + value[1:]
+
+            return self._map(view, case, EMPTY_TAINTS, dq, f"{name}{op}")
+        if op == "@" and len(op_text) == 2:
+            transform = op_text[1]
+            if transform in "ULuQE":
+
+                def apply(value: str) -> str:
+                    if transform == "U":
+                        return value.upper()
+                    if transform == "L":
+                        return value.lower()
+                    if transform == "u":
+                        return value[:1].upper() + value[1:]
+                    if transform == "Q":
+                        return "'" + value.replace("'", "'\\''") + "'"
+                    return decode_ansi_c(value)
+
+                return self._map(view, apply, EMPTY_TAINTS, dq, f"{name}@{transform}")
+        item = Unresolved(
+            f"${{{name}{rest}}}", "unsupported parameter expansion", span.file, span.line
+        )
+        return [Seg(opaque(f"${{{name}{rest}}}", "derived", item), dq, not dq)]
+
+    def _pattern_end(self, pf: ParsedFile, i: int, end: int) -> int:
+        """Position of the ``/`` that ends the pattern of ``${x/pat/rep}`` (or ``end``)."""
+        data = pf.data
+        while i < end:
+            c = data[i]
+            if c == 0x5C:
+                i += 2
+                continue
+            if c == 0x27:
+                close = data.find(b"'", i + 1, end)
+                i = end if close == -1 else close + 1
+                continue
+            if c == 0x22:
+                i = self._find_close_quote(pf, i, end)
+                continue
+            if c == 0x24 and i + 1 < end and data[i + 1] in b"{(":
+                i = pf.ends.get(i) or self._find_close(
+                    pf, i + 1, end, data[i + 1], 0x7D if data[i + 1] == 0x7B else 0x29
+                )
+                continue
+            if c == 0x2F:
+                return i
+            i += 1
+        return end
+
+    def _find_close_quote(self, pf: ParsedFile, i: int, end: int) -> int:
+        data = pf.data
+        j = i + 1
+        while j < end and data[j] != 0x22:
+            j += 2 if data[j] == 0x5C else 1
+        return j + 1
+
+    def _operand(self, pf: ParsedFile, start: int, end: int, dq: bool) -> list[Piece]:
+        out: list[Piece] = []
+        if dq:
+            self._scan(pf, start, end, out, dq=True, heredoc=False, operand=True)
+            return out
+        self._scan(pf, start, end, out, dq=False, heredoc=False, operand=True)
+        return out
+
+    def _map(
+        self,
+        view: VarView,
+        fn: object,
+        taints: frozenset[Unresolved],
+        dq: bool,
+        label: str,
+    ) -> list[Piece]:
+        assert callable(fn)
+        values: list[Text] = []
+        for value in view.values:
+            if value.known and not taints:
+                values.append(Text.lit(fn(value.s)))
+            else:
+                values.append(Text.lit(placeholder(label, "derived"), None, value.taints | taints))
+        if view.splat is None and not values:
+            values = [Text.lit(fn("")) if not taints else Text.lit("", None, taints)]
+        return self._view_pieces(VarView(values, view.is_set, view.splat), dq)
+
+    def _substring(
+        self,
+        pf: ParsedFile,
+        view: VarView,
+        start: int,
+        end: int,
+        *,
+        dq: bool,
+        span: SourceSpan,
+        name: str,
+    ) -> list[Piece]:
+        data = pf.data
+        colon = start
+        depth = 0
+        while colon < end:
+            c = data[colon]
+            if c in b"([{":
+                depth += 1
+            elif c in b")]}":
+                depth -= 1
+            elif c == 0x3A and depth == 0 and not (colon > start and data[colon - 1] == 0x3F):
+                break
+            colon += 1
+        offset_text = join_pieces(self.scan(pf, start, colon))
+        offset = self.arithmetic(offset_text, span)
+        length: Text | None = None
+        if colon < end:
+            length = self.arithmetic(join_pieces(self.scan(pf, colon + 1, end)), span)
+        taints = offset.taints | (length.taints if length is not None else EMPTY_TAINTS)
+        if taints:
+            return self._map(view, lambda v: v, taints, dq, f"{name}:")
+        off = int(offset.s)
+        ln = int(length.s) if length is not None else None
+        if view.splat is not None:
+            items = view.values
+            if name in ("@", "*"):  # positional: offset counts $0
+                items = [*self.param("0", None, span).values, *items] if off == 0 else items
+                off = off - 1 if off > 0 else off
+            begin = off if off >= 0 else max(len(items) + off, 0)
+            stop = len(items) if ln is None else (begin + ln if ln >= 0 else len(items) + ln)
+            return self._view_pieces(VarView(items[begin:stop], view.is_set, view.splat), dq)
+
+        def cut(value: str) -> str:
+            begin = off if off >= 0 else max(len(value) + off, 0)
+            if ln is None:
+                return value[begin:]
+            stop = begin + ln if ln >= 0 else len(value) + ln
+            return value[begin:stop] if stop >= begin else ""
+
+        return self._map(view, cut, EMPTY_TAINTS, dq, f"{name}:")

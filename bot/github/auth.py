@@ -76,15 +76,23 @@ class AppTokens:
         self._lock = threading.Lock()
         self._installations: dict[str, int] = {}
         self._tokens: dict[tuple[int, str, tuple[tuple[str, str], ...]], _Cached] = {}
+        self._jwt: _Cached | None = None
         self.minted = 0  # tokens minted (observable in tests)
 
     @classmethod
     def from_key_file(cls, app_id: str, key_path: Path, api_url: str) -> AppTokens:
         return cls(app_id, key_path.read_text(encoding="utf-8"), api_url)
 
+    def _bearer(self) -> str:
+        """The App JWT, re-signed when less than a minute of its 9 is left."""
+        now = self._clock()
+        if self._jwt is None or self._jwt.expires_at - 60 < now:
+            self._jwt = _Cached(app_jwt(self.app_id, self._key, now), now + 540)
+        return self._jwt.value
+
     def _headers(self) -> dict[str, str]:
         return {
-            "Authorization": f"Bearer {app_jwt(self.app_id, self._key, self._clock())}",
+            "Authorization": f"Bearer {self._bearer()}",
             "Accept": "application/vnd.github+json",
             "X-GitHub-Api-Version": API_VERSION,
         }

@@ -11,10 +11,12 @@ from collections.abc import Sequence
 from bot.github.pulls import AlignmentResult
 from bot.github.sanitize import inline, meta_comment, neutralize
 
+# What the comment says is the PR's state, not what this run did to it, so a re-run that
+# changes nothing leaves the comment byte-identical (and unedited).
 _ACTION_TEXT = {
-    "created": "opened",
-    "updated": "updated",
-    "unchanged": "up to date",
+    "created": "proposed in",
+    "updated": "proposed in",
+    "unchanged": "proposed in",
     "declined": "not proposed again",
     "edited": "left alone (edited by someone else)",
     "deferred": "deferred",

@@ -181,9 +181,10 @@ class Store:
         """INSERT unless a unique key already exists; True when this call inserted."""
         dialect = self.engine.dialect.name
         builder = postgresql.insert if dialect == "postgresql" else sqlite.insert
-        statement = builder(model).values(**values).on_conflict_do_nothing()
-        result: Any = session.execute(statement)
-        return bool(result.rowcount == 1)
+        key = next(iter(model.__table__.primary_key.columns))
+        statement = builder(model).values(**values).on_conflict_do_nothing().returning(key)
+        # RETURNING, not rowcount: psycopg reports -1 for INSERT … ON CONFLICT
+        return session.execute(statement).first() is not None
 
     # --- deliveries ------------------------------------------------------------------------
 

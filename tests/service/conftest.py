@@ -176,3 +176,43 @@ def harness(fake: FakeGitHub, tmp_path: Path, app_key: tuple[str, str]) -> Itera
     h = Harness(fake, tmp_path, app_key)
     yield h
     h.close()
+
+
+PG_SERVER = "postgresql://postgres@127.0.0.1:5432/test"
+REDIS_SERVER = "redis://127.0.0.1:6379/0"
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A PostgreSQL URL whose search_path is a fresh schema (dropped afterwards), so
+    parallel test workers never share tables."""
+    psycopg = pytest.importorskip("psycopg")
+    schema = f"rs_test_{uuid.uuid4().hex[:12]}"
+    try:
+        admin = psycopg.connect(PG_SERVER, autocommit=True, connect_timeout=3)
+    except psycopg.OperationalError as err:
+        pytest.skip(f"PostgreSQL at 127.0.0.1:5432 is not reachable: {err}")
+    with admin:
+        admin.execute(f'CREATE SCHEMA "{schema}"')
+        try:
+            yield f"postgresql+psycopg://postgres@127.0.0.1:5432/test?options=-csearch_path%3D{schema}"
+        finally:
+            admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.fixture
+def redis_queue() -> Iterator[tuple[str, str]]:
+    """(REDIS_URL, a unique queue name); the queue's keys are deleted afterwards."""
+    redis = pytest.importorskip("redis")
+    client = redis.Redis.from_url(REDIS_SERVER, socket_connect_timeout=3)
+    try:
+        client.ping()
+    except redis.exceptions.ConnectionError as err:
+        pytest.skip(f"Redis at 127.0.0.1:6379 is not reachable: {err}")
+    name = f"rs-test-{uuid.uuid4().hex[:12]}"
+    try:
+        yield REDIS_SERVER, name
+    finally:
+        for key in client.scan_iter(f"huey*{name}*"):
+            client.delete(key)
+        client.close()

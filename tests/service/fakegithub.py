@@ -143,6 +143,7 @@ class FakeGitHub:
         self.holds: list[Hold] = []
         self.hooks: list[tuple[str, re.Pattern[str], Callable[[], None]]] = []
         self.label_colors_refused = False
+        self.token_ttl = 3600.0  # seconds an installation token lives
         self._ids = 1000
         self._template_cache: dict[tuple[Any, ...], str] = {}
         self.app = self._build_app()
@@ -728,7 +729,9 @@ class FakeGitHub:
             body = copy.deepcopy(_TEMPLATES["apps.create-installation-access-token"])
             body.update(
                 token=token,
-                expires_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600)),
+                expires_at=time.strftime(
+                    "%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + fake.token_ttl)
+                ),
                 permissions=data.get("permissions") or {},
                 repositories=[fake.repo_json(r) for r in sorted(repos)],
             )

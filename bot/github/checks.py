@@ -118,6 +118,22 @@ class CheckRunPublisher:
             batches_sent=batches_sent,
         )
 
+    def cancel(self, reason: str) -> None:
+        """Close the check run of a head we stopped working on (no guard: the head moved,
+        and this run belongs to the old head)."""
+        if not self.enabled or self.check_run_id is None:
+            return
+        self.gh.update_check_run(
+            self.check_run_id,
+            {
+                "status": "completed",
+                "conclusion": "cancelled",
+                "completed_at": utc_now_iso(),
+                "output": {"title": "Superseded", "summary": reason[:65000]},
+            },
+        )
+        self._save("completed")
+
     def complete(
         self,
         *,

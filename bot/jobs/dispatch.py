@@ -116,9 +116,7 @@ def dispatch(rt: Runtime, trigger: Trigger) -> str:
         approval = Approval(current.head_sha, trigger.sender, current.is_fork)
         return _request(rt, trigger.repo, pr, approval, dry_run=trigger.dry_run)
     if kind == "workflow_run":
-        numbers = list(trigger.pr_numbers) or [
-            s.pr_number for s in rt.store.syncs_approved_at(trigger.repo, trigger.head_sha)
-        ]
+        numbers = list(trigger.pr_numbers) or _fork_run_prs(rt, trigger)
         outcomes = []
         for number in numbers:
             sync = rt.store.find_sync(trigger.repo, number)
@@ -137,6 +135,21 @@ def dispatch(rt: Runtime, trigger: Trigger) -> str:
                 outcomes.append(_request(rt, trigger.repo, number, None))
         return "; ".join(outcomes) or "check run of an unapproved or unknown head"
     return f"{kind} in {trigger.repo}: nothing to do"
+
+
+def _fork_run_prs(rt: Runtime, trigger: Trigger) -> list[int]:
+    """PRs a run without ``pull_requests`` (a fork's) belongs to: an approved PR whose head
+    is the run's head SHA on the run's head branch."""
+    candidates = [s.pr_number for s in rt.store.syncs_approved_at(trigger.repo, trigger.head_sha)]
+    if not candidates:
+        return []
+    gh = rt.connector.repo(trigger.repo, BENCH_SCOPE)
+    matched = []
+    for number in candidates:
+        pr = gh.pull(number)
+        if pr.head_sha == trigger.head_sha and pr.head_ref == trigger.head_ref:
+            matched.append(number)
+    return matched
 
 
 def _require_reapproval(rt: Runtime, trigger: Trigger, approved: str | None) -> str:

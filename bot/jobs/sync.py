@@ -162,8 +162,23 @@ def execute(rt: Runtime, lease: SyncSnapshot, heartbeat: Heartbeat) -> SyncRepor
     checks = CheckRunPublisher(
         bench, rt.store, head_sha=head_sha, external_id=lease.external_id, guard=guard
     )
-    checks.start()
+    try:
+        checks.start()
+        return _run_engine(rt, lease, bench, pr, guard, checks)
+    except HeadMoved as err:
+        checks.cancel(f"Not finished: {err}. A new run follows the new head once approved.")
+        raise
 
+
+def _run_engine(
+    rt: Runtime,
+    lease: SyncSnapshot,
+    bench: GitHubRepo,
+    pr: PullInfo,
+    guard: HeadGuard,
+    checks: CheckRunPublisher,
+) -> SyncReport:
+    head_sha = pr.head_sha
     bench_info = bench.info()
     bench_mirror = Mirror(rt.mirrors, bench_info.full_name, bench_info.clone_url, bench.token)
     n = lease.pr_number

@@ -179,6 +179,8 @@ def test_head_moving_mid_run_aborts_before_writing(harness: Harness, fake: FakeG
     assert verify_comments(fake, number) == []
     sync = harness.rt.store.find_sync(BENCH, number)
     assert sync is not None and (sync.last_result or "").startswith("superseded")
+    cancelled = only(fake.check_runs_on(BENCH))  # the old head's run does not hang forever
+    assert cancelled["conclusion"] == "cancelled" and cancelled["status"] == "completed"
 
     harness.deliver(
         "pull_request", fake.pull_request_payload(BENCH, number, "synchronize", sender="author")
@@ -380,13 +382,25 @@ def test_workflow_run_of_a_fork_refreshes_evidence(harness: Harness, fake: FakeG
     harness.drain()
     assert len(fake.check_runs_on(BENCH, head)) == 2
     assert "Workflow runs at this head: 1." in only(verify_comments(fake, number))["body"]
-    # a run at a head nobody approved does nothing
+    # a run at a head nobody approved, or at the right SHA on another branch, does nothing
     stranger = fake.add_workflow_run(BENCH, head_sha="f" * 40, head_branch="tune")
-    harness.deliver(
-        "workflow_run", fake.workflow_run_payload(BENCH, stranger, with_pull_requests=False)
-    )
+    elsewhere = fake.add_workflow_run(BENCH, head_sha=head, head_branch="not-the-pr-branch")
+    for run_id in (stranger, elsewhere):
+        payload = fake.workflow_run_payload(BENCH, run_id, with_pull_requests=False)
+        harness.deliver("workflow_run", payload)
     harness.drain()
     assert len(fake.check_runs_on(BENCH)) == 2
+
+    # recipes CI finishing on the current alignment commit refreshes the benchmark PR too
+    pr = only(alignment_prs(fake))
+    tip = fake.repos[RECIPES].ref_sha(f"refs/heads/{pr['head_ref']}")
+    assert tip is not None
+    ci = fake.add_workflow_run(RECIPES, head_sha=tip, head_branch=pr["head_ref"])
+    harness.deliver(
+        "workflow_run", fake.workflow_run_payload(RECIPES, ci, with_pull_requests=False)
+    )
+    harness.drain()
+    assert len(fake.check_runs_on(BENCH)) == 3
 
 
 def test_check_run_rerequest_and_button_rerun(harness: Harness, fake: FakeGitHub) -> None:
@@ -452,3 +466,22 @@ def test_labels_that_cannot_be_created_are_skipped(harness: Harness, fake: FakeG
     fake.label_colors_refused = True
     open_labelled_pr(harness, fake)
     assert only(alignment_prs(fake))["labels"] == []
+
+
+def test_obsolete_but_edited_alignment_pr_is_left_open_as_abandoned(
+    harness: Harness, fake: FakeGitHub
+) -> None:
+    number, _ = open_labelled_pr(harness, fake)
+    human = fake.commit(
+        RECIPES, BRANCH, {"NOTES.md": "context\n"}, author=("Jane", "jane@example.com")
+    )
+    fake.close_pull(BENCH, number)
+    harness.deliver(
+        "pull_request", fake.pull_request_payload(BENCH, number, "closed", sender="author")
+    )
+    harness.drain()
+    pr = only(alignment_prs(fake))
+    assert pr["state"] == "open" and pr["title"].endswith(" — abandoned")
+    assert fake.repos[RECIPES].ref_sha(f"refs/heads/{BRANCH}") == human  # branch kept
+    notes = [c for c in fake.comments_on(RECIPES, pr["number"]) if c["user"] == BOT]
+    assert len(notes) == 1 and "left open" in notes[0]["body"]

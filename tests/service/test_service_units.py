@@ -300,3 +300,35 @@ def test_outcomes_the_service_cannot_apply_are_rejected() -> None:
         check_outcome(outcome)
     with pytest.raises(ValueError, match="conclusion"):
         check_outcome(SyncOutcome((), (), "c", "maybe", "t", "s", ()))
+
+
+def test_app_manifest_is_least_privilege_and_matches_the_handled_events() -> None:
+    from ruamel.yaml import YAML
+
+    from bot.jobs.triggers import ALLOWED
+
+    manifest = YAML(typ="safe").load((Path(__file__).resolve().parents[2] / "app.yml").read_text())
+    valid = {
+        "name",
+        "url",
+        "hook_attributes",
+        "redirect_url",
+        "callback_urls",
+        "setup_url",
+        "description",
+        "public",
+        "default_events",
+        "default_permissions",
+        "request_oauth_on_install",
+        "setup_on_update",
+    }
+    assert set(manifest) <= valid and manifest["public"] is False
+    assert set(manifest["default_events"]) == set(ALLOWED)
+    assert manifest["default_permissions"] == {
+        "metadata": "read",
+        "contents": "write",
+        "pull_requests": "write",
+        "checks": "write",
+        "actions": "read",
+        "issues": "write",
+    }

@@ -154,7 +154,7 @@ def run_backend(name: str, count: int, concurrency: int) -> dict[str, float] | N
             time.sleep(0.2)
         # warm-up, then the reference and the measurement against the same server
         asyncio.run(fire(base, deliveries(50), concurrency))
-        health = [("GET", b"", {})] * count
+        health: list[tuple[str, bytes, dict[str, str]]] = [("GET", b"", {})] * count
         ref, _, ref_elapsed = asyncio.run(fire(base, health, concurrency))
         lat, statuses, elapsed = asyncio.run(fire(base, deliveries(count), concurrency))
     finally:

@@ -68,8 +68,10 @@ def _request(
 def dispatch(rt: Runtime, trigger: Trigger) -> str:
     """Act on one trigger; returns a one-line account for the delivery log."""
     recipes_repo = rt.settings.recipes_repo
-    if trigger.repo == recipes_repo and trigger.kind in ("pr_closed", "rebase", "workflow_run"):
-        return _alignment_event(rt, trigger)
+    if trigger.repo == recipes_repo:
+        if trigger.kind in ("pr_closed", "rebase", "workflow_run"):
+            return _alignment_event(rt, trigger)
+        return f"{trigger.kind} in the recipes repository: not a benchmark PR"
     kind = trigger.kind
     pr = trigger.pr_number
     if kind == "label_added":
@@ -96,6 +98,11 @@ def dispatch(rt: Runtime, trigger: Trigger) -> str:
         assert pr is not None
         if trigger.merged:
             return "merged: alignment PRs stay for the recipes maintainers"
+        live = [
+            r for r in rt.store.alignments_for(trigger.repo, pr) if r.state in ("open", "edited")
+        ]
+        if not live:
+            return "closed: no alignment PR to retire"
         return _request(rt, trigger.repo, pr, None, require_approval=False)
     if kind == "command":
         assert pr is not None and trigger.comment_id is not None

@@ -32,7 +32,7 @@ from bot.github.sanitize import REAPPROVE_MARKER, VERIFY_MARKER
 from bot.jobs.engine import EngineUnavailable, SyncOutcome, SyncRequest, check_outcome
 from bot.jobs.report import check_summary, failure_comment, verify_comment
 from bot.jobs.runtime import Runtime
-from bot.jobs.store import SyncSnapshot
+from bot.jobs.store import Store, SyncSnapshot
 
 log = logging.getLogger("recipe_sync.sync")
 
@@ -69,8 +69,16 @@ class HeadGuard:
     """Called right before every write: the PR must still be open at the approved head and
     base, and this worker must still hold the lease."""
 
-    def __init__(self, gh: GitHubRepo, lease: SyncSnapshot, base_ref: str, heartbeat: Heartbeat):
+    def __init__(
+        self,
+        gh: GitHubRepo,
+        store: Store,
+        lease: SyncSnapshot,
+        base_ref: str,
+        heartbeat: Heartbeat,
+    ) -> None:
         self.gh = gh
+        self.store = store
         self.lease = lease
         self.base_ref = base_ref
         self.heartbeat = heartbeat
@@ -89,6 +97,9 @@ class HeadGuard:
             )
         if pr.base_ref != self.base_ref:
             raise HeadMoved(f"PR #{pr.number} base changed from {self.base_ref} to {pr.base_ref}")
+        current = self.store.sync(self.lease.id)
+        if current is None or current.approved_sha != self.lease.approved_sha:
+            raise HeadMoved(f"the approval of PR #{pr.number} was withdrawn or moved")
 
 
 @dataclass(frozen=True)
@@ -157,7 +168,7 @@ def execute(rt: Runtime, lease: SyncSnapshot, heartbeat: Heartbeat) -> SyncRepor
         return SyncReport("not-approved")
     if pr.head_sha != lease.approved_sha:
         raise HeadMoved(f"head {pr.head_sha} is not the approved {lease.approved_sha}")
-    guard = HeadGuard(bench, lease, pr.base_ref, heartbeat)
+    guard = HeadGuard(bench, rt.store, lease, pr.base_ref, heartbeat)
     head_sha = lease.approved_sha
     checks = CheckRunPublisher(
         bench, rt.store, head_sha=head_sha, external_id=lease.external_id, guard=guard

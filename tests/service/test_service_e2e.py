@@ -485,3 +485,35 @@ def test_obsolete_but_edited_alignment_pr_is_left_open_as_abandoned(
     assert fake.repos[RECIPES].ref_sha(f"refs/heads/{BRANCH}") == human  # branch kept
     notes = [c for c in fake.comments_on(RECIPES, pr["number"]) if c["user"] == BOT]
     assert len(notes) == 1 and "left open" in notes[0]["body"]
+
+
+def test_withdrawn_approval_mid_run_stops_before_writing(
+    harness: Harness, fake: FakeGitHub
+) -> None:
+    push(fake, 256)
+    number = fake.open_pull(BENCH, head_ref="bump")
+    fake.before("POST", r"/check-runs$", lambda: harness.rt.store.revoke_approval(BENCH, number))
+    harness.label(number)
+    harness.drain()
+    assert alignment_prs(fake) == [] and verify_comments(fake, number) == []
+    assert only(fake.check_runs_on(BENCH))["conclusion"] == "cancelled"
+
+
+def test_events_that_need_no_work_enqueue_no_sync(harness: Harness, fake: FakeGitHub) -> None:
+    push(fake, 256)
+    number = fake.open_pull(BENCH, head_ref="bump")
+    fake.close_pull(BENCH, number)  # never labelled, so no alignment PR to retire
+    harness.deliver(
+        "pull_request", fake.pull_request_payload(BENCH, number, "closed", sender="author")
+    )
+    # the trigger label on a PR in the recipes repo is not a benchmark PR
+    other = fake.open_pull(RECIPES, head_ref="main", labels=("recipe-sync",))
+    harness.deliver(
+        "pull_request",
+        fake.pull_request_payload(
+            RECIPES, other, "labeled", sender=MAINTAINER, label="recipe-sync"
+        ),
+    )
+    assert harness.drain() == 2  # the two delivery jobs, no sync job
+    assert harness.rt.store.find_sync(BENCH, number) is None
+    assert harness.rt.store.find_sync(RECIPES, other) is None

@@ -126,7 +126,8 @@ class Mirror:
         if (self.path / "HEAD").exists():
             return
         self.path.mkdir(parents=True, exist_ok=True)
-        git.Repo.init(self.path, bare=True)
+        # an empty template: no sample hooks (they could not run anyway: hooksPath=/dev/null)
+        git.Git().execute(["git", "init", "--quiet", "--bare", "--template=", str(self.path)])
         repo = git.Repo(self.path)
         with repo.config_writer() as config:
             config.set_value("core", "hooksPath", "/dev/null")

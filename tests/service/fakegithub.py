@@ -164,7 +164,7 @@ class FakeGitHub:
         """A bare repo with one commit holding ``files`` on ``branch``."""
         path = self.root / f"{full_name}.git"
         path.parent.mkdir(parents=True, exist_ok=True)
-        git(self.root, "init", "-q", "--bare", "-b", branch, str(path))
+        git(self.root, "init", "-q", "--bare", "--template=", "-b", branch, str(path))
         repo = FakeRepo(full_name, path, branch, installation_id=len(self.repos) + 1)
         self.repos[full_name] = repo
         self.pulls.setdefault(full_name, {})
@@ -175,7 +175,15 @@ class FakeGitHub:
     def fork(self, source: str, full_name: str) -> FakeRepo:
         path = self.root / f"{full_name}.git"
         path.parent.mkdir(parents=True, exist_ok=True)
-        git(self.root, "clone", "-q", "--bare", str(self.repos[source].path), str(path))
+        git(
+            self.root,
+            "clone",
+            "-q",
+            "--bare",
+            "--template=",
+            str(self.repos[source].path),
+            str(path),
+        )
         repo = FakeRepo(full_name, path, self.repos[source].default_branch, installation_id=999)
         self.repos[full_name] = repo
         self.pulls.setdefault(full_name, {})

@@ -110,7 +110,7 @@ def deliveries(count: int) -> list[tuple[str, bytes, dict[str, str]]]:
 
 def run_backend(name: str, count: int, concurrency: int) -> dict[str, float] | None:
     data = Path(tempfile.mkdtemp(prefix=f"rs-bench-{name}-"))
-    queue = f"rs-bench-{uuid.uuid4().hex[:8]}"
+    queue = f"rs_bench_{uuid.uuid4().hex[:8]}"  # Huey keeps only [A-Za-z0-9_] of the name
     env = {
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(data),
@@ -167,7 +167,7 @@ def run_backend(name: str, count: int, concurrency: int) -> dict[str, float] | N
             import redis
 
             client = redis.Redis.from_url(REDIS)
-            for key in client.scan_iter(f"huey*{queue}*"):
+            for key in client.scan_iter(f"huey.*.{queue}*"):
                 client.delete(key)
     accepted = statuses.get(202, 0)
     return {

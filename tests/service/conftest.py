@@ -209,10 +209,10 @@ def redis_queue() -> Iterator[tuple[str, str]]:
         client.ping()
     except redis.exceptions.ConnectionError as err:
         pytest.skip(f"Redis at 127.0.0.1:6379 is not reachable: {err}")
-    name = f"rs-test-{uuid.uuid4().hex[:12]}"
+    name = f"rs_test_{uuid.uuid4().hex[:12]}"  # Huey keeps only [A-Za-z0-9_] of the name
     try:
         yield REDIS_SERVER, name
     finally:
-        for key in client.scan_iter(f"huey*{name}*"):
+        for key in client.scan_iter(f"huey.*.{name}*"):
             client.delete(key)
         client.close()

@@ -69,3 +69,15 @@ def test_redis_and_postgres_with_two_machines(
             consumer.stop()
             runtime.close()
         web.close()
+
+
+def test_redis_queue_keys_are_removed_after_a_test(redis_queue: tuple[str, str]) -> None:
+    import redis
+
+    from bot.jobs.settings import Settings
+
+    url, name = redis_queue
+    huey = make_huey(Settings(redis_url=url, queue_name=name))
+    huey.enqueue(huey.task()(lambda: None).s())
+    client = redis.Redis.from_url(url)
+    assert client.exists(f"huey.redis.{name}") == 1  # the fixture's cleanup pattern matches

@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -169,6 +170,7 @@ def run_backend(name: str, count: int, concurrency: int) -> dict[str, float] | N
             client = redis.Redis.from_url(REDIS)
             for key in client.scan_iter(f"huey.*.{queue}*"):
                 client.delete(key)
+        shutil.rmtree(data, ignore_errors=True)
     accepted = statuses.get(202, 0)
     return {
         "accepted": accepted,

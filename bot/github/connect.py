@@ -27,6 +27,7 @@ class GitHubConnector:
         self._sleep = sleep
         self._clock = clock
         self._lock = threading.Lock()
+        self._login: str | None = None
 
     def tokens(self) -> TokenProvider:
         """The credential source; raises CredentialsMissing (retryable) when none is set."""
@@ -55,3 +56,25 @@ class GitHubConnector:
             clock=self._clock,
             seconds_between_writes=self.settings.seconds_between_writes,
         )
+
+    def bot_login(self) -> str:
+        """Who our comments and commits are by: the App's ``<slug>[bot]`` login
+        (``RECIPE_SYNC_BOT_LOGIN``), or with a personal token its user (``GET /user``),
+        so sticky comments are found by author in both modes."""
+        tokens = self.tokens()
+        if tokens.mode == "app":
+            return self.settings.bot_login
+        with self._lock:
+            if self._login is None:
+                # a personal token is not scoped: any repository name gives the same token
+                repo = self.settings.recipes_repo
+                github = GitHubRepo(
+                    repo,
+                    tokens.token(repo, {}),
+                    api_url=self.settings.github_api_url,
+                    observer=self.observer,
+                    sleep=self._sleep,
+                    clock=self._clock,
+                )
+                self._login = github.viewer_login()
+            return self._login

@@ -266,6 +266,10 @@ class GitHubRepo:
 
         return self._call("get repository", "GET", run)
 
+    def viewer_login(self) -> str:
+        """The login the token authenticates as (``GET /user``)."""
+        return self._call("get user", "GET", lambda: self.github.get_user().login)
+
     def pull(self, number: int) -> PullInfo:
         return self._call("get pull", "GET", lambda: _pull(self._repo.get_pull(number)))
 

@@ -164,7 +164,7 @@ def _require_reapproval(rt: Runtime, trigger: Trigger, approved: str | None) -> 
     rt.store.revoke_approval(trigger.repo, trigger.pr_number)
     gh = rt.connector.repo(trigger.repo, BENCH_SCOPE)
     gh.remove_label(trigger.pr_number, rt.policy.trigger_label)
-    StickyComments(gh, rt.store, rt.settings.bot_login).upsert(
+    StickyComments(gh, rt.store, rt.connector.bot_login()).upsert(
         trigger.pr_number,
         "reapprove",
         REAPPROVE_MARKER,
@@ -190,7 +190,10 @@ def _alignment_event(rt: Runtime, trigger: Trigger) -> str:
                 state="merged",
             )
             return f"alignment PR #{trigger.pr_number} merged"
-        if record.state in ("autoclosed", "abandoned") or trigger.sender == rt.settings.bot_login:
+        if (
+            record.state in ("autoclosed", "abandoned")
+            or trigger.sender == rt.connector.bot_login()
+        ):
             return "closed by recipe-sync itself"
         if record.fingerprint:
             rt.store.add_declined(

@@ -110,7 +110,9 @@ class SyncReport:
 
 
 def _identity(rt: Runtime) -> Identity:
-    return Identity(rt.settings.bot_login, rt.settings.commit_email)
+    login = rt.connector.bot_login()
+    email = rt.settings.bot_email or f"{login}@users.noreply.github.com"
+    return Identity(login, email)
 
 
 def _publisher(
@@ -132,7 +134,7 @@ def _publisher(
         store=rt.store,
         policy=rt.policy,
         identity=_identity(rt),
-        bot_login=rt.settings.bot_login,
+        bot_login=rt.connector.bot_login(),
         source=SourceRef(lease.bench_repo, lease.pr_number, head_sha),
         default_branch=info.default_branch,
         base_sha=base,
@@ -226,7 +228,7 @@ def _run_engine(
         runs=GitHubRunSource(bench),
         dry_run=lease.dry_run,
     )
-    stickies = StickyComments(bench, rt.store, rt.settings.bot_login)
+    stickies = StickyComments(bench, rt.store, rt.connector.bot_login())
     try:
         outcome = rt.engine().sync(request)
         check_outcome(outcome)

@@ -517,3 +517,28 @@ def test_events_that_need_no_work_enqueue_no_sync(harness: Harness, fake: FakeGi
     assert harness.drain() == 2  # the two delivery jobs, no sync job
     assert harness.rt.store.find_sync(BENCH, number) is None
     assert harness.rt.store.find_sync(RECIPES, other) is None
+
+
+def test_personal_token_mode_works_without_check_runs(
+    fake: FakeGitHub, tmp_path: Path, app_key: tuple[str, str]
+) -> None:
+    # GitHub only lets Apps create check runs: with a token the sync goes on without one
+    harness = Harness(
+        fake,
+        tmp_path,
+        app_key,
+        app_id="",
+        private_key_path=None,
+        github_token="ghp_personal",
+        bot_login="ignored-in-token-mode",
+    )
+    try:
+        number, _ = open_labelled_pr(harness, fake)
+        harness.label(number)
+        harness.drain()
+        assert len(alignment_prs(fake)) == 1 and only(alignment_prs(fake))["user"] == "someone"
+        comments = verify_comments(fake, number)
+        assert len(comments) == 1 and comments[0]["user"] == "someone"
+        assert fake.check_runs_on(BENCH) == []
+    finally:
+        harness.close()

@@ -121,15 +121,22 @@ class CheckRunPublisher:
     def cancel(self, reason: str) -> None:
         """Close the check run of a head we stopped working on (no guard: the head moved,
         and this run belongs to the old head)."""
+        self._close("cancelled", "Superseded", reason)
+
+    def fail(self, reason: str) -> None:
+        """Close the check run of a sync that failed for good, saying why."""
+        self._close("failure", "recipe-sync could not finish", reason)
+
+    def _close(self, conclusion: str, title: str, summary: str) -> None:
         if not self.enabled or self.check_run_id is None:
             return
         self.gh.update_check_run(
             self.check_run_id,
             {
                 "status": "completed",
-                "conclusion": "cancelled",
+                "conclusion": conclusion,
                 "completed_at": utc_now_iso(),
-                "output": {"title": "Superseded", "summary": reason[:65000]},
+                "output": {"title": title, "summary": summary[:65000]},
             },
         )
         self._save("completed")

@@ -32,6 +32,7 @@ from bot.github.sanitize import REAPPROVE_MARKER, VERIFY_MARKER
 from bot.jobs.engine import EngineUnavailable, SyncOutcome, SyncRequest, check_outcome
 from bot.jobs.report import check_summary, failure_comment, verify_comment
 from bot.jobs.runtime import Runtime
+from bot.jobs.settings import CredentialsMissing
 from bot.jobs.store import Store, SyncSnapshot
 
 log = logging.getLogger("recipe_sync.sync")
@@ -180,6 +181,11 @@ def execute(rt: Runtime, lease: SyncSnapshot, heartbeat: Heartbeat) -> SyncRepor
         return _run_engine(rt, lease, bench, pr, guard, checks)
     except HeadMoved as err:
         checks.cancel(f"Not finished: {err}. A new run follows the new head once approved.")
+        raise
+    except (CredentialsMissing, EngineUnavailable):
+        raise  # retryable: the same logical run resumes and reuses the check run
+    except RecipeSyncError as err:
+        checks.fail(str(err))
         raise
 
 

@@ -542,3 +542,18 @@ def test_personal_token_mode_works_without_check_runs(
         assert fake.check_runs_on(BENCH) == []
     finally:
         harness.close()
+
+
+def test_app_missing_on_the_recipes_repo_fails_the_check_run_clearly(
+    harness: Harness, fake: FakeGitHub
+) -> None:
+    del fake.repos[RECIPES]  # GET /repos/org/recipes/installation answers 404
+    push(fake, 256)
+    number = fake.open_pull(BENCH, head_ref="bump")
+    harness.label(number)
+    harness.drain()
+    check = only(fake.check_runs_on(BENCH))
+    assert check["conclusion"] == "failure"
+    assert "not installed on org/recipes" in check["output"]["summary"]
+    sync = harness.rt.store.find_sync(BENCH, number)
+    assert sync is not None and sync.state == "failed"

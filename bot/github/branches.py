@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
 
 MAX_COMPONENT = 80
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -25,8 +24,8 @@ def sanitize_component(text: str) -> str:
 def recipe_slug(recipe_path: str) -> str:
     """``models/deepseek-ai/DeepSeek-R1.yaml`` → ``deepseek-ai-deepseek-r1`` (lower case,
     because branches differing only in case collide on case-insensitive file systems)."""
-    pure = PurePosixPath(recipe_path)
-    parts = list(pure.with_suffix("").parts)
+    stem = re.sub(r"\.ya?ml$", "", recipe_path)
+    parts = [part for part in stem.split("/") if part]
     if parts and parts[0] == "models":
         parts = parts[1:]
     return sanitize_component("-".join(parts).lower())

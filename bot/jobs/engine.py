@@ -105,13 +105,19 @@ def load_engine(spec: str) -> SyncEngine:
     return engine  # type: ignore[no-any-return]
 
 
+class EngineContractError(RecipeSyncError):
+    """The engine returned an outcome the service cannot apply (an engine bug)."""
+
+
 def check_outcome(outcome: SyncOutcome) -> None:
     """Reject an outcome the service cannot apply (a bug in the engine, not in the input)."""
     if outcome.check_conclusion not in CONCLUSIONS:
-        raise ValueError(f"engine returned unknown check conclusion {outcome.check_conclusion!r}")
+        raise EngineContractError(
+            f"engine returned unknown check conclusion {outcome.check_conclusion!r}"
+        )
     for change in outcome.changes:
         if not change.files:
-            raise ValueError(f"engine change for {change.recipe_path} has no files")
+            raise EngineContractError(f"engine change for {change.recipe_path} has no files")
         for path in change.files:
             if path.startswith("/") or ".." in path.split("/"):
-                raise ValueError(f"engine change writes outside the repository: {path!r}")
+                raise EngineContractError(f"engine change writes outside the repository: {path!r}")

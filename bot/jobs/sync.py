@@ -29,7 +29,13 @@ from bot.github.gateway import BENCH_SCOPE, RECIPES_SCOPE, GitHubRepo, PullInfo
 from bot.github.gitops import Identity, Mirror
 from bot.github.pulls import AlignmentPublisher, AlignmentResult, SourceRef
 from bot.github.sanitize import REAPPROVE_MARKER, VERIFY_MARKER
-from bot.jobs.engine import EngineUnavailable, SyncOutcome, SyncRequest, check_outcome
+from bot.jobs.engine import (
+    EngineContractError,
+    EngineUnavailable,
+    SyncOutcome,
+    SyncRequest,
+    check_outcome,
+)
 from bot.jobs.report import check_summary, failure_comment, verify_comment
 from bot.jobs.runtime import Runtime
 from bot.jobs.settings import CredentialsMissing
@@ -238,8 +244,8 @@ def _run_engine(
     try:
         outcome = rt.engine().sync(request)
         check_outcome(outcome)
-    except EngineUnavailable:
-        raise  # not the PR's fault: retryable
+    except (EngineUnavailable, EngineContractError):
+        raise  # not the PR's fault: retried, or failed with the check run saying why
     except RecipeSyncError as err:
         # bad input in the PR: tell the author, don't retry
         stickies.upsert(n, "verify", VERIFY_MARKER, failure_comment(str(err)), guard)

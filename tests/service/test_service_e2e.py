@@ -557,3 +557,36 @@ def test_app_missing_on_the_recipes_repo_fails_the_check_run_clearly(
     assert "not installed on org/recipes" in check["output"]["summary"]
     sync = harness.rt.store.find_sync(BENCH, number)
     assert sync is not None and sync.state == "failed"
+
+
+def test_bad_input_is_reported_on_the_pr_and_engine_bugs_fail_the_check(
+    harness: Harness, fake: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bot.errors import InputError, Location
+    from bot.jobs.engine import SyncOutcome
+
+    def unreadable(self: DeterministicTestEngine, request: object) -> SyncOutcome:
+        raise InputError(Location(SCRIPT, line=4), "unterminated quote in launch line @someone")
+
+    monkeypatch.setattr(DeterministicTestEngine, "sync", unreadable)
+    push(fake, 256)
+    number = fake.open_pull(BENCH, head_ref="bump")
+    harness.label(number)
+    harness.drain()
+    comment = only(verify_comments(fake, number))
+    assert f"{SCRIPT}:4" in comment["body"] and "@someone" not in comment["body"]
+    assert only(fake.check_runs_on(BENCH))["conclusion"] == "failure"
+    assert alignment_prs(fake) == []
+
+    def buggy(self: DeterministicTestEngine, request: object) -> SyncOutcome:
+        return SyncOutcome((), (), "c", "maybe", "t", "s", ())
+
+    monkeypatch.setattr(DeterministicTestEngine, "sync", buggy)
+    harness.label(number)
+    harness.drain()
+    last = fake.check_runs_on(BENCH)[-1]
+    assert (
+        last["conclusion"] == "failure" and "unknown check conclusion" in last["output"]["summary"]
+    )
+    sync = harness.rt.store.find_sync(BENCH, number)
+    assert sync is not None and sync.state == "failed"

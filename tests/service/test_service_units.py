@@ -25,6 +25,7 @@ from bot.github.sanitize import (
 )
 from bot.jobs.engine import (
     Annotation,
+    EngineContractError,
     EngineUnavailable,
     RecipeChange,
     SyncOutcome,
@@ -296,9 +297,9 @@ def test_missing_engine_is_a_clear_retryable_error() -> None:
 def test_outcomes_the_service_cannot_apply_are_rejected() -> None:
     change = RecipeChange("models/a/b.yaml", {"../evil": b"x"}, "t", "b", "m", "f")
     outcome = SyncOutcome((change,), (), "c", "success", "t", "s", ())
-    with pytest.raises(ValueError, match="outside the repository"):
+    with pytest.raises(EngineContractError, match="outside the repository"):
         check_outcome(outcome)
-    with pytest.raises(ValueError, match="conclusion"):
+    with pytest.raises(EngineContractError, match="conclusion"):
         check_outcome(SyncOutcome((), (), "c", "maybe", "t", "s", ()))
 
 

@@ -255,6 +255,9 @@ class AlignmentPublisher:
             last_pushed_sha=head,
             fingerprint=change.fingerprint,
             state="open",
+            # the record follows the open PR; a declined one lives on in its fingerprint
+            pr_number=open_pr.number if open_pr else None,
+            html_url=open_pr.html_url if open_pr else None,
         )
         if rebase and open_pr is not None:
             self.guard()
@@ -268,9 +271,6 @@ class AlignmentPublisher:
             if changed:
                 self.guard()
                 self.gh.edit_pull(open_pr.number, title=title, body=body)
-            self._save(
-                change.recipe_path, branch, pr_number=open_pr.number, html_url=open_pr.html_url
-            )
             action: Action = "updated" if (changed or pushed) else "unchanged"
             return AlignmentResult(
                 change.recipe_path, branch, action, open_pr.number, open_pr.html_url

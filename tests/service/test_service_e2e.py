@@ -590,3 +590,29 @@ def test_bad_input_is_reported_on_the_pr_and_engine_bugs_fail_the_check(
     )
     sync = harness.rt.store.find_sync(BENCH, number)
     assert sync is not None and sync.state == "failed"
+
+
+def test_real_recipe_from_the_corpus_gets_a_one_line_patch(
+    harness: Harness, fake: FakeGitHub
+) -> None:
+    corpus = Path("/work/shared/data/recipes-corpus-8959cf6/models/deepseek-ai/DeepSeek-R1.yaml")
+    fake.commit(RECIPES, "main", {RECIPE: corpus.read_text()})
+    script_text = (
+        f"#!/usr/bin/env bash\n# recipe: {RECIPE}\n"
+        "vllm serve deepseek-ai/DeepSeek-R1 --trust-remote-code \\\n"
+        "  --kv-cache-dtype fp8_e5m2\n"
+    )
+    fake.commit(
+        BENCH, "kv", {SCRIPT: script_text}, parent=fake.repos[BENCH].ref_sha("refs/heads/main")
+    )
+    number = fake.open_pull(BENCH, head_ref="kv")
+    harness.label(number)
+    harness.drain()
+    pr = only(alignment_prs(fake))
+    diff = git(fake.repos[RECIPES].path, "diff", "-U0", "main", pr["head_ref"])
+    hunks = [
+        line for line in diff.splitlines() if line.startswith(("@@", "-  ", "+  ", "-   ", "+   "))
+    ]
+    assert hunks == ["@@ -70 +70 @@ variants:", '-      - "fp8"', '+      - "fp8_e5m2"']
+    annotation = only(only(fake.check_runs_on(BENCH))["annotations"])
+    assert (annotation["path"], annotation["start_line"]) == (SCRIPT, 4)

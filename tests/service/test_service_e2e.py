@@ -614,5 +614,7 @@ def test_real_recipe_from_the_corpus_gets_a_one_line_patch(
         line for line in diff.splitlines() if line.startswith(("@@", "-  ", "+  ", "-   ", "+   "))
     ]
     assert hunks == ["@@ -70 +70 @@ variants:", '-      - "fp8"', '+      - "fp8_e5m2"']
+    numstat = git(fake.repos[RECIPES].path, "diff", "--numstat", "main", pr["head_ref"])
+    assert numstat == f"1\t1\t{RECIPE}"  # nothing else moved: comments, quoting, order kept
     annotation = only(only(fake.check_runs_on(BENCH))["annotations"])
     assert (annotation["path"], annotation["start_line"]) == (SCRIPT, 4)

@@ -67,12 +67,14 @@ class AppTokens:
         *,
         http: httpx.Client | None = None,
         clock: Callable[[], float] = time.time,
+        on_call: Callable[[str, str], None] | None = None,
     ) -> None:
         self.app_id = app_id
         self._key = private_key
         self.api_url = api_url.rstrip("/")
         self._http = http or httpx.Client(timeout=30)
         self._clock = clock
+        self._on_call = on_call or (lambda operation, outcome: None)
         self._lock = threading.Lock()
         self._installations: dict[str, int] = {}
         self._tokens: dict[tuple[int, str, tuple[tuple[str, str], ...]], _Cached] = {}
@@ -80,8 +82,14 @@ class AppTokens:
         self.minted = 0  # tokens minted (observable in tests)
 
     @classmethod
-    def from_key_file(cls, app_id: str, key_path: Path, api_url: str) -> AppTokens:
-        return cls(app_id, key_path.read_text(encoding="utf-8"), api_url)
+    def from_key_file(
+        cls,
+        app_id: str,
+        key_path: Path,
+        api_url: str,
+        on_call: Callable[[str, str], None] | None = None,
+    ) -> AppTokens:
+        return cls(app_id, key_path.read_text(encoding="utf-8"), api_url, on_call=on_call)
 
     def _bearer(self) -> str:
         """The App JWT, re-signed when less than a minute of its 9 is left."""
@@ -106,7 +114,10 @@ class AppTokens:
                 **kwargs,  # type: ignore[arg-type]
             )
         except httpx.HTTPError as err:
+            self._on_call("app auth", "network-error")
             raise TransientGitHubError(f"GitHub unreachable for {method} {path}: {err}") from err
+        ok = response.status_code < 300
+        self._on_call("app auth", "ok" if ok else str(response.status_code))
         if response.status_code >= 500 or response.status_code == 429:
             raise TransientGitHubError(
                 f"{method} {path}: HTTP {response.status_code}",

@@ -40,6 +40,7 @@ class GitHubConnector:
                         self.settings.app_id,
                         self.settings.private_key_path,
                         self.settings.github_api_url,
+                        on_call=self.observer.api_call,
                     )
                 else:
                     self._tokens = PersonalToken(self.settings.github_token)

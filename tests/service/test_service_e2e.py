@@ -102,6 +102,15 @@ def test_labeled_delivery_opens_alignment_pr_comment_and_check_run(
     for config in harness.settings.data_dir.rglob("config"):
         assert "ghs_" not in config.read_text()
 
+    metrics = harness.rt.metrics
+    assert metrics.value(
+        "recipe_sync_github_api_calls_total", {"operation": "create pull", "outcome": "ok"}
+    ) == 1
+    assert metrics.value(
+        "recipe_sync_github_api_calls_total", {"operation": "app auth", "outcome": "ok"}
+    ) >= 3  # installation lookups + tokens for two repositories
+    assert metrics.value("recipe_sync_job_seconds_count", {"job": "sync", "outcome": "done"}) == 1
+
 
 def test_same_delivery_fifty_times_is_processed_once(harness: Harness, fake: FakeGitHub) -> None:
     push(fake, 256)

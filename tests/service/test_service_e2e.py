@@ -102,13 +102,11 @@ def test_labeled_delivery_opens_alignment_pr_comment_and_check_run(
     for config in harness.settings.data_dir.rglob("config"):
         assert "ghs_" not in config.read_text()
 
+    calls = "recipe_sync_github_api_calls_total"
     metrics = harness.rt.metrics
-    assert metrics.value(
-        "recipe_sync_github_api_calls_total", {"operation": "create pull", "outcome": "ok"}
-    ) == 1
-    assert metrics.value(
-        "recipe_sync_github_api_calls_total", {"operation": "app auth", "outcome": "ok"}
-    ) >= 3  # installation lookups + tokens for two repositories
+    assert metrics.value(calls, {"operation": "create pull", "outcome": "ok"}) == 1
+    # installation lookups and tokens for two repositories
+    assert metrics.value(calls, {"operation": "app auth", "outcome": "ok"}) >= 3
     assert metrics.value("recipe_sync_job_seconds_count", {"job": "sync", "outcome": "done"}) == 1
 
 

@@ -20,6 +20,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bot.benchmarks.cli",
     "bot.vllm.cli",
     "bot.evidence.cli",
+    "bot.web.cli",
+    "bot.jobs.cli",
     "bot.rules.cli",
     "bot.fixtures_cli",
 )

@@ -1,0 +1,230 @@
+"""Webhook acknowledgement under load, loopback only, bounded.
+
+Starts ``recipe-sync serve --no-consumer`` in a subprocess (real HTTP, one uvicorn process)
+for each queue backend (embedded SQLite; Redis when 127.0.0.1:6379 answers), sends
+``--deliveries`` signed ``pull_request.labeled`` deliveries with distinct ids at a fixed
+``--concurrency``, and reports ack latency p50/p99/max and throughput. The reference,
+measured in the same run against the same server, is ``GET /healthz`` at the same
+concurrency: the ratio shows what verification + dedupe claim + enqueue cost on top of
+the HTTP stack. Every accepted delivery is one unique-insert claim and one enqueue.
+
+    python -m bench.webhook_load [--deliveries 2000] [--concurrency 32] [--backends sqlite,redis]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import httpx
+
+from bot.web.signature import sign
+
+ROOT = Path(__file__).resolve().parents[1]
+PAYLOAD = Path("/work/shared/data/github/pull_request.labeled.json")
+SECRET = "bench-secret"
+REDIS = "redis://127.0.0.1:6379/0"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def redis_reachable() -> bool:
+    try:
+        import redis
+
+        redis.Redis.from_url(REDIS, socket_connect_timeout=1).ping()
+    except Exception:
+        return False
+    return True
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+async def fire(
+    base: str, requests: list[tuple[str, bytes, dict[str, str]]], concurrency: int
+) -> tuple[list[float], Counter[int], float]:
+    latencies: list[float] = []
+    statuses: Counter[int] = Counter()
+    queue: asyncio.Queue[tuple[str, bytes, dict[str, str]]] = asyncio.Queue()
+    for item in requests:
+        queue.put_nowait(item)
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=30) as client:
+
+        async def worker() -> None:
+            while not queue.empty():
+                method, body, headers = queue.get_nowait()
+                started = time.perf_counter()
+                if method == "GET":
+                    response = await client.get("/healthz")
+                else:
+                    response = await client.post("/webhooks/github", content=body, headers=headers)
+                latencies.append(time.perf_counter() - started)
+                statuses[response.status_code] += 1
+
+        started = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        elapsed = time.perf_counter() - started
+    return latencies, statuses, elapsed
+
+
+def deliveries(count: int) -> list[tuple[str, bytes, dict[str, str]]]:
+    payload = json.loads(PAYLOAD.read_text())
+    payload["label"]["name"] = "recipe-sync"
+    body = json.dumps(payload).encode()
+    signature = sign(SECRET, body)
+    return [
+        (
+            "POST",
+            body,
+            {
+                "X-GitHub-Event": "pull_request",
+                "X-GitHub-Delivery": str(uuid.uuid4()),
+                "X-Hub-Signature-256": signature,
+                "Content-Type": "application/json",
+            },
+        )
+        for _ in range(count)
+    ]
+
+
+def run_backend(name: str, count: int, concurrency: int) -> dict[str, float] | None:
+    data = Path(tempfile.mkdtemp(prefix=f"rs-bench-{name}-"))
+    queue = f"rs_bench_{uuid.uuid4().hex[:8]}"  # Huey keeps only [A-Za-z0-9_] of the name
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(data),
+        "PYTHONPATH": str(ROOT),
+        "RECIPE_SYNC_WEBHOOK_SECRET": SECRET,
+        "RECIPE_SYNC_DATA_DIR": str(data),
+        "RECIPE_SYNC_QUEUE_NAME": queue,
+    }
+    if name == "redis":
+        env["REDIS_URL"] = REDIS
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bot",
+            "serve",
+            "--no-consumer",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline or server.poll() is not None:
+                print(f"{name}: server did not start", file=sys.stderr)
+                return None
+            time.sleep(0.2)
+        # warm-up, then the reference and the measurement against the same server
+        asyncio.run(fire(base, deliveries(50), concurrency))
+        health: list[tuple[str, bytes, dict[str, str]]] = [("GET", b"", {})] * count
+        ref, _, ref_elapsed = asyncio.run(fire(base, health, concurrency))
+        lat, statuses, elapsed = asyncio.run(fire(base, deliveries(count), concurrency))
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        if name == "redis":
+            import redis
+
+            client = redis.Redis.from_url(REDIS)
+            for key in client.scan_iter(f"huey.*.{queue}*"):
+                client.delete(key)
+        shutil.rmtree(data, ignore_errors=True)
+    accepted = statuses.get(202, 0)
+    return {
+        "accepted": accepted,
+        "other": sum(statuses.values()) - accepted,
+        "p50_ms": percentile(lat, 0.50) * 1000,
+        "p99_ms": percentile(lat, 0.99) * 1000,
+        "max_ms": max(lat) * 1000,
+        "mean_ms": statistics.fmean(lat) * 1000,
+        "rps": len(lat) / elapsed,
+        "ref_p50_ms": percentile(ref, 0.50) * 1000,
+        "ref_p99_ms": percentile(ref, 0.99) * 1000,
+        "ref_rps": len(ref) / ref_elapsed,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.webhook_load", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--deliveries", type=int, default=2000)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--backends", default="sqlite,redis")
+    args = parser.parse_args(argv)
+    if not 1 <= args.deliveries <= 20000 or not 1 <= args.concurrency <= 256:
+        parser.error("bounded run: 1-20000 deliveries, concurrency 1-256")
+    print(
+        f"webhook ack load: {args.deliveries} signed deliveries, concurrency {args.concurrency}, "
+        f"loopback, {os.cpu_count()} CPUs"
+    )
+    print("reference: GET /healthz on the same server, same concurrency\n")
+    header = (
+        f"{'backend':8} {'accepted':>8} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} "
+        f"{'req/s':>8} {'ref p50':>8} {'ref p99':>8} {'ref req/s':>9} {'p50 x':>6} {'p99 x':>6}"
+    )
+    print(header)
+    for backend in args.backends.split(","):
+        if backend == "redis" and not redis_reachable():
+            print(f"{backend:8} skipped: Redis at 127.0.0.1:6379 is not reachable")
+            continue
+        result = run_backend(backend, args.deliveries, args.concurrency)
+        if result is None:
+            continue
+        r = result
+        print(
+            f"{backend:8} {r['accepted']:8.0f} {r['p50_ms']:8.1f} {r['p99_ms']:8.1f} "
+            f"{r['max_ms']:8.1f} {r['rps']:8.0f} {r['ref_p50_ms']:8.1f} "
+            f"{r['ref_p99_ms']:8.1f} {r['ref_rps']:9.0f} "
+            f"{r['p50_ms'] / r['ref_p50_ms']:6.1f} {r['p99_ms'] / r['ref_p99_ms']:6.1f}"
+        )
+        if result["other"]:
+            print(f"{'':8} {result['other']:.0f} deliveries were not answered 202")
+        print(f"{'':8} p99 is {10_000 / result['p99_ms']:.0f}x under GitHub's 10 s ack budget")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

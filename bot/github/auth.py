@@ -1,0 +1,170 @@
+"""GitHub credentials: an App (JWT → installation token) or a personal token (local use).
+
+App mode mints installation tokens scoped to ONE repository and to the permissions the
+caller asks for (least privilege per call, bot-conventions §4.8), caches them and mints a
+new one five minutes before expiry (tokens live one hour). The private key is read once from
+``RECIPE_SYNC_PRIVATE_KEY_PATH`` and never logged.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Protocol
+
+import httpx
+import jwt
+
+from bot.github.errors import AppNotInstalled, GitHubRequestError, TransientGitHubError
+
+REFRESH_MARGIN = 300.0  # seconds before expiry at which a cached token is replaced
+API_VERSION = "2022-11-28"
+
+
+class TokenProvider(Protocol):
+    mode: str  # "app" | "token"
+
+    def token(self, repo: str, permissions: Mapping[str, str]) -> str: ...
+
+
+@dataclass
+class PersonalToken:
+    """``GITHUB_TOKEN``: one token for everything (whatever it was granted)."""
+
+    value: str = field(repr=False)
+    mode: str = "token"
+
+    def token(self, repo: str, permissions: Mapping[str, str]) -> str:
+        return self.value
+
+
+def app_jwt(app_id: str, private_key: str, now: float) -> str:
+    """The App's JWT (RS256): issued 60 s in the past against clock drift, valid 9 minutes."""
+    payload = {"iat": int(now) - 60, "exp": int(now) + 540, "iss": str(app_id)}
+    return jwt.encode(payload, private_key, algorithm="RS256")
+
+
+@dataclass(frozen=True)
+class _Cached:
+    value: str
+    expires_at: float
+
+
+class AppTokens:
+    """Installation tokens per (repository, permissions), cached until shortly before expiry."""
+
+    mode = "app"
+
+    def __init__(
+        self,
+        app_id: str,
+        private_key: str,
+        api_url: str,
+        *,
+        http: httpx.Client | None = None,
+        clock: Callable[[], float] = time.time,
+        on_call: Callable[[str, str], None] | None = None,
+    ) -> None:
+        self.app_id = app_id
+        self._key = private_key
+        self.api_url = api_url.rstrip("/")
+        self._http = http or httpx.Client(timeout=30)
+        self._clock = clock
+        self._on_call = on_call or (lambda operation, outcome: None)
+        self._lock = threading.Lock()
+        self._installations: dict[str, int] = {}
+        self._tokens: dict[tuple[int, str, tuple[tuple[str, str], ...]], _Cached] = {}
+        self._jwt: _Cached | None = None
+        self.minted = 0  # tokens minted (observable in tests)
+
+    @classmethod
+    def from_key_file(
+        cls,
+        app_id: str,
+        key_path: Path,
+        api_url: str,
+        on_call: Callable[[str, str], None] | None = None,
+    ) -> AppTokens:
+        return cls(app_id, key_path.read_text(encoding="utf-8"), api_url, on_call=on_call)
+
+    def _bearer(self) -> str:
+        """The App JWT, re-signed when less than a minute of its 9 is left."""
+        now = self._clock()
+        if self._jwt is None or self._jwt.expires_at - 60 < now:
+            self._jwt = _Cached(app_jwt(self.app_id, self._key, now), now + 540)
+        return self._jwt.value
+
+    def _headers(self) -> dict[str, str]:
+        return {
+            "Authorization": f"Bearer {self._bearer()}",
+            "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": API_VERSION,
+        }
+
+    def _request(self, method: str, path: str, **kwargs: object) -> httpx.Response:
+        try:
+            response = self._http.request(
+                method,
+                f"{self.api_url}{path}",
+                headers=self._headers(),
+                **kwargs,  # type: ignore[arg-type]
+            )
+        except httpx.HTTPError as err:
+            self._on_call("app auth", "network-error")
+            raise TransientGitHubError(f"GitHub unreachable for {method} {path}: {err}") from err
+        ok = response.status_code < 300
+        self._on_call("app auth", "ok" if ok else str(response.status_code))
+        if response.status_code >= 500 or response.status_code == 429:
+            raise TransientGitHubError(
+                f"{method} {path}: HTTP {response.status_code}",
+                retry_after=_retry_after(response),
+            )
+        return response
+
+    def installation_id(self, repo: str) -> int:
+        cached = self._installations.get(repo)
+        if cached is not None:
+            return cached
+        response = self._request("GET", f"/repos/{repo}/installation")
+        if response.status_code == 404:
+            raise AppNotInstalled(f"the GitHub App is not installed on {repo}")
+        if response.status_code != 200:
+            raise GitHubRequestError("get installation", response.status_code, response.text[:200])
+        installation = int(response.json()["id"])
+        self._installations[repo] = installation
+        return installation
+
+    def token(self, repo: str, permissions: Mapping[str, str]) -> str:
+        scope = tuple(sorted(permissions.items()))
+        with self._lock:
+            installation = self.installation_id(repo)
+            key = (installation, repo, scope)
+            cached = self._tokens.get(key)
+            if cached and cached.expires_at - REFRESH_MARGIN > self._clock():
+                return cached.value
+            response = self._request(
+                "POST",
+                f"/app/installations/{installation}/access_tokens",
+                json={"repositories": [repo.split("/", 1)[1]], "permissions": dict(scope)},
+            )
+            if response.status_code != 201:
+                raise GitHubRequestError(
+                    "create installation token", response.status_code, response.text[:200]
+                )
+            body = response.json()
+            expires = datetime.fromisoformat(str(body["expires_at"]).replace("Z", "+00:00"))
+            self._tokens[key] = _Cached(str(body["token"]), expires.timestamp())
+            self.minted += 1
+            return str(body["token"])
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after")
+    try:
+        return float(value) if value else None
+    except ValueError:
+        return None

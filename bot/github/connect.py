@@ -1,0 +1,81 @@
+"""Clients for one repository with a token scoped to it (App mode) or the personal token."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+
+from bot.github.auth import AppTokens, PersonalToken, TokenProvider
+from bot.github.gateway import GitHubRepo, Observer
+from bot.jobs.settings import Settings
+
+
+class GitHubConnector:
+    def __init__(
+        self,
+        settings: Settings,
+        observer: Observer,
+        *,
+        tokens: TokenProvider | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.settings = settings
+        self.observer = observer
+        self._tokens = tokens
+        self._sleep = sleep
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._login: str | None = None
+
+    def tokens(self) -> TokenProvider:
+        """The credential source; raises CredentialsMissing (retryable) when none is set."""
+        with self._lock:
+            if self._tokens is None:
+                self.settings.require_credentials()
+                if self.settings.app_mode:
+                    assert self.settings.private_key_path is not None
+                    self._tokens = AppTokens.from_key_file(
+                        self.settings.app_id,
+                        self.settings.private_key_path,
+                        self.settings.github_api_url,
+                        on_call=self.observer.api_call,
+                    )
+                else:
+                    self._tokens = PersonalToken(self.settings.github_token)
+            return self._tokens
+
+    def repo(self, full_name: str, scope: Mapping[str, str]) -> GitHubRepo:
+        token = self.tokens().token(full_name, scope)
+        return GitHubRepo(
+            full_name,
+            token,
+            api_url=self.settings.github_api_url,
+            observer=self.observer,
+            sleep=self._sleep,
+            clock=self._clock,
+            seconds_between_writes=self.settings.seconds_between_writes,
+        )
+
+    def bot_login(self) -> str:
+        """Who our comments and commits are by: the App's ``<slug>[bot]`` login
+        (``RECIPE_SYNC_BOT_LOGIN``), or with a personal token its user (``GET /user``),
+        so sticky comments are found by author in both modes."""
+        tokens = self.tokens()
+        if tokens.mode == "app":
+            return self.settings.bot_login
+        with self._lock:
+            if self._login is None:
+                # a personal token is not scoped: any repository name gives the same token
+                repo = self.settings.recipes_repo
+                github = GitHubRepo(
+                    repo,
+                    tokens.token(repo, {}),
+                    api_url=self.settings.github_api_url,
+                    observer=self.observer,
+                    sleep=self._sleep,
+                    clock=self._clock,
+                )
+                self._login = github.viewer_login()
+            return self._login

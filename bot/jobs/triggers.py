@@ -1,0 +1,219 @@
+"""Webhook payload → :class:`Trigger` (pure).
+
+The web endpoint runs :func:`classify` on every verified delivery: events and actions outside
+the allow-list, our own comments and check runs (self-loop guard), and events that cannot
+concern us (another label, a comment that is not a command, an unlabelled PR) are ignored
+there and never enqueued. What remains is stored as a small JSON trigger; the job re-reads
+the state it needs from the API (an event is a prompt, not state to apply).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Literal
+
+from bot.errors import RecipeSyncError
+
+CHECK_NAME = "recipe-sync / alignment"
+RECHECK_ACTION = "recheck"
+REBASE_LABEL = "recipe-sync:rebase"  # on an alignment PR: regenerate it despite human edits
+
+ALLOWED: dict[str, frozenset[str]] = {
+    "pull_request": frozenset(
+        {"opened", "reopened", "synchronize", "labeled", "unlabeled", "closed", "ready_for_review"}
+    ),
+    "issue_comment": frozenset({"created"}),
+    "workflow_run": frozenset({"completed"}),
+    "check_run": frozenset({"rerequested", "requested_action"}),
+}
+
+TriggerKind = Literal[
+    "label_added",  # trigger label applied: approve the labelled head
+    "label_removed",  # approval withdrawn
+    "pr_updated",  # opened / reopened / synchronize / ready_for_review on a labelled PR
+    "pr_closed",  # a benchmark PR or an alignment PR was closed
+    "command",  # `/recipe-sync [dry-run]` comment
+    "workflow_run",  # a run completed: refresh the evidence of the matching PR
+    "check_run",  # our check run was re-requested or its "Re-check" button clicked
+    "rebase",  # the rebase label was put on an alignment PR
+]
+
+
+class PayloadError(RecipeSyncError):
+    """A verified delivery whose payload lacks a field we need."""
+
+
+@dataclass(frozen=True)
+class Trigger:
+    kind: TriggerKind
+    repo: str
+    action: str
+    sender: str = ""
+    pr_number: int | None = None
+    head_sha: str = ""
+    head_ref: str = ""
+    head_repo: str = ""
+    is_fork: bool = False
+    merged: bool = False
+    dry_run: bool = False
+    comment_id: int | None = None
+    run_id: int | None = None
+    run_attempt: int | None = None
+    pr_numbers: tuple[int, ...] = ()
+    check_run_id: int | None = None
+    external_id: str = ""
+    installation_id: int | None = None
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Trigger:
+        data = json.loads(text)
+        known = {f.name for f in fields(cls)}
+        data = {k: v for k, v in data.items() if k in known}
+        data["pr_numbers"] = tuple(data.get("pr_numbers", ()))
+        return cls(**data)
+
+    @property
+    def serial_key(self) -> str:
+        """What must not run concurrently: one benchmark PR (or one repo-level event)."""
+        return f"{self.repo}#{self.pr_number}" if self.pr_number is not None else self.repo
+
+
+@dataclass(frozen=True)
+class Ignored:
+    reason: str
+
+
+def _get(payload: Any, path: str) -> Any:
+    node = payload
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            raise PayloadError(f"payload has no '{path}'")
+        node = node[part]
+    return node
+
+
+def _opt(payload: Any, path: str, default: Any = None) -> Any:
+    try:
+        return _get(payload, path)
+    except PayloadError:
+        return default
+
+
+def command_pattern(command: str) -> re.Pattern[str]:
+    return re.compile(rf"^\s*{re.escape(command)}(?:\s+(\S+))?\s*$")
+
+
+def classify(
+    event: str, payload: Any, *, trigger_label: str, comment_command: str, bot_login: str
+) -> Trigger | Ignored:
+    if event == "ping":
+        return Ignored("ping")
+    action = str(_opt(payload, "action", ""))
+    if event not in ALLOWED or action not in ALLOWED[event]:
+        return Ignored(f"event '{event}.{action}' is not handled")
+    repo = str(_get(payload, "repository.full_name"))
+    sender = str(_opt(payload, "sender.login", ""))
+    sender_type = str(_opt(payload, "sender.type", ""))
+    installation = _opt(payload, "installation.id")
+    common: dict[str, Any] = {
+        "repo": repo,
+        "action": action,
+        "sender": sender,
+        "installation_id": int(installation) if installation is not None else None,
+    }
+    if event == "pull_request":
+        return _pull_request(payload, action, trigger_label, common)
+    if event == "issue_comment":
+        if sender == bot_login or sender_type == "Bot":
+            return Ignored("comment by a bot (self-loop guard)")
+        if not _opt(payload, "issue.pull_request"):
+            return Ignored("comment on an issue, not a pull request")
+        first_line = str(_get(payload, "comment.body")).strip().splitlines()[:1]
+        match = command_pattern(comment_command).match(first_line[0]) if first_line else None
+        if not match:
+            return Ignored("comment is not a command")
+        argument = match.group(1)
+        if argument not in (None, "dry-run"):
+            return Ignored(f"unknown command argument '{argument}'")
+        return Trigger(
+            kind="command",
+            pr_number=int(_get(payload, "issue.number")),
+            comment_id=int(_get(payload, "comment.id")),
+            dry_run=argument == "dry-run",
+            **common,
+        )
+    if event == "workflow_run":
+        run = _get(payload, "workflow_run")
+        numbers = tuple(
+            int(pr["number"])
+            for pr in _opt(payload, "workflow_run.pull_requests", []) or []
+            if isinstance(pr, dict) and "number" in pr
+        )
+        return Trigger(
+            kind="workflow_run",
+            run_id=int(_get(run, "id")),
+            run_attempt=int(_opt(run, "run_attempt", 1) or 1),
+            head_sha=str(_get(run, "head_sha")),
+            head_ref=str(_opt(run, "head_branch", "") or ""),
+            head_repo=str(_opt(run, "head_repository.full_name", "") or ""),
+            pr_numbers=numbers,
+            **common,
+        )
+    # check_run
+    if sender == bot_login:
+        return Ignored("check run event caused by the bot (self-loop guard)")
+    run = _get(payload, "check_run")
+    if _get(run, "name") != CHECK_NAME:
+        return Ignored("not our check run")
+    if action == "requested_action":
+        identifier = _opt(payload, "requested_action.identifier")
+        if identifier != RECHECK_ACTION:
+            return Ignored(f"unknown check run action '{identifier}'")
+    numbers = tuple(
+        int(pr["number"])
+        for pr in _opt(run, "pull_requests", []) or []
+        if isinstance(pr, dict) and "number" in pr
+    )
+    return Trigger(
+        kind="check_run",
+        check_run_id=int(_get(run, "id")),
+        head_sha=str(_get(run, "head_sha")),
+        external_id=str(_opt(run, "external_id", "") or ""),
+        pr_numbers=numbers,
+        **common,
+    )
+
+
+def _pull_request(
+    payload: Any, action: str, trigger_label: str, common: dict[str, Any]
+) -> Trigger | Ignored:
+    pr = _get(payload, "pull_request")
+    head_repo = str(_opt(pr, "head.repo.full_name", "") or "")
+    base_repo = str(_get(pr, "base.repo.full_name"))
+    fields_: dict[str, Any] = {
+        "pr_number": int(_get(pr, "number")),
+        "head_sha": str(_get(pr, "head.sha")),
+        "head_ref": str(_get(pr, "head.ref")),
+        "head_repo": head_repo,
+        # a deleted fork has head.repo null: treat it as a fork (untrusted)
+        "is_fork": head_repo != base_repo,
+        **common,
+    }
+    labels = {str(label.get("name")) for label in _opt(pr, "labels", []) or []}
+    if action in ("labeled", "unlabeled"):
+        if action == "labeled" and _opt(payload, "label.name") == REBASE_LABEL:
+            return Trigger(kind="rebase", **fields_)
+        if _opt(payload, "label.name") != trigger_label:
+            return Ignored("another label")
+        kind: TriggerKind = "label_added" if action == "labeled" else "label_removed"
+        return Trigger(kind=kind, **fields_)
+    if action == "closed":
+        return Trigger(kind="pr_closed", merged=bool(_opt(pr, "merged", False)), **fields_)
+    if trigger_label not in labels:
+        return Ignored(f"pull request is not labelled '{trigger_label}'")
+    return Trigger(kind="pr_updated", **fields_)

@@ -1,0 +1,1171 @@
+"""A stateful fake GitHub that speaks the REST wire format over real HTTP.
+
+Responses start from the real example bodies in ``/work/shared/data/github/rest.*.json``
+(deep-copied, then filled with the fake's state, every ``https://api.github.com`` URL
+rewritten to the fake's base URL), so PyGithub parses them exactly as it parses GitHub's.
+Repositories are local bare git repositories (``clone_url`` is their path); opening a pull
+request creates ``refs/pull/<n>/head`` in the base repository like GitHub does.
+
+Test controls: :meth:`FakeGitHub.inject` makes matching requests fail (e.g. 403/429 with
+rate-limit headers), :meth:`FakeGitHub.hold` applies a request's side effect and then
+blocks its response until released (a worker killed while waiting never learns it
+happened). ``requests`` logs every (method, path, status).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jwt
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+
+DATA = Path("/work/shared/data/github")
+TEMPLATE_API = "https://api.github.com"
+
+
+def template(name: str) -> Any:
+    return json.loads((DATA / name).read_text())
+
+
+_TEMPLATES = {
+    name: template(f"rest.{name}.json")
+    for name in (
+        "pulls.get",
+        "issues.create-comment",
+        "checks.create",
+        "repos.get-collaborator-permission-level",
+        "apps.create-installation-access-token",
+        "actions.get-workflow-run",
+        "actions.list-jobs-for-workflow-run",
+    )
+}
+
+
+def git(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
+    full_env = {
+        "GIT_AUTHOR_NAME": "Test Author",
+        "GIT_AUTHOR_EMAIL": "author@example.com",
+        "GIT_COMMITTER_NAME": "Test Author",
+        "GIT_COMMITTER_EMAIL": "author@example.com",
+        "PATH": "/usr/bin:/bin:/usr/local/bin",
+        "HOME": str(cwd),
+        **(env or {}),
+    }
+    result = subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=full_env
+    )
+    return result.stdout.strip()
+
+
+@dataclass
+class FakeRepo:
+    full_name: str
+    path: Path  # bare repository
+    default_branch: str = "main"
+    installation_id: int = 1
+
+    @property
+    def owner(self) -> str:
+        return self.full_name.split("/")[0]
+
+    @property
+    def name(self) -> str:
+        return self.full_name.split("/")[1]
+
+    def ref_sha(self, ref: str) -> str | None:
+        loose = self.path / ref
+        if ref.startswith("refs/") and loose.is_file():  # fast path: the fake never packs refs
+            return loose.read_text().strip()
+        try:
+            return git(self.path, "rev-parse", "--verify", "--quiet", ref + "^{commit}")
+        except subprocess.CalledProcessError:
+            return None
+
+
+@dataclass
+class Fault:
+    method: str
+    pattern: re.Pattern[str]
+    status: int
+    headers: dict[str, str]
+    body: Any
+    times: int
+
+
+@dataclass
+class Hold:
+    method: str
+    pattern: re.Pattern[str]
+    entered: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass
+class TokenInfo:
+    login: str
+    repos: frozenset[str] | None  # None: a personal token (every repo)
+    permissions: dict[str, str] = field(default_factory=dict)
+
+
+class FakeGitHub:
+    def __init__(self, root: Path, *, app_id: str = "4242", public_key: str = "") -> None:
+        self.root = root
+        self.base_url = ""
+        self.lock = threading.RLock()
+        self.repos: dict[str, FakeRepo] = {}
+        self.pulls: dict[str, dict[int, dict[str, Any]]] = {}
+        self.comments: dict[int, dict[str, Any]] = {}
+        self.check_runs: dict[int, dict[str, Any]] = {}
+        self.labels: dict[str, dict[str, str]] = {}
+        self.reactions: list[tuple[int, str, str]] = []
+        self.permissions: dict[tuple[str, str], tuple[str, str]] = {}
+        self.tokens: dict[str, TokenInfo] = {}
+        self.app_id = app_id
+        self.app_slug = "recipe-sync"
+        self.public_key = public_key
+        self.runs: dict[str, dict[int, dict[str, Any]]] = {}
+        self.jobs: dict[int, dict[str, Any]] = {}
+        self.logs: dict[int, str] = {}
+        self.requests: list[tuple[str, str, int]] = []
+        self.faults: list[Fault] = []
+        self.holds: list[Hold] = []
+        self.hooks: list[tuple[str, re.Pattern[str], Callable[[], None]]] = []
+        self.label_colors_refused = False
+        self.token_ttl = 3600.0  # seconds an installation token lives
+        self._ids = 1000
+        self._template_cache: dict[tuple[Any, ...], str] = {}
+        self.app = self._build_app()
+
+    # --- set-up helpers ------------------------------------------------------------------
+
+    def next_id(self) -> int:
+        with self.lock:
+            self._ids += 1
+            return self._ids
+
+    def add_token(self, token: str, login: str) -> None:
+        self.tokens[token] = TokenInfo(login, None)
+
+    def create_repo(
+        self, full_name: str, files: Mapping[str, str], *, branch: str = "main"
+    ) -> FakeRepo:
+        """A bare repo with one commit holding ``files`` on ``branch``."""
+        path = self.root / f"{full_name}.git"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        git(self.root, "init", "-q", "--bare", "--template=", "-b", branch, str(path))
+        repo = FakeRepo(full_name, path, branch, installation_id=len(self.repos) + 1)
+        self.repos[full_name] = repo
+        self.pulls.setdefault(full_name, {})
+        self.labels.setdefault(full_name, {})
+        self.commit(full_name, branch, files, message="initial")
+        return repo
+
+    def fork(self, source: str, full_name: str) -> FakeRepo:
+        path = self.root / f"{full_name}.git"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        git(
+            self.root,
+            "clone",
+            "-q",
+            "--bare",
+            "--template=",
+            str(self.repos[source].path),
+            str(path),
+        )
+        repo = FakeRepo(full_name, path, self.repos[source].default_branch, installation_id=999)
+        self.repos[full_name] = repo
+        self.pulls.setdefault(full_name, {})
+        return repo
+
+    def commit(
+        self,
+        full_name: str,
+        branch: str,
+        files: Mapping[str, str],
+        *,
+        message: str = "change",
+        author: tuple[str, str] = ("Test Author", "author@example.com"),
+        parent: str | None = None,
+    ) -> str:
+        """Commit ``files`` (path → text; others kept) on ``branch`` without a work tree."""
+        repo = self.repos[full_name]
+        env = {
+            "GIT_AUTHOR_NAME": author[0],
+            "GIT_AUTHOR_EMAIL": author[1],
+            "GIT_COMMITTER_NAME": author[0],
+            "GIT_COMMITTER_EMAIL": author[1],
+            "GIT_INDEX_FILE": str(repo.path / f"index-{threading.get_ident()}"),
+        }
+        base = parent or repo.ref_sha(f"refs/heads/{branch}")
+        if base:
+            git(repo.path, "read-tree", base, env=env)
+        else:
+            git(repo.path, "read-tree", "--empty", env=env)
+        for path, text in files.items():
+            blob = (
+                subprocess.run(
+                    ["git", "hash-object", "-w", "--stdin"],
+                    cwd=repo.path,
+                    input=text.encode(),
+                    capture_output=True,
+                    check=True,
+                )
+                .stdout.decode()
+                .strip()
+            )
+            git(repo.path, "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
+        tree = git(repo.path, "write-tree", env=env)
+        args = ["commit-tree", tree, "-m", message] + (["-p", base] if base else [])
+        sha = git(repo.path, *args, env=env)
+        git(repo.path, "update-ref", f"refs/heads/{branch}", sha)
+        (repo.path / f"index-{threading.get_ident()}").unlink(missing_ok=True)
+        return sha
+
+    def set_permission(
+        self, repo: str, login: str, permission: str, role: str | None = None
+    ) -> None:
+        self.permissions[(repo, login)] = (permission, role or permission)
+
+    def open_pull(
+        self,
+        repo: str,
+        *,
+        head_ref: str,
+        head_repo: str | None = None,
+        base_ref: str = "main",
+        title: str = "Benchmark change",
+        user: str = "author",
+        labels: tuple[str, ...] = (),
+        body: str = "",
+        draft: bool = False,
+    ) -> int:
+        with self.lock:
+            number = max(self.pulls[repo], default=0) + 1
+            pr = {
+                "id": self.next_id(),
+                "number": number,
+                "state": "open",
+                "title": title,
+                "body": body,
+                "user": user,
+                "draft": draft,
+                "merged": False,
+                "head_repo": head_repo or repo,
+                "head_ref": head_ref,
+                "base_ref": base_ref,
+                "labels": list(labels),
+                "head_sha": "",
+                "created_at": time.time(),
+            }
+            self.pulls[repo][number] = pr
+            for label in labels:
+                self.labels[repo].setdefault(label, "ededed")
+        self.refresh_pull_head(repo, number)
+        return number
+
+    def refresh_pull_head(self, repo: str, number: int) -> str:
+        """Point ``refs/pull/<n>/head`` at the head branch (what GitHub does on push)."""
+        pr = self.pulls[repo][number]
+        head = self.repos[pr["head_repo"]]
+        sha = head.ref_sha(f"refs/heads/{pr['head_ref']}")
+        if sha is None:
+            return str(pr["head_sha"])
+        base = self.repos[repo]
+        if sha == pr["head_sha"] and base.ref_sha(f"refs/pull/{number}/head") == sha:
+            return sha
+        if head.full_name != repo:
+            git(
+                base.path,
+                "fetch",
+                "-q",
+                str(head.path),
+                f"+refs/heads/{pr['head_ref']}:refs/pull/{number}/head",
+            )
+        else:
+            git(base.path, "update-ref", f"refs/pull/{number}/head", sha)
+        pr["head_sha"] = sha
+        return sha
+
+    def close_pull(self, repo: str, number: int, *, merged: bool = False) -> None:
+        pr = self.pulls[repo][number]
+        pr["state"] = "closed"
+        pr["merged"] = merged
+
+    def add_workflow_run(
+        self,
+        repo: str,
+        *,
+        head_sha: str,
+        head_branch: str,
+        pull_numbers: tuple[int, ...] = (),
+        jobs: int = 1,
+        log_text: str = "",
+        attempt: int = 1,
+    ) -> int:
+        run_id = self.next_id() * 1000
+        self.runs.setdefault(repo, {})[run_id] = {
+            "id": run_id,
+            "head_sha": head_sha,
+            "head_branch": head_branch,
+            "pull_numbers": pull_numbers,
+            "run_attempt": attempt,
+            "job_ids": [],
+        }
+        for index in range(jobs):
+            job_id = self.next_id() * 1000 + 7
+            self.jobs[job_id] = {
+                "id": job_id,
+                "run_id": run_id,
+                "name": f"job {index}",
+                "repo": repo,
+                "attempt": attempt,
+            }
+            self.runs[repo][run_id]["job_ids"].append(job_id)
+            if log_text:
+                self.logs[job_id] = log_text
+        return run_id
+
+    # --- queries for assertions --------------------------------------------------------
+
+    def comments_on(self, repo: str, number: int) -> list[dict[str, Any]]:
+        return sorted(
+            (c for c in self.comments.values() if c["repo"] == repo and c["issue"] == number),
+            key=lambda c: c["id"],
+        )
+
+    def check_runs_on(self, repo: str, head_sha: str | None = None) -> list[dict[str, Any]]:
+        return [
+            c
+            for c in sorted(self.check_runs.values(), key=lambda c: c["id"])
+            if c["repo"] == repo and (head_sha is None or c["head_sha"] == head_sha)
+        ]
+
+    def calls(self, method: str, pattern: str) -> int:
+        regex = re.compile(pattern)
+        return sum(1 for m, p, s in self.requests if m == method and regex.search(p) and s < 300)
+
+    # --- fault injection ---------------------------------------------------------------
+
+    def inject(
+        self,
+        method: str,
+        pattern: str,
+        status: int,
+        *,
+        headers: Mapping[str, str] | None = None,
+        message: str = "",
+        times: int = 1,
+    ) -> None:
+        body = {
+            "message": message or "injected",
+            "documentation_url": "https://docs.github.com/rest",
+        }
+        self.faults.append(
+            Fault(method, re.compile(pattern), status, dict(headers or {}), body, times)
+        )
+
+    def before(self, method: str, pattern: str, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once, before the first matching request is handled."""
+        self.hooks.append((method, re.compile(pattern), callback))
+
+    def hold(self, method: str, pattern: str) -> Hold:
+        hold = Hold(method, re.compile(pattern))
+        self.holds.append(hold)
+        return hold
+
+    # --- rendering (real shapes) -------------------------------------------------------
+
+    def _urls(self, value: Any) -> Any:
+        text = json.dumps(value).replace(TEMPLATE_API, self.base_url)
+        return json.loads(text)
+
+    def _template(self, name: str, old: str = "", new: str = "", path: tuple[str, ...] = ()) -> Any:
+        """A fresh copy of a REST example, URLs pointed at the fake, ``old`` → ``new``."""
+        key = (name, old, new, path)
+        text = self._template_cache.get(key)
+        if text is None:
+            value = _TEMPLATES[name]
+            for part in path:
+                value = value[int(part)] if isinstance(value, list) else value[part]
+            text = json.dumps(value).replace(TEMPLATE_API, self.base_url)
+            if old:
+                text = text.replace(old, new)
+            self._template_cache[key] = text
+        return json.loads(text)
+
+    def user_json(self, login: str) -> dict[str, Any]:
+        user = self._template("issues.create-comment", path=("user",))
+        user.update(
+            login=login,
+            id=abs(hash(login)) % 10**7,
+            url=f"{self.base_url}/users/{login}",
+            html_url=f"https://github.com/{login}",
+            type="Bot" if login.endswith("[bot]") else "User",
+        )
+        return dict(user)
+
+    def repo_json(self, full_name: str) -> dict[str, Any]:
+        repo = self.repos[full_name]
+        body = self._template("pulls.get", "octocat/Hello-World", full_name, ("base", "repo"))
+        body.update(
+            name=repo.name,
+            full_name=full_name,
+            owner=self.user_json(repo.owner),
+            default_branch=repo.default_branch,
+            clone_url=str(repo.path),
+            fork=repo.installation_id == 999,
+            url=f"{self.base_url}/repos/{full_name}",
+            html_url=f"https://github.com/{full_name}",
+        )
+        return dict(body)
+
+    def label_json(self, repo: str, name: str) -> dict[str, Any]:
+        return {
+            "id": abs(hash((repo, name))) % 10**8,
+            "node_id": "LA_fake",
+            "url": f"{self.base_url}/repos/{repo}/labels/{name}",
+            "name": name,
+            "description": None,
+            "color": self.labels.get(repo, {}).get(name, "ededed"),
+            "default": False,
+        }
+
+    def pull_json(self, repo: str, number: int) -> dict[str, Any]:
+        pr = self.pulls[repo][number]
+        if pr["state"] == "open":
+            self.refresh_pull_head(repo, number)
+        body = copy.deepcopy(_TEMPLATES["pulls.get"])
+        body = self._urls(
+            json.loads(
+                json.dumps(body).replace("octocat/Hello-World", repo).replace("/1347", f"/{number}")
+            )
+        )
+        base_repo = self.repos[repo]
+        head_repo = self.repos.get(pr["head_repo"])
+        body.update(
+            id=pr["id"],
+            number=number,
+            state=pr["state"],
+            title=pr["title"],
+            body=pr["body"],
+            draft=pr["draft"],
+            merged=pr["merged"],
+            merged_at="2026-01-01T00:00:00Z" if pr["merged"] else None,
+            closed_at="2026-01-01T00:00:00Z" if pr["state"] == "closed" else None,
+            user=self.user_json(pr["user"]),
+            labels=[self.label_json(repo, name) for name in pr["labels"]],
+            url=f"{self.base_url}/repos/{repo}/pulls/{number}",
+            html_url=f"https://github.com/{repo}/pull/{number}",
+            issue_url=f"{self.base_url}/repos/{repo}/issues/{number}",
+            comments_url=f"{self.base_url}/repos/{repo}/issues/{number}/comments",
+        )
+        body["head"].update(
+            ref=pr["head_ref"],
+            sha=pr["head_sha"],
+            label=f"{pr['head_repo'].split('/')[0]}:{pr['head_ref']}",
+            repo=self.repo_json(pr["head_repo"]) if head_repo else None,
+            user=self.user_json(pr["head_repo"].split("/")[0]),
+        )
+        body["base"].update(
+            ref=pr["base_ref"],
+            sha=base_repo.ref_sha(f"refs/heads/{pr['base_ref']}") or "",
+            label=f"{base_repo.owner}:{pr['base_ref']}",
+            repo=self.repo_json(repo),
+            user=self.user_json(base_repo.owner),
+        )
+        return dict(body)
+
+    def comment_json(self, comment: dict[str, Any]) -> dict[str, Any]:
+        body = self._template("issues.create-comment")
+        repo, number = comment["repo"], comment["issue"]
+        body.update(
+            id=comment["id"],
+            body=comment["body"],
+            user=self.user_json(comment["user"]),
+            url=f"{self.base_url}/repos/{repo}/issues/comments/{comment['id']}",
+            html_url=f"https://github.com/{repo}/pull/{number}#issuecomment-{comment['id']}",
+            issue_url=f"{self.base_url}/repos/{repo}/issues/{number}",
+        )
+        return dict(body)
+
+    def check_run_json(self, run: dict[str, Any]) -> dict[str, Any]:
+        body = self._template("checks.create", "github/hello-world", run["repo"])
+        body.update(
+            id=run["id"],
+            name=run["name"],
+            head_sha=run["head_sha"],
+            external_id=run["external_id"],
+            status=run["status"],
+            conclusion=run["conclusion"],
+            details_url=run.get("details_url"),
+            url=f"{self.base_url}/repos/{run['repo']}/check-runs/{run['id']}",
+            html_url=f"https://github.com/{run['repo']}/runs/{run['id']}",
+            pull_requests=[],
+        )
+        body["output"].update(
+            title=run["output"].get("title"),
+            summary=run["output"].get("summary"),
+            text=run["output"].get("text"),
+            annotations_count=len(run["annotations"]),
+        )
+        body["app"].update(slug=self.app_slug, id=int(self.app_id))
+        return dict(body)
+
+    def run_json(self, repo: str, run: dict[str, Any]) -> dict[str, Any]:
+        body = self._template("actions.get-workflow-run", "octo-org/octo-repo", repo)
+        body.update(
+            id=run["id"],
+            head_sha=run["head_sha"],
+            head_branch=run["head_branch"],
+            run_attempt=run["run_attempt"],
+            status="completed",
+            conclusion="success",
+            url=f"{self.base_url}/repos/{repo}/actions/runs/{run['id']}",
+            html_url=f"https://github.com/{repo}/actions/runs/{run['id']}",
+            pull_requests=[
+                {"number": n, "url": f"{self.base_url}/repos/{repo}/pulls/{n}"}
+                for n in run["pull_numbers"]
+            ],
+        )
+        return dict(body)
+
+    def job_json(self, job: dict[str, Any]) -> dict[str, Any]:
+        body = self._template(
+            "actions.list-jobs-for-workflow-run", "octo-org/octo-repo", job["repo"], ("jobs", "0")
+        )
+        body.update(
+            id=job["id"], run_id=job["run_id"], name=job["name"], run_attempt=job["attempt"]
+        )
+        return dict(body)
+
+    # --- webhook payloads (real shapes) --------------------------------------------------
+
+    def pull_request_payload(
+        self, repo: str, number: int, action: str, *, sender: str, label: str | None = None
+    ) -> dict[str, Any]:
+        name = {
+            "labeled": "pull_request.labeled.json",
+            "unlabeled": "pull_request.unlabeled.json",
+            "synchronize": "pull_request.synchronize.json",
+            "reopened": "pull_request.reopened.json",
+            "closed": "pull_request.closed.json",
+            "opened": "pull_request.opened.json",
+        }[action]
+        payload = template(name)
+        payload["action"] = action
+        payload["number"] = number
+        payload["pull_request"] = self.pull_json(repo, number)
+        payload["repository"] = self.repo_json(repo)
+        payload["sender"] = self.user_json(sender)
+        payload["installation"] = {"id": self.repos[repo].installation_id, "node_id": "x"}
+        if label is not None:
+            payload["label"] = self.label_json(repo, label)
+        return dict(payload)
+
+    def comment_payload(self, repo: str, number: int, body: str, *, sender: str) -> dict[str, Any]:
+        payload = template("issue_comment.created.pull_request.json")
+        comment = {
+            "id": self.next_id(),
+            "repo": repo,
+            "issue": number,
+            "body": body,
+            "user": sender,
+        }
+        with self.lock:
+            self.comments[comment["id"]] = comment
+        payload["comment"] = self.comment_json(comment)
+        payload["issue"]["number"] = number
+        payload["issue"]["pull_request"]["url"] = f"{self.base_url}/repos/{repo}/pulls/{number}"
+        payload["repository"] = self.repo_json(repo)
+        payload["sender"] = self.user_json(sender)
+        payload["installation"] = {"id": self.repos[repo].installation_id, "node_id": "x"}
+        return dict(payload)
+
+    def workflow_run_payload(
+        self, repo: str, run_id: int, *, with_pull_requests: bool
+    ) -> dict[str, Any]:
+        name = (
+            "workflow_run.completed.json"
+            if with_pull_requests
+            else "workflow_run.completed.without-pull-requests.json"
+        )
+        payload = template(name)
+        run = self.runs[repo][run_id]
+        payload["workflow_run"] = self.run_json(repo, run)
+        if not with_pull_requests:
+            payload["workflow_run"]["pull_requests"] = []
+        payload["repository"] = self.repo_json(repo)
+        return dict(payload)
+
+    def check_run_payload(
+        self, repo: str, check_run_id: int, action: str, *, sender: str
+    ) -> dict[str, Any]:
+        payload = template("check_run.rerequested.json")
+        payload["action"] = action
+        payload["check_run"] = self.check_run_json(self.check_runs[check_run_id])
+        payload["repository"] = self.repo_json(repo)
+        payload["sender"] = self.user_json(sender)
+        if action == "requested_action":
+            payload["requested_action"] = {"identifier": "recheck"}
+        return dict(payload)
+
+    # --- the HTTP app ------------------------------------------------------------------
+
+    def _auth(self, request: Request, repo: str | None = None) -> TokenInfo | JSONResponse:
+        header = request.headers.get("authorization", "")
+        token = header.split(" ", 1)[1] if " " in header else ""
+        info = self.tokens.get(token)
+        if info is None:
+            return JSONResponse({"message": "Bad credentials"}, status_code=401)
+        if repo is not None and info.repos is not None and repo not in info.repos:
+            return JSONResponse(
+                {"message": "Resource not accessible by integration"}, status_code=403
+            )
+        return info
+
+    def _build_app(self) -> FastAPI:
+        app = FastAPI()
+        fake = self
+
+        @app.middleware("http")
+        async def faults_and_log(request: Request, call_next: Callable[[Request], Any]) -> Response:
+            path = request.url.path
+            method = request.method
+            for hook in list(fake.hooks):
+                if hook[0] == method and hook[1].search(path):
+                    fake.hooks.remove(hook)
+                    hook[2]()
+            with fake.lock:
+                for fault in fake.faults:
+                    if fault.times > 0 and fault.method == method and fault.pattern.search(path):
+                        fault.times -= 1
+                        fake.requests.append((method, path, fault.status))
+                        return JSONResponse(
+                            fault.body, status_code=fault.status, headers=fault.headers
+                        )
+            response: Response = await call_next(request)
+            with fake.lock:
+                fake.requests.append((method, path, response.status_code))
+                holds = [h for h in fake.holds if h.method == method and h.pattern.search(path)]
+            for hold in holds:
+                hold.entered.set()
+                while not hold.release.is_set():
+                    await _sleep(0.05)
+            return response
+
+        def repo_of(owner: str, name: str) -> FakeRepo | None:
+            return fake.repos.get(f"{owner}/{name}")
+
+        def not_found() -> JSONResponse:
+            return JSONResponse({"message": "Not Found", "documentation_url": "x"}, status_code=404)
+
+        def page(request: Request, items: list[Any]) -> tuple[list[Any], dict[str, str]]:
+            per_page = int(request.query_params.get("per_page", "30"))
+            number = int(request.query_params.get("page", "1"))
+            chunk = items[(number - 1) * per_page : number * per_page]
+            headers: dict[str, str] = {}
+            if number * per_page < len(items):
+                query = dict(request.query_params)
+                query["page"] = str(number + 1)
+                query["per_page"] = str(per_page)
+                qs = "&".join(f"{k}={v}" for k, v in query.items())
+                headers["Link"] = f'<{fake.base_url}{request.url.path}?{qs}>; rel="next"'
+            return chunk, headers
+
+        @app.get("/user")
+        def user(request: Request) -> Response:
+            info = fake._auth(request)
+            if isinstance(info, JSONResponse):
+                return info
+            return JSONResponse(fake.user_json(info.login))
+
+        @app.get("/repos/{owner}/{name}/installation")
+        def installation(owner: str, name: str, request: Request) -> Response:
+            try:
+                claims = jwt.decode(
+                    request.headers.get("authorization", "").removeprefix("Bearer "),
+                    fake.public_key,
+                    algorithms=["RS256"],
+                )
+            except jwt.PyJWTError:
+                return JSONResponse(
+                    {"message": "A JSON web token could not be decoded"}, status_code=401
+                )
+            if str(claims.get("iss")) != fake.app_id:
+                return JSONResponse({"message": "Integration not found"}, status_code=401)
+            repo = repo_of(owner, name)
+            if repo is None:
+                return not_found()
+            return JSONResponse(
+                {"id": repo.installation_id, "app_id": int(fake.app_id), "app_slug": fake.app_slug}
+            )
+
+        @app.post("/app/installations/{installation_id}/access_tokens")
+        async def access_token(installation_id: int, request: Request) -> Response:
+            try:
+                jwt.decode(
+                    request.headers.get("authorization", "").removeprefix("Bearer "),
+                    fake.public_key,
+                    algorithms=["RS256"],
+                )
+            except jwt.PyJWTError:
+                return JSONResponse(
+                    {"message": "A JSON web token could not be decoded"}, status_code=401
+                )
+            data = await request.json()
+            owners = {r.owner for r in fake.repos.values() if r.installation_id == installation_id}
+            names = data.get("repositories") or []
+            repos = frozenset(
+                f"{owner}/{n}" for owner in owners for n in names if f"{owner}/{n}" in fake.repos
+            )
+            token = f"ghs_fake{fake.next_id()}"
+            fake.tokens[token] = TokenInfo(
+                f"{fake.app_slug}[bot]", repos, dict(data.get("permissions") or {})
+            )
+            body = copy.deepcopy(_TEMPLATES["apps.create-installation-access-token"])
+            body.update(
+                token=token,
+                expires_at=time.strftime(
+                    "%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + fake.token_ttl)
+                ),
+                permissions=data.get("permissions") or {},
+                repositories=[fake.repo_json(r) for r in sorted(repos)],
+            )
+            return JSONResponse(fake._urls(body), status_code=201)
+
+        @app.get("/repos/{owner}/{name}")
+        def get_repo(owner: str, name: str, request: Request) -> Response:
+            repo = repo_of(owner, name)
+            if repo is None:
+                return not_found()
+            info = fake._auth(request, repo.full_name)
+            return (
+                info
+                if isinstance(info, JSONResponse)
+                else JSONResponse(fake.repo_json(repo.full_name))
+            )
+
+        @app.get("/repos/{owner}/{name}/pulls")
+        def list_pulls(owner: str, name: str, request: Request) -> Response:
+            full = f"{owner}/{name}"
+            if full not in fake.repos:
+                return not_found()
+            info = fake._auth(request, full)
+            if isinstance(info, JSONResponse):
+                return info
+            state = request.query_params.get("state", "open")
+            head = request.query_params.get("head")
+            numbers = []
+            for number, pr in sorted(fake.pulls[full].items(), reverse=True):
+                if state != "all" and pr["state"] != state:
+                    continue
+                if head and head != f"{pr['head_repo'].split('/')[0]}:{pr['head_ref']}":
+                    continue
+                numbers.append(number)
+            items, headers = page(request, [fake.pull_json(full, n) for n in numbers])
+            return JSONResponse(items, headers=headers)
+
+        @app.post("/repos/{owner}/{name}/pulls")
+        async def create_pull(owner: str, name: str, request: Request) -> Response:
+            full = f"{owner}/{name}"
+            info = fake._auth(request, full)
+            if isinstance(info, JSONResponse):
+                return info
+            data = await request.json()
+            head = str(data["head"]).split(":")[-1]
+            repo = fake.repos[full]
+            if repo.ref_sha(f"refs/heads/{head}") is None:
+                return JSONResponse(
+                    {
+                        "message": "Validation Failed",
+                        "errors": [{"field": "head", "code": "invalid"}],
+                    },
+                    status_code=422,
+                )
+            for pr in fake.pulls[full].values():
+                if pr["state"] == "open" and pr["head_ref"] == head and pr["head_repo"] == full:
+                    return JSONResponse(
+                        {
+                            "message": "Validation Failed",
+                            "errors": [
+                                {"message": f"A pull request already exists for {owner}:{head}."}
+                            ],
+                        },
+                        status_code=422,
+                    )
+            number = fake.open_pull(
+                full,
+                head_ref=head,
+                base_ref=data["base"],
+                title=data.get("title", ""),
+                body=data.get("body") or "",
+                user=info.login,
+                draft=bool(data.get("draft", False)),
+            )
+            return JSONResponse(fake.pull_json(full, number), status_code=201)
+
+        @app.get("/repos/{owner}/{name}/pulls/{number}")
+        def get_pull(owner: str, name: str, number: int, request: Request) -> Response:
+            full = f"{owner}/{name}"
+            if number not in fake.pulls.get(full, {}):
+                return not_found()
+            info = fake._auth(request, full)
+            return (
+                info
+                if isinstance(info, JSONResponse)
+                else JSONResponse(fake.pull_json(full, number))
+            )
+
+        @app.patch("/repos/{owner}/{name}/pulls/{number}")
+        async def update_pull(owner: str, name: str, number: int, request: Request) -> Response:
+            full = f"{owner}/{name}"
+            if number not in fake.pulls.get(full, {}):
+                return not_found()
+            info = fake._auth(request, full)
+            if isinstance(info, JSONResponse):
+                return info
+            data = await request.json()
+            pr = fake.pulls[full][number]
+            for key in ("title", "body", "state"):
+                if key in data:
+                    pr[key] = data[key]
+            return JSONResponse(fake.pull_json(full, number))
+
+        @app.get("/repos/{owner}/{name}/issues/{number}/comments")
+        def list_comments(owner: str, name: str, number: int, request: Request) -> Response:
+            full = f"{owner}/{name}"
+            info = fake._auth(request, full)
+            if isinstance(info, JSONResponse):
+                return info
+            items, headers = page(
+                request, [fake.comment_json(c) for c in fake.comments_on(full, number)]
+            )
+            return JSONResponse(items, headers=headers)
+
+        @app.post("/repos/{owner}/{name}/issues/{number}/comments")
+        async def create_comment(owner: str, name: str, number: int, request: Request) -> Response:
+            full = f"{owner}/{name}"
+            info = fake._auth(request, full)
+            if isinstance(info, JSONResponse):
+                return info
+            data = await request.json()
+            if len(data["body"]) > 65536:
+                return JSONResponse(
+                    {
+                        "message": "Validation Failed",
+                        "errors": [{"message": "Body is too long (maximum is 65536 characters)"}],
+                    },
+                    status_code=422,
+                )
+            comment = {
+                "id": fake.next_id(),
+                "repo": full,
+                "issue": number,
+                "body": data["body"],
+                "user": info.login,
+            }
+            with fake.lock:
+                fake.comments[comment["id"]] = comment
+            return JSONResponse(fake.comment_json(comment), status_code=201)
+
+        @app.api_route(
+            "/repos/{owner}/{name}/issues/comments/{comment_id}", methods=["GET", "PATCH", "DELETE"]
+        )
+        async def one_comment(owner: str, name: str, comment_id: int, request: Request) -> Response:
+            full = f"{owner}/{name}"
+            info = fake._auth(request, full)
+            if isinstance(info, JSONResponse):
+                return info
+            comment = fake.comments.get(comment_id)
+            if comment is None or comment["repo"] != full:
+                return not_found()
+            if request.method == "DELETE":
+                del fake.comments[comment_id]
+                return Response(status_code=204)
+            if request.method == "PATCH":
+                if comment["user"] != info.login:
+                    return JSONResponse({"message": "Forbidden"}, status_code=403)
+                comment["body"] = (await request.json())["body"]
+            return JSONResponse(fake.comment_json(comment))
+
+        @app.post("/repos/{owner}/{name}/issues/comments/{comment_id}/reactions")
+        async def react(owner: str, name: str, comment_id: int, request: Request) -> Response:
+            info = fake._auth(request, f"{owner}/{name}")
+            if isinstance(info, JSONResponse):
+                return info
+            content = (await request.json())["content"]
+            fake.reactions.append((comment_id, content, info.login))
+            return JSONResponse(
+                {"id": fake.next_id(), "content": content, "user": fake.user_json(info.login)},
+                status_code=201,
+            )
+
+        @app.get("/repos/{owner}/{name}/collaborators/{login}/permission")
+        def permission(owner: str, name: str, login: str, request: Request) -> Response:
+            full = f"{owner}/{name}"
+            info = fake._auth(request, full)
+            if isinstance(info, JSONResponse):
+                return info
+            perm, role = fake.permissions.get((full, login), ("read", "read"))
+            body = copy.deepcopy(_TEMPLATES["repos.get-collaborator-permission-level"])
+            body.update(permission=perm, role_name=role, user=fake.user_json(login))
+            return JSONResponse(fake._urls(body))
+
+        @app.get("/repos/{owner}/{name}/labels/{label}")
+        def get_label(owner: str, name: str, label: str, request: Request) -> Response:
+            full = f"{owner}/{name}"
+            if label not in fake.labels.get(full, {}):
+                return not_found()
+            return JSONResponse(fake.label_json(full, label))
+
+        @app.post("/repos/{owner}/{name}/labels")
+        async def create_label(owner: str, name: str, request: Request) -> Response:
+            full = f"{owner}/{name}"
+            info = fake._auth(request, full)
+            if isinstance(info, JSONResponse):
+                return info
+            if fake.label_colors_refused:
+                return JSONResponse(
+                    {"message": "Resource not accessible by integration"}, status_code=403
+                )
+            data = await request.json()
+            fake.labels.setdefault(full, {})[data["name"]] = data.get("color", "ededed")
+            return JSONResponse(fake.label_json(full, data["name"]), status_code=201)
+
+        @app.post("/repos/{owner}/{name}/issues/{number}/labels")
+        async def add_labels(owner: str, name: str, number: int, request: Request) -> Response:
+            full = f"{owner}/{name}"
+            info = fake._auth(request, full)
+            if isinstance(info, JSONResponse):
+                return info
+            pr = fake.pulls[full][number]
+            for label in (await request.json())["labels"]:
+                if label not in pr["labels"]:
+                    pr["labels"].append(label)
+            return JSONResponse([fake.label_json(full, n) for n in pr["labels"]])
+
+        @app.delete("/repos/{owner}/{name}/issues/{number}/labels/{label}")
+        def remove_label(
+            owner: str, name: str, number: int, label: str, request: Request
+        ) -> Response:
+            full = f"{owner}/{name}"
+            info = fake._auth(request, full)
+            if isinstance(info, JSONResponse):
+                return info
+            pr = fake.pulls[full][number]
+            if label not in pr["labels"]:
+                return not_found()
+            pr["labels"].remove(label)
+            return JSONResponse([fake.label_json(full, n) for n in pr["labels"]])
+
+        @app.delete("/repos/{owner}/{name}/git/refs/heads/{branch:path}")
+        def delete_ref(owner: str, name: str, branch: str, request: Request) -> Response:
+            full = f"{owner}/{name}"
+            info = fake._auth(request, full)
+            if isinstance(info, JSONResponse):
+                return info
+            repo = fake.repos[full]
+            if repo.ref_sha(f"refs/heads/{branch}") is None:
+                return JSONResponse({"message": "Reference does not exist"}, status_code=422)
+            git(repo.path, "update-ref", "-d", f"refs/heads/{branch}")
+            return Response(status_code=204)
+
+        @app.get("/repos/{owner}/{name}/commits/{sha}/check-runs")
+        def list_check_runs(owner: str, name: str, sha: str, request: Request) -> Response:
+            full = f"{owner}/{name}"
+            info = fake._auth(request, full)
+            if isinstance(info, JSONResponse):
+                return info
+            wanted = request.query_params.get("check_name")
+            runs = [
+                fake.check_run_json(r)
+                for r in fake.check_runs_on(full, sha)
+                if not wanted or r["name"] == wanted
+            ]
+            items, headers = page(request, runs)
+            return JSONResponse({"total_count": len(runs), "check_runs": items}, headers=headers)
+
+        def take_annotations(
+            run: dict[str, Any], output: dict[str, Any] | None
+        ) -> JSONResponse | None:
+            if not output:
+                return None
+            annotations = output.get("annotations") or []
+            if len(annotations) > 50:
+                return JSONResponse(
+                    {"message": "Validation Failed: at most 50 annotations per request"},
+                    status_code=422,
+                )
+            run["annotations"].extend(annotations)
+            run["output"].update({k: v for k, v in output.items() if k != "annotations"})
+            return None
+
+        @app.post("/repos/{owner}/{name}/check-runs")
+        async def create_check_run(owner: str, name: str, request: Request) -> Response:
+            full = f"{owner}/{name}"
+            info = fake._auth(request, full)
+            if isinstance(info, JSONResponse):
+                return info
+            if info.repos is None:
+                return JSONResponse(
+                    {"message": "You must authenticate via a GitHub App."}, status_code=403
+                )
+            data = await request.json()
+            run = {
+                "id": fake.next_id(),
+                "repo": full,
+                "name": data["name"],
+                "head_sha": data["head_sha"],
+                "external_id": data.get("external_id", ""),
+                "status": data.get("status", "queued"),
+                "conclusion": data.get("conclusion"),
+                "details_url": data.get("details_url"),
+                "output": {},
+                "annotations": [],
+                "history": [data.get("status", "queued")],
+            }
+            error = take_annotations(run, data.get("output"))
+            if error:
+                return error
+            fake.check_runs[run["id"]] = run
+            return JSONResponse(fake.check_run_json(run), status_code=201)
+
+        @app.patch("/repos/{owner}/{name}/check-runs/{run_id}")
+        async def update_check_run(
+            owner: str, name: str, run_id: int, request: Request
+        ) -> Response:
+            full = f"{owner}/{name}"
+            info = fake._auth(request, full)
+            if isinstance(info, JSONResponse):
+                return info
+            run = fake.check_runs.get(run_id)
+            if run is None:
+                return not_found()
+            data = await request.json()
+            error = take_annotations(run, data.get("output"))
+            if error:
+                return error
+            for key in ("status", "conclusion", "details_url", "external_id"):
+                if key in data:
+                    run[key] = data[key]
+            if "conclusion" in data:
+                run["status"] = "completed"
+            if run["history"][-1] != run["status"]:
+                run["history"].append(run["status"])
+            return JSONResponse(fake.check_run_json(run))
+
+        @app.get("/repos/{owner}/{name}/actions/runs")
+        def list_runs(owner: str, name: str, request: Request) -> Response:
+            full = f"{owner}/{name}"
+            info = fake._auth(request, full)
+            if isinstance(info, JSONResponse):
+                return info
+            sha = request.query_params.get("head_sha")
+            branch = request.query_params.get("branch")
+            runs = [
+                fake.run_json(full, run)
+                for run in fake.runs.get(full, {}).values()
+                if (not sha or run["head_sha"] == sha)
+                and (not branch or run["head_branch"] == branch)
+            ]
+            items, headers = page(request, runs)
+            return JSONResponse({"total_count": len(runs), "workflow_runs": items}, headers=headers)
+
+        @app.get("/repos/{owner}/{name}/actions/runs/{run_id}/attempts/{attempt}")
+        def run_attempt(
+            owner: str, name: str, run_id: int, attempt: int, request: Request
+        ) -> Response:
+            full = f"{owner}/{name}"
+            run = fake.runs.get(full, {}).get(run_id)
+            if run is None or attempt > run["run_attempt"]:
+                return not_found()
+            body = fake.run_json(full, run)
+            body["run_attempt"] = attempt
+            return JSONResponse(body)
+
+        @app.get("/repos/{owner}/{name}/actions/runs/{run_id}/attempts/{attempt}/jobs")
+        def run_jobs(
+            owner: str, name: str, run_id: int, attempt: int, request: Request
+        ) -> Response:
+            full = f"{owner}/{name}"
+            run = fake.runs.get(full, {}).get(run_id)
+            if run is None:
+                return not_found()
+            jobs = [
+                fake.job_json(fake.jobs[j])
+                for j in run["job_ids"]
+                if fake.jobs[j]["attempt"] == attempt
+            ]
+            items, headers = page(request, jobs)
+            return JSONResponse({"total_count": len(jobs), "jobs": items}, headers=headers)
+
+        @app.get("/repos/{owner}/{name}/actions/jobs/{job_id}/logs")
+        def job_logs(owner: str, name: str, job_id: int, request: Request) -> Response:
+            info = fake._auth(request, f"{owner}/{name}")
+            if isinstance(info, JSONResponse):
+                return info
+            if job_id not in fake.jobs:
+                return not_found()
+            if job_id not in fake.logs:
+                return JSONResponse({"message": "Gone"}, status_code=410)
+            location = (
+                f"{fake.base_url}/_storage/logs/{job_id}?urlSigningMethod=HMACV1&urlSignature=fake"
+            )
+            return Response(status_code=302, headers={"Location": location})
+
+        @app.get("/_storage/logs/{job_id}")
+        def storage(job_id: int, request: Request) -> Response:
+            if "authorization" in request.headers:  # pre-signed: a token must never be sent here
+                return JSONResponse({"message": "credentials sent to storage"}, status_code=400)
+            text = fake.logs.get(job_id)
+            return PlainTextResponse(text) if text is not None else not_found()
+
+        return app
+
+
+async def _sleep(seconds: float) -> None:
+    import asyncio
+
+    await asyncio.sleep(seconds)
+
+
+class ServerThread:
+    """Serve an ASGI app with uvicorn on 127.0.0.1:<free port> in a daemon thread."""
+
+    def __init__(self, app: Any) -> None:
+        self.socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.socket.bind(("127.0.0.1", 0))
+        self.port = self.socket.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_keep_alive=30)
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True
+        )
+
+    def __enter__(self) -> ServerThread:
+        self.thread.start()
+        deadline = time.time() + 10
+        while not self.server.started:
+            if time.time() > deadline:
+                raise RuntimeError("server did not start")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+        self.socket.close()

@@ -1,0 +1,318 @@
+"""The GitHub layer against the fake over real HTTP: retry and rate-limit policy, App
+tokens, sticky comments, Actions evidence, and bare mirrors."""
+
+from __future__ import annotations
+
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from bot.github.actions import GitHubRunSource
+from bot.github.auth import AppTokens
+from bot.github.comments import StickyComments
+from bot.github.errors import AppNotInstalled, GitHubRequestError, TransientGitHubError
+from bot.github.gateway import BENCH_SCOPE, GitHubRepo, make_pygithub
+from bot.github.gitops import NOREPLY, CommitInfo, Identity, Mirror
+from bot.github.sanitize import VERIFY_MARKER
+from bot.jobs.metrics import Metrics
+from bot.jobs.store import Store
+from tests.service.conftest import BENCH, BOT, RECIPE, RECIPES, SCRIPT
+from tests.service.fakegithub import DATA, FakeGitHub, git
+
+TOKEN = "ghp_personal"  # the fake's personal token, user "someone"
+
+
+class Sleeps:
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+        self.now = time.time()
+
+    def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        self.now += seconds
+
+    def clock(self) -> float:
+        return self.now
+
+
+def client(
+    fake: FakeGitHub, sleeps: Sleeps, metrics: Metrics | None = None, repo: str = BENCH
+) -> GitHubRepo:
+    return GitHubRepo(
+        repo,
+        TOKEN,
+        api_url=fake.base_url,
+        observer=metrics,
+        sleep=sleeps.sleep,
+        clock=sleeps.clock,
+        seconds_between_writes=0,
+    )
+
+
+# --- rate limits and retries -----------------------------------------------------------------
+
+
+def test_primary_rate_limit_waits_until_reset(fake: FakeGitHub) -> None:
+    sleeps, metrics = Sleeps(), Metrics()
+    reset = int(sleeps.now) + 40
+    fake.inject(
+        "GET",
+        r"/repos/org/bench$",
+        403,
+        headers={
+            "x-ratelimit-remaining": "0",
+            "x-ratelimit-reset": str(reset),
+        },
+        message="API rate limit exceeded for installation ID 1.",
+    )
+    gh = client(fake, sleeps, metrics)
+    gh.max_inline_wait = 600
+    assert gh.info().full_name == BENCH
+    assert len(sleeps.waits) == 1 and 40 <= sleeps.waits[0] <= 42
+    assert (
+        metrics.value("recipe_sync_github_rate_limit_waits_total", {"reason": "primary-reset"}) == 1
+    )
+    assert (
+        metrics.value(
+            "recipe_sync_github_api_calls_total", {"operation": "get repository", "outcome": "403"}
+        )
+        == 1
+    )
+
+
+def test_retry_after_and_secondary_limits(fake: FakeGitHub) -> None:
+    sleeps = Sleeps()
+    gh = client(fake, sleeps)
+    gh.max_inline_wait = 600
+    fake.inject("GET", r"/pulls$", 429, headers={"Retry-After": "7"})
+    assert gh.pulls_by_head("org", "nothing") == []
+    assert sleeps.waits == [7]
+    # a secondary limit without headers: >= 60 s, then exponential
+    fake.inject(
+        "POST",
+        r"/issues/\d+/comments$",
+        403,
+        times=2,
+        message="You have exceeded a secondary rate limit. Please wait a few minutes.",
+    )
+    fake.open_pull(BENCH, head_ref="main")
+    gh.create_comment(1, "hello")
+    assert sleeps.waits == [7, 60, 120]
+    assert len(fake.comments_on(BENCH, 1)) == 1  # the write happened once
+
+
+def test_long_waits_reschedule_the_job_instead_of_sleeping(fake: FakeGitHub) -> None:
+    sleeps = Sleeps()
+    fake.inject(
+        "GET",
+        r"/repos/org/bench$",
+        403,
+        headers={
+            "x-ratelimit-remaining": "0",
+            "x-ratelimit-reset": str(int(sleeps.now) + 3000),
+        },
+    )
+    with pytest.raises(TransientGitHubError) as err:
+        client(fake, sleeps).info()
+    assert sleeps.waits == [] and err.value.retry_after is not None and err.value.retry_after > 2900
+
+
+def test_plain_403_is_not_retried(fake: FakeGitHub) -> None:
+    sleeps = Sleeps()
+    fake.inject("GET", r"/repos/org/bench$", 403, message="Resource not accessible by integration")
+    with pytest.raises(GitHubRequestError, match="403"):
+        client(fake, sleeps).info()
+    assert sleeps.waits == []
+
+
+def test_server_errors_retry_reads_but_not_writes(fake: FakeGitHub) -> None:
+    sleeps = Sleeps()
+    gh = client(fake, sleeps)
+    fake.inject("GET", r"/repos/org/bench$", 502, times=2)
+    assert gh.info().default_branch == "main"
+    assert sleeps.waits == [1, 2]
+    fake.open_pull(BENCH, head_ref="main")
+    fake.inject("POST", r"/issues/\d+/comments$", 502)
+    with pytest.raises(TransientGitHubError, match="not retried in place"):
+        gh.create_comment(1, "maybe")
+    assert sleeps.waits == [1, 2]
+    assert [p for m, p, s in fake.requests if m == "POST"] == ["/repos/org/bench/issues/1/comments"]
+
+
+def test_pygithub_factory_points_at_the_configured_api(fake: FakeGitHub) -> None:
+    fake.open_pull(BENCH, head_ref="main", title="Hello")
+    github = make_pygithub(fake.base_url, TOKEN, seconds_between_writes=0)
+    pull = github.get_repo(BENCH).get_pull(1)
+    assert pull.title == "Hello" and pull.base.repo.full_name == BENCH
+    assert pull.user.login == "author"
+
+
+# --- App authentication ----------------------------------------------------------------------
+
+
+def test_installation_tokens_are_scoped_cached_and_refreshed(
+    fake: FakeGitHub, app_key: tuple[str, str]
+) -> None:
+    tokens = AppTokens(fake.app_id, app_key[0], fake.base_url)
+    first = tokens.token(BENCH, BENCH_SCOPE)
+    assert tokens.token(BENCH, BENCH_SCOPE) == first and tokens.minted == 1
+    info = fake.tokens[first]
+    assert info.repos == frozenset({BENCH}) and info.permissions == dict(BENCH_SCOPE)
+    other = tokens.token(RECIPES, {"contents": "write"})
+    assert other != first and fake.tokens[other].repos == frozenset({RECIPES})
+    # scoped: the bench token cannot touch the recipes repo
+    with pytest.raises(GitHubRequestError, match="403"):
+        GitHubRepo(RECIPES, first, api_url=fake.base_url, seconds_between_writes=0).info()
+    # a token within 5 minutes of expiry is replaced before use
+    fake.token_ttl = 200
+    short = AppTokens(fake.app_id, app_key[0], fake.base_url)
+    assert short.token(BENCH, BENCH_SCOPE) != short.token(BENCH, BENCH_SCOPE)
+    assert short.minted == 2
+    with pytest.raises(AppNotInstalled, match="not installed on org/missing"):
+        tokens.token("org/missing", BENCH_SCOPE)
+
+
+def test_a_jwt_signed_by_another_key_is_rejected(fake: FakeGitHub) -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    other = (
+        rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        .private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+        .decode()
+    )
+    with pytest.raises(GitHubRequestError, match="401"):
+        AppTokens(fake.app_id, other, fake.base_url).token(BENCH, BENCH_SCOPE)
+
+
+# --- sticky comments -------------------------------------------------------------------------
+
+
+def test_sticky_comment_is_found_across_pages_by_marker_and_author(
+    fake: FakeGitHub, tmp_path: Path
+) -> None:
+    fake.open_pull(BENCH, head_ref="main")
+    store = Store.open(f"sqlite:///{tmp_path / 's.db'}")
+    gh = client(fake, Sleeps())
+    for index in range(230):
+        fake.comments[fake.next_id()] = {
+            "id": fake._ids,
+            "repo": BENCH,
+            "issue": 1,
+            "body": f"chat {index}",
+            "user": "u",
+        }
+    # someone quoting our marker must not hijack the sticky comment
+    fake.comments[fake.next_id()] = {
+        "id": fake._ids,
+        "repo": BENCH,
+        "issue": 1,
+        "body": VERIFY_MARKER + "\nfake",
+        "user": "mallory",
+    }
+    stickies = StickyComments(gh, store, "someone")
+    created = stickies.upsert(1, "verify", VERIFY_MARKER, "v1")
+    assert created.action == "created"
+    store.set_sticky_comment(BENCH, 1, "verify", None)  # forget the cache: find it on page 3
+    assert stickies.upsert(1, "verify", VERIFY_MARKER, "v1").action == "unchanged"
+    assert fake.calls("GET", r"/issues/1/comments$") >= 3
+    patches = fake.calls("PATCH", r"/issues/comments/")
+    assert stickies.upsert(1, "verify", VERIFY_MARKER, "v2").action == "updated"
+    assert fake.calls("PATCH", r"/issues/comments/") == patches + 1
+    ours = [c for c in fake.comments_on(BENCH, 1) if c["user"] == "someone"]
+    assert len(ours) == 1 and ours[0]["body"] == VERIFY_MARKER + "\nv2"
+    assert stickies.delete(1, "verify", VERIFY_MARKER).action == "deleted"
+    assert [c for c in fake.comments_on(BENCH, 1) if c["user"] == "someone"] == []
+    store.close()
+
+
+# --- Actions evidence ------------------------------------------------------------------------
+
+
+def test_run_source_matches_fork_runs_pages_jobs_and_follows_log_redirects(
+    fake: FakeGitHub,
+) -> None:
+    log_text = (DATA / "rest.actions.download-job-logs-for-workflow-run.txt").read_text()
+    sha = "a" * 40
+    run_id = fake.add_workflow_run(
+        BENCH, head_sha=sha, head_branch="tune", jobs=130, log_text=log_text
+    )
+    fake.add_workflow_run(BENCH, head_sha=sha, head_branch="other-branch")
+    for _ in range(110):
+        fake.add_workflow_run(BENCH, head_sha="b" * 40, head_branch="tune")
+    source = GitHubRunSource(client(fake, Sleeps()))
+    runs = source.workflow_runs(sha, "tune")
+    assert [r["id"] for r in runs] == [run_id] and runs[0]["pull_requests"] == []
+    assert len(source.workflow_runs(sha, None)) == 2
+    assert len(source.workflow_runs("b" * 40, None)) == 110  # two pages
+    attempt = source.run_attempt(run_id, 1)
+    assert attempt is not None and attempt["id"] == run_id
+    assert source.run_attempt(run_id, 2) is None
+    jobs = source.jobs(run_id, 1)
+    assert len(jobs) == 130 and {"steps", "labels", "runner_name"} <= set(jobs[0])
+    log = source.job_log(jobs[0]["id"])
+    assert log == log_text  # the storage URL got no Authorization header (it would 400)
+    fake.logs.pop(jobs[1]["id"])
+    assert source.job_log(jobs[1]["id"]) is None  # 410 Gone
+    assert source.job_log(123) is None  # 404
+
+
+# --- bare mirrors ----------------------------------------------------------------------------
+
+
+def test_mirror_reads_pr_heads_without_checkout_hooks_or_token_in_config(
+    fake: FakeGitHub, tmp_path: Path
+) -> None:
+    fake.commit(
+        BENCH,
+        "bump",
+        {SCRIPT: "echo changed\n", ".gitmodules": '[submodule "x"]\n\tpath = x\n\turl = ../x\n'},
+        parent=fake.repos[BENCH].ref_sha("refs/heads/main"),
+    )
+    number = fake.open_pull(BENCH, head_ref="bump")
+    mirror = Mirror(tmp_path / "m", BENCH, str(fake.repos[BENCH].path), token="ghs_secret_token")
+    mirror.ensure()
+    hook = mirror.path / "hooks" / "reference-transaction"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text(f"#!/bin/sh\ntouch {tmp_path}/hook-ran\n")
+    hook.chmod(hook.stat().st_mode | stat.S_IEXEC)
+    mirror.fetch(f"+refs/pull/{number}/head:refs/rs/pull/{number}/head")
+    head = mirror.rev(f"refs/rs/pull/{number}/head")
+    assert head == fake.pulls[BENCH][number]["head_sha"]
+    assert mirror.source(head).read_bytes(SCRIPT) == b"echo changed\n"
+    assert not (tmp_path / "hook-ran").exists()
+    assert git(mirror.path, "rev-parse", "--is-bare-repository") == "true"
+    checked_out = [
+        p for p in mirror.path.rglob("*") if p.name in ("dsr1_fp8_h200.sh", ".gitmodules")
+    ]
+    assert checked_out == [] and not (mirror.path / "x").exists()
+    assert "ghs_secret_token" not in (mirror.path / "config").read_text()
+
+
+def test_lease_and_human_commit_detection(fake: FakeGitHub, tmp_path: Path) -> None:
+    bot = Identity(BOT, "bot@example.com")
+    mirror = Mirror(tmp_path / "m", RECIPES, str(fake.repos[RECIPES].path))
+    mirror.fetch("+refs/heads/main:refs/rs/heads/main")
+    base = mirror.rev("refs/rs/heads/main")
+    assert base is not None
+    ours = mirror.commit_files(base, {RECIPE: b"new: 1\n"}, "Align", bot)
+    assert mirror.push(ours, "recipe-sync/x", expected=None)
+    assert mirror.read(ours, "README.md") == b"recipes\n"  # other files kept
+    human = fake.commit(
+        RECIPES, "recipe-sync/x", {RECIPE: b"human: 1\n".decode()}, author=("Jane", "jane@x")
+    )
+    again = mirror.commit_files(base, {RECIPE: b"new: 2\n"}, "Align", bot)
+    assert not mirror.push(again, "recipe-sync/x", expected=ours)  # lease refused
+    assert fake.repos[RECIPES].ref_sha("refs/heads/recipe-sync/x") == human
+    mirror.fetch("+refs/heads/recipe-sync/x:refs/rs/branches/x")
+    commits = mirror.commits_between(base, human)
+    assert [c.by_human(bot) for c in commits] == [True, False]
+    update_branch = CommitInfo("s", "Jane", "jane@x", NOREPLY, 2, "Merge branch 'main'")
+    assert not update_branch.by_human(bot)  # GitHub's "Update branch" merge
+    assert git(fake.repos[RECIPES].path, "log", "-1", "--format=%s", ours) == "Align"

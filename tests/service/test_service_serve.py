@@ -1,0 +1,100 @@
+"""``recipe-sync serve`` starts with only RECIPE_SYNC_WEBHOOK_SECRET set."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bot.web.signature import sign
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = Path("/work/shared/data/github")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_serve_without_a_secret_says_so_in_one_line(tmp_path: Path) -> None:
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        [sys.executable, "-m", "bot", "serve"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "recipe-sync: error: RECIPE_SYNC_WEBHOOK_SECRET is not set: the webhook endpoint cannot "
+        "verify deliveries without the secret configured on the GitHub App"
+    ]
+
+
+@pytest.mark.slow
+def test_serve_with_only_the_secret_accepts_deliveries(tmp_path: Path) -> None:
+    # HOME is not a recipe-sync setting: it only keeps the default data dir inside tmp_path
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),
+        "PYTHONPATH": str(ROOT),
+        "RECIPE_SYNC_WEBHOOK_SECRET": "s3cret",
+    }
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with open(log, "wb") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "bot", "serve", "--port", str(port)],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+        assert httpx.get(f"{base}/readyz").json() == {"status": "ready"}
+        payload = json.loads((DATA / "pull_request.labeled.json").read_text())
+        payload["label"]["name"] = "recipe-sync"
+        body = json.dumps(payload).encode()
+        headers = {
+            "X-GitHub-Event": "pull_request",
+            "X-GitHub-Delivery": "serve-1",
+            "X-Hub-Signature-256": sign("s3cret", body),
+        }
+        response = httpx.post(f"{base}/webhooks/github", content=body, headers=headers)
+        assert response.status_code == 202, response.text
+        deadline = time.monotonic() + 30
+        while "no GitHub credentials" not in log.read_text():
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+        assert (tmp_path / ".local/share/recipe-sync/recipe-sync.db").is_file()
+        assert (tmp_path / ".local/share/recipe-sync/queue.db").is_file()
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    text = log.read_text()
+    assert "Traceback" not in text, text

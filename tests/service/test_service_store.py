@@ -1,0 +1,139 @@
+"""The state store on SQLite and PostgreSQL: atomic claims, the per-PR state machine,
+resumption of dead runs, and migrations that match the models."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+
+from bot.jobs.migrate import upgrade
+from bot.jobs.models import Base
+from bot.jobs.store import Approval, Store
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.services)])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'state.db'}"
+    else:
+        url = request.getfixturevalue("pg_url")
+    opened = Store.open(url, clock=Clock())
+    yield opened
+    opened.close()
+
+
+def clock_of(store: Store) -> Clock:
+    assert isinstance(store.clock, Clock)
+    return store.clock
+
+
+def test_migrations_match_the_models_and_are_idempotent(store: Store) -> None:
+    upgrade(store.engine)  # a second start changes nothing
+    with store.engine.connect() as conn:
+        diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+    assert diff == []
+
+
+def test_a_delivery_is_claimed_exactly_once_under_concurrency(store: Store) -> None:
+    results: list[bool] = []
+    barrier = threading.Barrier(8)
+
+    def claim() -> None:
+        barrier.wait()
+        results.append(
+            store.claim_delivery("guid-1", event="e", action="a", repo="o/r", trigger="{}")
+        )
+
+    threads = [threading.Thread(target=claim) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(results) == [False] * 7 + [True]
+    # a failed delivery can be redelivered; a done one cannot
+    store.set_delivery_status("guid-1", "failed", "boom")
+    assert store.claim_delivery("guid-1", event="e", action="a", repo="o/r", trigger="{}")
+    store.set_delivery_status("guid-1", "done")
+    assert not store.claim_delivery("guid-1", event="e", action="a", repo="o/r", trigger="{}")
+
+
+def test_requests_coalesce_per_pr(store: Store) -> None:
+    approval = Approval("a" * 40, "maintainer", False)
+    assert store.request_sync("o/r", 1, approval=None, dry_run=False) is None  # unapproved
+    first = store.request_sync("o/r", 1, approval=approval, dry_run=True)
+    assert first is not None and first.enqueue
+    again = store.request_sync("o/r", 1, approval=None, dry_run=True)
+    assert again is not None and not again.enqueue  # absorbed while pending
+    lease = store.acquire(first.sync_id, "w1", stale_after=60)
+    assert lease is not None and lease.dry_run and lease.generation == 1
+    assert store.acquire(first.sync_id, "w2", stale_after=60) is None  # one runner per PR
+
+    moved = Approval("b" * 40, "label", False)
+    during = store.request_sync("o/r", 1, approval=moved, dry_run=False)
+    assert during is not None and not during.enqueue and during.state == "running"
+    assert store.finish(first.sync_id, "w1")  # dirty: the runner re-queues it
+    after = store.sync(first.sync_id)
+    assert after is not None
+    assert (after.state, after.generation, after.approved_sha, after.dry_run) == (
+        "pending",
+        2,
+        "b" * 40,
+        False,
+    )
+
+
+def test_a_dead_runner_is_resumed_with_the_same_generation(store: Store) -> None:
+    ticket = store.request_sync("o/r", 2, approval=Approval("c" * 40, "m", True), dry_run=False)
+    assert ticket is not None
+    lease = store.acquire(ticket.sync_id, "dead-worker", stale_after=30)
+    assert lease is not None
+    clock_of(store).now += 10
+    assert store.heartbeat(ticket.sync_id, "dead-worker")
+    assert store.requeue_stale(30) == []  # heartbeat is fresh
+    clock_of(store).now += 31
+    assert store.requeue_stale(30) == [ticket.sync_id]
+    assert store.requeue_stale(30) == []  # only once
+    resumed = store.acquire(ticket.sync_id, "new-worker", stale_after=30)
+    assert resumed is not None and resumed.generation == lease.generation
+    assert resumed.external_id == lease.external_id
+    assert not store.heartbeat(ticket.sync_id, "dead-worker")  # its lease is gone
+    assert not store.finish(ticket.sync_id, "dead-worker")
+    assert not store.finish(ticket.sync_id, "new-worker")
+    done = store.sync(ticket.sync_id)
+    assert done is not None and done.state == "done" and done.lease_owner is None
+
+
+def test_alignment_records_declines_stickies_refusals(store: Store) -> None:
+    record = store.save_alignment(
+        bench_repo="o/b",
+        bench_pr=1,
+        recipe_path="models/a/b.yaml",
+        recipes_repo="o/r",
+        branch="recipe-sync/b-1/a-b",
+        pr_number=5,
+        fingerprint="f" * 64,
+    )
+    assert record.state == "open" and store.count_open_alignments("o/r") == 1
+    assert store.count_alignments_created_since("o/r", clock_of(store).now - 10) == 1
+    store.add_declined("o/r", "models/a/b.yaml", "f" * 64, 5)
+    store.add_declined("o/r", "models/a/b.yaml", "f" * 64, 5)
+    assert store.is_declined("o/r", "models/a/b.yaml", "f" * 64)
+    assert not store.is_declined("o/r", "models/a/b.yaml", "e" * 64)
+    store.set_sticky_comment("o/b", 1, "verify", 3_000_000_000)  # GitHub ids exceed 2**31
+    assert store.sticky_comment("o/b", 1, "verify") == 3_000_000_000
+    store.set_sticky_comment("o/b", 1, "verify", None)
+    assert store.sticky_comment("o/b", 1, "verify") is None
+    assert store.claim_refusal("o/b", 1, "visitor") and not store.claim_refusal("o/b", 1, "visitor")

@@ -13,23 +13,14 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol
 
 from bot.errors import RecipeSyncError
+from bot.evidence.source import RunSource
 from bot.sources import FileSource
 
 Conclusion = Literal["success", "neutral", "action_required", "failure"]
 CONCLUSIONS: frozenset[str] = frozenset({"success", "neutral", "action_required", "failure"})
-
-
-@runtime_checkable
-class RunSource(Protocol):
-    """Workflow-run evidence as REST-shaped dicts (same methods as bot.evidence.source)."""
-
-    def workflow_runs(self, head_sha: str, head_branch: str | None) -> list[dict[str, Any]]: ...
-    def run_attempt(self, run_id: int, attempt: int) -> dict[str, Any] | None: ...
-    def jobs(self, run_id: int, attempt: int) -> list[dict[str, Any]]: ...
-    def job_log(self, job_id: int) -> str | None: ...
 
 
 @dataclass(frozen=True)

@@ -248,7 +248,11 @@ def test_run_source_matches_fork_runs_pages_jobs_and_follows_log_redirects(
         fake.add_workflow_run(BENCH, head_sha="b" * 40, head_branch="tune")
     source = GitHubRunSource(client(fake, Sleeps()))
     runs = source.workflow_runs(sha, "tune")
-    assert [r["id"] for r in runs] == [run_id] and runs[0]["pull_requests"] == []
+    # the head's runs (any branch) plus the branch's runs on earlier heads, merged by id
+    assert len(runs) == 2 + 110 and len({r["id"] for r in runs}) == len(runs)
+    fork_run = next(r for r in runs if r["id"] == run_id)
+    assert fork_run["pull_requests"] == [] and fork_run["head_branch"] == "tune"
+    assert all(r["head_sha"] == sha or r["head_branch"] == "tune" for r in runs)
     assert len(source.workflow_runs(sha, None)) == 2
     assert len(source.workflow_runs("b" * 40, None)) == 110  # two pages
     attempt = source.run_attempt(run_id, 1)

@@ -8,13 +8,12 @@ parse back to exactly the original data with the edits applied in Python — oth
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
 from ruamel.yaml.nodes import MappingNode, Node
 
-from bot.recipes.edit.data import apply_to_data, canonical, get, load_data
+from bot.recipes.edit.data import apply_to_data, canonical, construct_data, get
 from bot.recipes.edit.document import Document
 from bot.recipes.edit.edits import Edit, EditResult, EnsurePath, InsertKey, SetScalar, edit_path
 from bot.recipes.edit.errors import EditError, EditVerificationError
@@ -40,8 +39,7 @@ def apply_edits(text: str | bytes, edits: Sequence[Edit], *, file: str = "<recip
     if isinstance(text, bytes):
         text = decode_recipe(text, file)
     doc = Document(text, file)
-    data = load_data(text, file)
-    expected = copy.deepcopy(data)
+    expected = construct_data(doc.root, file)
     tracker = LineTracker(doc.lines)
     for edit in edits:
         lowered = _lower(doc, expected, edit)
@@ -53,13 +51,13 @@ def apply_edits(text: str | bytes, edits: Sequence[Edit], *, file: str = "<recip
             continue
         tracker.apply(splices)
         try:
-            doc = Document(tracker.text(), file)
+            doc = Document(tracker.text(), file)  # the next edit locates nodes in this text
         except EditError as err:
             raise EditVerificationError(
                 file, format_path(edit_path(edit)), f"edit produced invalid YAML ({err.reason})"
             ) from err
     result = tracker.text()
-    _verify(result, expected, file, edits)
+    _verify(doc, expected, edits)
     return EditResult(
         text=result,
         changed=tracker.changed_ranges(),
@@ -82,7 +80,7 @@ def _lower(doc: Document, data: Any, edit: Edit) -> TextEdit | None:
         if isinstance(node, MappingNode) and isinstance(part, str):
             found = doc.find_key(node, part)
             if found is None:
-                doc.locate(edit.path[:depth])  # refuses aliases / merge keys on the way
+                parent = doc.locate(edit.path[:depth])  # refuses aliases / merge keys
                 rest = edit.path[depth + 1 :]
                 if any(not isinstance(key, str) for key in rest):
                     raise EditError(
@@ -90,6 +88,7 @@ def _lower(doc: Document, data: Any, edit: Edit) -> TextEdit | None:
                         format_path(edit.path),
                         "EnsurePath creates mappings only; a missing sequence item "
                         "cannot be created",
+                        parent.line,
                     )
                 value = normalize(edit.value)
                 for key in reversed(rest):
@@ -111,20 +110,23 @@ def _lower(doc: Document, data: Any, edit: Edit) -> TextEdit | None:
             format_path(edit.path),
             "already exists with a different value (EnsurePath only creates; "
             "use SetScalar / InsertItems / RemoveItems to change it)",
-            doc.line_number(located.node),
+            located.line,
         )
     return None
 
 
-def _verify(result: str, expected: Any, file: str, edits: Sequence[Edit]) -> None:
+def _verify(doc: Document, expected: Any, edits: Sequence[Edit]) -> None:
+    """The final text must hold exactly the expected data (order and types included)."""
     where = ", ".join(format_path(edit_path(edit)) for edit in edits)
     try:
-        actual = load_data(result, file)
+        actual = construct_data(doc.root, doc.file)
     except EditError as err:
         raise EditVerificationError(
-            file, where, f"edited text does not parse: {err.reason}"
+            doc.file, where, f"edited text does not load: {err.reason}"
         ) from err
     if canonical(actual) != canonical(expected):
         raise EditVerificationError(
-            file, where, "edited text does not parse back to the expected data; nothing written"
+            doc.file,
+            where,
+            "edited text does not parse back to the expected data; nothing written",
         )

@@ -6,7 +6,9 @@ import math
 from typing import Any
 
 from ruamel.yaml import YAML
+from ruamel.yaml.constructor import SafeConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import Node
 
 from bot.recipes.edit.edits import (
     AppendItems,
@@ -20,19 +22,20 @@ from bot.recipes.edit.errors import EditError
 from bot.recipes.edit.paths import NodePath, format_path
 from bot.recipes.edit.render import normalize
 
-_YAML12 = YAML(typ="safe", pure=True)
-
 DataEdit = SetScalar | InsertKey | InsertItems | AppendItems | RemoveItems | SetComment
 
 
-def load_data(text: str, file: str) -> Any:
-    """YAML 1.2 data (duplicate keys are an error)."""
+def construct_data(root: Node, file: str) -> Any:
+    """Plain YAML 1.2 data of a composed document (duplicate keys are an error).
+
+    Constructing from the nodes the editor already composed avoids a second parse.
+    """
     try:
-        return _YAML12.load(text)
+        return SafeConstructor(loader=YAML(typ="safe", pure=True)).construct_document(root)
     except MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         line = mark.line + 1 if mark is not None else None
-        problem = err.problem or err.context or "syntax error"
+        problem = err.problem or err.context or "invalid YAML"
         raise EditError(file, "", f"malformed YAML: {problem}", line) from err
     except YAMLError as err:
         raise EditError(file, "", f"malformed YAML: {err}") from err

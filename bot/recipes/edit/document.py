@@ -43,6 +43,10 @@ def is_empty(node: Node) -> bool:
     return isinstance(node, ScalarNode) and node.start_mark.index == node.end_mark.index
 
 
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def is_flow(node: Node) -> bool:
     """A ``[...]`` / ``{...}`` collection (scalars are never flow collections)."""
     return bool(getattr(node, "flow_style", False))
@@ -65,6 +69,7 @@ class Located:
     parent: Node | None
     key_node: ScalarNode | None  # when the parent is a mapping
     index: int | None  # position in the parent's entries / items
+    line: int  # 1-based, for messages: the key's line for a mapping value
 
 
 class Document:
@@ -80,6 +85,8 @@ class Document:
             starts.append(starts[-1] + len(line))
         self.line_starts = starts
         self.root = self._compose()
+        self._style_cache: dict[str, tuple[Style, ...]] = {}
+        self._indent_cache: tuple[int, int] | None = None
         self._occurrences: Counter[int] = Counter()
         self._count_occurrences(self.root)
 
@@ -202,38 +209,39 @@ class Document:
         parent: Node | None = None
         key_node: ScalarNode | None = None
         index: int | None = None
+        line = self.line_number(node)
         for depth, part in enumerate(path):
-            self._refuse_shared(node, path[:depth])
+            self._refuse_shared(node, path[:depth], line)
             here = format_path(path[: depth + 1])
             if isinstance(node, MappingNode) and isinstance(part, str):
                 found = self.find_key(node, part)
                 if found is None:
-                    raise EditError(
-                        self.file, here, f"no key {part!r} in this mapping", self.line_number(node)
-                    )
+                    raise EditError(self.file, here, f"no key {part!r} in this mapping", line)
                 parent, index = node, found
                 key_node, node = node.value[found]
+                line = self.line_number(key_node)
             elif isinstance(node, SequenceNode) and isinstance(part, int):
                 count = len(node.value)
                 if not -count <= part < count:
                     raise EditError(
                         self.file,
                         here,
-                        f"index {part} is out of range (the sequence has {count} items)",
-                        self.line_number(node),
+                        f"index {part} is out of range (the sequence has {plural(count, 'item')})",
+                        line,
                     )
                 parent, index, key_node = node, part % count, None
                 node = node.value[index]
+                line = self.line_number(node)
             else:
                 wanted = "a mapping key" if isinstance(part, str) else "a sequence index"
                 raise EditError(
                     self.file,
                     here,
                     f"path goes through a {kind(node)} where {wanted} was expected",
-                    self.line_number(node),
+                    line,
                 )
-        self._refuse_shared(node, path)
-        return Located(node, path, parent, key_node, index)
+        self._refuse_shared(node, path, line)
+        return Located(node, path, parent, key_node, index, line)
 
     def find_key(self, node: MappingNode, key: str) -> int | None:
         for position, (key_node, _) in enumerate(node.value):
@@ -241,7 +249,7 @@ class Document:
                 return position
         return None
 
-    def _refuse_shared(self, node: Node, path: NodePath) -> None:
+    def _refuse_shared(self, node: Node, path: NodePath, line: int) -> None:
         where = format_path(path)
         if self._occurrences[id(node)] > 1 or getattr(node, "anchor", None):
             name = getattr(node, "anchor", None) or "?"
@@ -250,14 +258,14 @@ class Document:
                 where,
                 f"refusing to edit through the anchor/alias '{name}' (it is shared); "
                 "edit the recipe by hand",
-                self.line_number(node),
+                line,
             )
         if isinstance(node, MappingNode) and any(k.tag == MERGE_TAG for k, _ in node.value):
             raise EditError(
                 self.file,
                 where,
                 "refusing to edit a mapping with a '<<' merge key",
-                self.line_number(node),
+                line,
             )
 
     # --- house style ---------------------------------------------------------------------
@@ -276,6 +284,11 @@ class Document:
 
     def document_styles(self, where: str) -> tuple[Style, ...]:
         """String styles of block-sequence items (``where='item'``) or mapping values."""
+        if where not in self._style_cache:
+            self._style_cache[where] = self._document_styles(where)
+        return self._style_cache[where]
+
+    def _document_styles(self, where: str) -> tuple[Style, ...]:
         nodes: list[Node] = []
         for _, node in self.walk():
             if isinstance(node, ScalarNode) or is_flow(node):
@@ -288,6 +301,11 @@ class Document:
 
     def indent_steps(self) -> tuple[int, int]:
         """(mapping indent step, sequence offset under a key), the most common in the file."""
+        if self._indent_cache is None:
+            self._indent_cache = self._indent_steps()
+        return self._indent_cache
+
+    def _indent_steps(self) -> tuple[int, int]:
         map_steps: Counter[int] = Counter()
         seq_offsets: Counter[int] = Counter()
         for _, node in self.walk():

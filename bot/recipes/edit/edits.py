@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from bot.recipes.edit.paths import NodePath, PathPart, as_path
+from bot.recipes.edit.scalars import printable
 
 Scalar: TypeAlias = str | int | float | bool | dt.date | None
 # A value the editor can write: scalars, sequences (lists or tuples) and string-keyed mappings.
@@ -24,8 +25,8 @@ def _comment_lines(comment: str | Sequence[str] | None) -> tuple[str, ...]:
         return ()
     lines = comment.split("\n") if isinstance(comment, str) else list(comment)
     for line in lines:
-        if "\n" in line or "\r" in line:
-            raise ValueError("a comment line cannot contain a line break")
+        if not printable(line):
+            raise ValueError(f"a comment line must be printable text on one line: {line!r}")
     return tuple(lines)
 
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 import datetime as dt
 import math
 from functools import lru_cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from bot.recipes.edit.edits import Scalar
+if TYPE_CHECKING:
+    from bot.recipes.edit.edits import Scalar
 
 # ruamel's node styles: None = plain, '"', "'", '|', '>'.
 Style = Literal["", '"', "'"]
@@ -96,13 +97,19 @@ def _double_quoted(text: str) -> str:
 
 
 def _printable(code: int) -> bool:
-    # YAML's c-printable minus the line-break characters we escape, and minus the BOM.
+    # YAML's c-printable minus line breaks (NEL, LS, PS count as breaks in YAML 1.1 readers)
+    # and minus the BOM: those are written as escapes.
     return (
         0x20 <= code <= 0x7E
-        or 0xA0 <= code <= 0xD7FF
+        or (0xA0 <= code <= 0xD7FF and code not in (0x2028, 0x2029))
         or (0xE000 <= code <= 0xFFFD and code != 0xFEFF)
         or 0x10000 <= code <= 0x10FFFF
     )
+
+
+def printable(text: str) -> bool:
+    """Whether ``text`` can appear literally on one line of YAML (tabs allowed)."""
+    return all(char == "\t" or _printable(ord(char)) for char in text)
 
 
 def _single_quoted(text: str) -> str | None:

@@ -14,6 +14,7 @@ from bot.recipes.edit.document import (
     is_comment,
     is_empty,
     is_flow,
+    plural,
 )
 from bot.recipes.edit.edits import (
     AppendItems,
@@ -192,7 +193,7 @@ def _set_scalar(doc: Document, edit: SetScalar) -> list[Splice]:
         raise EditError(doc.file, where, f"SetScalar takes a scalar value, not {edit.value!r}")
     loc = doc.locate(edit.path)
     node = loc.node
-    line = doc.line_number(node)
+    line = loc.line
     if not isinstance(node, ScalarNode):
         kind = "mapping" if isinstance(node, MappingNode) else "sequence"
         raise EditError(doc.file, where, f"is a {kind}, not a scalar", line)
@@ -210,14 +211,14 @@ def _set_scalar(doc: Document, edit: SetScalar) -> list[Splice]:
     styles = _merge(own, doc.scalar_styles(siblings), doc_styles)
     context: Context = "flow" if is_flow(loc.parent) else "block"
     try:
-        if node.style in ("|", ">") and isinstance(edit.value, str):
+        if node.style in ("|", ">"):
+            # A block scalar's end mark is past its trailing blank lines: keep those lines.
             last = doc.content_end_line(node)
             while last > doc.line_of(start) and is_blank(doc.lines[last]):
                 last -= 1
             end = doc.line_starts[last] + len(doc.lines[last].rstrip("\r\n"))
-            text = _literal_block(doc, node, edit.value) or format_scalar(
-                edit.value, ('"',), "block"
-            )
+            literal = _literal_block(doc, node, edit.value) if isinstance(edit.value, str) else None
+            text = literal or format_scalar(edit.value, ('"',), "block")
         else:
             text = format_scalar(edit.value, styles, context)
     except ValueError as err:
@@ -267,7 +268,7 @@ def _insert_key(doc: Document, edit: InsertKey) -> list[Splice]:
             doc.file,
             where,
             f"cannot add a key: the parent is {what}, not a mapping",
-            doc.line_number(node),
+            loc.line,
         )
     existing = doc.find_key(node, edit.key)
     if existing is not None:
@@ -283,7 +284,7 @@ def _insert_key(doc: Document, edit: InsertKey) -> list[Splice]:
                 doc.file,
                 where,
                 f"no sibling key {sibling!r} to insert next to",
-                doc.line_number(node),
+                loc.line,
             )
     try:
         value = normalize(edit.value)
@@ -292,7 +293,7 @@ def _insert_key(doc: Document, edit: InsertKey) -> list[Splice]:
             return _insert_into_flow_map(doc, loc, edit, value, house, position, path)
         return _insert_into_block_map(doc, loc, edit, value, house, position, path)
     except (ValueError, TypeError) as err:
-        raise EditError(doc.file, where, str(err), doc.line_number(node)) from err
+        raise EditError(doc.file, where, str(err), loc.line) from err
 
 
 def _insert_into_block_map(
@@ -354,7 +355,7 @@ def _insert_into_flow_map(
             doc.file,
             format_path(path),
             "comments cannot be added inside a flow mapping",
-            doc.line_number(node),
+            loc.line,
         )
     entry = f"{_flow_key(edit.key, house)}: {flow_text(value, house)}"
     if not node.value:
@@ -386,15 +387,15 @@ def _insert_items(
     loc = doc.locate(list_path)
     node = loc.node
     if not isinstance(node, SequenceNode):
-        raise EditError(doc.file, where, "is not a sequence", doc.line_number(node))
+        raise EditError(doc.file, where, "is not a sequence", loc.line)
     count = len(node.value)
     at_index = count if index is None else index
     if not 0 <= at_index <= count:
         raise EditError(
             doc.file,
             where,
-            f"cannot insert at index {at_index}: the sequence has {count} items",
-            doc.line_number(node),
+            f"cannot insert at index {at_index}: the sequence has {plural(count, 'item')}",
+            loc.line,
         )
     if not raw_items:
         return []
@@ -405,7 +406,7 @@ def _insert_items(
             return _insert_into_flow_seq(doc, loc, at_index, items, comment, house)
         return _insert_into_block_seq(doc, loc, at_index, items, comment, house)
     except (ValueError, TypeError) as err:
-        raise EditError(doc.file, where, str(err), doc.line_number(node)) from err
+        raise EditError(doc.file, where, str(err), loc.line) from err
 
 
 def _insert_into_flow_seq(
@@ -429,7 +430,7 @@ def _insert_into_flow_seq(
             doc.file,
             format_path(loc.path),
             "comments cannot be added inside a flow sequence",
-            doc.line_number(node),
+            loc.line,
         )
     texts = ", ".join(flow_text(item, house, item=True) for item in items)
     if not node.value:
@@ -467,12 +468,17 @@ def _insert_into_block_seq(
     if index < len(node.value):
         dash = _item_dash(doc, node.value[index], loc.path)
         if not doc.starts_line(dash):
-            raise EditError(
-                doc.file,
-                format_path(loc.path),
-                "cannot insert into a compact '- - item' sequence",
-                doc.line_number(node),
-            )
+            # Compact `- - a`: the new items take the shared line, the old first item moves
+            # to its own line under them.
+            if comment:
+                raise EditError(
+                    doc.file,
+                    format_path(loc.path),
+                    "cannot add a comment above the first item of a compact '- - item' sequence",
+                    loc.line,
+                )
+            text = doc.newline.join(new)[dash_col:] + doc.newline + " " * dash_col
+            return [_replace_span(doc, dash, dash, text)]
         line = doc.line_of(dash)
         floor = _floor_above_item(doc, loc, node, index, line)
         at = doc.leading_comment_start(line, floor)
@@ -489,7 +495,7 @@ def _remove_items(doc: Document, edit: RemoveItems) -> list[Splice]:
     loc = doc.locate(edit.list_path)
     node = loc.node
     if not isinstance(node, SequenceNode):
-        raise EditError(doc.file, where, "is not a sequence", doc.line_number(node))
+        raise EditError(doc.file, where, "is not a sequence", loc.line)
     count = len(node.value)
     first = edit.index
     if first < 0 or first + edit.count > count:
@@ -497,8 +503,8 @@ def _remove_items(doc: Document, edit: RemoveItems) -> list[Splice]:
             doc.file,
             where,
             f"cannot remove items {first}..{first + edit.count - 1}: "
-            f"the sequence has {count} items",
-            doc.line_number(node),
+            f"the sequence has {plural(count, 'item')}",
+            loc.line,
         )
     last = first + edit.count - 1
     items = node.value
@@ -512,12 +518,13 @@ def _remove_items(doc: Document, edit: RemoveItems) -> list[Splice]:
         return [_replace_span(doc, start, end, "")]
     dash = _item_dash(doc, items[first], edit.list_path)
     if not doc.starts_line(dash):
-        raise EditError(
-            doc.file,
-            where,
-            "cannot remove from a compact '- - item' sequence",
-            doc.line_number(node),
-        )
+        # Compact `- - a` (only the first item shares its line): splice characters.
+        if edit.count < count:
+            end = _item_dash(doc, items[last + 1], edit.list_path)
+            return [_replace_span(doc, dash, end, "")]
+        end_line = doc.item_end_line(items[last])
+        end = doc.line_starts[end_line] + len(doc.lines[end_line].rstrip("\r\n"))
+        return [_replace_span(doc, dash, end, "[]")]
     line = doc.line_of(dash)
     start_line = doc.leading_comment_start(line, _floor_above_item(doc, loc, node, first, line))
     dash_col = doc.column_of(dash)
@@ -530,7 +537,7 @@ def _remove_items(doc: Document, edit: RemoveItems) -> list[Splice]:
             doc.file,
             where,
             "cannot remove every item of a block sequence that is not a mapping value",
-            doc.line_number(node),
+            loc.line,
         )
     assert loc.key_node is not None
     colon = _colon_after(doc, loc.key_node, edit.list_path)
@@ -560,7 +567,7 @@ def _set_comment(doc: Document, edit: SetComment) -> list[Splice]:
             doc.file,
             where,
             "comments cannot be set inside a flow collection",
-            doc.line_number(loc.node),
+            loc.line,
         )
     if isinstance(parent, MappingNode):
         assert loc.key_node is not None
@@ -584,7 +591,7 @@ def _set_comment(doc: Document, edit: SetComment) -> list[Splice]:
             doc.file,
             where,
             "cannot set a comment on a node that shares its line",
-            doc.line_number(loc.node),
+            loc.line,
         )
     line = doc.line_of(start)
     first = doc.leading_comment_start(line, floor)

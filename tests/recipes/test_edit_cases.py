@@ -452,3 +452,15 @@ def test_wrong_text_is_never_returned(monkeypatch: pytest.MonkeyPatch) -> None:
     assert str(caught.value) == (
         "t.yaml: key 'a': edited text does not parse back to the expected data; nothing written"
     )
+
+
+def test_block_scalar_ending_a_file_without_newline_keeps_its_value() -> None:
+    # `guide: |` at EOF without a newline holds "text" (no line break). Appending after it
+    # must give that line a newline, so the header turns strip to keep the value.
+    result = apply_edits("a: 1\nguide: |\n  text", [InsertKey("", "z", 2)])
+    assert result.text == "a: 1\nguide: |-\n  text\nz: 2"
+    # Deleting the lines after a block scalar keeps its final line break.
+    result = apply_edits("list:\n  - |\n    text\n  - y", [RemoveItems("list", 1)])
+    assert result.text == "list:\n  - |\n    text\n"
+    result = apply_edits("list:\n  - x\n  - y", [RemoveItems("list", 1)])
+    assert result.text == "list:\n  - x"

@@ -5,7 +5,8 @@ its data (tracked by a small independent model below), apply them, and check tha
 
 * every line outside the reported changed ranges is identical and in the same order,
 * the ranges are sorted, disjoint and inside both texts, and insertions replace no old line,
-* the result parses (YAML 1.2) to exactly the model's data, mapping order and types included.
+* the result parses (YAML 1.2) to exactly the model's data, mapping order and types included,
+* CRLF files stay CRLF and a missing final newline stays missing (both drawn at random).
 """
 
 from __future__ import annotations
@@ -131,9 +132,11 @@ def _nodes(data: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...],
 
 _text = st.text(st.characters(exclude_categories=("Cs",)), max_size=24)
 _words = st.text("abcdefghijklmnopqrstuvwxyz_-.:#' \"0123456789", min_size=1, max_size=16)
+_lines = st.text(st.characters(exclude_categories=("Cs",)) | st.just("\n"), max_size=60)
 _scalars = st.one_of(
     _text,
     _words,
+    _lines,
     st.integers(-(10**6), 10**12),
     st.booleans(),
     st.none(),
@@ -210,12 +213,18 @@ def _check_ranges(old: list[str], new: list[str], ranges: tuple[ChangedRange, ..
     assert old[previous_old - 1 :] == new[previous_new - 1 :]
 
 
-def _run(data_strategy: st.DataObject) -> None:
+def _run(data_strategy: st.DataObject, max_edits: int = 3) -> None:
     file = data_strategy.draw(st.sampled_from(FILES), label="recipe")
     text, original, block = _recipe(file)
+    crlf = data_strategy.draw(st.booleans(), label="CRLF line ends")
+    if crlf:
+        text = text.replace("\n", "\r\n")
+    if data_strategy.draw(st.booleans(), label="no final newline"):
+        text = text.rstrip("\r\n")
+        original = _YAML.load(text)  # a final block scalar loses its line break too
     model = copy.deepcopy(original)
     edits: list[Edit] = []
-    for _ in range(data_strategy.draw(st.integers(1, 3), label="edit count")):
+    for _ in range(data_strategy.draw(st.integers(1, max_edits), label="edit count")):
         edit = data_strategy.draw(_edit(model, block), label="edit")
         _model_apply(model, edit)
         edits.append(edit)
@@ -223,10 +232,13 @@ def _run(data_strategy: st.DataObject) -> None:
     old, new = text.splitlines(keepends=True), result.text.splitlines(keepends=True)
     _check_ranges(old, new, result.changed)
     if all(isinstance(edit, InsertKey | EnsurePath | InsertItems | AppendItems) for edit in edits):
-        # Insertions add lines; an old line changes only to open an empty `{}`/`[]` or to
-        # give the last line a newline.
-        assert sum(len(r.old_lines) for r in result.changed) <= len(edits)
+        # Insertions add lines; an old line changes only to open an empty `{}`/`[]`, or to
+        # give the last line a newline (plus a `|` header turning `|-` when that line ends a
+        # block scalar).
+        assert sum(len(r.old_lines) for r in result.changed) <= 2 * len(edits)
     assert _canonical(_YAML.load(result.text)) == _canonical(model)
+    assert (result.text.count("\n") == result.text.count("\r\n")) == crlf
+    assert result.text.endswith("\n") == text.endswith("\n")
 
 
 @settings(

@@ -174,6 +174,17 @@ class Document:
             return self.content_end_line(key)
         return self.content_end_line(value)
 
+    def block_scalar_ending_at(self, line: int) -> ScalarNode | None:
+        """The ``|`` / ``>`` scalar whose text ends on ``line``, if any."""
+        for _, node in self.walk():
+            if (
+                isinstance(node, ScalarNode)
+                and node.style in ("|", ">")
+                and self.content_end_line(node) == line
+            ):
+                return node
+        return None
+
     def item_end_line(self, item: Node) -> int:
         if is_empty(item):  # `-` alone: an empty scalar's marks sit right after the dash
             return self.line_of(item.start_mark.index)

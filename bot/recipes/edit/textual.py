@@ -74,19 +74,56 @@ def _terminated(doc: Document, lines: Sequence[str], *, last_open: bool) -> tupl
     return tuple(out)
 
 
-def _insert_lines(doc: Document, at: int, lines: Sequence[str]) -> Splice:
+def _insert_lines(doc: Document, at: int, lines: Sequence[str]) -> list[Splice]:
     """Insert whole lines before line ``at`` (``len(lines)`` appends)."""
     if at == len(doc.lines) and doc.lines and not doc.lines[-1].endswith("\n"):
         last = doc.lines[-1]
-        return Splice(at - 1, at, (last + doc.newline, *_terminated(doc, lines, last_open=True)))
-    return Splice(at, at, _terminated(doc, lines, last_open=False))
+        grown = Splice(at - 1, at, (last + doc.newline, *_terminated(doc, lines, last_open=True)))
+        header = _strip_chomping(doc, at - 1)
+        return [grown] if header is None else [header, grown]
+    return [Splice(at, at, _terminated(doc, lines, last_open=False))]
 
 
 def _delete_lines(doc: Document, start: int, end: int) -> Splice:
     if end == len(doc.lines) and start > 0 and not doc.lines[-1].endswith("\n"):
+        if _block_header(doc, start - 1) is not None:
+            # The new last line ends a block scalar: dropping its line break would change
+            # the scalar, so the file keeps a final newline instead.
+            return Splice(start, end, ())
         kept = doc.lines[start - 1].rstrip("\r\n")  # the new last line loses its newline
         return Splice(start - 1, end, (kept,))
     return Splice(start, end, ())
+
+
+def _block_header(doc: Document, last_line: int) -> tuple[int, int, str] | None:
+    """(line, column after ``|``/``>``, chomping/indent indicators) of a block scalar that
+    ends on ``last_line`` and does not strip its final line break; else None."""
+    node = doc.block_scalar_ending_at(last_line)
+    if node is None:
+        return None
+    start = node.start_mark.index
+    line = doc.line_of(start)
+    text = doc.lines[line]
+    col = start - doc.line_starts[line]
+    if line == last_line or text[col : col + 1] not in ("|", ">"):
+        return None
+    end = col + 1
+    while end < len(text) and text[end] in "+-0123456789":
+        end += 1
+    indicators = text[col + 1 : end]
+    return None if "-" in indicators else (line, col + 1, indicators)
+
+
+def _strip_chomping(doc: Document, last_line: int) -> Splice | None:
+    """A block scalar ending the file without a newline has no final line break; when that
+    line gets one, switch the header to strip (``-``) so the value stays the same."""
+    header = _block_header(doc, last_line)
+    if header is None:
+        return None
+    line, col, indicators = header
+    text = doc.lines[line]
+    chomp = indicators.replace("+", "-") if "+" in indicators else "-" + indicators
+    return Splice(line, line + 1, (text[:col] + chomp + text[col + len(indicators) :],))
 
 
 def _colon_after(doc: Document, key: Node, path: NodePath) -> int:
@@ -239,6 +276,9 @@ def _literal_block(doc: Document, node: ScalarNode, value: str) -> str | None:
         return None
     if any(char not in "\n\t" and ord(char) < 0x20 for char in body):
         return None
+    last = doc.content_end_line(node)
+    if trailing and last == len(doc.lines) - 1 and not doc.lines[last].endswith("\n"):
+        return None  # at the end of a file without a final newline there is no line break
     header = doc.line_of(node.start_mark.index)
     indent = indent_of(doc.lines[header]) + 2
     for line in range(header + 1, doc.content_end_line(node) + 1):
@@ -327,10 +367,10 @@ def _insert_into_block_map(
         else:
             floor = -1
         at = doc.leading_comment_start(doc.line_of(key.start_mark.index), floor)
-        return [_insert_lines(doc, at, new + blank)]
+        return _insert_lines(doc, at, new + blank)
     index = position if position is not None else len(node.value) - 1
     at = _after_line(doc, doc.entry_end_line(*node.value[index]), col)
-    return [_insert_lines(doc, at, blank + new)]
+    return _insert_lines(doc, at, blank + new)
 
 
 def _insert_into_flow_map(
@@ -484,7 +524,7 @@ def _insert_into_block_seq(
         at = doc.leading_comment_start(line, floor)
     else:
         at = _after_line(doc, doc.item_end_line(node.value[-1]), dash_col)
-    return [_insert_lines(doc, at, new)]
+    return _insert_lines(doc, at, new)
 
 
 # --- RemoveItems -------------------------------------------------------------------------

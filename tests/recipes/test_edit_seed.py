@@ -20,7 +20,9 @@ from bot.recipes.edit import (
     SetComment,
     SetScalar,
     apply_edits,
+    edit_recipe,
 )
+from bot.sources import DirectorySource
 
 ROOT = Path(__file__).resolve().parents[2]
 RECIPE = "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"
@@ -196,3 +198,8 @@ def test_seed_comment_above_the_backend_can_be_rewritten() -> None:
        VLLM_ROCM_USE_AITER_MOE: "1"
 """
     )
+
+
+def test_edit_recipe_reads_through_a_file_source() -> None:
+    source = DirectorySource(ROOT / "fixtures/recipes-repo/pr-963")
+    assert edit_recipe(source, RECIPE, SEED_EDITS).diff == EXPECTED_PATCH

@@ -9,7 +9,8 @@ the edits applied, or :class:`EditVerificationError` is raised.
 
 from __future__ import annotations
 
-from bot.recipes.edit.apply import apply_edits, decode_recipe
+from bot.recipes.edit.apply import apply_edits, decode_recipe, edit_recipe
+from bot.recipes.edit.describe import describe, edit_as_dict, edit_from_dict
 from bot.recipes.edit.edits import (
     AppendItems,
     ChangedRange,
@@ -46,6 +47,10 @@ __all__ = [
     "YamlValue",
     "apply_edits",
     "decode_recipe",
+    "describe",
+    "edit_as_dict",
+    "edit_from_dict",
+    "edit_recipe",
     "format_path",
     "parse_path",
 ]

@@ -21,6 +21,7 @@ from bot.recipes.edit.paths import format_path
 from bot.recipes.edit.render import normalize
 from bot.recipes.edit.splice import LineTracker, unified_diff
 from bot.recipes.edit.textual import TextEdit, splices_for
+from bot.sources import FileSource
 
 TOP_LEVEL_BEFORE = "guide"  # new top-level sections go above the long prose block
 
@@ -64,6 +65,11 @@ def apply_edits(text: str | bytes, edits: Sequence[Edit], *, file: str = "<recip
         diff=unified_diff(text, result, file),
         edits=tuple(edits),
     )
+
+
+def edit_recipe(source: FileSource, path: str, edits: Sequence[Edit]) -> EditResult:
+    """Read ``path`` from a repository view and edit it; the diff is relative to its root."""
+    return apply_edits(source.read_bytes(path), edits, file=path)
 
 
 def _lower(doc: Document, data: Any, edit: Edit) -> TextEdit | None:

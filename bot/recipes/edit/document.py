@@ -190,17 +190,6 @@ class Document:
             return self.line_of(item.start_mark.index)
         return self.content_end_line(item)
 
-    def item_line(self, item: Node) -> int:
-        """The line of a block-sequence item's dash."""
-        pos = item.start_mark.index - 1
-        while pos >= 0 and self.text[pos] in " \t\r\n":
-            pos -= 1
-        if pos < 0 or self.text[pos] != "-":
-            raise EditError(
-                self.file, "", "cannot find the '-' of a sequence item", self.line_number(item)
-            )
-        return self.line_of(pos)
-
     def leading_comment_start(self, line: int, floor: int) -> int:
         """Start of the run of comment lines directly above ``line`` (not above ``floor``)."""
         while line - 1 > floor and is_comment(self.lines[line - 1]):

@@ -14,6 +14,7 @@ from bot.recipes.edit.document import (
     is_comment,
     is_empty,
     is_flow,
+    kind,
     plural,
 )
 from bot.recipes.edit.edits import (
@@ -35,7 +36,15 @@ from bot.recipes.edit.render import (
     item_lines,
     normalize,
 )
-from bot.recipes.edit.scalars import Context, Style, format_key, format_scalar, is_scalar
+from bot.recipes.edit.scalars import (
+    Context,
+    Style,
+    format_key,
+    format_scalar,
+    is_scalar,
+    printable,
+    reads_as,
+)
 from bot.recipes.edit.splice import Splice, split_lines
 
 TextEdit = SetScalar | InsertKey | InsertItems | AppendItems | RemoveItems | SetComment
@@ -232,8 +241,7 @@ def _set_scalar(doc: Document, edit: SetScalar) -> list[Splice]:
     node = loc.node
     line = loc.line
     if not isinstance(node, ScalarNode):
-        kind = "mapping" if isinstance(node, MappingNode) else "sequence"
-        raise EditError(doc.file, where, f"is a {kind}, not a scalar", line)
+        raise EditError(doc.file, where, f"is a {kind(node)}, not a scalar", line)
     assert loc.parent is not None
     start, end = node.start_mark.index, node.end_mark.index
     if doc.text.startswith("!", start):
@@ -274,7 +282,7 @@ def _literal_block(doc: Document, node: ScalarNode, value: str) -> str | None:
     body = value[: len(value) - trailing]
     if trailing > 1 or not body or "\r" in body or body[0] in " \t":
         return None
-    if any(char not in "\n\t" and ord(char) < 0x20 for char in body):
+    if not all(printable(line) for line in body.split("\n")):
         return None
     last = doc.content_end_line(node)
     if trailing and last == len(doc.lines) - 1 and not doc.lines[last].endswith("\n"):
@@ -287,7 +295,10 @@ def _literal_block(doc: Document, node: ScalarNode, value: str) -> str | None:
             break
     pad = " " * indent
     lines = [pad + part if part else "" for part in body.split("\n")]
-    return "|" + ("" if trailing else "-") + doc.newline + doc.newline.join(lines)
+    header_text = "|" + ("" if trailing else "-")
+    if not reads_as(header_text + "\n" + "\n".join(lines) + "\n", value, "block"):
+        return None  # e.g. a line that would end the block early: fall back to quotes
+    return header_text + doc.newline + doc.newline.join(lines)
 
 
 # --- InsertKey ---------------------------------------------------------------------------
@@ -299,11 +310,7 @@ def _insert_key(doc: Document, edit: InsertKey) -> list[Splice]:
     loc = doc.locate(edit.map_path)
     node = loc.node
     if not isinstance(node, MappingNode):
-        what = (
-            "empty (null)"
-            if is_empty(node)
-            else f"a {'sequence' if isinstance(node, SequenceNode) else 'scalar'}"
-        )
+        what = "empty (null)" if is_empty(node) else f"a {kind(node)}"
         raise EditError(
             doc.file,
             where,

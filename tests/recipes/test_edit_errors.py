@@ -136,3 +136,8 @@ def test_a_failing_edit_leaves_nothing_half_done() -> None:
 def test_bad_comment_text_is_refused_when_building_the_edit() -> None:
     with pytest.raises(ValueError, match="printable text on one line"):
         InsertKey("meta", "k", 1, comment=["ok", "bad\x07bell"])
+
+
+def test_messages_stay_on_one_line() -> None:
+    error = EditError("f.yaml", "a.b", "first line\n  second line", 3)
+    assert str(error) == "f.yaml:3: key 'a.b': first line second line"

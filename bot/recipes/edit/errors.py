@@ -14,7 +14,8 @@ class EditError(InputError):
     def __init__(self, file: str, path: str, reason: str, line: int | None = None) -> None:
         self.file = file
         self.path = path
-        super().__init__(Location(file, path, line), reason)
+        # Parser messages can span lines; the contract is one line.
+        super().__init__(Location(file, path, line), " ".join(reason.split()))
 
 
 class EditVerificationError(EditError):

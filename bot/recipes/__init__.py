@@ -1,0 +1,1 @@
+"""The recipes repository model: load, render with provenance, edit."""

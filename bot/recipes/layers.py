@@ -1,0 +1,483 @@
+"""Argument and env layering for one ``vllm serve`` command, with provenance.
+
+This module is the single place where the recipe layering order lives (spec §2, §3.1).
+A command's arguments are the concatenation of these layers, weakest first:
+
+    A1  model.base_args
+    A2  variants.<v>.extra_args                    (every variant, ``default`` too)
+    A3  variants.<v>.hardware_overrides.<hw>.extra_args
+    A4  strategy YAML vllm_args                    (PD: the role's vllm_args)
+    A5  generated parallelism flags                (see deploy.py)
+    A6  strategy_overrides.<s>.extra_args, .vllm_args   (PD: the role's, not the top level's)
+    A7  generation layer: the strategy's gen block REPLACES recipe + variant gen blocks
+    A8  strategy_overrides.<s>.hardware_overrides.<hw>.extra_args
+    A9  PD: strategy_overrides.pd_cluster.<role>.hardware_overrides.<hw>.extra_args
+    A11 features, in declaration order
+    A13 Mooncake: the KV deployment's vllm.vllm_args
+
+then falsy tokens are dropped and flags are de-duplicated keeping the LAST occurrence, at
+its position. Every token keeps the YAML path it came from (``model.base_args[0]``), so each
+emitted unit knows its origin and which earlier occurrences it shadowed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot.errors import RecipeSyncError
+from bot.recipes.jsvalues import as_dict, truthy
+from bot.recipes.repo import HardwareProfile, Recipe, Strategy
+
+NVL4_ONLY_ENV = (
+    "VLLM_USE_NCCL_SYMM_MEM",
+    "NCCL_CUMEM_ENABLE",
+    "NCCL_MNNVL_ENABLE",
+    "NCCL_NVLS_ENABLE",
+    "UCX_NET_DEVICES",
+)
+NVL4_HARDWARE = frozenset({"gb200", "gb300"})
+
+
+class RenderError(RecipeSyncError):
+    """A combination upstream cannot render (its renderer throws; the API drops it)."""
+
+
+@dataclass(frozen=True)
+class ArgOrigin:
+    """One emitted argv unit: a flag with its value, a boolean flag, or a positional."""
+
+    flag: str | None
+    value: str | None
+    path: str  # YAML path of the flag token (or of the positional)
+    shadowed: tuple[str, ...] = ()  # earlier occurrences of the same flag, dropped
+
+
+@dataclass(frozen=True)
+class EnvOrigin:
+    name: str
+    value: Any
+    path: str
+    shadowed: tuple[str, ...] = ()
+
+
+Segment = tuple[str, Sequence[Any]]  # (path prefix, tokens); token i is "<prefix>[i]"
+
+
+@dataclass(frozen=True)
+class Layered:
+    """The result of layering one command: deduplicated tokens, env, and their origins."""
+
+    tokens: tuple[str, ...]
+    args: tuple[ArgOrigin, ...]
+    env: dict[str, Any]
+    env_origins: tuple[EnvOrigin, ...]
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What one command is rendered for (everything but the generated parallelism)."""
+
+    recipe: Recipe
+    variant_key: str
+    variant: Mapping[str, Any]
+    hw: HardwareProfile
+    strategy: Strategy  # for Mooncake: the serving strategy
+    role: str | None = None  # "prefill" / "decode" for pd_cluster
+    features: tuple[str, ...] = ()  # enabled feature names
+    modes: Mapping[str, str] | None = None  # user-selected mode per feature
+    kv: Strategy | None = None  # Mooncake deployment being composed
+
+
+def gen_block(mapping: Any, hw: HardwareProfile) -> tuple[str, Any] | None:
+    """``map[gen]`` if truthy, else (NVIDIA only) ``map.nvidia``; never merged."""
+    if not isinstance(mapping, dict):
+        return None
+    block = mapping.get(hw.generation)
+    if truthy(block):
+        return hw.generation, block
+    if hw.is_nvidia:
+        block = mapping.get("nvidia")
+        if truthy(block):
+            return "nvidia", block
+    return None
+
+
+def hw_keyed(mapping: Any, hw: HardwareProfile) -> tuple[str, Any] | None:
+    """first-present(map[hw id], map[gen], map[brand], map.default), with the key used."""
+    if not isinstance(mapping, dict):
+        return None
+    for key in (hw.id, hw.generation, hw.brand_lower, "default"):
+        value = mapping.get(key)
+        if value is not None:
+            return key, value
+    return None
+
+
+def _so(scope: Scope) -> tuple[str, dict[str, Any]]:
+    name = scope.strategy.name
+    overrides = as_dict(scope.recipe.data.get("strategy_overrides")).get(name)
+    return f"strategy_overrides.{name}", as_dict(overrides)
+
+
+def _generation_layer(scope: Scope, field: str) -> list[tuple[str, Any]]:
+    """A7/E9: the strategy gen block if truthy (replace), else recipe + variant gen blocks."""
+    so_path, so = _so(scope)
+    chosen = gen_block(so.get("hardware_overrides"), scope.hw)
+    if chosen is not None:
+        key, block = chosen
+        return [(f"{so_path}.hardware_overrides.{key}.{field}", as_dict(block).get(field))]
+    found = []
+    recipe_block = gen_block(scope.recipe.data.get("hardware_overrides"), scope.hw)
+    if recipe_block is not None:
+        key, block = recipe_block
+        found.append((f"hardware_overrides.{key}.{field}", as_dict(block).get(field)))
+    variant_block = gen_block(scope.variant.get("hardware_overrides"), scope.hw)
+    if variant_block is not None:
+        key, block = variant_block
+        found.append(
+            (
+                f"variants.{scope.variant_key}.hardware_overrides.{key}.{field}",
+                as_dict(block).get(field),
+            )
+        )
+    return found
+
+
+def arg_layers(scope: Scope) -> tuple[list[Segment], list[Segment]]:
+    """The argument segments before (A1–A4) and after (A6–A13) the generated flags."""
+    recipe, hw, vkey, role = scope.recipe, scope.hw, scope.variant_key, scope.role
+    model = as_dict(recipe.data.get("model"))
+    variant_hw = as_dict(as_dict(scope.variant.get("hardware_overrides")).get(hw.id))
+    strategy = scope.strategy
+    so_path, so = _so(scope)
+    before: list[tuple[str, Any]] = [
+        ("model.base_args", model.get("base_args")),
+        (f"variants.{vkey}.extra_args", scope.variant.get("extra_args")),
+        (f"variants.{vkey}.hardware_overrides.{hw.id}.extra_args", variant_hw.get("extra_args")),
+    ]
+    after: list[tuple[str, Any]] = []
+    if role is None:
+        before.append((f"{strategy.path}:vllm_args", strategy.data.get("vllm_args")))
+        after.append((f"{so_path}.extra_args", so.get("extra_args")))
+        after.append((f"{so_path}.vllm_args", so.get("vllm_args")))
+    else:
+        role_spec = as_dict(strategy.data.get(role))
+        before.append((f"{strategy.path}:{role}.vllm_args", role_spec.get("vllm_args")))
+        so_role = as_dict(so.get(role))
+        after.append((f"{so_path}.{role}.extra_args", so_role.get("extra_args")))
+        after.append((f"{so_path}.{role}.vllm_args", so_role.get("vllm_args")))
+    after.extend(_generation_layer(scope, "extra_args"))
+    so_hw = as_dict(as_dict(so.get("hardware_overrides")).get(hw.id))
+    after.append((f"{so_path}.hardware_overrides.{hw.id}.extra_args", so_hw.get("extra_args")))
+    if role is not None:
+        role_hw = as_dict(as_dict(as_dict(so.get(role)).get("hardware_overrides")).get(hw.id))
+        after.append(
+            (f"{so_path}.{role}.hardware_overrides.{hw.id}.extra_args", role_hw.get("extra_args"))
+        )
+    after.extend(feature_layers(scope))
+    if scope.kv is not None:
+        vllm = as_dict(scope.kv.data.get("vllm"))
+        after.append((f"{scope.kv.path}:vllm.vllm_args", vllm.get("vllm_args")))
+    return _segments(before), _segments(after)
+
+
+def _segments(found: Iterable[tuple[str, Any]]) -> list[Segment]:
+    segments: list[Segment] = []
+    for path, tokens in found:
+        if not truthy(tokens):
+            continue
+        if not isinstance(tokens, list):
+            raise RenderError(f"{path}: expected a list of arguments")
+        segments.append((path, tokens))
+    return segments
+
+
+def allowed_modes(feature: Mapping[str, Any], variant_key: str, hw: HardwareProfile) -> list[str]:
+    """Modes usable for this variant key on this hardware, in declaration order."""
+    allowed = []
+    for name, mode in as_dict(feature.get("modes")).items():
+        mode = as_dict(mode)
+        variants = mode.get("variants")
+        if isinstance(variants, list) and variants and variant_key not in variants:
+            continue
+        gate = as_dict(mode.get("hardware"))
+        if gate.get(hw.generation) == "unsupported" or gate.get(hw.id) == "unsupported":
+            continue
+        allowed.append(name)
+    return allowed
+
+
+def selected_mode(
+    feature_name: str,
+    feature: Mapping[str, Any],
+    variant_key: str,
+    variant: Mapping[str, Any],
+    hw: HardwareProfile,
+    user_pick: str | None,
+) -> str | None:
+    """User pick, then the variant's default_modes, then default_mode, then first allowed."""
+    allowed = allowed_modes(feature, variant_key, hw)
+    if not allowed:
+        return None
+    variant_default = as_dict(variant.get("default_modes")).get(feature_name)
+    for candidate in (user_pick, variant_default, feature.get("default_mode")):
+        if candidate is not None and candidate in allowed:
+            return str(candidate)
+    return allowed[0]
+
+
+def feature_layers(scope: Scope) -> list[tuple[str, Any]]:
+    """A11: the enabled features' args in declaration order."""
+    found: list[tuple[str, Any]] = []
+    enabled = set(scope.features)
+    if not enabled:
+        return found
+    hw = scope.hw
+    for name, feature in as_dict(scope.recipe.data.get("features")).items():
+        if name not in enabled:
+            continue
+        feature = as_dict(feature)
+        allow = feature.get("strategies")
+        if isinstance(allow, list) and allow and scope.strategy.name not in allow:
+            continue
+        if scope.kv is not None and truthy(as_dict(feature.get("companion")).get("command")):
+            continue
+        base = f"features.{name}"
+        if truthy(feature.get("modes")):
+            pick = (scope.modes or {}).get(name)
+            mode_name = selected_mode(name, feature, scope.variant_key, scope.variant, hw, pick)
+            if mode_name is None:
+                continue
+            mode = as_dict(as_dict(feature.get("modes")).get(mode_name))
+            mode_path = f"{base}.modes.{mode_name}"
+            keyed = hw_keyed(mode.get("hardware_overrides"), hw)
+            override = as_dict(keyed[1]).get("args") if keyed else None
+            if keyed is not None and override is not None:
+                found.append((f"{mode_path}.hardware_overrides.{keyed[0]}.args", override))
+            else:
+                found.append((f"{mode_path}.args", mode.get("args")))
+        else:
+            block = gen_block(feature.get("hardware_overrides"), hw)
+            override = as_dict(block[1]).get("args") if block else None
+            if block is not None and override is not None:
+                found.append((f"{base}.hardware_overrides.{block[0]}.args", override))
+            else:
+                found.append((f"{base}.args", feature.get("args")))
+    return found
+
+
+def env_layers(scope: Scope) -> tuple[list[EnvLayer], list[EnvLayer]]:
+    """E1–E6 and E8–E11 as (path prefix, mapping); PD's generated E7 goes between them."""
+    recipe, hw, vkey, role = scope.recipe, scope.hw, scope.variant_key, scope.role
+    model = as_dict(recipe.data.get("model"))
+    variant_hw = as_dict(as_dict(scope.variant.get("hardware_overrides")).get(hw.id))
+    strategy = scope.strategy
+    so_path, so = _so(scope)
+    before: list[tuple[str, Any]] = [
+        ("model.base_env", model.get("base_env")),
+        (f"variants.{vkey}.extra_env", scope.variant.get("extra_env")),
+        (f"variants.{vkey}.hardware_overrides.{hw.id}.extra_env", variant_hw.get("extra_env")),
+    ]
+    if role is None:
+        before.append((f"{strategy.path}:env", strategy.data.get("env")))
+    else:
+        before.append((f"{strategy.path}:{role}.env", as_dict(strategy.data.get(role)).get("env")))
+    if scope.kv is not None:
+        before.append((f"{scope.kv.path}:vllm.env", as_dict(scope.kv.data.get("vllm")).get("env")))
+    after: list[tuple[str, Any]] = [(f"{so_path}.env", so.get("env"))]
+    if role is None:
+        after.append((f"{so_path}.extra_env", so.get("extra_env")))
+    else:
+        after.append((f"{so_path}.{role}.env", as_dict(so.get(role)).get("env")))
+    after.extend(_generation_layer(scope, "extra_env"))
+    so_hw = as_dict(as_dict(so.get("hardware_overrides")).get(hw.id))
+    after.append((f"{so_path}.hardware_overrides.{hw.id}.extra_env", so_hw.get("extra_env")))
+    if role is not None:
+        role_hw = as_dict(as_dict(as_dict(so.get(role)).get("hardware_overrides")).get(hw.id))
+        after.append(
+            (f"{so_path}.{role}.hardware_overrides.{hw.id}.extra_env", role_hw.get("extra_env"))
+        )
+    return _env_mappings(before), _env_mappings(after)
+
+
+EnvLayer = tuple[str, Mapping[str, Any]]
+
+
+def _env_mappings(found: Iterable[tuple[str, Any]]) -> list[EnvLayer]:
+    layers: list[EnvLayer] = []
+    for path, mapping in found:
+        if not truthy(mapping):
+            continue
+        if not isinstance(mapping, dict):
+            raise RenderError(f"{path}: expected a mapping of environment variables")
+        layers.append((path, mapping))
+    return layers
+
+
+def merge_env(
+    layers: Sequence[EnvLayer], strip: Iterable[str] = (), provenance: bool = False
+) -> tuple[dict[str, Any], tuple[EnvOrigin, ...]]:
+    """Assign in order (a key keeps its first position, the last value wins), then strip."""
+    env: dict[str, Any] = {}
+    for _, mapping in layers:
+        env.update(mapping)
+    for name in strip:
+        env.pop(name, None)
+    if not provenance:
+        return env, ()
+    paths: dict[str, list[str]] = {}
+    for prefix, mapping in layers:
+        generated = prefix.startswith("generated:")
+        for name in mapping:
+            paths.setdefault(name, []).append(prefix if generated else f"{prefix}.{name}")
+    origins = tuple(
+        EnvOrigin(name, value, paths[name][-1], tuple(paths[name][:-1]))
+        for name, value in env.items()
+    )
+    return env, origins
+
+
+def _token_error(segments: Sequence[Segment]) -> RenderError:
+    for prefix, tokens in segments:
+        for index, token in enumerate(tokens):
+            if not isinstance(token, str) and truthy(token):
+                path = prefix if prefix.startswith("generated:") else f"{prefix}[{index}]"
+                return RenderError(f"{path}: argument {token!r} is not a string")
+    return RenderError("an argument is not a string")  # pragma: no cover - caller checked
+
+
+def dedupe(
+    segments: Sequence[Segment], provenance: bool = False
+) -> tuple[list[str], tuple[ArgOrigin, ...]]:
+    """Drop falsy tokens, pair flags with values, keep the last unit of each flag.
+
+    A flag is a string starting with ``-``; a following token that is not a flag is its
+    value. Units are compared by the exact flag text; the kept unit is the last one, at its
+    own position. Positionals are always kept. A non-string token that survives the falsy
+    filter is an error (upstream's renderer throws on it).
+    """
+    values: list[str] = []
+    for _, tokens in segments:
+        for token in tokens:
+            if type(token) is str:
+                if token:
+                    values.append(token)
+            elif truthy(token):
+                raise _token_error(segments)
+    # units as (start, width); a flag's last unit index wins
+    starts: list[int] = []
+    widths: list[int] = []
+    last: dict[str, int] = {}
+    flag_units = 0
+    count = len(values)
+    index = 0
+    while index < count:
+        token = values[index]
+        if token[0] == "-":
+            flag_units += 1
+            last[token] = len(starts)
+            starts.append(index)
+            if index + 1 < count and values[index + 1][0] != "-":
+                widths.append(2)
+                index += 2
+            else:
+                widths.append(1)
+                index += 1
+        else:
+            starts.append(index)
+            widths.append(1)
+            index += 1
+    kept_units: Sequence[int]
+    if len(last) == flag_units:
+        kept_units = range(len(starts))  # no flag repeats: everything stays
+        out = values
+    else:
+        kept_units = [
+            unit
+            for unit, start in enumerate(starts)
+            if values[start][0] != "-" or last[values[start]] == unit
+        ]
+        out = []
+        for unit in kept_units:
+            start = starts[unit]
+            out.extend(values[start : start + widths[unit]])
+    if not provenance:
+        return out, ()
+    return out, _arg_origins(segments, values, starts, widths, kept_units)
+
+
+def _arg_origins(
+    segments: Sequence[Segment],
+    values: list[str],
+    starts: list[int],
+    widths: list[int],
+    kept_units: Iterable[int],
+) -> tuple[ArgOrigin, ...]:
+    where: list[str] = []
+    for prefix, tokens in segments:
+        generated = prefix.startswith("generated:")
+        for index, token in enumerate(tokens):
+            if type(token) is str and token:
+                where.append(prefix if generated else f"{prefix}[{index}]")
+    occurrences: dict[str, list[str]] = {}
+    for start in starts:
+        if values[start][0] == "-":
+            occurrences.setdefault(values[start], []).append(where[start])
+    origins = []
+    for unit in kept_units:
+        start = starts[unit]
+        token = values[start]
+        if token[0] != "-":
+            origins.append(ArgOrigin(None, token, where[start]))
+            continue
+        value = values[start + 1] if widths[unit] == 2 else None
+        origins.append(ArgOrigin(token, value, where[start], tuple(occurrences[token][:-1])))
+    return tuple(origins)
+
+
+@dataclass(frozen=True)
+class CommandLayers:
+    """Everything of one command except its generated parallelism (shared by all ranks)."""
+
+    scope: Scope
+    before: list[Segment]
+    after: list[Segment]
+    env_before: list[EnvLayer]
+    env_after: list[EnvLayer]
+    strip: tuple[str, ...]
+
+    @classmethod
+    def of(cls, scope: Scope) -> CommandLayers:
+        before, after = arg_layers(scope)
+        env_before, env_after = env_layers(scope)
+        strip: tuple[str, ...] = ()
+        if scope.role is not None and scope.hw.id not in NVL4_HARDWARE:
+            strip = NVL4_ONLY_ENV
+        return cls(scope, before, after, env_before, env_after, strip)
+
+    def command(
+        self,
+        generated_args: Sequence[str],
+        generated_env: Sequence[tuple[str, str, Any]] = (),
+        provenance: bool = False,
+    ) -> Layered:
+        """Layer the command with its generated flags at A5 (and PD's generated env, E7)."""
+        segments = [*self.before, ("generated:parallelism", generated_args), *self.after]
+        tokens, args = dedupe(segments, provenance)
+        env_layers = self.env_before
+        if generated_env:
+            env_layers = env_layers + [(path, {name: value}) for path, name, value in generated_env]
+        env, env_origins = merge_env(env_layers + self.env_after, self.strip, provenance)
+        return Layered(tuple(tokens), args, env, env_origins)
+
+
+def layer_command(
+    scope: Scope,
+    generated_args: Sequence[str],
+    generated_env: Sequence[tuple[str, str, Any]] = (),
+    provenance: bool = True,
+) -> Layered:
+    """Layer one command's args and env (the generated parallelism goes at A5)."""
+    return CommandLayers.of(scope).command(generated_args, generated_env, provenance)

@@ -16,7 +16,7 @@ from bot import __version__
 from bot.errors import RecipeSyncError
 
 # Modules exposing ``register(subparsers)``; order is the order shown in --help.
-COMMAND_MODULES: tuple[str, ...] = ("bot.rules.cli",)
+COMMAND_MODULES: tuple[str, ...] = ("bot.rules.cli", "bot.recipes.cli")
 
 
 def build_parser() -> argparse.ArgumentParser:

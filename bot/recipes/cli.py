@@ -31,6 +31,9 @@ REQUEST_KEYS = {
     "pd_nodes",
     "serving_strategy",
     "instances",
+    "advanced_args",
+    "kv_offload",
+    "pd_kv_store",
 }
 
 
@@ -59,6 +62,20 @@ def register(subparsers: Any) -> None:
         "--mode", action="append", default=[], metavar="FEATURE=MODE", help="select a mode"
     )
     parser.add_argument("--nodes", type=int, help="node count (per instance for Mooncake)")
+    parser.add_argument(
+        "--pd-nodes", metavar="prefill=N,decode=M", help="pd_cluster nodes per role (0: co-located)"
+    )
+    parser.add_argument("--serving-strategy", help="Mooncake: the serving strategy")
+    parser.add_argument("--instances", type=int, help="Mooncake: number of vLLM instances")
+    parser.add_argument(
+        "--advanced-arg",
+        action="append",
+        default=[],
+        metavar="TOKEN",
+        help="an 'advanced' extra token (repeat; use --advanced-arg=--flag for flags)",
+    )
+    parser.add_argument("--kv-offload", help="a taxonomy kv_offload option (site only)")
+    parser.add_argument("--pd-kv-store", help="a Mooncake deployment composed with pd_cluster")
     parser.add_argument("--json", action="store_true", help="print the rendering as JSON")
     parser.add_argument(
         "--workers", type=int, default=None, help="worker processes for --api-out (default 2)"
@@ -105,6 +122,20 @@ def _modes(pairs: list[str]) -> dict[str, str]:
     return modes
 
 
+def _pd_nodes(text: str | None) -> dict[str, int] | None:
+    if text is None:
+        return None
+    shape = {}
+    for pair in text.split(","):
+        role, _, count = pair.partition("=")
+        if role not in ("prefill", "decode") or not count.isdigit():
+            raise InputError(
+                Location("command line", "--pd-nodes"), f"expected prefill=N,decode=M: {text}"
+            )
+        shape[role] = int(count)
+    return shape
+
+
 def _single(repo: Any, args: argparse.Namespace) -> int:
     from bot.recipes.render import RenderRequest, render, rendering_as_json
 
@@ -119,6 +150,12 @@ def _single(repo: Any, args: argparse.Namespace) -> int:
         features=features,
         modes=_modes(args.mode),
         nodes=args.nodes,
+        pd_nodes=_pd_nodes(args.pd_nodes),
+        serving_strategy=args.serving_strategy,
+        instances=args.instances,
+        advanced_args=tuple(args.advanced_arg),
+        kv_offload=args.kv_offload,
+        pd_kv_store=args.pd_kv_store,
     )
     rendering = render(repo, request)
     if args.json:
@@ -182,9 +219,13 @@ def request_from_json(line: str, number: int) -> Any:
     pd_nodes = data.get("pd_nodes")
     if pd_nodes is not None and (
         not isinstance(pd_nodes, dict)
-        or not all(type(v) is int and v >= 0 for v in pd_nodes.values())
+        or not set(pd_nodes) <= {"prefill", "decode"}
+        or not all((type(v) is int and v >= 0) or isinstance(v, dict) for v in pd_nodes.values())
     ):
-        raise InputError(Location(where.file, "pd_nodes"), "expected {role: node count}")
+        raise InputError(Location(where.file, "pd_nodes"), "expected {prefill/decode: nodes}")
+    advanced = data.get("advanced_args") or []
+    if not isinstance(advanced, list) or not all(isinstance(t, str) for t in advanced):
+        raise InputError(Location(where.file, "advanced_args"), "expected a list of strings")
     return RenderRequest(
         model=text("model", required=True) or "",
         hardware=text("hardware", required=True) or "",
@@ -196,6 +237,9 @@ def request_from_json(line: str, number: int) -> Any:
         pd_nodes=pd_nodes,
         serving_strategy=text("serving_strategy"),
         instances=data.get("instances"),
+        advanced_args=tuple(advanced),
+        kv_offload=text("kv_offload"),
+        pd_kv_store=text("pd_kv_store"),
     )
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.recipes.jsvalues import as_dict, first_present, is_number, js_str, truthy
@@ -75,6 +75,9 @@ class Profile:
     pd_nodes: Mapping[str, Any] | None = None  # role → number or {nodes, rank, parallelism}
     serving: Strategy | None = None  # Mooncake: the serving strategy
     instances: int | None = None  # Mooncake: None → the deployment's default_instances
+    advanced: tuple[str, ...] = ()  # UI "advanced" extra args (A10)
+    kv_offload: tuple[str, Mapping[str, Any]] | None = None  # (name, taxonomy option); UI only
+    pd_kv: Strategy | None = None  # PD × Mooncake: the KV deployment composed with PD (UI)
 
     @property
     def variant(self) -> Mapping[str, Any]:
@@ -324,7 +327,30 @@ def render_profile(repo: RecipesRepo, profile: Profile, provenance: bool = False
     return Rendered(common, tuple(commands), image, image_origin)
 
 
+def kv_offload_applies(
+    name: str, option: Mapping[str, Any], recipe: Recipe, hw: HardwareProfile, strategy: Strategy
+) -> bool:
+    """Whether a taxonomy KV-offload option's gates let it apply to this command."""
+    if strategy.is_pd or strategy.is_kv:
+        return False  # those strategies own --kv-transfer-config
+    support = as_dict(recipe.data.get("kv_offload_support")).get(name)
+    if support == "unsupported":
+        return False
+    if option.get("requires_opt_in") is True and support != "verified":
+        return False
+    brands = option.get("brands")
+    if isinstance(brands, list) and brands and hw.brand not in brands:
+        return False
+    allow = option.get("strategies")
+    return not (isinstance(allow, list) and allow and strategy.name not in allow)
+
+
 def _scope(profile: Profile, strategy: Strategy, role: str | None, kv: Strategy | None) -> Scope:
+    offload = None
+    if profile.kv_offload is not None and kv is None:
+        name, option = profile.kv_offload
+        if kv_offload_applies(name, option, profile.recipe, profile.hw, strategy):
+            offload = profile.kv_offload
     return Scope(
         recipe=profile.recipe,
         variant_key=profile.variant_key,
@@ -335,6 +361,8 @@ def _scope(profile: Profile, strategy: Strategy, role: str | None, kv: Strategy 
         features=profile.features,
         modes=profile.modes,
         kv=kv,
+        advanced=profile.advanced,
+        kv_offload=offload,
     )
 
 
@@ -353,14 +381,34 @@ def _single(
     layered = layers.command([flag, js_str(size)], provenance=provenance)
     model = served_model(profile.recipe, profile.variant_key)
     forms = command_forms(model, layered, hw, image, port)
-    body = {
+    body: dict[str, Any] = {
         "env": layered.env,
         "command": forms.command,
         "argv": forms.argv,
         "docker_command": forms.docker_command,
         "docker_argv": forms.docker_argv,
     }
+    companions = _companions(layers.scope)
+    if companions:
+        body["companions"] = companions
     return body, [_command("single" if kv is None else "instance", model, layered)]
+
+
+def _companions(scope: Scope) -> list[dict[str, Any]]:
+    """Helper processes of an active KV-offload option (e.g. the LMCache server tab).
+
+    Best effort: no JSON-API output has companions, so this shape is not checked upstream.
+    """
+    if scope.kv_offload is None:
+        return []
+    name, option = scope.kv_offload
+    companion = option.get("companion")
+    if not isinstance(companion, dict) or not truthy(companion.get("command")):
+        return []
+    entry = {"id": name, **companion}
+    if option.get("install") is not None:
+        entry["install"] = option["install"]
+    return [entry]
 
 
 def _multi(
@@ -545,6 +593,18 @@ def _pool_env(pool: Pool, hw: HardwareProfile) -> list[tuple[str, str, Any]]:
     return env
 
 
+def _rank_env(layered: Layered, pool: Pool) -> Layered:
+    """E13: a DEP follower binds its own node: $ROLE_NODE_1 values become $ROLE_NODE_<r+1>."""
+    upper = pool.role.upper()
+    head, own = f"${upper}_NODE_1", f"${upper}_NODE_{pool.rank + 1}"
+    env = {name: own if value == head else value for name, value in layered.env.items()}
+    origins = tuple(
+        replace(origin, value=own) if origin.value == head else origin
+        for origin in layered.env_origins
+    )
+    return replace(layered, env=env, env_origins=origins)
+
+
 def _pool_meta(pool: Pool) -> dict[str, Any]:
     if pool.mode == "dep":
         tp = pool.tp if truthy(pool.tp) else 1
@@ -576,10 +636,12 @@ def _pd(
         entry = (profile.pd_nodes or {}).get(role)
         pool = _pool(recipe, strategy, hw, role, profile.nodes, entry)
         pools.append(pool)
-        layers = CommandLayers.of(_scope(profile, strategy, role, None))
+        layers = CommandLayers.of(_scope(profile, strategy, role, profile.pd_kv))
         layered = layers.command(
             _pool_args(pool, recipe, strategy), _pool_env(pool, hw), provenance
         )
+        if pool.mode == "dep" and pool.rank > 0:
+            layered = _rank_env(layered, pool)
         forms = command_forms(model, layered, hw, image, port)
         body[role] = {
             "command": forms.command,

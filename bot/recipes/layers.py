@@ -12,8 +12,10 @@ A command's arguments are the concatenation of these layers, weakest first:
     A7  generation layer: the strategy's gen block REPLACES recipe + variant gen blocks
     A8  strategy_overrides.<s>.hardware_overrides.<hw>.extra_args
     A9  PD: strategy_overrides.pd_cluster.<role>.hardware_overrides.<hw>.extra_args
+    A10 "advanced" args typed into the site (never in the JSON API)
     A11 features, in declaration order
-    A13 Mooncake: the KV deployment's vllm.vllm_args
+    A12 a taxonomy kv_offload option's args (site only, gated)
+    A13 Mooncake: the KV deployment's vllm.vllm_args   (A14 for PD roles: kv.pd.<role>.args)
 
 then falsy tokens are dropped and flags are de-duplicated keeping the LAST occurrence, at
 its position. Every token keeps the YAML path it came from (``model.base_args[0]``), so each
@@ -87,7 +89,9 @@ class Scope:
     role: str | None = None  # "prefill" / "decode" for pd_cluster
     features: tuple[str, ...] = ()  # enabled feature names
     modes: Mapping[str, str] | None = None  # user-selected mode per feature
-    kv: Strategy | None = None  # Mooncake deployment being composed
+    kv: Strategy | None = None  # Mooncake deployment being composed (A13/A14, E6)
+    advanced: tuple[str, ...] = ()  # the site's "advanced" extra args (A10; UI only)
+    kv_offload: tuple[str, Mapping[str, Any]] | None = None  # taxonomy option (A12/E5)
 
 
 def gen_block(mapping: Any, hw: HardwareProfile) -> tuple[str, Any] | None:
@@ -176,10 +180,18 @@ def arg_layers(scope: Scope) -> tuple[list[Segment], list[Segment]]:
         after.append(
             (f"{so_path}.{role}.hardware_overrides.{hw.id}.extra_args", role_hw.get("extra_args"))
         )
+    if scope.advanced:
+        after.append(("request:advanced_args", list(scope.advanced)))
     after.extend(feature_layers(scope))
-    if scope.kv is not None:
+    if scope.kv_offload is not None:
+        name, option = scope.kv_offload
+        after.append((f"taxonomy.yaml:kv_offload.{name}.args", option.get("args")))
+    if scope.kv is not None and role is None:
         vllm = as_dict(scope.kv.data.get("vllm"))
         after.append((f"{scope.kv.path}:vllm.vllm_args", vllm.get("vllm_args")))
+    elif scope.kv is not None and role is not None:
+        pd_role = as_dict(as_dict(scope.kv.data.get("pd")).get(role))
+        after.append((f"{scope.kv.path}:pd.{role}.args", pd_role.get("args")))
     return _segments(before), _segments(after)
 
 
@@ -284,6 +296,9 @@ def env_layers(scope: Scope) -> tuple[list[EnvLayer], list[EnvLayer]]:
         before.append((f"{strategy.path}:env", strategy.data.get("env")))
     else:
         before.append((f"{strategy.path}:{role}.env", as_dict(strategy.data.get(role)).get("env")))
+    if scope.kv_offload is not None:
+        name, option = scope.kv_offload
+        before.append((f"taxonomy.yaml:kv_offload.{name}.env", option.get("env")))
     if scope.kv is not None:
         before.append((f"{scope.kv.path}:vllm.env", as_dict(scope.kv.data.get("vllm")).get("env")))
     after: list[tuple[str, Any]] = [(f"{so_path}.env", so.get("env"))]

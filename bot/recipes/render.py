@@ -40,9 +40,14 @@ class RenderRequest:
     features: tuple[str, ...] | None = None  # None → the API's default feature set
     modes: Mapping[str, str] = field(default_factory=dict)  # feature → selected mode
     nodes: int | None = None  # None → the API's node count (per instance for Mooncake)
-    pd_nodes: Mapping[str, int] | None = None  # PD nodes per role; 0 = co-located
+    # PD nodes per role (0 = co-located), or {"nodes", "rank", "parallelism"} per role
+    pd_nodes: Mapping[str, int | Mapping[str, Any]] | None = None
     serving_strategy: str | None = None  # Mooncake serving strategy; None → the API's
     instances: int | None = None  # Mooncake instances; None → the deployment's default
+    # what only the site's pickers render (never the JSON API):
+    advanced_args: tuple[str, ...] = ()  # "advanced" extra args, after the strategy layers
+    kv_offload: str | None = None  # a taxonomy kv_offload option (gates apply)
+    pd_kv_store: str | None = None  # a Mooncake deployment composed with pd_cluster
 
 
 @dataclass(frozen=True)
@@ -140,6 +145,22 @@ def resolve(repo: RecipesRepo, request: RenderRequest) -> tuple[Profile, RenderR
         if mode not in modes:
             raise _bad("modes", f"feature '{feature}' has no mode '{mode}' ({', '.join(modes)})")
 
+    offload = None
+    if request.kv_offload is not None:
+        option = as_dict(repo.taxonomy.get("kv_offload")).get(request.kv_offload)
+        if not isinstance(option, dict):
+            raise _bad(
+                "kv_offload", f"taxonomy.yaml has no kv_offload option '{request.kv_offload}'"
+            )
+        offload = (request.kv_offload, option)
+    pd_kv = None
+    if request.pd_kv_store is not None:
+        pd_kv = repo.strategies.get(request.pd_kv_store)
+        if pd_kv is None or not pd_kv.is_kv:
+            raise _bad("pd_kv_store", f"'{request.pd_kv_store}' is not a KV-store deployment")
+        if not strategy.is_pd:
+            raise _bad("pd_kv_store", "a KV store composes with pd_cluster only")
+
     profile = Profile(
         recipe=recipe,
         variant_key=variant_key,
@@ -151,6 +172,9 @@ def resolve(repo: RecipesRepo, request: RenderRequest) -> tuple[Profile, RenderR
         pd_nodes=pd_nodes,
         serving=serving,
         instances=request.instances,
+        advanced=tuple(request.advanced_args),
+        kv_offload=offload,
+        pd_kv=pd_kv,
     )
     resolved = replace(
         request,
@@ -193,6 +217,10 @@ def rendering_as_json(rendering: Rendering) -> dict[str, Any]:
             "nodes": request.nodes,
             "pd_nodes": dict(request.pd_nodes) if request.pd_nodes is not None else None,
             "serving_strategy": request.serving_strategy,
+            "instances": request.instances,
+            "advanced_args": list(request.advanced_args),
+            "kv_offload": request.kv_offload,
+            "pd_kv_store": request.pd_kv_store,
         },
         "image": rendering.image,
         "image_origin": rendering.image_origin,

@@ -9,6 +9,7 @@ the full corpus can be spread over worker processes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import multiprocessing
@@ -258,15 +259,32 @@ class _Counts:
         self.dropped.extend(other.dropped)
 
 
+_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
+
+
+def _make_dir(root: str, folder: str, made: set[str]) -> None:
+    if folder in made or not folder:
+        return
+    parent = folder.rpartition("/")[0]
+    _make_dir(root, parent, made)
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(f"{root}/{folder}")
+    made.add(folder)
+
+
 def _write_files(out: Path, files: Iterable[tuple[str, Any]], made: set[str]) -> int:
+    """Write JSON files (compact, UTF-8); plain os calls: ~15k small files dominate I/O."""
+    root = str(out)
     count = 0
     for relative, data in files:
-        folder, _, _ = relative.rpartition("/")
-        if folder not in made:
-            os.makedirs(out / folder, exist_ok=True)
-            made.add(folder)
-        with open(out / relative, "w", encoding="utf-8") as handle:
-            handle.write(_dumps(data))
+        _make_dir(root, relative.rpartition("/")[0], made)
+        fd = os.open(f"{root}/{relative}", _FLAGS, 0o644)
+        try:
+            payload = memoryview(_dumps(data).encode("utf-8"))
+            while payload:
+                payload = payload[os.write(fd, payload) :]
+        finally:
+            os.close(fd)
         count += 1
     return count
 

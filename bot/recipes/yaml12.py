@@ -195,12 +195,45 @@ def load_yaml(text: str, name: str) -> Any:
     try:
         return yaml.load(text, Loader=_Loader)
     except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
+        # locate at the construct being parsed ("while parsing a flow sequence") if known
+        mark = err.context_mark or err.problem_mark
         line = mark.line + 1 if mark is not None else None
-        problem = err.problem or err.context or "syntax error"
-        raise InputError(Location(name, line=line), f"malformed YAML: {problem}") from err
+        problem = err.problem or "syntax error"
+        if err.context and err.problem_mark is not None:
+            problem = f"{err.context}: {problem} (line {err.problem_mark.line + 1})"
+        key = key_path_at(text, line) if line is not None else ""
+        raise InputError(Location(name, key, line), f"malformed YAML: {problem}") from err
     except yaml.YAMLError as err:
         raise InputError(Location(name), f"malformed YAML: {err}") from err
+
+
+_KEY_LINE = re.compile(r"( *)(?:- +)*([^\s#'\"-][^:#]*?|'[^']*'|\"[^\"]*\"):(?:\s|$)")
+
+
+def key_path_at(text: str, line: int) -> str:
+    """Best-effort dotted key path enclosing ``line`` (1-based), read from indentation.
+
+    Used only to name the key near a syntax error, where no parse tree exists.
+    """
+    lines = text.splitlines()[:line]
+    limit: int | None = None
+    keys: list[str] = []
+    for raw in reversed(lines):
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            continue
+        indent = len(raw) - len(raw.lstrip(" "))
+        if limit is not None and indent >= limit:
+            continue
+        match = _KEY_LINE.match(raw)
+        if limit is None:
+            limit = indent + 1  # the error line's own key counts
+        if match is None:
+            continue
+        keys.append(match.group(2).strip("'\""))
+        limit = indent
+        if indent == 0:
+            break
+    return ".".join(reversed(keys))
 
 
 def line_of(text: str, path: Sequence[str | int]) -> int | None:

@@ -391,6 +391,8 @@ def _single(
     companions = _companions(layers.scope)
     if companions:
         body["companions"] = companions
+    if not provenance:  # the JSON API needs only the JSON
+        return body, []
     return body, [_command("single" if kv is None else "instance", model, layered)]
 
 
@@ -446,6 +448,8 @@ def _multi(
         "worker_docker_argvs": [w.docker_argv for w in workers],
     }
     head_role = "head" if kv is None else "instance"
+    if not provenance:
+        return body, []
     commands = [_command(head_role, model, ranks[0])]
     commands += [_command("worker", model, layered, rank) for rank, layered in enumerate(ranks)][1:]
     return body, commands
@@ -651,7 +655,8 @@ def _pd(
             "docker_command": forms.docker_command,
             "docker_argv": forms.docker_argv,
         }
-        commands.append(_command(role, model, layered, pool.rank))
+        if provenance:
+            commands.append(_command(role, model, layered, pool.rank))
     router_spec = as_dict(strategy.data.get("router"))
     so = as_dict(as_dict(recipe.data.get("strategy_overrides")).get("pd_cluster"))
     policy = router_spec.get("policy") or "round_robin"

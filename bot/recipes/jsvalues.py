@@ -18,13 +18,14 @@ def truthy(value: Any) -> bool:
     """JavaScript truthiness of a YAML value."""
     if value is None or value is False:
         return False
-    if isinstance(value, str):
-        return value != ""
-    if isinstance(value, bool):
-        return True
-    if isinstance(value, int | float):
-        return value != 0 and not (isinstance(value, float) and math.isnan(value))
-    return True  # every object and list, even empty
+    kind = type(value)
+    if kind is str:
+        return bool(value != "")
+    if kind is int:
+        return bool(value != 0)
+    if kind is float:
+        return value != 0 and not math.isnan(value)
+    return True  # True, and every object and list, even empty
 
 
 def first_present(*values: Any) -> Any:
@@ -60,4 +61,5 @@ def as_dict(value: Any) -> dict[str, Any]:
 
 
 def is_number(value: Any) -> TypeGuard[int | float]:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """A YAML number (not a boolean)."""
+    return type(value) is int or type(value) is float

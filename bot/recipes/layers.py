@@ -125,74 +125,146 @@ def _so(scope: Scope) -> tuple[str, dict[str, Any]]:
     return f"strategy_overrides.{name}", as_dict(overrides)
 
 
-def _generation_layer(scope: Scope, field: str) -> list[tuple[str, Any]]:
-    """A7/E9: the strategy gen block if truthy (replace), else recipe + variant gen blocks."""
-    so_path, so = _so(scope)
-    chosen = gen_block(so.get("hardware_overrides"), scope.hw)
-    if chosen is not None:
-        key, block = chosen
-        return [(f"{so_path}.hardware_overrides.{key}.{field}", as_dict(block).get(field))]
-    found = []
-    recipe_block = gen_block(scope.recipe.data.get("hardware_overrides"), scope.hw)
+@dataclass(frozen=True)
+class _Base:
+    """Layers that depend only on (recipe, variant, hardware), shared by every strategy."""
+
+    args: list[Segment]  # A1–A3
+    env: list[EnvLayer]  # E1–E3
+    gen_args: list[Segment]  # recipe + variant generation blocks (A7 unless replaced)
+    gen_env: list[EnvLayer]  # their extra_env (E9 unless replaced)
+
+
+def _base(scope: Scope) -> _Base:
+    recipe, hw, vkey, variant = scope.recipe, scope.hw, scope.variant_key, scope.variant
+    key = ("layers", vkey, hw.id)
+    found: _Base | None = recipe.memo.get(key)
+    if found is not None:
+        return found
+    model = as_dict(recipe.data.get("model"))
+    variant_hw = as_dict(as_dict(variant.get("hardware_overrides")).get(hw.id))
+    exact = f"variants.{vkey}.hardware_overrides.{hw.id}"
+    gens: list[tuple[str, Any]] = []
+    recipe_block = gen_block(recipe.data.get("hardware_overrides"), hw)
     if recipe_block is not None:
-        key, block = recipe_block
-        found.append((f"hardware_overrides.{key}.{field}", as_dict(block).get(field)))
-    variant_block = gen_block(scope.variant.get("hardware_overrides"), scope.hw)
+        gens.append((f"hardware_overrides.{recipe_block[0]}", as_dict(recipe_block[1])))
+    variant_block = gen_block(variant.get("hardware_overrides"), hw)
     if variant_block is not None:
-        key, block = variant_block
-        found.append(
-            (
-                f"variants.{scope.variant_key}.hardware_overrides.{key}.{field}",
-                as_dict(block).get(field),
-            )
+        gens.append(
+            (f"variants.{vkey}.hardware_overrides.{variant_block[0]}", as_dict(variant_block[1]))
         )
+    found = _Base(
+        args=_segments(
+            [
+                ("model.base_args", model.get("base_args")),
+                (f"variants.{vkey}.extra_args", variant.get("extra_args")),
+                (f"{exact}.extra_args", variant_hw.get("extra_args")),
+            ]
+        ),
+        env=_env_mappings(
+            [
+                ("model.base_env", model.get("base_env")),
+                (f"variants.{vkey}.extra_env", variant.get("extra_env")),
+                (f"{exact}.extra_env", variant_hw.get("extra_env")),
+            ]
+        ),
+        gen_args=_segments([(f"{path}.extra_args", b.get("extra_args")) for path, b in gens]),
+        gen_env=_env_mappings([(f"{path}.extra_env", b.get("extra_env")) for path, b in gens]),
+    )
+    recipe.memo[key] = found
     return found
 
 
-def arg_layers(scope: Scope) -> tuple[list[Segment], list[Segment]]:
-    """The argument segments before (A1–A4) and after (A6–A13) the generated flags."""
-    recipe, hw, vkey, role = scope.recipe, scope.hw, scope.variant_key, scope.role
-    model = as_dict(recipe.data.get("model"))
-    variant_hw = as_dict(as_dict(scope.variant.get("hardware_overrides")).get(hw.id))
-    strategy = scope.strategy
+@dataclass(frozen=True)
+class _Plan:
+    before: list[Segment]  # A1–A4
+    after: list[Segment]  # A6–A14
+    env_before: list[EnvLayer]  # E1–E6
+    env_after: list[EnvLayer]  # E8–E11
+
+
+def _plan(scope: Scope) -> _Plan:
+    """All segments of one command but the generated parallelism (spec §2.1, §3.1)."""
+    hw, role, strategy = scope.hw, scope.role, scope.strategy
+    base = _base(scope)
     so_path, so = _so(scope)
-    before: list[tuple[str, Any]] = [
-        ("model.base_args", model.get("base_args")),
-        (f"variants.{vkey}.extra_args", scope.variant.get("extra_args")),
-        (f"variants.{vkey}.hardware_overrides.{hw.id}.extra_args", variant_hw.get("extra_args")),
-    ]
+    before: list[tuple[str, Any]] = []
     after: list[tuple[str, Any]] = []
+    env_before: list[tuple[str, Any]] = []
+    env_after: list[tuple[str, Any]] = []
     if role is None:
         before.append((f"{strategy.path}:vllm_args", strategy.data.get("vllm_args")))
         after.append((f"{so_path}.extra_args", so.get("extra_args")))
         after.append((f"{so_path}.vllm_args", so.get("vllm_args")))
+        env_before.append((f"{strategy.path}:env", strategy.data.get("env")))
     else:
         role_spec = as_dict(strategy.data.get(role))
-        before.append((f"{strategy.path}:{role}.vllm_args", role_spec.get("vllm_args")))
         so_role = as_dict(so.get(role))
+        before.append((f"{strategy.path}:{role}.vllm_args", role_spec.get("vllm_args")))
         after.append((f"{so_path}.{role}.extra_args", so_role.get("extra_args")))
         after.append((f"{so_path}.{role}.vllm_args", so_role.get("vllm_args")))
-    after.extend(_generation_layer(scope, "extra_args"))
-    so_hw = as_dict(as_dict(so.get("hardware_overrides")).get(hw.id))
-    after.append((f"{so_path}.hardware_overrides.{hw.id}.extra_args", so_hw.get("extra_args")))
-    if role is not None:
-        role_hw = as_dict(as_dict(as_dict(so.get(role)).get("hardware_overrides")).get(hw.id))
-        after.append(
-            (f"{so_path}.{role}.hardware_overrides.{hw.id}.extra_args", role_hw.get("extra_args"))
-        )
-    if scope.advanced:
-        after.append(("request:advanced_args", list(scope.advanced)))
-    after.extend(feature_layers(scope))
+        env_before.append((f"{strategy.path}:{role}.env", role_spec.get("env")))
     if scope.kv_offload is not None:
         name, option = scope.kv_offload
-        after.append((f"taxonomy.yaml:kv_offload.{name}.args", option.get("args")))
+        env_before.append((f"taxonomy.yaml:kv_offload.{name}.env", option.get("env")))
+    if scope.kv is not None:
+        env_before.append(
+            (f"{scope.kv.path}:vllm.env", as_dict(scope.kv.data.get("vllm")).get("env"))
+        )
+    env_after.append((f"{so_path}.env", so.get("env")))
+    if role is None:
+        env_after.append((f"{so_path}.extra_env", so.get("extra_env")))
+    else:
+        env_after.append((f"{so_path}.{role}.env", as_dict(so.get(role)).get("env")))
+
+    # A7/E9: a truthy strategy generation block REPLACES the recipe + variant blocks
+    overrides = so.get("hardware_overrides")
+    chosen = gen_block(overrides, hw)
+    after_segments = _segments(after)
+    env_after_layers = _env_mappings(env_after)
+    if chosen is not None:
+        block = as_dict(chosen[1])
+        path = f"{so_path}.hardware_overrides.{chosen[0]}"
+        after_segments += _segments([(f"{path}.extra_args", block.get("extra_args"))])
+        env_after_layers += _env_mappings([(f"{path}.extra_env", block.get("extra_env"))])
+    else:
+        after_segments += base.gen_args
+        env_after_layers += base.gen_env
+
+    tail: list[tuple[str, Any]] = []
+    env_tail: list[tuple[str, Any]] = []
+    so_hw = as_dict(as_dict(overrides).get(hw.id))
+    tail.append((f"{so_path}.hardware_overrides.{hw.id}.extra_args", so_hw.get("extra_args")))
+    env_tail.append((f"{so_path}.hardware_overrides.{hw.id}.extra_env", so_hw.get("extra_env")))
+    if role is not None:
+        role_hw = as_dict(as_dict(as_dict(so.get(role)).get("hardware_overrides")).get(hw.id))
+        role_path = f"{so_path}.{role}.hardware_overrides.{hw.id}"
+        tail.append((f"{role_path}.extra_args", role_hw.get("extra_args")))
+        env_tail.append((f"{role_path}.extra_env", role_hw.get("extra_env")))
+    if scope.advanced:
+        tail.append(("request:advanced_args", list(scope.advanced)))
+    tail.extend(feature_layers(scope))
+    if scope.kv_offload is not None:
+        name, option = scope.kv_offload
+        tail.append((f"taxonomy.yaml:kv_offload.{name}.args", option.get("args")))
     if scope.kv is not None and role is None:
         vllm = as_dict(scope.kv.data.get("vllm"))
-        after.append((f"{scope.kv.path}:vllm.vllm_args", vllm.get("vllm_args")))
+        tail.append((f"{scope.kv.path}:vllm.vllm_args", vllm.get("vllm_args")))
     elif scope.kv is not None and role is not None:
         pd_role = as_dict(as_dict(scope.kv.data.get("pd")).get(role))
-        after.append((f"{scope.kv.path}:pd.{role}.args", pd_role.get("args")))
-    return _segments(before), _segments(after)
+        tail.append((f"{scope.kv.path}:pd.{role}.args", pd_role.get("args")))
+    return _Plan(
+        before=base.args + _segments(before),
+        after=after_segments + _segments(tail),
+        env_before=base.env + _env_mappings(env_before),
+        env_after=env_after_layers + _env_mappings(env_tail),
+    )
+
+
+def arg_layers(scope: Scope) -> tuple[list[Segment], list[Segment]]:
+    """The argument segments before (A1–A4) and after (A6–A14) the generated flags."""
+    plan = _plan(scope)
+    return plan.before, plan.after
 
 
 def _segments(found: Iterable[tuple[str, Any]]) -> list[Segment]:
@@ -242,10 +314,28 @@ def selected_mode(
 
 def feature_layers(scope: Scope) -> list[tuple[str, Any]]:
     """A11: the enabled features' args in declaration order."""
+    if not scope.features:
+        return []
+    modes = tuple(sorted((scope.modes or {}).items()))
+    key = (
+        "features",
+        scope.variant_key,
+        scope.hw.id,
+        scope.strategy.name,
+        scope.kv is not None,
+        scope.features,
+        modes,
+    )
+    found: list[tuple[str, Any]] | None = scope.recipe.memo.get(key)
+    if found is None:
+        found = _feature_layers(scope)
+        scope.recipe.memo[key] = found
+    return found
+
+
+def _feature_layers(scope: Scope) -> list[tuple[str, Any]]:
     found: list[tuple[str, Any]] = []
     enabled = set(scope.features)
-    if not enabled:
-        return found
     hw = scope.hw
     for name, feature in as_dict(scope.recipe.data.get("features")).items():
         if name not in enabled:
@@ -282,39 +372,8 @@ def feature_layers(scope: Scope) -> list[tuple[str, Any]]:
 
 def env_layers(scope: Scope) -> tuple[list[EnvLayer], list[EnvLayer]]:
     """E1–E6 and E8–E11 as (path prefix, mapping); PD's generated E7 goes between them."""
-    recipe, hw, vkey, role = scope.recipe, scope.hw, scope.variant_key, scope.role
-    model = as_dict(recipe.data.get("model"))
-    variant_hw = as_dict(as_dict(scope.variant.get("hardware_overrides")).get(hw.id))
-    strategy = scope.strategy
-    so_path, so = _so(scope)
-    before: list[tuple[str, Any]] = [
-        ("model.base_env", model.get("base_env")),
-        (f"variants.{vkey}.extra_env", scope.variant.get("extra_env")),
-        (f"variants.{vkey}.hardware_overrides.{hw.id}.extra_env", variant_hw.get("extra_env")),
-    ]
-    if role is None:
-        before.append((f"{strategy.path}:env", strategy.data.get("env")))
-    else:
-        before.append((f"{strategy.path}:{role}.env", as_dict(strategy.data.get(role)).get("env")))
-    if scope.kv_offload is not None:
-        name, option = scope.kv_offload
-        before.append((f"taxonomy.yaml:kv_offload.{name}.env", option.get("env")))
-    if scope.kv is not None:
-        before.append((f"{scope.kv.path}:vllm.env", as_dict(scope.kv.data.get("vllm")).get("env")))
-    after: list[tuple[str, Any]] = [(f"{so_path}.env", so.get("env"))]
-    if role is None:
-        after.append((f"{so_path}.extra_env", so.get("extra_env")))
-    else:
-        after.append((f"{so_path}.{role}.env", as_dict(so.get(role)).get("env")))
-    after.extend(_generation_layer(scope, "extra_env"))
-    so_hw = as_dict(as_dict(so.get("hardware_overrides")).get(hw.id))
-    after.append((f"{so_path}.hardware_overrides.{hw.id}.extra_env", so_hw.get("extra_env")))
-    if role is not None:
-        role_hw = as_dict(as_dict(as_dict(so.get(role)).get("hardware_overrides")).get(hw.id))
-        after.append(
-            (f"{so_path}.{role}.hardware_overrides.{hw.id}.extra_env", role_hw.get("extra_env"))
-        )
-    return _env_mappings(before), _env_mappings(after)
+    plan = _plan(scope)
+    return plan.env_before, plan.env_after
 
 
 EnvLayer = tuple[str, Mapping[str, Any]]
@@ -373,62 +432,37 @@ def dedupe(
     own position. Positionals are always kept. A non-string token that survives the falsy
     filter is an error (upstream's renderer throws on it).
     """
-    values: list[str] = []
-    for _, tokens in segments:
-        for token in tokens:
-            if type(token) is str:
-                if token:
-                    values.append(token)
-            elif truthy(token):
-                raise _token_error(segments)
-    # units as (start, width); a flag's last unit index wins
-    starts: list[int] = []
-    widths: list[int] = []
-    last: dict[str, int] = {}
-    flag_units = 0
-    count = len(values)
-    index = 0
-    while index < count:
-        token = values[index]
+    flat = [token for _, tokens in segments for token in tokens]
+    if len(set(map(type, flat))) > 1 or (flat and type(flat[0]) is not str):
+        if any(type(token) is not str and truthy(token) for token in flat):
+            raise _token_error(segments)
+        flat = [token for token in flat if type(token) is str]
+    values: list[str] = [token for token in flat if token]
+    flags = [token for token in values if token[0] == "-"]
+    if len(set(flags)) == len(flags) and not provenance:
+        return values, ()  # no flag repeats: everything stays, in order
+    # a non-flag right after a flag is that flag's value; any other non-flag is positional
+    last = {token: index for index, token in enumerate(values) if token[0] == "-"}
+    out: list[str] = []
+    keep = True
+    previous_is_flag = False
+    for index, token in enumerate(values):
         if token[0] == "-":
-            flag_units += 1
-            last[token] = len(starts)
-            starts.append(index)
-            if index + 1 < count and values[index + 1][0] != "-":
-                widths.append(2)
-                index += 2
-            else:
-                widths.append(1)
-                index += 1
+            keep = last[token] == index
+            previous_is_flag = True
+        elif previous_is_flag:
+            previous_is_flag = False  # a value: kept with its flag
         else:
-            starts.append(index)
-            widths.append(1)
-            index += 1
-    kept_units: Sequence[int]
-    if len(last) == flag_units:
-        kept_units = range(len(starts))  # no flag repeats: everything stays
-        out = values
-    else:
-        kept_units = [
-            unit
-            for unit, start in enumerate(starts)
-            if values[start][0] != "-" or last[values[start]] == unit
-        ]
-        out = []
-        for unit in kept_units:
-            start = starts[unit]
-            out.extend(values[start : start + widths[unit]])
+            keep = True  # a positional
+        if keep:
+            out.append(token)
     if not provenance:
         return out, ()
-    return out, _arg_origins(segments, values, starts, widths, kept_units)
+    return out, _arg_origins(segments, values, last)
 
 
 def _arg_origins(
-    segments: Sequence[Segment],
-    values: list[str],
-    starts: list[int],
-    widths: list[int],
-    kept_units: Iterable[int],
+    segments: Sequence[Segment], values: list[str], last: dict[str, int]
 ) -> tuple[ArgOrigin, ...]:
     where: list[str] = []
     for prefix, tokens in segments:
@@ -437,18 +471,25 @@ def _arg_origins(
             if type(token) is str and token:
                 where.append(prefix if generated else f"{prefix}[{index}]")
     occurrences: dict[str, list[str]] = {}
-    for start in starts:
-        if values[start][0] == "-":
-            occurrences.setdefault(values[start], []).append(where[start])
+    for index, token in enumerate(values):
+        if token[0] == "-":
+            occurrences.setdefault(token, []).append(where[index])
     origins = []
-    for unit in kept_units:
-        start = starts[unit]
-        token = values[start]
-        if token[0] != "-":
-            origins.append(ArgOrigin(None, token, where[start]))
-            continue
-        value = values[start + 1] if widths[unit] == 2 else None
-        origins.append(ArgOrigin(token, value, where[start], tuple(occurrences[token][:-1])))
+    count = len(values)
+    previous_is_flag = False
+    for index, token in enumerate(values):
+        if token[0] == "-":
+            previous_is_flag = True
+            if last[token] != index:
+                continue
+            has_value = index + 1 < count and values[index + 1][0] != "-"
+            value = values[index + 1] if has_value else None
+            shadowed = tuple(occurrences[token][:-1])
+            origins.append(ArgOrigin(token, value, where[index], shadowed))
+        elif previous_is_flag:
+            previous_is_flag = False
+        else:
+            origins.append(ArgOrigin(None, token, where[index]))
     return tuple(origins)
 
 
@@ -465,12 +506,11 @@ class CommandLayers:
 
     @classmethod
     def of(cls, scope: Scope) -> CommandLayers:
-        before, after = arg_layers(scope)
-        env_before, env_after = env_layers(scope)
+        plan = _plan(scope)
         strip: tuple[str, ...] = ()
         if scope.role is not None and scope.hw.id not in NVL4_HARDWARE:
             strip = NVL4_ONLY_ENV
-        return cls(scope, before, after, env_before, env_after, strip)
+        return cls(scope, plan.before, plan.after, plan.env_before, plan.env_after, strip)
 
     def command(
         self,

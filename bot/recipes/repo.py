@@ -89,13 +89,15 @@ class Recipe:
     path: str
     hf_id: str
     data: Mapping[str, Any]
+    # memoised pure derivations of ``data`` (e.g. layers per variant and hardware)
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def is_omni(self) -> bool:
         tasks = as_dict(self.data.get("meta")).get("tasks")
         return isinstance(tasks, list) and "omni" in tasks
 
-    @property
+    @cached_property
     def variants(self) -> dict[str, Any]:
         return as_dict(self.data.get("variants"))
 

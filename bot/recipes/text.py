@@ -37,18 +37,22 @@ def quote_value(value: str) -> str:
 
 
 def command_lines(tokens: Sequence[str]) -> list[str]:
-    """Pair deduplicated tokens again: ``flag value`` on one line, anything else alone."""
+    """Pair deduplicated tokens again: ``flag value`` on one line, anything else alone.
+
+    A non-flag right after a flag is that flag's value (quoted as needed); any other token
+    is a line of its own, written bare.
+    """
     lines: list[str] = []
-    count = len(tokens)
-    index = 0
-    while index < count:
-        token = tokens[index]
-        if token[:1] == "-" and index + 1 < count and tokens[index + 1][:1] != "-":
-            lines.append(f"{token} {quote_value(tokens[index + 1])}")
-            index += 2
+    previous_is_flag = False
+    for token in tokens:
+        if token[:1] == "-":
+            lines.append(token)
+            previous_is_flag = True
+        elif previous_is_flag:
+            lines[-1] = f"{lines[-1]} {_quoted.get(token) or quote_value(token)}"
+            previous_is_flag = False
         else:
             lines.append(token)
-            index += 1
     return lines
 
 

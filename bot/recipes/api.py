@@ -15,7 +15,7 @@ import logging
 import multiprocessing
 import os
 import shutil
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -236,7 +236,20 @@ def build_api(
 _WORKER_REPO: RecipesRepo | None = None
 _WORKER_OUT: Path | None = None
 
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_stdlib_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def _stdlib_dumps(data: Any) -> bytes:
+    return _stdlib_encode(data).encode("utf-8")
+
+
+_dumps: Callable[[Any], bytes] = _stdlib_dumps
+try:  # orjson writes the same compact UTF-8 JSON ~5x faster (NaN → null, as in JS)
+    import orjson
+
+    _dumps = orjson.dumps
+except ImportError:  # pragma: no cover - orjson is a declared dependency
+    pass
 
 
 @dataclass
@@ -272,7 +285,9 @@ def _make_dir(root: str, folder: str, made: set[str]) -> None:
     made.add(folder)
 
 
-def _write_files(out: Path, files: Iterable[tuple[str, Any]], made: set[str]) -> int:
+def _write_files(
+    out: Path, files: Iterable[tuple[str, Any]], made: set[str], encode: bool = True
+) -> int:
     """Write JSON files (compact, UTF-8); plain os calls: ~15k small files dominate I/O."""
     root = str(out)
     count = 0
@@ -280,7 +295,7 @@ def _write_files(out: Path, files: Iterable[tuple[str, Any]], made: set[str]) ->
         _make_dir(root, relative.rpartition("/")[0], made)
         fd = os.open(f"{root}/{relative}", _FLAGS, 0o644)
         try:
-            payload = memoryview(_dumps(data).encode("utf-8"))
+            payload = memoryview(_dumps(data) if encode else data)
             while payload:
                 payload = payload[os.write(fd, payload) :]
         finally:
@@ -314,6 +329,27 @@ def _write_recipe_group(repo: RecipesRepo, out: Path, jobs: list[VariantJob]) ->
             counts.default_alternatives += len(result.default_alternatives)
             counts.per_hw += result.per_hw
     return counts
+
+
+def encoded_files(repo: RecipesRepo) -> list[tuple[str, bytes]]:
+    """Every file ``write_api`` writes, JSON-encoded (for measuring the write cost alone)."""
+    renderer = _Renderer(repo)
+    found: list[tuple[str, bytes]] = []
+    for jobs in _jobs_by_recipe(repo, None):
+        for job in jobs:
+            result = render_variant(renderer, job)
+            files = [*result.hw_files.items(), *result.default_alternatives.items()]
+            if result.recipe_json is not None:
+                files.append((f"{job.base}.json", result.recipe_json))
+            found += [(path, _dumps(data)) for path, data in files]
+    found += [(path, _dumps(data)) for path, data in _top_level(repo)]
+    return found
+
+
+def write_encoded(out: Path, files: Iterable[tuple[str, bytes]]) -> int:
+    """Write pre-encoded files with the same system calls ``write_api`` uses."""
+    out.mkdir(parents=True, exist_ok=True)
+    return _write_files(out, files, set(), encode=False)
 
 
 def _worker_task(jobs: list[VariantJob]) -> _Counts:

@@ -29,7 +29,14 @@ from bot.recipes.layers import (
     hw_keyed,
 )
 from bot.recipes.repo import HardwareProfile, Recipe, RecipesRepo, Strategy
-from bot.recipes.text import docker_flags_key, docker_forms, pip_tail, router_command
+from bot.recipes.text import (
+    DockerPrefix,
+    docker_flags_key,
+    docker_forms,
+    docker_prefix,
+    pip_tail,
+    router_command,
+)
 
 DEFAULT_IMAGES = {
     "nvidia": "vllm/vllm-openai:latest",
@@ -266,20 +273,21 @@ class Forms:
 
 
 def command_forms(
-    model: str, layered: Layered, hw: HardwareProfile, image: str | None, port: int
+    model: str,
+    layered: Layered,
+    hw: HardwareProfile,
+    image: str | None,
+    port: int,
+    prefix: DockerPrefix | None = None,
 ) -> Forms:
+    """The pip command, its argv, and both Docker forms (``prefix`` when already known)."""
     tokens = layered.tokens
     tail = pip_tail(tokens)
     argv = ["vllm", "serve", model, *tokens]
-    docker_text, docker_argv = docker_forms(
-        flags_key=docker_flags_key(hw.docker_brand, hw.generation),
-        port=port,
-        env=layered.env,
-        image=image,
-        model=model,
-        argv_tail=tokens,
-        pip_tail_text=tail,
-    )
+    if prefix is None:
+        flags_key = docker_flags_key(hw.docker_brand, hw.generation)
+        prefix = docker_prefix(flags_key, port, layered.env, image, model)
+    docker_text, docker_argv = docker_forms(prefix, tokens, tail)
     return Forms(f"vllm serve {model}{tail}", argv, docker_text, docker_argv)
 
 
@@ -302,7 +310,13 @@ def render_profile(repo: RecipesRepo, profile: Profile, provenance: bool = False
 
     With ``provenance`` every command also carries the origin of each unit and env var.
     """
-    image, image_origin = resolve_image(profile.recipe, profile.variant_key, profile.hw)
+    memo_key = ("image", profile.variant_key, profile.hw.id)
+    found = profile.recipe.memo.get(memo_key)
+    if found is None:
+        found = profile.recipe.memo[memo_key] = resolve_image(
+            profile.recipe, profile.variant_key, profile.hw
+        )
+    image, image_origin = found
     common: dict[str, Any] = {
         "hardware": profile.hw.id,
         "strategy": profile.strategy.name,
@@ -322,8 +336,7 @@ def render_profile(repo: RecipesRepo, profile: Profile, provenance: bool = False
         body, commands = _multi(profile, strategy, image, HEAD_ADDR, None, provenance)
     else:
         body, commands = _single(profile, strategy, image, None, provenance)
-    for key, value in body.items():
-        common[key] = value
+    common.update(body)  # keys already present keep their position, as in JS
     return Rendered(common, tuple(commands), image, image_origin)
 
 
@@ -430,7 +443,11 @@ def _multi(
     for rank in range(nodes):
         generated = multi_node_args(strategy, hw, nodes, rank, addr, local)
         ranks.append(layers.command(generated, provenance=provenance))
-    forms = [command_forms(model, layered, hw, image, 8000) for layered in ranks]
+    # every node shares the env, so the docker prefix is built once
+    prefix = docker_prefix(
+        docker_flags_key(hw.docker_brand, hw.generation), 8000, ranks[0].env, image, model
+    )
+    forms = [command_forms(model, layered, hw, image, 8000, prefix) for layered in ranks]
     head, workers = forms[0], forms[1:]
     body = {
         "env": ranks[0].env,

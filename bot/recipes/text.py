@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from bot.recipes.jsvalues import js_str
@@ -96,17 +97,17 @@ def docker_flags_key(brand_key: str, generation: str) -> str:
     return brand_key
 
 
-def docker_forms(
-    *,
-    flags_key: str,
-    port: int,
-    env: Mapping[str, Any],
-    image: str | None,
-    model: str,
-    argv_tail: Sequence[str],
-    pip_tail_text: str,
-) -> tuple[str, list[str | None]]:
-    """``docker run`` as text and as argv around an already rendered pip command."""
+@dataclass(frozen=True)
+class DockerPrefix:
+    """``docker run`` up to and including ``<image> <model>`` (shared by a run's nodes)."""
+
+    text: str
+    argv: tuple[str | None, ...]
+
+
+def docker_prefix(
+    flags_key: str, port: int, env: Mapping[str, Any], image: str | None, model: str
+) -> DockerPrefix:
     flag_text, flag_argv = BRAND_DOCKER_FLAGS[flags_key]
     mounts: list[str] = []
     if model.startswith("/"):
@@ -125,7 +126,7 @@ def docker_forms(
     pieces.extend("-v " + mount for mount in mounts)
     pieces.extend("-e " + pair for pair in env_pairs)
     pieces.append(f"{image_text} {model}")
-    text = CONTINUATION.join(pieces) + pip_tail_text
+    text = CONTINUATION.join(pieces)
     if model.startswith("/"):
         text = f"# {model} must exist on the host (mounted read-only)\n" + text
     argv: list[str | None] = ["docker", "run", *flag_argv]
@@ -136,8 +137,14 @@ def docker_forms(
         argv += ["-e", pair]
     argv.append(image)
     argv.append(model)
-    argv.extend(argv_tail)
-    return text, argv
+    return DockerPrefix(text, tuple(argv))
+
+
+def docker_forms(
+    prefix: DockerPrefix, argv_tail: Sequence[str], pip_tail_text: str
+) -> tuple[str, list[str | None]]:
+    """``docker run`` as text and as argv around an already rendered pip command."""
+    return prefix.text + pip_tail_text, [*prefix.argv, *argv_tail]
 
 
 def router_command(lines: Sequence[str]) -> str:

@@ -18,6 +18,7 @@ could not be re-measured in the same run.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import resource
@@ -102,6 +103,23 @@ def in_process_split(recipes: Path, scratch: Path) -> tuple[dict[str, float], Ru
     return split, Run(floor_wall, cpu, 0.0)
 
 
+def split_in_child(recipes: Path, scratch: Path) -> tuple[dict[str, float], Run]:
+    """Run the in-process split in a child, so this process stays small.
+
+    (A forked child inherits the parent's RSS until it execs, which would inflate the next
+    runs' peak-RSS figures.)
+    """
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.render_corpus", "--split", str(recipes), str(scratch)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = json.loads(done.stdout.splitlines()[-1])
+    return found["split"], Run(**found["floor"])
+
+
 def measure(args: argparse.Namespace, where: Path | None) -> None:
     scratch = Path(tempfile.mkdtemp(prefix="render-bench-", dir=where))
     print(f"\n== output under {scratch.parent} ({filesystem(scratch)}) ==")
@@ -113,7 +131,7 @@ def measure(args: argparse.Namespace, where: Path | None) -> None:
                 run_cli(args.recipes, scratch / f"w{workers}-{index}", workers)
                 for index in range(args.runs)
             ]
-        split, floor = in_process_split(args.recipes, scratch / "split")
+        split, floor = split_in_child(args.recipes, scratch / "split")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -154,6 +172,11 @@ def filesystem(path: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--split"]:  # internal: the in-process split, printed as JSON
+        split, floor = in_process_split(Path(argv[1]), Path(argv[2]))
+        print(json.dumps({"split": split, "floor": floor.__dict__}))
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--recipes", type=Path, default=default_corpus())
     parser.add_argument("--runs", type=int, default=5)

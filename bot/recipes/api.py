@@ -10,12 +10,13 @@ the full corpus can be spread over worker processes.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import logging
 import multiprocessing
 import os
 import shutil
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -215,6 +216,19 @@ def _jobs_by_recipe(
     return list(grouped.values())
 
 
+@contextlib.contextmanager
+def _without_gc() -> Iterator[None]:
+    """Pause the cyclic GC: rendering allocates ~10^6 acyclic objects and full collections
+    over them cost ~25% of the time; reference counting frees them all the same."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def build_api(
     repo: RecipesRepo, only_recipes: Collection[str] | None = None
 ) -> dict[str, Mapping[str, Any]]:
@@ -225,9 +239,10 @@ def build_api(
     """
     renderer = _Renderer(repo)
     files: dict[str, Mapping[str, Any]] = {}
-    for jobs in _jobs_by_recipe(repo, only_recipes):
-        for job in jobs:
-            files.update(render_variant(renderer, job).hw_files)
+    with _without_gc():
+        for jobs in _jobs_by_recipe(repo, only_recipes):
+            for job in jobs:
+                files.update(render_variant(renderer, job).hw_files)
     return files
 
 
@@ -379,14 +394,15 @@ def write_api(
     if workers > 1 and len(groups) > 1 and "fork" in multiprocessing.get_all_start_methods():
         _WORKER_REPO, _WORKER_OUT = repo, out
         try:
-            with multiprocessing.get_context("fork").Pool(workers) as pool:
+            with _without_gc(), multiprocessing.get_context("fork").Pool(workers) as pool:
                 for part in pool.imap_unordered(_worker_task, groups, chunksize=1):
                     counts.add(part)
         finally:
             _WORKER_REPO, _WORKER_OUT = None, None
     else:
-        for jobs in groups:
-            counts.add(_write_recipe_group(repo, out, jobs))
+        with _without_gc():
+            for jobs in groups:
+                counts.add(_write_recipe_group(repo, out, jobs))
     if only_recipes is None:
         counts.files += _write_files(out, _top_level(repo), set())
     return ApiSummary(

@@ -360,3 +360,152 @@ def test_d5_flat_feature_generation_override(corpus_repo: RecipesRepo) -> None:
     request = RenderRequest("thinkingmachines/Inkling", "h200", features=("spec_decoding",))
     argv = _argv(corpus_repo, request)
     assert argv[-2:] == ["--speculative-config", '{"method":"mtp","num_speculative_tokens":1}']
+
+
+def test_t2_strategy_generation_block_replaces_on_multi_node(corpus_api: dict[str, Any]) -> None:
+    found = corpus_api[f"{V4F}/hw/dgx_spark_gb10.json"]
+    assert (found["strategy"], found["node_count"]) == ("multi_node_tp", 2)
+    head = found["head_argv"]
+    assert "--attention_config.use_fp4_indexer_cache" not in head  # recipe blackwell replaced
+    at = head.index("--tensor-parallel-size")
+    assert head[at : at + 14] == [
+        "--tensor-parallel-size",
+        "2",
+        "--nnodes",
+        "2",
+        "--node-rank",
+        "0",
+        "--master-addr",
+        "$HEAD_IP",
+        "--moe-backend",  # re-emitted by the strategy block: moves after parallelism
+        "b12x",
+        "--linear-backend",
+        "b12x",
+        "--attention-backend",
+        "B12X_MLA_SPARSE",
+    ]
+    assert found["worker_argv"][at + 4 : at + 9] == [
+        "--node-rank",
+        "1",
+        "--master-addr",
+        "$HEAD_IP",
+        "--headless",
+    ]
+    assert list(found["env"])[:2] == ["PYTORCH_CUDA_ALLOC_CONF", "CUTE_DSL_ARCH"]
+    assert len(found["env"]) == 24
+
+
+def test_t14_multi_node_dep_floor_and_worker_ranks(corpus_api: dict[str, Any]) -> None:
+    found = corpus_api["moonshotai/Kimi-K3/hw/gb200/strategies/multi_node_dep.json"]
+    assert found["node_count"] == 4
+    head = found["head_argv"]
+    assert head[head.index("--data-parallel-size") + 1] == "16"
+    assert head[-7:-5] == ["--moe-backend", "deep_gemm_mega_moe"]
+    starts = [a[a.index("--data-parallel-start-rank") + 1] for a in found["worker_argvs"]]
+    assert starts == ["4", "8", "12"]
+
+
+def test_t15_base_nodes_and_floor_grow_the_recommendation(corpus_api: dict[str, Any]) -> None:
+    found = corpus_api["moonshotai/Kimi-K3/hw/h100.json"]
+    assert (found["strategy"], found["node_count"]) == ("multi_node_tp", 4)
+    assert found["head_argv"][3:14] == [
+        "--trust-remote-code",
+        "--tensor-parallel-size",
+        "32",
+        "--nnodes",
+        "4",
+        "--node-rank",
+        "0",
+        "--master-addr",
+        "$HEAD_IP",
+        "--gpu-memory-utilization",
+        "0.97",
+    ]
+
+
+def test_t16_strategy_granted_only_by_strategy_hardware(corpus_api: dict[str, Any]) -> None:
+    found = corpus_api["moonshotai/Kimi-K3/hw/h200/strategies/multi_node_tp_dp.json"]
+    assert found["head_argv"][3:13] == [
+        "--trust-remote-code",
+        "--tensor-parallel-size",
+        "8",
+        "--data-parallel-size",
+        "2",
+        "--data-parallel-size-local",
+        "1",
+        "--data-parallel-address",
+        "$HEAD_IP",
+        "--gpu-memory-utilization",
+    ]
+    worker = found["worker_argv"]
+    assert worker[12:14] == ["--data-parallel-start-rank", "1"]
+
+
+def test_t20_xpu_auto_fit_and_image(corpus_api: dict[str, Any]) -> None:
+    found = corpus_api["meta-models/Muse-Glimmer-30B/hw/arc_pro_b60.json"]
+    assert found["docker_image"] == "vllm/vllm-openai-xpu:latest"
+    assert found["argv"][3:9] == [
+        "--generation-config",
+        "auto",
+        "--tensor-parallel-size",
+        "4",
+        "--enforce-eager",
+        "--enable-auto-tool-choice",
+    ]
+    assert found["docker_argv"][2:8] == [
+        "--device",
+        "/dev/dri",
+        "-v",
+        "/dev/dri/by-path:/dev/dri/by-path",
+        "--shm-size",
+        "16g",
+    ]
+    mi355x = corpus_api["meta-models/Muse-Glimmer-30B/hw/mi355x.json"]
+    assert mi355x["docker_image"] == "vllm/vllm-openai-rocm:nightly"
+    assert mi355x["env"] == {"VLLM_ROCM_USE_AITER": "1"}
+    at = mi355x["argv"].index("--tensor-parallel-size")
+    assert mi355x["argv"][at - 2 : at + 2] == [
+        "--attention-backend",
+        "ROCM_AITER_FA",
+        "--tensor-parallel-size",
+        "1",
+    ]
+
+
+def test_t22_feature_re_emits_a_variant_pair_at_the_end(corpus_api: dict[str, Any]) -> None:
+    found = corpus_api["amd/Kimi-K2.5-MXFP4/hw/mi355x.json"]
+    assert found["argv"][3:8] == [
+        "--trust-remote-code",
+        "--kv-cache-dtype",
+        "fp8",
+        "--tensor-parallel-size",
+        "8",
+    ]
+    assert found["argv"][-2:] == ["--mm-encoder-tp-mode", "data"]
+
+
+def test_t23_hardware_opt_in_feature(corpus_api: dict[str, Any]) -> None:
+    gb200 = corpus_api["moonshotai/Kimi-K2.5/hw/gb200.json"]["argv"]
+    h200 = corpus_api["moonshotai/Kimi-K2.5/hw/h200.json"]["argv"]
+    assert "--mm-encoder-tp-mode" not in gb200
+    assert gb200[gb200.index("--tensor-parallel-size") + 1] == "4"
+    assert h200[-2:] == ["--mm-encoder-tp-mode", "data"]
+    assert h200[h200.index("--tensor-parallel-size") + 1] == "8"
+
+
+def test_t25_hw_keyed_variant_tp(corpus_api: dict[str, Any]) -> None:
+    found = corpus_api["lightseekorg/Inkling-MXFP4/hw/mi355x.json"]
+    assert found["argv"][3:15] == [
+        "--trust-remote-code",
+        "--tokenizer-mode",
+        "inkling",
+        "--moe-backend",
+        "aiter",
+        "--block-size",
+        "128",
+        "--gpu-memory-utilization",
+        "0.90",
+        "--tensor-parallel-size",
+        "4",
+        "--enable-auto-tool-choice",
+    ]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
-import logging
 import multiprocessing
 import os
 import shutil
@@ -26,8 +25,6 @@ from bot.recipes.jsvalues import as_dict
 from bot.recipes.layers import RenderError
 from bot.recipes.repo import Recipe, RecipesRepo
 from bot.recipes.select import Choice, HardwarePlan, hardware_order, plan_hardware, profile_for
-
-log = logging.getLogger(__name__)
 
 PUBLIC_RECIPE_DROPPED_KEYS = ("strategy_overrides", "compatible_strategies", "default_strategy")
 
@@ -62,6 +59,7 @@ class ApiSummary:
     per_hw: int  # parents' per-hw renderings
     promoted: int  # promoted model ids written
     dropped: tuple[str, ...] = ()  # swallowed combinations (upstream throws)
+    overwritten: tuple[str, ...] = ()  # promoted ids two variants render to (the last wins)
 
     def line(self) -> str:
         """The builder's summary line, for comparison with its log."""
@@ -75,9 +73,14 @@ class ApiSummary:
 
 def variant_jobs(repo: RecipesRepo) -> list[VariantJob]:
     """Parents in path order, then promoted variants (the last promotion of an id wins)."""
+    return _variant_jobs(repo)[0]
+
+
+def _variant_jobs(repo: RecipesRepo) -> tuple[list[VariantJob], list[str]]:
     hf_ids = set(repo.by_hf_id)
     parents = [VariantJob(r.path, "default", r.hf_id, False) for r in repo.recipes]
     promoted: dict[str, VariantJob] = {}
+    overwritten: list[str] = []
     for recipe in repo.recipes:
         if recipe.is_omni:
             continue
@@ -85,9 +88,13 @@ def variant_jobs(repo: RecipesRepo) -> list[VariantJob]:
             model_id = as_dict(variant).get("model_id")
             if isinstance(model_id, str) and "/" in model_id and model_id not in hf_ids:
                 if model_id in promoted:
-                    log.warning("promoted id %s rendered again from %s", model_id, recipe.path)
+                    earlier = promoted[model_id]
+                    overwritten.append(
+                        f"{model_id}: variant '{key}' of {recipe.path} replaces variant "
+                        f"'{earlier.variant_key}' of {earlier.recipe_path}"
+                    )
                 promoted[model_id] = VariantJob(recipe.path, key, model_id, True)
-    return parents + list(promoted.values())
+    return parents + list(promoted.values()), overwritten
 
 
 class _Renderer:
@@ -414,6 +421,7 @@ def write_api(
         per_hw=counts.per_hw,
         promoted=counts.promoted,
         dropped=tuple(counts.dropped),
+        overwritten=tuple(_variant_jobs(repo)[1]),
     )
 
 

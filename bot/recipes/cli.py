@@ -106,6 +106,8 @@ def _api_out(repo: Any, out: Path, workers: int | None) -> int:
     from bot.recipes.api import write_api
 
     summary = write_api(repo, out, workers=workers)
+    for overwritten in summary.overwritten:
+        print(f"recipe-sync: warning: promoted id rendered twice: {overwritten}", file=sys.stderr)
     for dropped in summary.dropped:
         print(f"recipe-sync: warning: not rendered (upstream throws): {dropped}", file=sys.stderr)
     print(summary.line())

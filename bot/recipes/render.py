@@ -119,7 +119,7 @@ def resolve(repo: RecipesRepo, request: RenderRequest) -> tuple[Profile, RenderR
     if strategy.is_kv:
         name = request.serving_strategy
         if name is None:
-            picked = mooncake_serving(repo, recipe, variant, hw)
+            picked = mooncake_serving(repo, recipe, variant, hw, request.nodes)
             if picked is None:
                 raise _bad("strategy", f"no serving strategy for {strategy_name} on {hw.id}")
             name = picked[0]

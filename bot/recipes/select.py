@@ -276,9 +276,17 @@ def pd_shape(
 
 
 def mooncake_serving(
-    repo: RecipesRepo, recipe: Recipe, variant: Mapping[str, Any], hw: HardwareProfile
+    repo: RecipesRepo,
+    recipe: Recipe,
+    variant: Mapping[str, Any],
+    hw: HardwareProfile,
+    nodes: int | None = None,
 ) -> tuple[str, int] | None:
-    """(serving strategy, nodes per instance) for a Mooncake rendering."""
+    """(serving strategy, nodes per instance) for a Mooncake rendering.
+
+    ``nodes`` fixes the node count per instance (a direct request); by default it is 1 if
+    the variant fits one node, else 2 (the JSON API).
+    """
     compatible = effective_compatible(recipe)
 
     def fitting(name: str, nodes: int) -> bool:
@@ -296,6 +304,9 @@ def mooncake_serving(
                 return name
         return None
 
+    if nodes is not None:
+        serving = choose(nodes) or choose(1 if nodes > 1 else 2)
+        return (serving, nodes) if serving is not None else None
     nodes = 1 if _fits(variant, hw) else 2
     serving = choose(nodes)
     if serving is None and nodes == 2:

@@ -838,3 +838,11 @@ def test_non_string_argument_is_a_located_render_error(make_repo: MakeRepo) -> N
         render(repo, RenderRequest("test/Num", "h200", "single_node_tp"))
     # upstream's builder swallows the throw: the combination is simply not written
     assert build_api(repo) == {}
+
+
+def test_mooncake_serving_follows_an_explicit_node_count(repo: RecipesRepo) -> None:
+    two = render(repo, RenderRequest("test/Kv", "h200", "kv_store_distributed_mooncake", nodes=2))
+    assert (two.json["serving_strategy"], two.json["node_count"]) == ("multi_node_tp", 2)
+    assert two.json["vllm_worker_argv"] is not None
+    one = render(repo, RenderRequest("test/Kv", "h100", "kv_store_distributed_mooncake", nodes=1))
+    assert (one.json["serving_strategy"], one.json["node_count"]) == ("single_node_tp", 1)

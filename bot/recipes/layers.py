@@ -65,6 +65,7 @@ class EnvOrigin:
 
 
 Segment = tuple[str, Sequence[Any]]  # (path prefix, tokens); token i is "<prefix>[i]"
+EnvLayer = tuple[str, Mapping[str, Any]]  # (path prefix, mapping); var X is "<prefix>.X"
 
 
 @dataclass(frozen=True)
@@ -261,12 +262,6 @@ def _plan(scope: Scope) -> _Plan:
     )
 
 
-def arg_layers(scope: Scope) -> tuple[list[Segment], list[Segment]]:
-    """The argument segments before (A1–A4) and after (A6–A14) the generated flags."""
-    plan = _plan(scope)
-    return plan.before, plan.after
-
-
 def _segments(found: Iterable[tuple[str, Any]]) -> list[Segment]:
     segments: list[Segment] = []
     for path, tokens in found:
@@ -368,15 +363,6 @@ def _feature_layers(scope: Scope) -> list[tuple[str, Any]]:
             else:
                 found.append((f"{base}.args", feature.get("args")))
     return found
-
-
-def env_layers(scope: Scope) -> tuple[list[EnvLayer], list[EnvLayer]]:
-    """E1–E6 and E8–E11 as (path prefix, mapping); PD's generated E7 goes between them."""
-    plan = _plan(scope)
-    return plan.env_before, plan.env_after
-
-
-EnvLayer = tuple[str, Mapping[str, Any]]
 
 
 def _env_mappings(found: Iterable[tuple[str, Any]]) -> list[EnvLayer]:
@@ -526,13 +512,3 @@ class CommandLayers:
             env_layers = env_layers + [(path, {name: value}) for path, name, value in generated_env]
         env, env_origins = merge_env(env_layers + self.env_after, self.strip, provenance)
         return Layered(tuple(tokens), args, env, env_origins)
-
-
-def layer_command(
-    scope: Scope,
-    generated_args: Sequence[str],
-    generated_env: Sequence[tuple[str, str, Any]] = (),
-    provenance: bool = True,
-) -> Layered:
-    """Layer one command's args and env (the generated parallelism goes at A5)."""
-    return CommandLayers.of(scope).command(generated_args, generated_env, provenance)

@@ -20,6 +20,15 @@ A command's arguments are the concatenation of these layers, weakest first:
 then falsy tokens are dropped and flags are de-duplicated keeping the LAST occurrence, at
 its position. Every token keeps the YAML path it came from (``model.base_args[0]``), so each
 emitted unit knows its origin and which earlier occurrences it shadowed.
+
+Env is assigned in this order (a key keeps its first position, the last value wins):
+
+    E1 model.base_env, E2 variant extra_env, E3 variant exact-hw extra_env,
+    E4 strategy env (PD: the role's), E5 kv_offload option env, E6 Mooncake vllm.env,
+    E7 PD: CUDA_VISIBLE_DEVICES (+ GLOO/NCCL_SOCKET_IFNAME for 2+ node pools),
+    E8 so.env, then so.extra_env (PD: so.<role>.env), E9 generation layer extra_env,
+    E10 so exact-hw extra_env, E11 PD role exact-hw extra_env,
+    E12 PD off NVL4 hardware: NVL4-only keys deleted (E13, PD DEP rank > 0, is in deploy.py)
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from bot.errors import RecipeSyncError
 
 # Modules exposing ``register(subparsers)``; order is the order shown in --help.
 COMMAND_MODULES: tuple[str, ...] = (
+    "bot.recipes.cli",
     "bot.benchmarks.cli",
     "bot.vllm.cli",
     "bot.evidence.cli",

@@ -1,0 +1,1 @@
+"""Alignment: map launch lines to recipe profiles, compare, plan edits, write PR text."""

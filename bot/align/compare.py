@@ -1,0 +1,126 @@
+"""Compare one launch line with the rendering of its recipe profile (docs/alignment.md §4)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from bot.align.profile import Profile
+from bot.benchmarks import LaunchLine
+from bot.recipes import CommandRendering, RecipesRepo, Rendering, render
+from bot.recipes.jsvalues import js_str
+from bot.rules import Rules
+from bot.vllm import DiffReport, FlagDiff, LaunchSide, Verdict, diff_launch
+
+# Differences the recipe should close: a serving difference, or a flag only the recipe has.
+DRIFT = frozenset({Verdict.DIFFERS, Verdict.RECIPE_ONLY})
+# The point's parallelism decides whether it is the recipe's profile at all.
+PARALLELISM_KEYS = frozenset(
+    {
+        "parallel.tensor_parallel_size",
+        "parallel.data_parallel_size",
+        "parallel.pipeline_parallel_size",
+        "parallel.enable_expert_parallel",
+    }
+)
+
+
+def taxonomy_vram(recipes: RecipesRepo) -> dict[str, float]:
+    """Per-GPU memory (GB) of every taxonomy profile: ``vram_gb / gpu_count``."""
+    vram: dict[str, float] = {}
+    for hw_id, profile in recipes.hardware.items():
+        if profile.vram_gb and profile.gpus:
+            vram[hw_id] = float(profile.vram_gb) / profile.gpus
+    return vram
+
+
+@dataclass(frozen=True)
+class Comparison:
+    launch: LaunchLine
+    profile: Profile
+    rendering: Rendering
+    report: DiffReport
+
+    @property
+    def command(self) -> CommandRendering:
+        return self.rendering.commands[0]
+
+    @property
+    def floating_image(self) -> bool:
+        """The recipe pins no image for this profile: it floats on the default tag."""
+        return (self.rendering.image_origin or "").startswith("default-image:")
+
+    @property
+    def drift(self) -> tuple[FlagDiff, ...]:
+        """Serving differences the recipe does not match (flags, env, image). An image
+        difference counts only when the recipe pins an image: a recipe that floats on the
+        default tag (``latest``/``nightly``) deliberately tracks releases (see ``notes``)."""
+        return tuple(
+            d
+            for d in self.report.diffs
+            if d.verdict in DRIFT and not (d.kind == "image" and self.floating_image)
+        )
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """Differences reported but not counted as drift."""
+        image = next((d for d in self.report.diffs if d.kind == "image"), None)
+        if image is None or image.verdict not in DRIFT or not self.floating_image:
+            return ()
+        return (
+            f"the recipe floats on {self.rendering.image} (no image pinned in the recipe); "
+            f"the benchmark ran {self.launch.image}",
+        )
+
+    @property
+    def unknown(self) -> tuple[FlagDiff, ...]:
+        return tuple(d for d in self.report.diffs if d.verdict == Verdict.UNKNOWN)
+
+    @property
+    def parallelism_differs(self) -> tuple[FlagDiff, ...]:
+        """Parallelism differences: this point is another point of the sweep."""
+        return tuple(d for d in self.drift if d.key in PARALLELISM_KEYS)
+
+    @property
+    def aligned(self) -> bool:
+        return not self.drift
+
+
+def recipe_side(rendering: Rendering) -> LaunchSide:
+    command = rendering.commands[0]
+    env = {name: js_str(value) for name, value in command.env.items()}
+    return LaunchSide(argv=tuple(command.argv), env=env, image=rendering.image)
+
+
+def bench_side(launch: LaunchLine) -> LaunchSide:
+    return LaunchSide(argv=tuple(launch.argv), env=dict(launch.env), image=launch.image)
+
+
+def recipe_min_version(recipes: RecipesRepo, profile: Profile) -> str | None:
+    recipe = recipes.by_path[profile.recipe_path]
+    model: Mapping[str, Any] = recipe.data.get("model") or {}
+    variant: Mapping[str, Any] = recipe.variants.get(profile.variant) or {}
+    version = variant.get("min_vllm_version") or model.get("min_vllm_version")
+    return str(version) if version else None
+
+
+def compare(
+    recipes: RecipesRepo,
+    rules: Rules,
+    launch: LaunchLine,
+    profile: Profile,
+    *,
+    vram: Mapping[str, float] | None = None,
+) -> Comparison:
+    """Render ``profile`` and diff it against ``launch`` under vLLM's CLI semantics."""
+    rendering = render(recipes, profile.request())
+    report = diff_launch(
+        bench_side(launch),
+        recipe_side(rendering),
+        hardware=profile.hardware,
+        rules=rules,
+        taxonomy_vram=vram if vram is not None else taxonomy_vram(recipes),
+        recipe_min_version=recipe_min_version(recipes, profile),
+    )
+    return Comparison(launch=launch, profile=profile, rendering=rendering, report=report)

@@ -27,9 +27,10 @@ from typing import Any, TypeVar
 from ruamel.yaml import YAML
 
 from bot.recipes.edit import Edit, EditError, EnsurePath, InsertKey, SetScalar, apply_edits
+from bot.shared_data import corpus_dir
 
 T = TypeVar("T")
-DEFAULT_MODELS = Path("/work/shared/data/recipes-corpus-8959cf6/models")
+DEFAULT_MODELS = corpus_dir() / "models"
 NEW_IMAGE = "vllm/vllm-openai-rocm:nightly-eed1f3d0c6043bd494424a22443ee198dd56f657"
 
 

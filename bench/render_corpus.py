@@ -31,6 +31,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.shared_data import corpus_dir
+
 REFERENCE_WALL_S = 4.9
 REFERENCE_CPU_S = 5.6
 REFERENCE_RSS_MIB = 140.0
@@ -40,11 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def default_corpus() -> Path:
-    for parent in ROOT.parents:
-        candidate = parent / "shared" / "data" / "recipes-corpus-8959cf6"
-        if candidate.is_dir():
-            return candidate
-    return Path("/work/shared/data/recipes-corpus-8959cf6")
+    return corpus_dir()
 
 
 @dataclass(frozen=True)

@@ -31,10 +31,11 @@ from pathlib import Path
 
 import httpx
 
+from bot.shared_data import github_data_dir
 from bot.web.signature import sign
 
 ROOT = Path(__file__).resolve().parents[1]
-PAYLOAD = Path("/work/shared/data/github/pull_request.labeled.json")
+PAYLOAD = github_data_dir() / "pull_request.labeled.json"
 SECRET = "bench-secret"
 REDIS = "redis://127.0.0.1:6379/0"
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import shutil
 import textwrap
 from collections.abc import Callable, Mapping
@@ -14,20 +13,8 @@ from typing import Any
 import pytest
 
 from bot.recipes import RecipesRepo, build_api, load_recipes
+from bot.shared_data import corpus_dir
 from bot.sources import DirectorySource
-
-CORPUS_NAME = "recipes-corpus-8959cf6"
-
-
-def corpus_dir() -> Path:
-    """The shared corpus: $RECIPES_CORPUS, else ``shared/data/<corpus>`` above this checkout."""
-    if os.environ.get("RECIPES_CORPUS"):
-        return Path(os.environ["RECIPES_CORPUS"])
-    for parent in Path(__file__).resolve().parents:
-        candidate = parent / "shared" / "data" / CORPUS_NAME
-        if candidate.is_dir():
-            return candidate
-    pytest.fail(f"shared data {CORPUS_NAME} not found; set RECIPES_CORPUS")
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 
 import pytest
 
@@ -19,8 +18,9 @@ from bot.recipes.edit import (
     apply_edits,
 )
 from bot.recipes.edit.splice import Splice
+from bot.shared_data import corpus_dir
 
-CORPUS = Path("/work/shared/data/recipes-corpus-8959cf6/models")
+CORPUS = corpus_dir() / "models"
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="recipes corpus not available")
 
 

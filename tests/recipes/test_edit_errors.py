@@ -141,3 +141,20 @@ def test_bad_comment_text_is_refused_when_building_the_edit() -> None:
 def test_messages_stay_on_one_line() -> None:
     error = EditError("f.yaml", "a.b", "first line\n  second line", 3)
     assert str(error) == "f.yaml:3: key 'a.b': first line second line"
+
+
+def test_scalar_that_yaml_readers_misparse_is_quoted() -> None:
+    # ruamel and PyYAML resolve a plain `._` as a float and then fail converting it
+    from bot.recipes.edit import InsertItems
+
+    result = apply_edits(
+        "meta:\n  tasks:\n    - text\n", [InsertItems(("meta", "tasks"), 0, ("._",))]
+    )
+    assert result.text == 'meta:\n  tasks:\n    - "._"\n    - text\n'
+
+
+def test_plain_scalar_that_breaks_the_float_resolver_is_a_located_error() -> None:
+    from bot.recipes.edit import SetScalar
+
+    with pytest.raises(EditError, match="unreadable YAML scalar"):
+        apply_edits("a: ._\nb: 1\n", [SetScalar(("b",), 2)], file="r.yaml")

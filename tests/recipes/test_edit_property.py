@@ -35,8 +35,9 @@ from bot.recipes.edit import (
     SetScalar,
     apply_edits,
 )
+from bot.shared_data import corpus_dir
 
-CORPUS = Path("/work/shared/data/recipes-corpus-8959cf6/models")
+CORPUS = corpus_dir() / "models"
 FILES = sorted(str(path) for path in CORPUS.rglob("*.yaml")) if CORPUS.is_dir() else []
 
 pytestmark = pytest.mark.skipif(not FILES, reason="recipes corpus not available")

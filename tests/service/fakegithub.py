@@ -1,6 +1,6 @@
 """A stateful fake GitHub that speaks the REST wire format over real HTTP.
 
-Responses start from the real example bodies in ``/work/shared/data/github/rest.*.json``
+Responses start from the real example bodies in ``../shared/data/github/rest.*.json``
 (deep-copied, then filled with the fake's state, every ``https://api.github.com`` URL
 rewritten to the fake's base URL), so PyGithub parses them exactly as it parses GitHub's.
 Repositories are local bare git repositories (``clone_url`` is their path); opening a pull
@@ -31,7 +31,9 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
-DATA = Path("/work/shared/data/github")
+from bot.shared_data import github_data_dir
+
+DATA = github_data_dir()
 TEMPLATE_API = "https://api.github.com"
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from bot.github.sanitize import EDITED_MARKER, REAPPROVE_MARKER, VERIFY_MARKER, parse_meta
 from bot.jobs.triggers import CHECK_NAME, REBASE_LABEL
+from bot.shared_data import corpus_dir
 from tests.service.conftest import (
     BENCH,
     BOT,
@@ -602,7 +603,7 @@ def test_bad_input_is_reported_on_the_pr_and_engine_bugs_fail_the_check(
 def test_real_recipe_from_the_corpus_gets_a_one_line_patch(
     harness: Harness, fake: FakeGitHub
 ) -> None:
-    corpus = Path("/work/shared/data/recipes-corpus-8959cf6/models/deepseek-ai/DeepSeek-R1.yaml")
+    corpus = corpus_dir() / "models/deepseek-ai/DeepSeek-R1.yaml"
     fake.commit(RECIPES, "main", {RECIPE: corpus.read_text()})
     script_text = (
         f"#!/usr/bin/env bash\n# recipe: {RECIPE}\n"

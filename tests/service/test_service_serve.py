@@ -14,10 +14,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bot.shared_data import github_data_dir
 from bot.web.signature import sign
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = Path("/work/shared/data/github")
+DATA = github_data_dir()
 
 
 def free_port() -> int:

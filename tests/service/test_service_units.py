@@ -34,9 +34,10 @@ from bot.jobs.engine import (
 )
 from bot.jobs.settings import CredentialsMissing, Settings, SettingsError
 from bot.jobs.triggers import CHECK_NAME, Ignored, PayloadError, Trigger, classify
+from bot.shared_data import github_data_dir
 from bot.web.signature import sign, verify
 
-DATA = Path("/work/shared/data/github")
+DATA = github_data_dir()
 
 
 def payload(name: str) -> Any:

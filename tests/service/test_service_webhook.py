@@ -13,11 +13,12 @@ from fastapi.testclient import TestClient
 
 from bot.jobs.runtime import Runtime
 from bot.jobs.settings import Settings
+from bot.shared_data import github_data_dir
 from bot.web.app import create_app
 from bot.web.signature import sign
 from tests.service.conftest import SECRET
 
-DATA = Path("/work/shared/data/github")
+DATA = github_data_dir()
 
 
 def labeled() -> dict[str, Any]:

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from bot.cli import main
+from bot.shared_data import corpus_dir
 
-CORPUS = Path("/work/shared/data/recipes-corpus-8959cf6")
+CORPUS = corpus_dir()
 SPEC = '{"method":"dspark","num_speculative_tokens":5,"rejection_sample_method":"%s"}'
 
 

@@ -7,16 +7,16 @@ import gzip
 import json
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from ruamel.yaml import YAML
 
+from bot.shared_data import corpus_dir
 from bot.vllm.normalise import normalise, split_env_prefix
 from bot.vllm.versions import resolve_version
 
-CORPUS = Path("/work/shared/data/recipes-corpus-8959cf6")
+CORPUS = corpus_dir()
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="recipes corpus not present")
 
 # Documented findings the corpus really has (not catalogue gaps): a rendering that joins

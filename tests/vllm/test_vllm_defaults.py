@@ -11,6 +11,7 @@ import pytest
 
 from bot.errors import InputError
 from bot.rules import load_rules
+from bot.shared_data import corpus_dir
 from bot.vllm.cli import taxonomy_vram
 from bot.vllm.defaults import (
     DeviceScenario,
@@ -23,7 +24,7 @@ from bot.vllm.defaults import (
 from bot.vllm.defaults import pick as pick_entry
 
 RULES = Path(__file__).resolve().parents[2] / "rules"
-CORPUS = Path("/work/shared/data/recipes-corpus-8959cf6")
+CORPUS = corpus_dir()
 V33, V27, V17, V12 = (0, 33, 0), (0, 27, 1), (0, 17, 0), (0, 12, 0)
 
 

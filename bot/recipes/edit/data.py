@@ -39,6 +39,8 @@ def construct_data(root: Node, file: str) -> Any:
         raise EditError(file, "", f"malformed YAML: {problem}", line) from err
     except YAMLError as err:
         raise EditError(file, "", f"malformed YAML: {err}") from err
+    except ValueError as err:  # ruamel's float resolver on scalars such as ._
+        raise EditError(file, "", f"unreadable YAML scalar: {err}") from err
 
 
 def canonical(value: Any) -> Any:

@@ -36,7 +36,7 @@ def _reads_back(text: str, context: Context) -> tuple[bool, Any]:
     try:
         new = _YAML12.load(doc)
         old = yaml.safe_load(doc)
-    except (YAMLError, yaml.YAMLError):
+    except (YAMLError, yaml.YAMLError, ValueError):  # ruamel/PyYAML raise ValueError on '._'
         return False, None
     if not (isinstance(new, dict) and isinstance(old, dict)):
         return False, None
@@ -192,7 +192,7 @@ def _key_reads_back(text: str, key: str) -> bool:
     for doc in (f"{text}: 0\n", f"{{{text}: 0}}\n"):
         try:
             new, old = _YAML12.load(doc), yaml.safe_load(doc)
-        except (YAMLError, yaml.YAMLError):
+        except (YAMLError, yaml.YAMLError, ValueError):
             return False
         for got in (new, old):
             if not (isinstance(got, dict) and list(got) == [key] and got[key] == 0):

@@ -230,7 +230,9 @@ class Auditor:
         if launch.status == "invalid":
             return row("unmapped", launch.invalid or launch.reason or "point not valid")
         if launch.status == "no-launch":
-            return row("unresolved", f"no vllm serve launch found: {launch.reason or 'unknown'}")
+            why = [launch.reason or "no vllm serve launch found"]
+            why += [describe_unresolved(item) for item in launch.unresolved]
+            return row("unresolved", "; ".join(why))
         impact = unresolved_impact(launch, self.rules)
         if impact.serving:
             return row("unresolved", "; ".join(describe_unresolved(u) for u in impact.serving))

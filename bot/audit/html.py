@@ -293,11 +293,13 @@ def render_html(report: AuditReport) -> str:
     )
     scope = report.out_of_scope_by_framework()
     reasons = report.out_of_scope_reasons()
+    keys = report.out_of_scope_keys()
     scope_html = (
         "<table class=counts id=out-of-scope><thead><tr><th>framework</th><th class=n>"
-        "config keys</th><th>reason</th></tr></thead><tbody>"
+        "config keys</th><th>reason</th><th>keys</th></tr></thead><tbody>"
         + "".join(
-            f"<tr><td>{_e(g)}</td><td class=n>{n}</td><td>{_e(reasons[g])}</td></tr>"
+            f"<tr><td>{_e(g)}</td><td class=n>{n}</td><td>{_e(reasons[g])}</td>"
+            f"<td class=notes>{_e(', '.join(keys[g]))}</td></tr>"
             for g, n in scope.items()
         )
         + "</tbody></table>"

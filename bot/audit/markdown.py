@@ -16,6 +16,7 @@ from bot.github.sanitize import inline, neutralize
 
 TITLE = "recipe-sync drift audit"
 MAX_VALUE = 100  # characters of a flag value shown in a cell
+KEYS_SHOWN = 8  # out-of-scope keys named per framework (the JSON lists them all)
 SECTIONS = (
     ("drifted", "Drifted", "the recipe renders something else than this launch line"),
     ("unresolved", "Unresolved", "the launch line is not statically known"),
@@ -120,8 +121,15 @@ def summary_lines(report: AuditReport, cells: _Cells) -> list[str]:
     scope = report.out_of_scope_by_framework()
     if scope:
         reasons = report.out_of_scope_reasons()
-        lines += ["| framework | config keys | reason |", "|---|---:|---|"]
-        lines += [f"| {cells.text(g)} | {n} | {cells.text(reasons[g])} |" for g, n in scope.items()]
+        keys = report.out_of_scope_keys()
+        lines += ["| framework | config keys | reason | keys |", "|---|---:|---|---|"]
+        for group, count in scope.items():
+            names = ", ".join(cells.code(k) for k in keys[group][:KEYS_SHOWN])
+            if count > KEYS_SHOWN:
+                names += f", … {count - KEYS_SHOWN} more"
+            lines.append(
+                f"| {cells.text(group)} | {count} | {cells.text(reasons[group])} | {names} |"
+            )
     else:
         lines.append("Every config key is a single-node vLLM configuration.")
     lines.append("")

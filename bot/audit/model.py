@@ -152,6 +152,13 @@ class AuditReport:
         )
         return dict(sorted(counts.items()))
 
+    def out_of_scope_keys(self) -> dict[str, list[str]]:
+        keys: dict[str, list[str]] = {}
+        for item in self.out_of_scope:
+            group = "multi-node " + item.framework if item.kind == "multinode" else item.framework
+            keys.setdefault(group, []).append(item.config_key)
+        return keys
+
     def out_of_scope_reasons(self) -> dict[str, str]:
         reasons: dict[str, str] = {}
         for item in self.out_of_scope:

@@ -176,7 +176,10 @@ def test_markdown_and_json_put_the_summary_first(before: AuditRun) -> None:
         text.index("## Aligned (29)"),
     ]
     assert order == sorted(order)
-    assert "| sglang | 1 | framework sglang is not rendered by vLLM recipes |" in text
+    assert (
+        "| sglang | 1 | framework sglang is not rendered by vLLM recipes "
+        "| `dsr1-fp8-mi355x-sglang` |" in text
+    )
     assert "| mi355x | 15 | 7 | 0 | 0 | 22 |" in text
     assert (
         "`--moe-backend`: `aiter` (benchmark) vs `aiter_triton_mxfp4_bf16` (recipe), differs"

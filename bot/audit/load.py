@@ -133,6 +133,9 @@ def load_bench(source: FileSource, rules: Rules) -> BenchLoad:
         except YAMLError as err:
             load.warnings.append(f"{path}: malformed YAML: {err}; every key is skipped")
             continue
+        except RecursionError:
+            load.warnings.append(f"{path}: nested too deeply to parse; every key is skipped")
+            continue
         if document is None:
             continue
         if not isinstance(document, CommentedMap):

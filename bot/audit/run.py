@@ -19,6 +19,8 @@ import multiprocessing
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -158,6 +160,10 @@ class Auditor:
         except RecipeSyncError as err:
             row = config_row(node, "unresolved", f"invalid master-config entry: {err}", self.rules)
             return KeyResult(key, (row,))
+        except Exception as err:  # a bug: the key's row says so, the log has the traceback
+            log.exception("reading the search space of %s failed", key)
+            detail = f"internal error: {type(err).__name__}: {err}"
+            return KeyResult(key, (config_row(node, "unresolved", detail, self.rules),), 1)
         rows: list[AuditRow] = []
         for point, arm in pairs:
             try:
@@ -374,7 +380,7 @@ def make_plan(load: BenchLoad, rules: Rules) -> Plan:
         framework = raw.get("framework") if isinstance(raw, Mapping) else None
         try:
             entry = bench.entry(key)
-        except RecipeSyncError:
+        except Exception:  # invalid (or a validator bug): audit_key reports it on the key's row
             if isinstance(framework, str) and framework != "vllm":
                 out.append(_out_of_scope(node, raw, framework, "framework", rules))
             else:
@@ -389,7 +395,7 @@ def make_plan(load: BenchLoad, rules: Rules) -> Plan:
             keys.append(key)
             try:
                 sizes[key] = len(points(bench, key))
-            except RecipeSyncError:
+            except Exception:  # reported by audit_key on the key's row
                 sizes[key] = 0
     rows = []
     for broken in load.broken:
@@ -512,13 +518,26 @@ def audit_keys(
     results: dict[str, KeyResult] = {}
     context = multiprocessing.get_context("fork")
     try:
-        with context.Pool(workers, initializer=_worker_init) as pool:
-            for result in pool.imap_unordered(_worker_audit, ordered, chunksize=1):
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init) as pool:
+            futures = {pool.submit(_worker_audit, key): key for key in ordered}
+            for future in as_completed(futures):
+                try:
+                    result = future.result()
+                except BrokenProcessPool:
+                    continue  # a worker died (killed, out of memory): redone below
+                except Exception:
+                    log.exception("the worker auditing %s failed", futures[future])
+                    continue  # redone below, in this process
                 results[result.key] = result
                 if progress is not None:
                     progress(len(result.rows), result.key)
     finally:
         _SHARED = None
+    lost = [key for key in plan.keys if key not in results]
+    if lost:
+        log.error("a worker process died; auditing %d config keys in this process", len(lost))
+        for key in lost:
+            results[key] = auditor.audit_key(key, progress)
     return [results[key] for key in plan.keys], workers
 
 
@@ -570,7 +589,11 @@ def run_audit(
     expect before the work starts (for a progress bar).
     """
     load = load_bench(bench_source, rules)
-    recipes = load_recipes_tolerant(recipes_source)
+    try:
+        recipes = load_recipes_tolerant(recipes_source)
+    except Exception as err:  # a bug in loading: every row says the recipes are unusable
+        log.exception("loading the recipes repository %s failed", recipes_source.label)
+        recipes = RecipesLoad(None, f"internal error: {type(err).__name__}: {err}")
     plan = make_plan(load, rules)
     if on_plan is not None:
         on_plan(sum(plan.sizes.values()))

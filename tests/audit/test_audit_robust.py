@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 import pytest
 
 from bot.audit import AuditReport, run_audit
 from bot.audit import run as audit_run
+from bot.audit.run import Auditor
 from bot.fixtures import SeedFixtures
 from bot.rules import default_rules
 from bot.sources import DirectorySource, GitTreeSource
@@ -179,3 +181,27 @@ def test_a_recipes_repository_that_does_not_load(seed: SeedFixtures, tmp_path: P
     assert any("the recipes repository does not load" in w for w in report.warnings)
     h200 = statuses(report, "gptoss-fp4-h200-vllm")
     assert {t.split(":")[0] for t in h200} == {"unresolved (the recipes repository does not load"}
+
+
+def test_a_worker_that_dies_costs_no_rows(
+    seed: SeedFixtures, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    bench = GitTreeSource(seed.bench_repo, seed.bench_pr_head)
+    recipes = GitTreeSource(seed.recipes_repo, seed.recipes_base)
+    expected = run_audit(bench, recipes, default_rules()).report.to_json()
+    parent = os.getpid()
+    real = Auditor.audit_key
+
+    def dying(self: Auditor, key: str, progress: object = None) -> object:
+        if os.getpid() != parent and key == "glm5-fp8-b200-vllm":
+            os._exit(3)  # a worker killed mid-task (out of memory, a signal)
+        return real(self, key, progress)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Auditor, "audit_key", dying)
+    with caplog.at_level(logging.ERROR, logger="recipe_sync.audit"):
+        run = run_audit(
+            GitTreeSource(seed.bench_repo, seed.bench_pr_head), recipes, default_rules(), jobs=2
+        )
+    assert run.workers == 2
+    assert run.report.to_json() == expected
+    assert any("a worker process died" in r.getMessage() for r in caplog.records)

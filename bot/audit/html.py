@@ -59,7 +59,8 @@ table.counts td.n, table.counts th.n { text-align: right; font-variant-numeric: 
 .scroll { overflow-x: auto; }
 #rows { min-width: 100%; font-size: 13px; }
 #rows td.flags { min-width: 340px; } #rows td.notes { min-width: 280px; }
-#rows td.profile { min-width: 180px; } #rows td.status-cell { min-width: 120px; }
+#rows td.profile { min-width: 180px; }
+#rows td.status-cell { min-width: 160px; max-width: 360px; }
 #rows th { position: sticky; top: 0; background: #f6f8fa; cursor: pointer; user-select: none;
   white-space: nowrap; }
 #rows th[aria-sort=ascending]::after { content: " ▲"; }

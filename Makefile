@@ -6,7 +6,15 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: demo test lint fmt typecheck bench clean
+.PHONY: demo test lint fmt typecheck bench clean chromium
+
+# The HTML audit report is tested in Debian's chromium (tests/audit/test_audit_browser.py).
+# A no-op when chromium is on PATH; otherwise apt-get installs it (as root, or with sudo).
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+chromium:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium; } || \
+	  echo "make: chromium could not be installed; the browser tests will skip"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +25,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/recipe-sync demo --out .demo
 
-test: $(STAMP)
+test: $(STAMP) chromium
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
 
 lint: $(STAMP)

@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bot.recipes.cli",
     "bot.benchmarks.cli",
     "bot.vllm.cli",
+    "bot.audit.cli",
     "bot.evidence.cli",
     "bot.web.cli",
     "bot.jobs.cli",

@@ -95,6 +95,16 @@ class CommentInfo:
 
 
 @dataclass(frozen=True)
+class IssueInfo:
+    number: int
+    title: str
+    body: str
+    user: str
+    state: str  # open | closed
+    html_url: str
+
+
+@dataclass(frozen=True)
 class CheckRunInfo:
     id: int
     name: str
@@ -160,6 +170,17 @@ def _comment(comment: IssueComment) -> CommentInfo:
         body=comment.body or "",
         user=comment.user.login if comment.user else "",
         html_url=comment.html_url,
+    )
+
+
+def _issue_json(data: Mapping[str, Any]) -> IssueInfo:
+    return IssueInfo(
+        number=int(data["number"]),
+        title=str(data.get("title") or ""),
+        body=str(data.get("body") or ""),
+        user=str((data.get("user") or {}).get("login", "")),
+        state=str(data.get("state") or "open"),
+        html_url=str(data.get("html_url") or ""),
     )
 
 
@@ -397,6 +418,49 @@ class GitHubRepo:
         except GitHubRequestError as err:
             if err.status not in (404, 422):  # already deleted
                 raise
+
+    # --- issues (the opt-in dashboard) -----------------------------------------------------
+
+    def issues_by(self, creator: str) -> list[IssueInfo]:
+        """Every issue (open or closed, not pull requests) ``creator`` opened, all pages.
+
+        Read as raw JSON: PyGithub would fetch each issue again to learn that it is not a
+        pull request (the listing omits the key for plain issues)."""
+        found: list[IssueInfo] = []
+        page = 1
+        while True:
+            query = {"state": "all", "creator": creator, "per_page": 100, "page": page}
+            _, data = self._raw("list issues", "GET", "/issues", parameters=query)
+            batch = data if isinstance(data, list) else []
+            found += [_issue_json(item) for item in batch if not item.get("pull_request")]
+            if len(batch) < 100:
+                return found
+            page += 1
+
+    def issue(self, number: int) -> IssueInfo | None:
+        try:
+            _, data = self._raw("get issue", "GET", f"/issues/{number}")
+        except GitHubRequestError as err:
+            if err.status in (404, 410):
+                return None
+            raise
+        return None if data.get("pull_request") else _issue_json(data)
+
+    def create_issue(self, title: str, body: str) -> IssueInfo:
+        _, data = self._raw("create issue", "POST", "/issues", input={"title": title, "body": body})
+        return _issue_json(data)
+
+    def edit_issue(
+        self,
+        number: int,
+        *,
+        title: str | None = None,
+        body: str | None = None,
+        state: str | None = None,
+    ) -> None:
+        fields = {k: v for k, v in {"title": title, "body": body, "state": state}.items() if v}
+        if fields:
+            self._raw("update issue", "PATCH", f"/issues/{number}", input=fields)
 
     # --- check runs ----------------------------------------------------------------------
 

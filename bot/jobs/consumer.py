@@ -27,7 +27,7 @@ class EmbeddedConsumer:
             rt.huey,
             workers=workers,
             worker_type="thread",
-            periodic=False,
+            periodic=True,  # the nightly dashboard refresh (claimed once per day)
             initial_delay=0.05,
             max_delay=1.0,
             check_worker_health=False,
@@ -53,7 +53,7 @@ def run_worker(rt: Runtime, workers: int, **options: Any) -> None:
             rt.huey,
             workers=workers,
             worker_type="thread",
-            periodic=False,
+            periodic=True,  # the nightly dashboard refresh (claimed once per day)
             initial_delay=0.05,
             max_delay=1.0,
             **options,

@@ -20,6 +20,7 @@ from huey.exceptions import RetryTask
 
 from bot.errors import RecipeSyncError
 from bot.github.errors import HeadMoved, LeaseLost, TransientGitHubError
+from bot.jobs.dashboard import register_dashboard, request_dashboard
 from bot.jobs.dispatch import dispatch
 from bot.jobs.engine import EngineUnavailable
 from bot.jobs.runtime import Runtime
@@ -47,6 +48,8 @@ def backoff(attempt: int, err: BaseException) -> float:
 class Tasks:
     handle_delivery: TaskWrapper
     run_sync: TaskWrapper
+    refresh_dashboard: TaskWrapper  # bot.jobs.dashboard (opt-in drift dashboard issue)
+    nightly_dashboard: TaskWrapper
 
 
 def run_delivery(rt: Runtime, delivery_id: str) -> str:
@@ -104,6 +107,7 @@ def run_sync(rt: Runtime, sync_id: int) -> str:
         with Heartbeat(rt, sync_id) as heartbeat:
             report = execute(rt, lease, heartbeat)
         outcome = report.status
+        request_dashboard(rt, lease.bench_repo)  # opt-in; coalesced; never raises
         requeue = rt.store.finish(sync_id, rt.owner, result=report.status)
         return report.status
     except HeadMoved as err:
@@ -155,4 +159,10 @@ def register(rt: Runtime) -> Tasks:
     def run_sync_task(sync_id: int) -> Any:
         return run_sync(rt, sync_id)
 
-    return Tasks(handle_delivery=handle_delivery, run_sync=run_sync_task)
+    refresh_dashboard, nightly_dashboard = register_dashboard(rt)
+    return Tasks(
+        handle_delivery=handle_delivery,
+        run_sync=run_sync_task,
+        refresh_dashboard=refresh_dashboard,
+        nightly_dashboard=nightly_dashboard,
+    )

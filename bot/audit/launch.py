@@ -1,0 +1,107 @@
+"""Which unresolved items of a launch line can change the served configuration.
+
+The extractor lists everything it cannot know that reaches the argv or the environment, e.g.
+``$PORT`` on fleets where the port depends on the runner node. An item whose placeholder
+only appears in front-end or benchmark-only values (``--port <PORT:opaque:runner-node>``)
+cannot change what the recipe would be compared on, so the row is still compared and the
+item becomes a note; any other item (a placeholder in a serving flag or env var, or an
+unknown whose value carries no placeholder at all) makes the row *unresolved*.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.benchmarks import LaunchLine, Unresolved
+from bot.rules import Rules
+from bot.shell.text import PLACEHOLDER_RE
+from bot.vllm.catalogue import V0_33, flag_table
+
+INERT_CATEGORIES = frozenset({"front-end", "benchmark"})
+
+
+@dataclass(frozen=True)
+class Use:
+    """Where a placeholder sits: under which flag or env var, and whether that matters."""
+
+    where: str  # "--port", "env VLLM_X", "the model argument"
+    inert: bool
+
+
+def flag_is_inert(flag: str, rules: Rules) -> bool:
+    """True for a front-end or benchmark-only flag (its value never changes serving)."""
+    found = flag_table().lookup(flag, V0_33)
+    spec = found[0].spec if found is not None else None
+    long = spec.long if spec is not None else flag
+    for rule in (*rules.flags.front_end, *rules.flags.benchmark_only):
+        if rule.flag == long and rule.value is None:
+            return True
+    return spec is not None and spec.category in INERT_CATEGORIES
+
+
+def _flag_of(argv: Sequence[str], index: int) -> str | None:
+    token = argv[index]
+    if token.startswith("-"):
+        return token.split("=", 1)[0]
+    previous = argv[index - 1] if index > 0 else ""
+    if previous.startswith("-") and "=" not in previous:
+        return previous
+    return None
+
+
+def placeholder_uses(launch: LaunchLine, rules: Rules) -> dict[str, list[Use]]:
+    """Placeholder name → where it appears in the argv and the launch's env."""
+    uses: dict[str, list[Use]] = {}
+    for index, token in enumerate(launch.argv):
+        names = [m.group(1) for m in PLACEHOLDER_RE.finditer(token)]
+        if not names:
+            continue
+        flag = _flag_of(launch.argv, index)
+        use = (
+            Use(flag, flag_is_inert(flag, rules))
+            if flag is not None
+            else Use("a positional argument", False)
+        )
+        for name in names:
+            uses.setdefault(name, []).append(use)
+    for variable, value in launch.env.items():
+        names = [m.group(1) for m in PLACEHOLDER_RE.finditer(value)]
+        if not names:
+            continue
+        kind = rules.env.classify(variable)
+        inert = kind is not None and kind[0] in ("benchmark_only", "front_end")
+        for name in names:
+            uses.setdefault(name, []).append(Use(f"env {variable}", inert))
+    if launch.image and PLACEHOLDER_RE.search(launch.image):
+        for match in PLACEHOLDER_RE.finditer(launch.image):
+            uses.setdefault(match.group(1), []).append(Use("the image", False))
+    return uses
+
+
+@dataclass(frozen=True)
+class UnresolvedImpact:
+    serving: tuple[Unresolved, ...]  # may change the served configuration: row unresolved
+    inert: tuple[tuple[Unresolved, tuple[str, ...]], ...]  # (item, where it sits): a note
+
+
+def unresolved_impact(launch: LaunchLine, rules: Rules) -> UnresolvedImpact:
+    if not launch.unresolved:
+        return UnresolvedImpact((), ())
+    uses = placeholder_uses(launch, rules)
+    serving: list[Unresolved] = []
+    inert: list[tuple[Unresolved, tuple[str, ...]]] = []
+    for item in launch.unresolved:
+        name = item.what[1:] if item.what.startswith("$") else None
+        found = uses.get(name) if name else None
+        if found and all(use.inert for use in found):
+            inert.append((item, tuple(dict.fromkeys(use.where for use in found))))
+        else:
+            serving.append(item)
+    return UnresolvedImpact(tuple(serving), tuple(inert))
+
+
+def describe_unresolved(item: Unresolved) -> str:
+    """``output of `nvidia-smi -L` (benchmarks/…/x.sh:8): the output of a host probe …``."""
+    where = item.file if item.line is None else f"{item.file}:{item.line}"
+    return f"{item.what} ({where}): {item.why}"

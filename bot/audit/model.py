@@ -1,0 +1,208 @@
+"""Values of a drift audit: one row per (config key, point, arm), the keys out of scope, and
+the summary counts every output format shows first."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from bot.benchmarks import Point
+
+Status = Literal["aligned", "drifted", "unmapped", "unresolved"]
+STATUSES: tuple[Status, ...] = ("aligned", "drifted", "unmapped", "unresolved")
+
+
+@dataclass(frozen=True)
+class FlagRow:
+    """One differing flag, env var or image of a row, as a reviewer reads it."""
+
+    kind: str  # flag | env | image
+    flag: str  # canonical spelling ("--max-num-seqs"), env name, or "image"
+    bench: str  # the benchmark's value as text ("" when it omits it)
+    recipe: str  # the recipe's value as text ("" when it omits it)
+    verdict: str  # differs | recipe-only | unknown
+    reason: str
+    drift: bool  # counted as drift (differs / recipe-only); unknown verdicts are listed only
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    """The verdict on one launch line of the benchmark repository."""
+
+    config_key: str
+    config_file: str
+    config_line: int | None
+    model: str  # the benchmark's MODEL
+    runner: str  # runner label
+    hardware: str  # taxonomy id, else the runner label
+    image: str
+    point: Point | None  # None when the key's search space could not be read
+    arm: str  # throughput | eval | "" (config-level row)
+    status: Status
+    reason: str = ""  # unmapped: why; unresolved: what (with file:line)
+    profile: str = ""  # Profile.label of the recipe rendering compared against
+    flags: tuple[FlagRow, ...] = ()
+    notes: tuple[str, ...] = ()
+    context: bool = False  # synthetic-acceptance throughput arm: context, never the recipe
+    script: str | None = None
+
+    @property
+    def drift_count(self) -> int:
+        return sum(1 for flag in self.flags if flag.drift)
+
+    @property
+    def status_text(self) -> str:
+        """``aligned``, ``drifted (3)``, ``unmapped (reason)`` or ``unresolved (what)``."""
+        if self.status == "drifted":
+            return f"drifted ({self.drift_count})"
+        if self.status in ("unmapped", "unresolved"):
+            return f"{self.status} ({self.reason})"
+        return self.status
+
+    @property
+    def point_label(self) -> str:
+        return self.point.label() if self.point is not None else ""
+
+    def point_fields(self) -> dict[str, str]:
+        """The point as the report's columns: tp, ep, dp-attn, conc, scenario, isl-osl, spec."""
+        p = self.point
+        if p is None:
+            return {k: "" for k in ("tp", "ep", "dp-attn", "conc", "scenario", "isl-osl", "spec")}
+        return {
+            "tp": str(p.tp),
+            "ep": str(p.ep),
+            "dp-attn": "yes" if p.dp_attn else "no",
+            "conc": str(p.conc),
+            "scenario": "agentic" if p.scenario == "agentic-coding" else "fixed",
+            "isl-osl": f"{p.isl}/{p.osl}" if p.isl is not None else "",
+            "spec": "" if p.spec_decoding == "none" else p.spec_decoding,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "config_key": self.config_key,
+            "config_file": self.config_file,
+            "config_line": self.config_line,
+            "model": self.model,
+            "runner": self.runner,
+            "hardware": self.hardware,
+            "image": self.image,
+            "point": asdict(self.point) if self.point is not None else None,
+            "point_label": self.point_label,
+            "arm": self.arm,
+            "status": self.status,
+            "status_text": self.status_text,
+            "reason": self.reason,
+            "profile": self.profile,
+            "drift_count": self.drift_count,
+            "flags": [asdict(flag) for flag in self.flags],
+            "notes": list(self.notes),
+            "context": self.context,
+            "script": self.script,
+        }
+
+
+@dataclass(frozen=True)
+class OutOfScope:
+    """A config key the audit does not compare, and why (never dropped silently)."""
+
+    config_key: str
+    config_file: str
+    config_line: int | None
+    framework: str
+    kind: str  # framework | multinode
+    reason: str
+    model: str = ""
+    runner: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    bench_label: str
+    recipes_label: str
+    rows: tuple[AuditRow, ...]
+    out_of_scope: tuple[OutOfScope, ...] = ()
+    warnings: tuple[str, ...] = ()  # repository-level problems the rows could not carry
+    internal_errors: int = 0  # rows whose status is an unexpected exception (logged)
+
+    @property
+    def keys_audited(self) -> int:
+        return len({row.config_key for row in self.rows})
+
+    def by_status(self) -> dict[str, int]:
+        counts = Counter(row.status for row in self.rows)
+        return {status: counts.get(status, 0) for status in STATUSES}
+
+    def by_hardware(self) -> dict[str, dict[str, int]]:
+        return _grouped(self.rows, lambda row: row.hardware)
+
+    def by_model(self) -> dict[str, dict[str, int]]:
+        return _grouped(self.rows, lambda row: row.model)
+
+    def out_of_scope_by_framework(self) -> dict[str, int]:
+        """Config keys out of scope per framework (multi-node keys under ``multi-node``)."""
+        counts = Counter(
+            "multi-node " + item.framework if item.kind == "multinode" else item.framework
+            for item in self.out_of_scope
+        )
+        return dict(sorted(counts.items()))
+
+    def out_of_scope_keys(self) -> dict[str, list[str]]:
+        keys: dict[str, list[str]] = {}
+        for item in self.out_of_scope:
+            group = "multi-node " + item.framework if item.kind == "multinode" else item.framework
+            keys.setdefault(group, []).append(item.config_key)
+        return keys
+
+    def out_of_scope_reasons(self) -> dict[str, str]:
+        reasons: dict[str, str] = {}
+        for item in self.out_of_scope:
+            group = "multi-node " + item.framework if item.kind == "multinode" else item.framework
+            reasons.setdefault(group, item.reason)
+        return reasons
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "bench": self.bench_label,
+            "recipes": self.recipes_label,
+            "summary": {
+                "rows": len(self.rows),
+                "config_keys": self.keys_audited,
+                "by_status": self.by_status(),
+                "by_hardware": self.by_hardware(),
+                "by_model": self.by_model(),
+                "out_of_scope": {
+                    group: {"config_keys": count, "reason": self.out_of_scope_reasons()[group]}
+                    for group, count in self.out_of_scope_by_framework().items()
+                },
+                "internal_errors": self.internal_errors,
+            },
+            "warnings": list(self.warnings),
+            "out_of_scope": [item.to_json() for item in self.out_of_scope],
+            "rows": [row.to_json() for row in self.rows],
+        }
+
+
+def _grouped(rows: Iterable[AuditRow], key: Any) -> dict[str, dict[str, int]]:
+    groups: dict[str, Counter[str]] = {}
+    for row in rows:
+        groups.setdefault(key(row), Counter())[row.status] += 1
+    return {
+        name: {status: counts.get(status, 0) for status in STATUSES}
+        for name, counts in sorted(groups.items())
+    }
+
+
+@dataclass(frozen=True)
+class KeyResult:
+    """What auditing one config key produced (a worker's unit of work)."""
+
+    key: str
+    rows: tuple[AuditRow, ...]
+    internal_errors: int = 0
+    stats: Mapping[str, int] = field(default_factory=dict)

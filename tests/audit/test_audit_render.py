@@ -1,0 +1,168 @@
+"""Report formats on synthetic reports: the Markdown length limit, neutralised untrusted text,
+the HTML page's structure, the CLI and the progress bar."""
+
+from __future__ import annotations
+
+import io
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from bot.audit import AuditReport, AuditRow, FlagRow, OutOfScope, render_html, render_markdown
+from bot.audit.progress import ProgressBar
+from bot.benchmarks import Point
+from bot.cli import main
+from bot.fixtures import SeedFixtures
+
+
+def point(conc: int) -> Point:
+    return Point(4, 1, False, conc, "none", "fixed-seq-len", 1024, 1024, None, None)
+
+
+def row(key: str, status: str, conc: int = 4, **extra: object) -> AuditRow:
+    values: dict[str, object] = {
+        "config_key": key,
+        "config_file": "configs/amd-master.yaml",
+        "config_line": 3,
+        "model": "acme/Acme-7B",
+        "runner": "mi355x",
+        "hardware": "mi355x",
+        "image": "vllm/vllm-openai-rocm:v0.33.0",
+        "point": point(conc),
+        "arm": "throughput",
+        "status": status,
+    }
+    values.update(extra)
+    return AuditRow(**values)  # type: ignore[arg-type]
+
+
+DRIFT = FlagRow("flag", "--max-num-seqs", "128", "", "differs", "omitting it is 1024", True)
+
+
+def big_report(rows: int) -> AuditReport:
+    made = [row(f"acme-fp8-mi355x-vllm-{i % 7}", "drifted", i, flags=(DRIFT,)) for i in range(rows)]
+    made += [row("acme-fp8-h200-vllm", "aligned", i, hardware="h200") for i in range(rows)]
+    return AuditReport("bench@abc", "recipes@def", tuple(made))
+
+
+def test_markdown_limit_cuts_at_a_row_and_says_so() -> None:
+    report = big_report(400)
+    full = render_markdown(report)
+    assert len(full) > 65_536
+    cut = render_markdown(report, limit=20_000)
+    assert len(cut) <= 20_000
+    assert "## Summary" in cut and "| drifted | 400 |" in cut  # the summary always survives
+    shown = sum(1 for line in cut.splitlines() if line.startswith("| `acme-"))
+    assert shown > 10
+    assert f"… {800 - shown} more launch lines are not shown (length limit)" in cut
+    lines = cut.rstrip().splitlines()
+    assert lines[-1].startswith("… ") and [x for x in lines[:-1] if x][-1].startswith("| `acme-")
+
+
+def test_markdown_safe_mode_neutralises_untrusted_text() -> None:
+    evil = row(
+        "x-vllm",
+        "unmapped",
+        reason="no recipe for model @octocat/x <!-- recipe-sync:dashboard --> fixes #12",
+        model="@octocat/x",
+    )
+    text = render_markdown(AuditReport("bench", "recipes", (evil,)), safe=True)
+    assert "@octocat" not in text.replace("`@octocat/x`", "")  # mentions outside code defused
+    assert "<!--" not in text
+    assert "fixes #12" not in text
+    plain = render_markdown(AuditReport("bench", "recipes", (evil,)))
+    assert "fixes #12" in plain
+
+
+def test_markdown_escapes_table_breaking_values() -> None:
+    nasty = FlagRow("flag", "--x", "a|b", "c\nd", "differs", "r", True)
+    text = render_markdown(AuditReport("b", "r", (row("k", "drifted", flags=(nasty,)),)))
+    (line,) = [line for line in text.splitlines() if line.startswith("| `k`")]
+    assert "`a\\|b`" in line and "`c d`" in line
+    assert line.count(" | ") == 12  # 13 cells
+
+
+class _Collect(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[dict[str, str | None]] = []
+        self.scripts = 0
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "tr" and "data-status" in found:
+            self.rows.append(found)
+        if tag == "script":
+            self.scripts += 1
+            assert "src" not in found
+        if tag in ("link", "img", "iframe"):
+            self.links.append(tag)
+
+
+def test_html_is_self_contained_and_escapes() -> None:
+    evil = row("<script>alert(1)</script>", "unmapped", reason="<b>x</b>", model="a'b")
+    report = AuditReport(
+        "bench",
+        "recipes",
+        (evil, row("k", "drifted", flags=(DRIFT,))),
+        (OutOfScope("s", "f", 1, "sglang", "framework", "not rendered"),),
+    )
+    page = render_html(report)
+    parsed = _Collect()
+    parsed.feed(page)
+    assert [r["data-status"] for r in parsed.rows] == ["unmapped", "drifted"]
+    assert parsed.scripts == 1 and parsed.links == []
+    offline = page.replace("xmlns='http://www.w3.org/2000/svg'", "")
+    assert "http://" not in offline and "https://" not in offline
+    assert "<script>alert(1)</script>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page
+    assert "id=drift-chart" in page and "data-status='drifted' data-count='1'" in page
+
+
+def test_progress_bar_draws_only_on_a_terminal() -> None:
+    assert ProgressBar.for_terminal(io.StringIO()) is None
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Tty()
+    bar = ProgressBar.for_terminal(stream)
+    assert bar is not None
+    bar.start(4)
+    for _ in range(4):
+        bar(1, "acme-fp8-mi355x-vllm")
+    bar.finish()
+    assert "\raudit [##############################] 4/4 launch lines" in stream.getvalue()
+
+
+def test_cli_writes_each_format(
+    seed: SeedFixtures, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    common = [
+        "audit",
+        "--bench-repo",
+        str(seed.bench_repo),
+        "--bench-ref",
+        seed.bench_pr_head,
+        "--recipes",
+        str(seed.recipes_repo),
+        "--recipes-ref",
+        seed.recipes_base,
+    ]
+    assert main([*common, "--format", "json", "--out", str(tmp_path / "a.json")]) == 0
+    data = json.loads((tmp_path / "a.json").read_text())
+    assert data["summary"]["by_status"]["drifted"] == 7
+    err = capsys.readouterr().err
+    assert "audit: 40 launch lines (29 aligned, 7 drifted, 2 unmapped, 2 unresolved)" in err
+    assert "\r" not in err  # not a terminal: no progress bar
+    assert main([*common, "--format", "html", "--out", str(tmp_path / "a.html")]) == 0
+    assert (tmp_path / "a.html").read_text().startswith("<!DOCTYPE html>")
+    assert main(common) == 0
+    assert capsys.readouterr().out.startswith("# recipe-sync drift audit")
+    assert main([*common, "--jobs", "-1"]) == 2
+    assert "--jobs: must be 0" in capsys.readouterr().err
+    assert main([*common[:-2], "--recipes-ref", "no-such-ref"]) == 2
+    assert "cannot resolve git ref 'no-such-ref'" in capsys.readouterr().err

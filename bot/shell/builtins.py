@@ -16,7 +16,7 @@ from bot.shell import purecmd
 from bot.shell.conditions import posix_test
 from bot.shell.parse import ParsedFile
 from bot.shell.result import SourceSpan, Unresolved
-from bot.shell.text import EMPTY, Text, opaque
+from bot.shell.text import EMPTY, Text, opaque, placeholder
 
 if TYPE_CHECKING:
     from bot.shell.evaluator import Evaluator
@@ -498,6 +498,12 @@ def _filter(name: str) -> Pure:
             else:
                 args = [a for a in args if a not in [f.s for f in files]]
         source = _filter_input(ev, files, span, name)
+        if not source.known:
+            # filtering an unknown text gives an unknown text: never compute on a guess
+            # (`$(nvidia-smi -L | wc -l)` is not 0)
+            ev.write_out(Text.lit(placeholder(name, "derived"), None, source.taints), span)
+            ev.st.status = None
+            return True
         result: tuple[str, int] | None
         if name == "grep":
             result = purecmd.grep(args, source.s)

@@ -1,10 +1,10 @@
 from __future__ import annotations
 
 import pytest
-from conftest import SEED_TEMPLATE_DIR
 
 from bot.errors import InputError
 from bot.evidence.changelog import entries_for_key, key_matches, parse_perf_changelog
+from tests.evidence.conftest import SEED_TEMPLATE_DIR
 
 KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"
 

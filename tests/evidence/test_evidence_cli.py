@@ -6,7 +6,10 @@ import types
 from pathlib import Path
 
 import pytest
-from conftest import (
+
+from bot.cli import main
+from bot.evidence.fixtures import materialise
+from tests.evidence.conftest import (
     EVAL_JOB,
     SEED,
     SEED_TEMPLATE_DIR,
@@ -16,9 +19,6 @@ from conftest import (
     rest_job,
     rest_run,
 )
-
-from bot.cli import main
-from bot.evidence.fixtures import materialise
 
 KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"
 

@@ -3,7 +3,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import (
+from bot.evidence.cli import git_blob_sha_at
+from bot.evidence.collect import collect_evidence
+from bot.evidence.fixtures import materialise
+from bot.evidence.jobname import JobName
+from bot.evidence.launch import ArgvDifference
+from bot.evidence.model import EvidenceReport
+from bot.evidence.source import DirRunSource
+from bot.rules import default_rules
+from tests.evidence.conftest import (
     EVAL_JOB,
     FOO_ARGV,
     SCRIPT,
@@ -15,15 +23,6 @@ from conftest import (
     rest_job,
     rest_run,
 )
-
-from bot.evidence.cli import git_blob_sha_at
-from bot.evidence.collect import collect_evidence
-from bot.evidence.fixtures import materialise
-from bot.evidence.jobname import JobName
-from bot.evidence.launch import ArgvDifference
-from bot.evidence.model import EvidenceReport
-from bot.evidence.source import DirRunSource
-from bot.rules import default_rules
 
 RUN, OLD = 34710937012, 34688120455
 EVAL_NAME = "agentic eval / p40 | dsv41flash fp4 cluster:mi355x-amds vllm TP4 mtp c32 | eval-only"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from conftest import EVAL_JOB, MemoryRunSource, rest_job, rest_run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,6 +11,7 @@ from bot.evidence.launch import find_launch_lines, launch_context, preferred_lau
 from bot.evidence.lmeval import parse_eval_tables, parse_verdicts
 from bot.evidence.logtext import log_lines
 from bot.rules import default_rules
+from tests.evidence.conftest import EVAL_JOB, MemoryRunSource, rest_job, rest_run
 
 # fragments of the formats, so the fuzzer reaches deep into each parser
 _FRAGMENTS = [

@@ -4,7 +4,6 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURE_LOGS, SCRIPT
 
 from bot.evidence import launch as launch_module
 from bot.evidence.launch import (
@@ -19,6 +18,7 @@ from bot.evidence.launch import (
     uses_synthetic_acceptance,
 )
 from bot.evidence.logtext import log_lines, strip_line
+from tests.evidence.conftest import FIXTURE_LOGS, SCRIPT
 
 EVAL_LOG = "97311840107.txt"
 THROUGHPUT_LOG = "97311840106.txt"

@@ -2,9 +2,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import FIXTURE_LOGS
-
 from bot.evidence.lmeval import EvalRow, Verdict, parse_eval_tables, parse_verdicts
+from tests.evidence.conftest import FIXTURE_LOGS
 
 
 def test_seed_eval_table_and_pass_lines(seed_dir: Path) -> None:

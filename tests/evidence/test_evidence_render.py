@@ -5,18 +5,6 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import (
-    EVAL_JOB,
-    SCRIPT,
-    SEED,
-    SEED_TEMPLATE_DIR,
-    MemoryRunSource,
-    build_bench_repo,
-    eval_log,
-    rest_job,
-    rest_run,
-)
-
 from bot.evidence import markdown as md
 from bot.evidence.changelog import ChangelogEntry, entries_for_key, parse_perf_changelog
 from bot.evidence.cli import git_blob_sha_at
@@ -28,6 +16,17 @@ from bot.evidence.render import render_evidence_section
 from bot.evidence.source import DirRunSource
 from bot.rules import default_rules
 from bot.sources import git_blob_sha
+from tests.evidence.conftest import (
+    EVAL_JOB,
+    SCRIPT,
+    SEED,
+    SEED_TEMPLATE_DIR,
+    MemoryRunSource,
+    build_bench_repo,
+    eval_log,
+    rest_job,
+    rest_run,
+)
 
 GOLDEN = Path(__file__).parent / "golden" / "seed-evidence-section.md"
 KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"

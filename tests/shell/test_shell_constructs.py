@@ -7,7 +7,8 @@ is what ``vllm`` receives (argv[0] = the program). Nothing is executed: the eval
 from __future__ import annotations
 
 import pytest
-from conftest import Runner
+
+from tests.shell.conftest import Runner
 
 ENV = {
     "MODEL": "acme/Foo-7B",

@@ -3,9 +3,8 @@ benchmark library's functions are modelled; side effects are assumptions, not ac
 
 from __future__ import annotations
 
-from conftest import SCRIPT, Runner
-
 from bot.shell.result import Unresolved
+from tests.shell.conftest import SCRIPT, Runner
 
 ENV = {
     "MODEL": "acme/Foo-7B",
@@ -288,3 +287,21 @@ vllm serve "$SNAP"
 def test_syntax_errors_in_functions_never_called_are_not_reported(run_script: Runner) -> None:
     result = run_script('unused() {\n    if [ "$X" = 1 ; then echo; fi\n}\nvllm serve m\n', ENV)
     assert result.status == "launched" and result.unresolved == ()
+
+
+def test_filtering_an_unknown_text_stays_unknown(run_script: Runner) -> None:
+    # counting the lines of a host probe's output is not 0: the result is a placeholder
+    result = run_script(
+        "NUM_GPUS=$(nvidia-smi -L | wc -l)\n"
+        'vllm serve "$MODEL" --tensor-parallel-size "$NUM_GPUS"\n',
+        ENV,
+    )
+    assert result.argv == (
+        "vllm",
+        "serve",
+        "acme/Foo-7B",
+        "--tensor-parallel-size",
+        "<wc:opaque:derived>",
+    )
+    assert whats(result.unresolved) == ["output of `nvidia-smi -L`"]
+    assert result.unresolved[0].line == 1

@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bot.jobs.cli",
     "bot.rules.cli",
     "bot.fixtures_cli",
+    "bot.align.cli",
 )
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import git
+import gitdb.exc
 
 from bot.align.builder import run_builder
 from bot.align.matrix import BuilderReport
@@ -74,7 +75,7 @@ def _merge_base(repo_path: Path, ref: str) -> str:
     for branch in DEFAULT_BRANCHES:
         try:
             bases = repo.merge_base(head, repo.commit(branch))
-        except (git.exc.GitError, ValueError):
+        except (git.exc.GitError, gitdb.exc.ODBError, ValueError):
             continue
         if bases and bases[0].hexsha != head.hexsha:
             return str(bases[0].hexsha)

@@ -274,6 +274,7 @@ class _Demand:
     count: int = 0
     env_order: tuple[str, ...] = ()  # env: the benchmark's export order
     sources: tuple[SourceSpan, ...] = ()
+    targets: tuple[str, ...] = ()  # after merging: every profile demanding the same
 
 
 @dataclass
@@ -343,6 +344,7 @@ class _Planner:
         label = target.profile.label
         for note in comparison.notes:
             self.out.notes.append(f"{label}: {note}")
+        self._findings(comparison, label)
         for diff in comparison.report.diffs:
             if diff.key in PARALLELISM_KEYS:
                 continue  # representatives run the recipe's parallelism
@@ -352,6 +354,27 @@ class _Planner:
                 self._env(target, comparison, diff, label)
             else:
                 self._image(comparison, diff, label)
+
+    def _findings(self, comparison: Comparison, label: str) -> None:
+        """Flags the parser rejects drop out of the diff; an unknown value (a placeholder
+        for something only known at run time) must not pass for agreement."""
+        ignored = {r.flag for r in (*self.rules.flags.front_end, *self.rules.flags.benchmark_only)}
+        report = comparison.report
+        for side, findings in (
+            ("benchmark", report.bench_findings),
+            ("recipe", report.recipe_findings),
+        ):
+            for finding in findings:
+                if finding.severity != "error":
+                    continue
+                flag = finding.tokens[0].split("=", 1)[0] if finding.tokens else ""
+                if flag in ignored:
+                    continue
+                if _placeholder(*finding.tokens):
+                    why = "its value is only known at run time, so it is not compared"
+                else:
+                    why = "vLLM would reject it"
+                self.out.skipped.append(f"{label}: the {side}'s {finding.message}: {why}")
 
     def _listed(self, diff: FlagDiff, label: str, node: str | None = None) -> bool:
         """Differences that are reported, never edited; True when ``diff`` is one."""
@@ -697,9 +720,7 @@ def _merge(demands: Sequence[_Demand]) -> list[_Demand]:
     for demand in demands:
         merged.setdefault(demand.node, demand)
         targets.setdefault(demand.node, []).append(demand.target)
-    return [
-        replace(merged[node], target=", ".join(dict.fromkeys(targets[node]))) for node in merged
-    ]
+    return [replace(merged[node], targets=tuple(dict.fromkeys(targets[node]))) for node in merged]
 
 
 def _after_key(
@@ -732,7 +753,7 @@ def _planned(demand: _Demand, edit: Edit, recipes: RecipesRepo, after: str | Non
         scope=scope_of(demand.path, recipes),
         reason=demand.reason,
         placement=demand.placement,
-        targets=tuple(demand.target.split(", ")),
+        targets=demand.targets or (demand.target,),
         sources=demand.sources,
     )
 

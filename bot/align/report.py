@@ -157,6 +157,18 @@ def comment(run: AlignRun) -> str:
         for target in plan.targets:
             if target.comparison.drift:
                 out += ["", f"{plain(target.profile.label)}:", "", *_drift_rows(plan, target)]
+            unresolved = [str(u) for c in target.representatives for u in c.launch.unresolved]
+            if unresolved:
+                out += [
+                    "",
+                    "<details><summary>Unresolved in the launch line (static extraction)</summary>",
+                    "",
+                    *[f"- {md.text(u)}" for u in dict.fromkeys(unresolved)],
+                    "",
+                    "</details>",
+                ]
+        if plan.skipped:
+            out += ["", "Not edited:", "", *[f"- {prose(s)}." for s in plan.skipped[:20]]]
         lines = _verification_line(run, plan)
         if lines:
             out += ["", *lines]

@@ -90,3 +90,22 @@ def recipes_clone(seed: SeedFixtures, tmp_path: Path) -> Path:
     target = tmp_path / "recipes"
     shutil.copytree(seed.recipes_repo, target)
     return target
+
+
+@pytest.fixture()
+def bench_clone(seed: SeedFixtures, tmp_path: Path) -> Path:
+    """A writable clone of the benchmark repo with the PR head checked out as ``pr``."""
+    clone = tmp_path / "bench"
+    subprocess.run(["git", "clone", "-q", str(seed.bench_repo), str(clone)], check=True)
+    git(clone, "fetch", "-q", "origin", f"refs/pull/{seed.bench_pr_number}/head:pr")
+    git(clone, "checkout", "-q", "pr")
+    return clone
+
+
+def commit_edit(clone: Path, path: str, old: str, new: str) -> None:
+    """Replace ``old`` by ``new`` in one file of ``clone`` and commit."""
+    file = clone / path
+    text = file.read_text()
+    assert old in text
+    file.write_text(text.replace(old, new))
+    git(clone, "commit", "-qam", f"edit {path}")

@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import GOLDEN, SEED_RECIPE, AlignCli, git
+from conftest import GOLDEN, SEED_RECIPE, git
 
 from bot.fixtures import SeedFixtures
 from bot.recipes import RecipesRepo, RenderRequest, load_recipes, render

@@ -88,7 +88,8 @@ def _drift_rows(plan: AlignmentPlan, target: Target) -> list[str]:
     for diff in target.comparison.drift:
         edit = _edit_for(plan, diff)
         if edit is not None:
-            what = f"{edit.kind} at {code(edit.node)}"
+            verb = {"flag-new": "added", "env-new": "added", "flag-remove": "removed"}
+            what = f"{verb.get(edit.kind, 'set')} at {code(edit.node)}"
         else:
             why = next((s for s in plan.skipped if diff.flag in s), "reported, not edited")
             what = md.text(why)

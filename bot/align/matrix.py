@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot.align.plan import PlannedEdit, hw_label
+from bot.align.nodes import hw_label
+from bot.align.plan import PlannedEdit
 from bot.align.profile import Profile
 from bot.errors import RecipeSyncError
 from bot.recipes import RecipesRepo, Rendering, RenderRequest, build_api, render

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from bot.align.plan import AlignmentPlan, FlagNote, PlannedEdit, Target, bench_spans, hw_label
+from bot.align.nodes import bench_spans, hw_label
+from bot.align.plan import AlignmentPlan, FlagNote, PlannedEdit, Target
 from bot.align.result import AlignRun, CheckAnnotation, KeyResult, PointResult, RecipeOutcome
 from bot.align.text import code, plain, prose, ref
 from bot.evidence import markdown as md

@@ -15,15 +15,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from bot.align.matrix import RegressionMatrix
-from bot.align.plan import (
-    AlignmentPlan,
-    FlagNote,
-    PlannedEdit,
-    Target,
-    Verification,
-    hw_label,
-    in_recipe,
-)
+from bot.align.nodes import hw_label, in_recipe
+from bot.align.plan import AlignmentPlan, FlagNote, PlannedEdit, Target, Verification
 from bot.align.profile import SYNTHETIC_KEYS
 from bot.align.result import AlignRun, RecipeOutcome
 from bot.errors import RecipeSyncError

@@ -7,19 +7,18 @@ from dataclasses import replace
 import pytest
 
 from bot.align.compare import compare
+from bot.align.edits import verified_edit
+from bot.align.nodes import bench_value_text, scope_of
 from bot.align.plan import (
     AlignmentPlan,
     PlannedEdit,
     Target,
-    _invariants,
-    bench_value_text,
+    invariants,
     plan_recipe,
     repeated_flags,
-    run_image,
-    scope_of,
-    verified_edit,
 )
 from bot.align.profile import Profile, map_profile
+from bot.align.verify import run_image
 from bot.benchmarks import BenchRepo, LaunchLine, extract, load_bench_repo, points
 from bot.fixtures import SeedFixtures
 from bot.recipes import RecipesRepo, load_recipes, render
@@ -185,11 +184,11 @@ def test_invariants_name_a_difference_the_edit_did_not_close(
     claimed = PlannedEdit(
         SetScalar(MOE_NODE, "aiter"), "flag", "--moe-backend", None, "aiter", "", "", "", "", ()
     )
-    failure = _invariants(recipes, rules, [target], [rendering], [claimed])
+    failure = invariants(recipes, rules, [target], [rendering], [claimed])
     assert failure is not None and failure.startswith(
         f"after the edit, {target.profile.label} still differs: the benchmark sets --moe-backend"
     )
-    assert _invariants(recipes, rules, [target], [rendering], []) is None
+    assert invariants(recipes, rules, [target], [rendering], []) is None
 
 
 def test_repeated_flags_counts_every_spelling() -> None:

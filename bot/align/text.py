@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from bot.align.matrix import RegressionMatrix
 from bot.align.nodes import hw_label, in_recipe
@@ -34,6 +34,19 @@ CHANGELOG = "perf-changelog.yaml"
 PLATFORMS = {"amd": "ROCm", "nvidia": "CUDA", "tpu": "TPU", "intel": "XPU"}
 MAX_TABLE_ROWS = 12  # regression groups shown before the rest go into <details>
 MAX_LISTED = 40  # items per <details> list
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much of the long parts a body shows; a body over the limit is rebuilt compact."""
+
+    table_rows: int = MAX_TABLE_ROWS  # regression groups in the table (the rest: <details>)
+    detail_rows: int = 1_000  # regression groups inside <details>
+    listed: int = MAX_LISTED  # items per list of what was left alone
+    excerpts: bool = True  # job-log excerpts in the evidence section
+
+
+COMPACT = Budget(table_rows=6, detail_rows=0, listed=5, excerpts=False)
 ENV_WIDTH = 100  # the env prefix line is wrapped like the seed's
 
 
@@ -314,28 +327,26 @@ def whitespace_check(patch: str) -> str:
     )
 
 
-def _matrix_section(matrix: RegressionMatrix) -> list[str]:
-    rows = ["| Renderings | Result |", "|---|---|"]
-    for group in matrix.groups:
-        rows.append(f"| {plain(group.label)} | {md.text(group.result)} |")
+def _matrix_section(matrix: RegressionMatrix, budget: Budget) -> list[str]:
+    head = ["| Renderings | Result |", "|---|---|"]
+    rows = [f"| {plain(g.label)} | {md.text(g.result)} |" for g in matrix.groups]
     out = [
         "### Regression checks",
         "",
         "Every rendering of this recipe (the JSON API's, and the same profiles with the "
         "generated command's features), before and after the edit:",
         "",
-        *rows[: 2 + MAX_TABLE_ROWS],
+        *head,
+        *rows[: budget.table_rows],
     ]
-    if len(rows) > 2 + MAX_TABLE_ROWS:
-        out += [
-            "",
-            f"<details><summary>{len(rows) - 2 - MAX_TABLE_ROWS} more groups</summary>",
-            "",
-            *rows[:2],
-            *rows[2 + MAX_TABLE_ROWS :],
-            "",
-            "</details>",
-        ]
+    rest = rows[budget.table_rows :]
+    if rest:
+        shown = rest[: budget.detail_rows]
+        out += ["", f"<details><summary>{len(rest)} more groups</summary>", ""]
+        out += [*head, *shown] if shown else []
+        if len(shown) < len(rest):
+            out.append(f"{len(rest) - len(shown)} groups not shown (see plan.json)")
+        out += ["", "</details>"]
     return out
 
 
@@ -410,37 +421,44 @@ def _defaults_section(plan: AlignmentPlan, bench_ref: str) -> list[str]:
     return out
 
 
-def _notes_list(name: str, notes: Sequence[FlagNote], why: str) -> list[str]:
+def _notes_list(name: str, notes: Sequence[FlagNote], why: str, listed: int) -> list[str]:
     if not notes:
         return []
     out = [f"**{name}** ({why})", ""]
-    for note in notes[:MAX_LISTED]:
+    for note in notes[:listed]:
         where = f" at {code(note.node)}" if note.node else ""
         value = note.bench or note.recipe or note.subject
         out.append(f"- {code(value)}{where}: {prose(note.reason)}.")
-    if len(notes) > MAX_LISTED:
-        out.append(f"- … and {len(notes) - MAX_LISTED} more (see plan.json)")
+    if len(notes) > listed:
+        out.append(f"- … and {len(notes) - listed} more (see plan.json)")
     return [*out, ""]
 
 
-def _lists_section(plan: AlignmentPlan) -> list[str]:
+def _texts_list(name: str, items: Sequence[str], listed: int) -> list[str]:
+    if not items:
+        return []
+    out = [f"**{name}**", "", *[f"- {prose(item)}." for item in items[:listed]]]
+    if len(items) > listed:
+        out.append(f"- … and {len(items) - listed} more (see plan.json)")
+    return [*out, ""]
+
+
+def _lists_section(plan: AlignmentPlan, budget: Budget) -> list[str]:
     policy = (
         "reported, not removed"
         if not any(e.kind == "flag-remove" for e in plan.edits)
         else "removed by policy"
     )
+    why = f"rules/policy.yaml recipe_only_flags: {policy}"
+    listed = budget.listed
     body = [
-        *_notes_list(
-            "Recipe-only", plan.recipe_only, f"rules/policy.yaml recipe_only_flags: {policy}"
-        ),
-        *_notes_list("Benchmark-only", plan.benchmark_only, "never copied into a recipe"),
-        *_notes_list("Front-end only", plan.front_end, "not serving configuration"),
-        *_notes_list("Unknown", plan.unknown, "not classified; not copied"),
+        *_notes_list("Recipe-only", plan.recipe_only, why, listed),
+        *_notes_list("Benchmark-only", plan.benchmark_only, "never copied into a recipe", listed),
+        *_notes_list("Front-end only", plan.front_end, "not serving configuration", listed),
+        *_notes_list("Unknown", plan.unknown, "not classified; not copied", listed),
+        *_texts_list("Not edited", plan.skipped, listed),
+        *_texts_list("Notes", plan.notes, listed),
     ]
-    if plan.skipped:
-        body += ["**Not edited**", "", *[f"- {prose(s)}." for s in plan.skipped[:MAX_LISTED]], ""]
-    if plan.notes:
-        body += ["**Notes**", "", *[f"- {prose(s)}." for s in plan.notes[:MAX_LISTED]], ""]
     if not body:
         return []
     counts = [
@@ -463,7 +481,9 @@ def _lists_section(plan: AlignmentPlan) -> list[str]:
     ]
 
 
-def _evidence_section(run: AlignRun, plan: AlignmentPlan, target: Target) -> list[str]:
+def _evidence_section(
+    run: AlignRun, plan: AlignmentPlan, target: Target, budget: Budget
+) -> list[str]:
     label = hw_label(run.recipes, target.profile.hardware)
     verification = next(
         (v for v in plan.verifications if v.hardware == target.profile.hardware), None
@@ -490,6 +510,7 @@ def _evidence_section(run: AlignRun, plan: AlignmentPlan, target: Target) -> lis
         changelog_key=target.key,
         pr_ref=inputs.bench_ref if inputs.pr_number is not None else None,
         heading_level=3,
+        excerpts=budget.excerpts,
     )
     out = section.rstrip("\n").split("\n")
     if verification is not None and verification.state not in ("verified", "already"):
@@ -500,7 +521,7 @@ def _evidence_section(run: AlignRun, plan: AlignmentPlan, target: Target) -> lis
 # ------------------------------------------------------------------------------ the body
 
 
-def body(run: AlignRun, outcome: RecipeOutcome) -> str:
+def body(run: AlignRun, outcome: RecipeOutcome, budget: Budget = Budget()) -> str:
     """The PR body without the metadata line (the service adds its own), neutralised."""
     plan = outcome.plan
     inputs = run.inputs
@@ -560,21 +581,28 @@ def body(run: AlignRun, outcome: RecipeOutcome) -> str:
         ]
     )
     if outcome.matrix is not None:
-        parts.append(_matrix_section(outcome.matrix))
+        parts.append(_matrix_section(outcome.matrix, budget))
     for item in plan.targets:
-        parts.append(_evidence_section(run, plan, item))
-    parts.append(_lists_section(plan))
+        parts.append(_evidence_section(run, plan, item, budget))
+    parts.append(_lists_section(plan, budget))
     return neutralize("\n\n".join("\n".join(p) for p in parts if p).rstrip() + "\n")
 
 
 def cap(text: str, limit: int = MAX_BODY) -> str:
-    """Below ``limit``: long lists and tables collapse first, then a truncation note."""
-    if len(text) <= limit:
-        return text
-    return truncate(text, limit)
+    """At most ``limit`` characters, cut with a visible truncation note."""
+    return text if len(text) <= limit else truncate(text, limit)
 
 
-def with_texts(run: AlignRun, outcome: RecipeOutcome) -> RecipeOutcome:
+def capped_body(run: AlignRun, outcome: RecipeOutcome, limit: int) -> str:
+    """The body under ``limit``: long tables, lists and excerpts collapse first
+    (:data:`COMPACT`), and only then is the text cut with a note."""
+    text = body(run, outcome)
+    if len(text) > limit:
+        text = body(run, outcome, COMPACT)
+    return cap(text, limit)
+
+
+def with_texts(run: AlignRun, outcome: RecipeOutcome, limit: int = MAX_BODY) -> RecipeOutcome:
     """Title, body and metadata line of an outcome with a patch."""
     if outcome.status != "patch":
         return outcome
@@ -589,10 +617,9 @@ def with_texts(run: AlignRun, outcome: RecipeOutcome) -> RecipeOutcome:
             "fingerprint": outcome.fingerprint,
         }
     )
-    room = MAX_BODY - len(meta) - 1
     return replace(
         outcome,
         title=title(outcome.plan, run.recipes, inputs.bench_repo, inputs.pr_number),
-        body=cap(body(run, outcome), room),
+        body=capped_body(run, outcome, limit - len(meta) - 1),
         meta=meta,
     )

@@ -241,3 +241,30 @@ def test_engine_is_deterministic_across_threads(seed: SeedFixtures) -> None:
         thread.join()
     assert len(results) == 3
     assert all(r == results[0] for r in results)
+
+
+def test_two_recipes_get_two_alignment_prs(
+    align_cli: AlignCli, bench_clone: Path, recipes_clone: Path
+) -> None:
+    gptoss = "benchmarks/single_node/fixed_seq_len/gptoss_fp4_h200.sh"
+    commit_edit(
+        bench_clone,
+        gptoss,
+        "  --tool-call-parser openai \\\n",
+        "  --tool-call-parser openai \\\n  --max-num-seqs 256 \\\n",
+    )
+    status, out = align_cli(evidence=False, bench=bench_clone, bench_ref="pr")
+    assert status == 0
+    titles = (out / "pr-title.txt").read_text().splitlines()
+    assert titles == [
+        "[DeepSeek][ROCm] Align DeepSeek-V4.1-Flash MI355X with InferenceX #3058",
+        "[OpenAI][CUDA] Align GPT-OSS H200 with InferenceX #3058",
+    ]
+    prs = sorted(p.name for p in (out / "prs").iterdir())
+    assert prs == ["deepseek-ai-deepseek-v4.1-flash", "openai-gpt-oss-120b"]
+    gpt_patch = (out / "prs" / "openai-gpt-oss-120b" / "recipe.patch").read_text()
+    assert "+    hardware_overrides:\n+      h200:\n+        extra_args:" in gpt_patch
+    assert '+          - "--max-num-seqs"\n+          - "256"' in gpt_patch
+    git(recipes_clone, "apply", "--check", str(out / "recipe.patch"))  # both files at once
+    body = (out / "prs" / "openai-gpt-oss-120b" / "pr-body.md").read_text()
+    assert "`gptoss-fp4-h200-vllm` is affected: script" in body

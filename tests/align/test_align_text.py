@@ -9,8 +9,23 @@ from pathlib import Path
 from conftest import AlignCli, commit_edit
 
 from bot.align.plan import PlannedEdit
-from bot.align.text import cap, plain, summary_bullet, whitespace_check
+from bot.align.result import AlignInputs
+from bot.align.run import align
+from bot.align.text import (
+    COMPACT,
+    body,
+    cap,
+    plain,
+    summary_bullet,
+    whitespace_check,
+    with_texts,
+)
+from bot.evidence.cli import git_blob_sha_at
+from bot.evidence.source import DirRunSource
+from bot.fixtures import BENCH_REPO_NAME, SeedFixtures
 from bot.recipes.edit import SetScalar
+from bot.rules import default_rules
+from bot.sources import GitTreeSource
 
 SCRIPT = "benchmarks/single_node/agentic/dsv41flash_fp4_mi355x_vllm_mtp.sh"
 EVIL = "ERROR <!-- x --> @octocat fixes #1 [a](https://evil.example) <b>"
@@ -93,3 +108,31 @@ def test_cap_truncates_with_a_note() -> None:
 def test_title_has_no_run_specific_data(seed_out: Path) -> None:
     title = (seed_out / "pr-title.txt").read_text()
     assert title == "[DeepSeek][ROCm] Align DeepSeek-V4.1-Flash MI355X with InferenceX #3058\n"
+
+
+def test_a_long_body_collapses_before_it_is_cut(seed: SeedFixtures) -> None:
+    assert seed.evidence_dir is not None
+    inputs = AlignInputs(
+        bench=GitTreeSource(seed.bench_repo, seed.bench_pr_head),
+        bench_base=GitTreeSource(seed.bench_repo, seed.bench_base),
+        recipes=GitTreeSource(seed.recipes_repo, seed.recipes_base),
+        rules=default_rules(),
+        runs=DirRunSource(seed.evidence_dir),
+        bench_repo=BENCH_REPO_NAME,
+        pr_number=seed.bench_pr_number,
+        head_sha=seed.bench_pr_head,
+        head_branch=seed.bench_pr_branch,
+        blob_sha_at=git_blob_sha_at(seed.bench_repo),
+    )
+    run = align(inputs)
+    (outcome,) = run.patches
+    full, compact = body(run, outcome), body(run, outcome, COMPACT)
+    assert len(compact) < len(full)
+    assert "Job log excerpts" in full and "Job log excerpts" not in compact
+    assert "groups not shown (see plan.json)" in compact
+    limit = (len(full) + len(compact)) // 2
+    collapsed = with_texts(run, outcome, limit=limit)
+    assert collapsed.body == compact and len(collapsed.meta) + 1 + len(collapsed.body) <= limit
+    cut = with_texts(run, outcome, limit=len(compact) // 2)
+    assert len(cut.meta) + 1 + len(cut.body) <= len(compact) // 2
+    assert "… truncated:" in cut.body[-120:]

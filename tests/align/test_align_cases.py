@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import SEED_RECIPE, AlignCli, commit_edit, git
+from conftest import SEED_RECIPE, AlignCli, align_args, commit_edit, git
 
 from bot.align.engine import AlignEngine
 from bot.cli import main
@@ -89,8 +89,6 @@ def test_stale_outputs_of_an_earlier_run_are_removed(
     shutil.copytree(seed_out, out)
     git(recipes_clone, "apply", str(seed_out / "recipe.patch"))
     git(recipes_clone, "commit", "-qam", "apply the alignment")
-    from conftest import align_args
-
     assert main(align_args(seed, out, recipes=recipes_clone, recipes_ref="HEAD")) == 0
     assert sorted(p.name for p in out.iterdir()) == ["comment.md", "plan.json"]
 
@@ -176,8 +174,6 @@ def test_a_point_the_script_rejects_is_reported_invalid(
 def test_no_base_and_no_key_is_a_clear_error(
     seed: SeedFixtures, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from conftest import align_args
-
     args = align_args(seed, tmp_path / "out", evidence=False, bench_ref="main")
     assert main(args) == 2
     assert "pass --bench-base REF or --config-key KEY" in capsys.readouterr().err

@@ -9,7 +9,7 @@ matches pins a shared node). Differences that are never edited are collected as 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from bot.align.compare import DRIFT, PARALLELISM_KEYS, Comparison
 from bot.align.nodes import (
@@ -22,7 +22,7 @@ from bot.align.nodes import (
 )
 from bot.align.profile import Profile
 from bot.align.values import EditKind, FlagNote, Target
-from bot.recipes import RecipesRepo
+from bot.recipes import ArgOrigin, RecipesRepo
 from bot.recipes.edit import NodePath, format_path, parse_path
 from bot.recipes.jsvalues import as_dict
 from bot.recipes.layers import gen_block
@@ -167,7 +167,7 @@ class Collector:
             return False
         return True
 
-    def _unit(self, comparison: Comparison, diff: FlagDiff) -> Any:
+    def _unit(self, comparison: Comparison, diff: FlagDiff) -> ArgOrigin | None:
         if not diff.recipe_tokens:
             return None
         first = diff.recipe_tokens[0]
@@ -193,13 +193,13 @@ class Collector:
             return
         # DIFFERS
         if diff.bench_tokens and not diff.recipe_tokens:
-            if diff.verdict is Verdict.DIFFERS and not diff.recipe_tokens:
-                self.out.defaults.append(flag_note(diff, label))
+            # the recipe omits it and vLLM's default is not the benchmark's value
+            self.out.defaults.append(flag_note(diff, label))
             self._new_flag(target, diff, label, spans)
             return
         self._change_flag(target, unit, diff, label, spans)
 
-    def _value_path(self, unit: Any) -> NodePath | None:
+    def _value_path(self, unit: ArgOrigin | None) -> NodePath | None:
         """The YAML path of a recipe unit's value token (``P[i+1]`` after the flag ``P[i]``)."""
         if unit is None or not in_recipe(unit.path) or unit.value is None:
             return None
@@ -209,7 +209,7 @@ class Collector:
         value_path = (*path[:-1], path[-1] + 1)
         return value_path if lookup(self.recipe.data, value_path) == unit.value else None
 
-    def _keep_flag(self, unit: Any, diff: FlagDiff, label: str) -> None:
+    def _keep_flag(self, unit: ArgOrigin | None, diff: FlagDiff, label: str) -> None:
         path = self._value_path(unit)
         if path is None and unit is not None and in_recipe(unit.path):
             path = parse_path(unit.path)
@@ -235,7 +235,7 @@ class Collector:
     def _change_flag(
         self,
         target: Target,
-        unit: Any,
+        unit: ArgOrigin | None,
         diff: FlagDiff,
         label: str,
         spans: tuple[SourceSpan, ...],
@@ -330,7 +330,7 @@ class Collector:
             )
         )
 
-    def _remove(self, unit: Any, diff: FlagDiff, label: str) -> None:
+    def _remove(self, unit: ArgOrigin | None, diff: FlagDiff, label: str) -> None:
         if unit is None or not in_recipe(unit.path):
             self.out.skipped.append(
                 f"{label}: recipe-only {diff.flag} is defined outside the recipe; not removed"

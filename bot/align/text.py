@@ -490,12 +490,16 @@ def _evidence_section(
     )
     meta_key = code("meta.hardware." + target.profile.hardware)
     if target.report is None:
-        reason = verification.reason if verification else "no workflow-run evidence was given"
+        already = verification is not None and verification.state == "already"
+        consequence = (
+            f"{meta_key} is already verified in the recipe"
+            if already
+            else f"so {meta_key} is not marked verified"
+        )
         return [
             f"### {plain(label)} runtime evidence",
             "",
-            f"No workflow-run evidence was given ({md.text(reason)}), so {meta_key} is not "
-            "marked verified.",
+            f"No workflow-run evidence was given (no runs or job logs to read), {consequence}.",
         ]
     inputs = run.inputs
     changelog: tuple[ChangelogEntry, ...] = ()

@@ -35,7 +35,7 @@ def test_without_evidence_nothing_is_marked_verified(align_cli: AlignCli) -> Non
     assert "verified" not in patch and '+      - "aiter"' in patch
     body = (out / "pr-body.md").read_text()
     assert (
-        "No workflow-run evidence was given (no workflow-run evidence was given), so "
+        "No workflow-run evidence was given (no runs or job logs to read), so "
         "`meta.hardware.mi355x` is not marked verified." in body
     )
     assert "- Not marked verified on MI355X: no workflow-run evidence was given." in body

@@ -8,8 +8,10 @@ matches pins a shared node). Differences that are never edited are collected as 
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from bot.align.compare import DRIFT, PARALLELISM_KEYS, Comparison
 from bot.align.nodes import (
@@ -30,6 +32,15 @@ from bot.recipes.repo import HardwareProfile, Recipe
 from bot.rules import Rules
 from bot.shell.result import SourceSpan
 from bot.vllm import FlagDiff, Verdict
+
+
+def dotted_value(value: Any) -> str:
+    """One key of a JSON-valued flag as a dotted unit's value token."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str | int | float):
+        return str(value)
+    return json.dumps(value, separators=(",", ":"))
 
 
 @dataclass(frozen=True)
@@ -197,7 +208,7 @@ class Collector:
             self.out.defaults.append(flag_note(diff, label))
             self._new_flag(target, diff, label, spans)
             return
-        self._change_flag(target, unit, diff, label, spans)
+        self._change_flag(target, unit, diff, label, spans, comparison.command.args)
 
     def _value_path(self, unit: ArgOrigin | None) -> NodePath | None:
         """The YAML path of a recipe unit's value token (``P[i+1]`` after the flag ``P[i]``)."""
@@ -232,6 +243,50 @@ class Collector:
             )
         )
 
+    def _change_dotted(
+        self,
+        units: tuple[ArgOrigin, ...],
+        diff: FlagDiff,
+        label: str,
+        spans: tuple[SourceSpan, ...],
+    ) -> bool:
+        """A JSON-valued flag the recipe spells as dotted units (``--speculative-config.method
+        mtp``): change the value of each unit whose key differs. False when a differing key
+        has no unit of its own (a new or removed key: no single node to change)."""
+        bench, recipe = diff.bench_value, diff.recipe_value
+        if not isinstance(bench, Mapping) or not isinstance(recipe, Mapping):
+            return False
+        changes: list[tuple[NodePath, str, str | None]] = []
+        for key in dict.fromkeys([*recipe, *bench]):
+            if bench.get(key) == recipe.get(key):
+                continue
+            if key not in bench or key in diff.benchmark_only_keys:
+                return False
+            spellings = {f"{diff.flag}.{key}", f"{diff.flag}.{key.replace('_', '-')}"}
+            unit = next((u for u in units if u.flag in spellings), None)
+            path = self._value_path(unit)
+            if path is None:
+                return False
+            changes.append((path, dotted_value(bench[key]), unit.value if unit else None))
+        for path, value, before in changes:
+            self.out.demands.append(
+                Demand(
+                    node=format_path(path),
+                    value=value,
+                    keep=False,
+                    kind="flag",
+                    subject=diff.flag,
+                    before=before,
+                    op="set",
+                    path=path,
+                    reason=diff.reason,
+                    placement="where the recipe defines that key (the dotted unit's provenance)",
+                    target=label,
+                    sources=spans,
+                )
+            )
+        return bool(changes)
+
     def _change_flag(
         self,
         target: Target,
@@ -239,6 +294,7 @@ class Collector:
         diff: FlagDiff,
         label: str,
         spans: tuple[SourceSpan, ...],
+        units: tuple[ArgOrigin, ...] = (),
     ) -> None:
         wanted = bench_value_text(diff)
         if has_placeholder(wanted, *diff.bench_tokens):
@@ -261,6 +317,8 @@ class Collector:
             value = (
                 f"{flag_part}={wanted}" if "=" in diff.recipe_tokens[0] else diff.bench_tokens[0]
             )
+        elif self._change_dotted(units, diff, label, spans):
+            return
         else:
             self.out.skipped.append(
                 f"{label}: {diff.flag} is spelled {' '.join(diff.recipe_tokens)!r} in the "

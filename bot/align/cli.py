@@ -46,7 +46,8 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "align",
         help="plan the recipe edit a benchmark PR calls for and write the alignment PR text",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        description="Plan the recipe edit a benchmark PR calls for and write the alignment "
+        "PR, the verification comment and plan.json (offline: no GitHub).",
     )
     parser.add_argument("--bench-repo", type=Path, required=True, help="benchmark git repo")
     parser.add_argument("--bench-ref", required=True, help="the PR head (branch, ref or SHA)")

@@ -183,11 +183,7 @@ def comment(run: AlignRun) -> str:
 def _errors(run: AlignRun) -> list[str]:
     found: list[str] = []
     for key in run.keys:
-        if (
-            key.problem is not None
-            and key.key.out_of_scope is None
-            and "multi-node" not in key.problem
-        ):
+        if key.error and key.problem is not None:
             found.append(f"{key.key.key}: {key.problem}")
         found += [
             f"{key.key.key} {r.point.label()} {r.arm}: {r.reason}"

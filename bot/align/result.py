@@ -82,6 +82,7 @@ class KeyResult:
     key: AffectedKey
     points: tuple[PointResult, ...]
     problem: str | None = None  # key-level: out of scope, multi-node, invalid entry
+    error: bool = False  # the problem is bad input (an invalid entry), not a scope limit
 
 
 @dataclass(frozen=True)

@@ -66,7 +66,7 @@ def key_result(head: BenchRepo, recipes: RecipesRepo, rules: Rules, key: Affecte
             return KeyResult(key, (), reason)
         pairs = points(head, key.key)
     except RecipeSyncError as err:
-        return KeyResult(key, (), str(err))
+        return KeyResult(key, (), str(err), error=True)
     vram = taxonomy_vram(recipes)
     results: list[PointResult] = []
     for point, arm in pairs:

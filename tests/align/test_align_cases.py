@@ -264,3 +264,21 @@ def test_two_recipes_get_two_alignment_prs(
     git(recipes_clone, "apply", "--check", str(out / "recipe.patch"))  # both files at once
     body = (out / "prs" / "openai-gpt-oss-120b" / "pr-body.md").read_text()
     assert "`gptoss-fp4-h200-vllm` is affected: script" in body
+
+
+def test_an_invalid_config_entry_fails_the_check_with_its_location(
+    align_cli: AlignCli, bench_clone: Path
+) -> None:
+    commit_edit(
+        bench_clone,
+        "configs/amd-master.yaml",
+        "{ tp: 4, spec-decoding",
+        "{ tp: four, spec-decoding",
+    )
+    status, out = align_cli(evidence=False, bench=bench_clone, bench_ref="pr")
+    assert status == 0 and not (out / "recipe.patch").exists()
+    data = _plan(out)
+    (key,) = data["keys"]  # type: ignore[misc]
+    assert key["problem"].startswith("configs/amd-master.yaml:")  # type: ignore[index]
+    assert "tp" in key["problem"]  # type: ignore[index]
+    assert data["check"]["conclusion"] == "failure"  # type: ignore[index]

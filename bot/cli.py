@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bot.jobs.cli",
     "bot.rules.cli",
     "bot.fixtures_cli",
+    "bot.align.cli",
 )
 
 

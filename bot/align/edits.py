@@ -1,0 +1,191 @@
+"""Demands → editor edits: conflicts, merging, order, and where new keys go."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from bot.align.demands import Demand
+from bot.align.nodes import MISSING, lookup, scope_of
+from bot.align.values import PlannedEdit
+from bot.recipes import RecipesRepo
+from bot.recipes.edit import (
+    AppendItems,
+    Edit,
+    EnsurePath,
+    InsertKey,
+    NodePath,
+    RemoveItems,
+    SetScalar,
+    format_path,
+)
+from bot.recipes.repo import Recipe
+
+
+def resolve_conflicts(demands: Sequence[Demand]) -> tuple[list[Demand], list[str]]:
+    by_node: dict[str, list[Demand]] = {}
+    for demand in demands:
+        by_node.setdefault(demand.node, []).append(demand)
+    kept: list[Demand] = []
+    conflicts: list[str] = []
+    for node, group in by_node.items():
+        values = list(dict.fromkeys(d.value for d in group))
+        wants_change = any(not d.keep for d in group)
+        if len(values) > 1 and wants_change:
+            who = "; ".join(
+                f"{d.target} {'keeps' if d.keep else 'wants'} {d.value!r}"
+                for d in {(d.target, d.value, d.keep): d for d in group}.values()
+            )
+            conflicts.append(
+                f"conflict at {node.split('::')[0]} ({group[0].subject}): {who}; not edited"
+            )
+            continue
+        kept.extend(d for d in group if not d.keep)
+    return kept, conflicts
+
+
+def merge(demands: Sequence[Demand]) -> list[Demand]:
+    """One demand per node (several points may demand the same change)."""
+    merged: dict[str, Demand] = {}
+    targets: dict[str, list[str]] = {}
+    for demand in demands:
+        merged.setdefault(demand.node, demand)
+        targets.setdefault(demand.node, []).append(demand.target)
+    return [replace(merged[node], targets=tuple(dict.fromkeys(targets[node]))) for node in merged]
+
+
+def _after_key(
+    existing: Sequence[str], order: Sequence[str], name: str
+) -> tuple[str | None, str | None]:
+    """(after, before) for a new env var: the nearest preceding var of the benchmark's
+    export order already in the map, else the nearest following one."""
+    if name in order:
+        position = order.index(name)
+        for previous in reversed(order[:position]):
+            if previous in existing:
+                return previous, None
+        for following in order[position + 1 :]:
+            if following in existing:
+                return None, following
+    return None, None
+
+
+def _planned(demand: Demand, edit: Edit, recipes: RecipesRepo, after: str | None) -> PlannedEdit:
+    node = demand.node.split("::")[0]
+    if demand.op in ("append", "env"):
+        node = format_path((*demand.path, demand.subject)) if demand.op == "env" else node
+    return PlannedEdit(
+        edit=edit,
+        kind=demand.kind,
+        subject=demand.subject,
+        before=demand.before,
+        after=after,
+        node=node,
+        scope=scope_of(demand.path, recipes),
+        reason=demand.reason,
+        placement=demand.placement,
+        targets=demand.targets or (demand.target,),
+        sources=demand.sources,
+    )
+
+
+def build_edits(
+    demands: Sequence[Demand], recipe: Recipe, recipes: RecipesRepo
+) -> tuple[list[PlannedEdit], list[str]]:
+    """Edits for the demands, in an order the editor can apply (indices stay valid)."""
+    data = recipe.data
+    planned: list[PlannedEdit] = []
+    problems: list[str] = []
+    for demand in demands:
+        if demand.op == "set":
+            planned.append(
+                _planned(demand, SetScalar(demand.path, demand.value), recipes, demand.value)
+            )
+    appends: dict[NodePath, list[Demand]] = {}
+    envs: dict[NodePath, list[Demand]] = {}
+    for demand in demands:
+        if demand.op == "append":
+            appends.setdefault(demand.path, []).append(demand)
+        elif demand.op == "env":
+            envs.setdefault(demand.path, []).append(demand)
+    for path, group in envs.items():
+        current = lookup(data, path)
+        if current is not MISSING and not isinstance(current, Mapping):
+            problems.append(f"{format_path(path)} is not a mapping; env not added")
+            continue
+        existing = list(current) if isinstance(current, Mapping) else []
+        if current is MISSING:
+            mapping = {d.subject: d.value or "" for d in group}
+            edit: Edit = EnsurePath(path, mapping)
+            for demand in group:
+                planned.append(_planned(demand, edit, recipes, demand.value))
+            continue
+        for demand in group:
+            after, before = _after_key(existing, demand.env_order, demand.subject)
+            edit = InsertKey(path, demand.subject, demand.value or "", after=after, before=before)
+            placement = demand.placement + (
+                f"; after {after}, as in the benchmark's export order"
+                if after
+                else f"; before {before}, as in the benchmark's export order"
+                if before
+                else ""
+            )
+            planned.append(
+                _planned(replace(demand, placement=placement), edit, recipes, demand.value)
+            )
+            position = (
+                existing.index(after) + 1
+                if after
+                else (existing.index(before) if before else len(existing))
+            )
+            existing.insert(position, demand.subject)
+    for path, group in appends.items():
+        current = lookup(data, path)
+        items = [token for demand in group for token in demand.items]
+        if current is MISSING:
+            edit = EnsurePath(path, items)
+        elif isinstance(current, list):
+            edit = AppendItems(path, items)
+        else:
+            problems.append(f"{format_path(path)} is not a list; flags not added")
+            continue
+        for demand in group:
+            planned.append(_planned(demand, edit, recipes, " ".join(demand.items)))
+    removals = sorted((d for d in demands if d.op == "remove"), key=lambda d: (d.path, -d.index))
+    for demand in removals:
+        edit = RemoveItems(demand.path, demand.index, demand.count)
+        planned.append(_planned(demand, edit, recipes, None))
+    return planned, problems
+
+
+def unique_edits(planned: Sequence[PlannedEdit]) -> list[Edit]:
+    """Each editor edit once (several planned entries share one AppendItems/EnsurePath)."""
+    seen: list[Edit] = []
+    for item in planned:
+        if not any(item.edit is other for other in seen):
+            seen.append(item.edit)
+    return seen
+
+
+def verified_edit(recipe: Recipe, recipes: RecipesRepo, hw: str) -> Edit | None:
+    meta_hw = lookup(recipe.data, ("meta", "hardware"))
+    if isinstance(meta_hw, Mapping):
+        if meta_hw.get(hw) == "verified":
+            return None
+        if hw in meta_hw:
+            return SetScalar(("meta", "hardware", hw), "verified")
+        order = list(recipes.hardware)
+        present = [h for h in order if h in meta_hw]
+        position = order.index(hw) if hw in order else len(order)
+        after = next((h for h in reversed(order[:position]) if h in meta_hw), None)
+        before = next((h for h in order[position + 1 :] if h in meta_hw), None)
+        if after is None and before is None and present:
+            after = present[-1]
+        return InsertKey(
+            ("meta", "hardware"),
+            hw,
+            "verified",
+            after=after,
+            before=before if after is None else None,
+        )
+    return EnsurePath(("meta", "hardware", hw), "verified")

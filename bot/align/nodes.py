@@ -1,0 +1,127 @@
+"""Recipe nodes and FlagDiffs as the planner reads them: provenance paths, values, scopes."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from bot.benchmarks import LaunchLine
+from bot.recipes import RecipesRepo
+from bot.recipes.edit import NodePath
+from bot.shell.result import SourceSpan
+from bot.shell.text import PLACEHOLDER_RE
+from bot.vllm import FlagDiff
+
+_EXTERNAL = re.compile(r"^(generated|request|default-image):|^[\w./-]+\.ya?ml:")
+MISSING = object()  # what ``lookup`` returns for a path the data does not have
+
+
+def in_recipe(path: str | None) -> bool:
+    """Provenance inside the recipe file (not a strategy file, generated, or a default)."""
+    return bool(path) and not _EXTERNAL.match(path or "")
+
+
+def lookup(data: Any, path: NodePath) -> Any:
+    for part in path:
+        if isinstance(part, int):
+            if not isinstance(data, list) or not -len(data) <= part < len(data):
+                return MISSING
+            data = data[part]
+        else:
+            if not isinstance(data, Mapping) or part not in data:
+                return MISSING
+            data = data[part]
+    return data
+
+
+def exists(data: Any, path: NodePath) -> bool:
+    return lookup(data, path) is not MISSING
+
+
+def hw_label(recipes: RecipesRepo, hw_id: str) -> str:
+    hw = recipes.hardware.get(hw_id)
+    name = hw.data.get("display_name") if hw is not None else None
+    return str(name) if isinstance(name, str) and name else hw_id.upper()
+
+
+def _key_label(recipes: RecipesRepo, key: str) -> str:
+    """A hardware_overrides key in words: a hardware id, a generation or a brand."""
+    if key in recipes.hardware:
+        return hw_label(recipes, key)
+    return {"amd": "AMD", "nvidia": "NVIDIA", "intel": "Intel", "default": "default"}.get(
+        key, key.capitalize()
+    )
+
+
+def scope_of(path: NodePath, recipes: RecipesRepo) -> str:
+    """Which renderings draw from ``path``, in words (the regression matrix lists them)."""
+    parts = [str(p) for p in path]
+    if not parts:
+        return "the whole recipe"
+    head = parts[0]
+    if head == "meta":
+        return "recipe metadata (no rendering changes)"
+    if head == "model" and len(parts) >= 3 and parts[1] == "docker_image":
+        return f"every {_key_label(recipes, parts[2])} rendering"
+    if head == "model":
+        return "every rendering of the recipe"
+    if head == "hardware_overrides" and len(parts) > 1:
+        return f"every {_key_label(recipes, parts[1])} rendering"
+    if head == "strategy_overrides" and len(parts) > 1:
+        if len(parts) > 3 and parts[2] == "hardware_overrides":
+            return f"{_key_label(recipes, parts[3])} + {parts[1]} only"
+        return f"every {parts[1]} rendering"
+    if head == "variants" and len(parts) > 1:
+        return f"variant {parts[1]}" + (
+            f" on {_key_label(recipes, parts[3])}"
+            if len(parts) > 3 and parts[2] == "hardware_overrides"
+            else ""
+        )
+    if head == "features" and len(parts) > 1:
+        where = ""
+        if "hardware_overrides" in parts:
+            where = f" on {_key_label(recipes, parts[parts.index('hardware_overrides') + 1])}"
+        return f"renderings with {parts[1]}{where}"
+    return "renderings drawing from it"
+
+
+def text_value(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def bench_value_text(diff: FlagDiff) -> str | None:
+    """The value as the benchmark spells it (``--x v`` or ``--x=v``); None for a bare flag."""
+    tokens = diff.bench_tokens
+    if diff.benchmark_only_keys and isinstance(diff.bench_value, Mapping):
+        kept = {k: v for k, v in diff.bench_value.items() if k not in diff.benchmark_only_keys}
+        return json.dumps(kept, separators=(",", ":"))
+    if len(tokens) == 2:
+        return tokens[1]
+    if len(tokens) == 1 and tokens[0].startswith("-") and "=" in tokens[0]:
+        return tokens[0].split("=", 1)[1]
+    return None
+
+
+def has_placeholder(*values: str | None) -> bool:
+    return any(v is not None and PLACEHOLDER_RE.search(v) for v in values)
+
+
+def bench_spans(launch: LaunchLine, diff: FlagDiff) -> tuple[SourceSpan, ...]:
+    """Script lines of the benchmark tokens of ``diff`` (where the flag and value are set)."""
+    argv = launch.argv
+    sources = launch.argv_sources
+    tokens = diff.bench_tokens
+    if not tokens or diff.kind != "flag" or len(sources) != len(argv):
+        return ()
+    for start in range(len(argv) - len(tokens) + 1):
+        if tuple(argv[start : start + len(tokens)]) == tuple(tokens):
+            return tuple(dict.fromkeys(sources[start : start + len(tokens)]))
+    return ()

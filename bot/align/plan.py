@@ -1,0 +1,202 @@
+"""The alignment planner: comparisons of benchmark points → the smallest recipe edit.
+
+docs/alignment.md §5. Pure: the recipes repository (before), its source (for the file's
+bytes), the rules and the :class:`Target` profiles of one recipe file go in; an
+:class:`AlignmentPlan` comes out with the edits (each with the FlagDiff reason a reviewer can
+check and the node it lands on), what was left alone and why, and the edited text. After the
+edits the target profiles are re-rendered and re-compared: exactly one of each flag, and no
+drift left that the plan meant to close — otherwise the plan fails with the reason.
+
+Every difference becomes a *demand* on one YAML node (change it, add to it, keep it as it
+is). Two representative points demanding different values of one node is a conflict: that
+node is not edited and the conflict is reported.
+
+The steps live next to each other: ``demands.py`` (differences → demands, with placement),
+``edits.py`` (conflicts, merging, editor edits in a valid order), ``verify.py`` (the cited
+eval job against the edited rendering), ``nodes.py`` (provenance paths and values),
+``values.py`` (the dataclasses, re-exported here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from bot.align.compare import compare
+from bot.align.demands import Collector
+from bot.align.edits import build_edits, merge, resolve_conflicts, unique_edits, verified_edit
+from bot.align.nodes import scope_of, text_value
+from bot.align.overlay import OverlaySource
+from bot.align.values import (
+    AlignmentPlan,
+    EditKind,
+    FlagNote,
+    PlannedEdit,
+    Target,
+    Verification,
+    VerificationState,
+)
+from bot.align.verify import verification_for
+from bot.errors import RecipeSyncError
+from bot.recipes import RecipesRepo, Rendering, load_recipes, render
+from bot.recipes.edit import EditError, apply_edits
+from bot.recipes.jsvalues import as_dict
+from bot.recipes.repo import Recipe
+from bot.rules import Rules
+from bot.sources import FileSource
+
+__all__ = [
+    "AlignmentPlan",
+    "EditKind",
+    "FlagNote",
+    "PlannedEdit",
+    "Target",
+    "Verification",
+    "VerificationState",
+    "invariants",
+    "plan_recipe",
+    "repeated_flags",
+]
+
+
+def repeated_flags(argv: Sequence[str]) -> list[str]:
+    """Flags the command spells more than once (``--x`` and ``--x=…`` count together)."""
+    counts: dict[str, int] = {}
+    for token in argv[3:] if tuple(argv[:2]) == ("vllm", "serve") else argv:
+        if token.startswith("--"):
+            name = token.split("=", 1)[0].replace("_", "-")
+            counts[name] = counts.get(name, 0) + 1
+    return [name for name, count in counts.items() if count > 1]
+
+
+def plan_recipe(
+    recipes: RecipesRepo, source: FileSource, rules: Rules, targets: Sequence[Target]
+) -> AlignmentPlan:
+    """The plan for one recipe file (all ``targets`` share ``recipe_path``)."""
+    assert targets, "a plan needs at least one target"
+    path = targets[0].profile.recipe_path
+    recipe = recipes.by_path[path]
+    planner = Collector(recipes, recipe, rules)
+    for target in targets:
+        for comparison in target.representatives:
+            planner.collect(target, comparison)
+    out = planner.out
+    demands, conflicts = resolve_conflicts(out.demands)
+    planned, problems = build_edits(merge(demands), recipe, recipes)
+    skipped = [*out.skipped, *conflicts, *problems]
+    base = AlignmentPlan(
+        recipe_path=path,
+        targets=tuple(targets),
+        edits=(),
+        defaults=tuple(_dedupe_notes(out.defaults)),
+        recipe_only=tuple(_dedupe_notes(out.recipe_only)),
+        benchmark_only=tuple(_dedupe_notes(out.benchmark_only)),
+        front_end=tuple(_dedupe_notes(out.front_end)),
+        unknown=tuple(_dedupe_notes(out.unknown)),
+        skipped=tuple(dict.fromkeys(skipped)),
+        notes=tuple(dict.fromkeys(out.notes)),
+        verifications=(),
+    )
+    text = source.read_bytes(path)
+    try:
+        result = apply_edits(text, unique_edits(planned), file=path)
+    except EditError as err:
+        return replace(base, edits=tuple(planned), failure=f"the edit cannot be applied: {err}")
+    try:
+        after = _edited_repo(source, path, result.text)
+        renderings = [render(after, t.profile.request()) for t in targets]
+    except RecipeSyncError as err:
+        reason = f"the edited recipe does not render: {err}"
+        return replace(base, edits=tuple(planned), failure=reason, result=result)
+    failure = invariants(after, rules, targets, renderings, planned)
+    if failure is not None:
+        return replace(base, edits=tuple(planned), failure=failure, result=result, after=after)
+    verifications = _verifications(targets, renderings, recipes, rules, recipe)
+    for verification in verifications:
+        if verification.state != "verified":
+            continue
+        edit = verified_edit(recipe, recipes, verification.hardware)
+        if edit is None:
+            continue
+        planned.append(
+            PlannedEdit(
+                edit=edit,
+                kind="verified",
+                subject=verification.hardware,
+                before=text_value(
+                    as_dict(as_dict(recipe.data.get("meta")).get("hardware")).get(
+                        verification.hardware
+                    )
+                ),
+                after="verified",
+                node=f"meta.hardware.{verification.hardware}",
+                scope=scope_of(("meta",), recipes),
+                reason=verification.reason,
+                placement="rules/policy.yaml mark_verified",
+                targets=tuple(
+                    t.profile.label for t in targets if t.profile.hardware == verification.hardware
+                ),
+            )
+        )
+    if any(p.kind == "verified" for p in planned):
+        result = apply_edits(text, unique_edits(planned), file=path)
+        after = _edited_repo(source, path, result.text)
+    return replace(
+        base,
+        edits=tuple(planned),
+        verifications=tuple(verifications),
+        result=result,
+        after=after,
+    )
+
+
+def _dedupe_notes(notes: Sequence[FlagNote]) -> list[FlagNote]:
+    seen: dict[tuple[str, str, str | None, str | None], FlagNote] = {}
+    for note in notes:
+        seen.setdefault((note.kind, note.subject, note.bench, note.recipe), note)
+    return list(seen.values())
+
+
+def _edited_repo(source: FileSource, path: str, text: str) -> RecipesRepo:
+    return load_recipes(OverlaySource(source, {path: text.encode("utf-8")}))
+
+
+def invariants(
+    after: RecipesRepo,
+    rules: Rules,
+    targets: Sequence[Target],
+    renderings: Sequence[Rendering],
+    planned: Sequence[PlannedEdit],
+) -> str | None:
+    """None when every target renders each flag once and no planned drift is left."""
+    meant = {p.subject for p in planned}
+    for target, rendering in zip(targets, renderings, strict=True):
+        label = target.profile.label
+        for command in rendering.commands:
+            repeated = repeated_flags(command.argv)
+            if repeated:
+                return f"after the edit, {label} renders {', '.join(repeated)} more than once"
+        for representative in target.representatives:
+            again = compare(after, rules, representative.launch, target.profile)
+            left = [d for d in again.drift if d.flag in meant]
+            if left:
+                reasons = "; ".join(d.reason for d in left)
+                return f"after the edit, {label} still differs: {reasons}"
+    return None
+
+
+def _verifications(
+    targets: Sequence[Target],
+    renderings: Sequence[Rendering],
+    recipes: RecipesRepo,
+    rules: Rules,
+    recipe: Recipe,
+) -> list[Verification]:
+    """One per hardware: the first target of that hardware with evidence decides."""
+    chosen: dict[str, Verification] = {}
+    for target, rendering in zip(targets, renderings, strict=True):
+        found = verification_for(target, rendering, recipes, rules, recipe)
+        hw = target.profile.hardware
+        if hw not in chosen or (chosen[hw].evidence is None and found.evidence is not None):
+            chosen[hw] = found
+    return list(chosen.values())

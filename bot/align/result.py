@@ -1,0 +1,132 @@
+"""The values one alignment run produces (what the CLI writes and the engine returns)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from bot.align.change import AffectedKey, BenchmarkChange
+from bot.align.compare import Comparison
+from bot.align.matrix import BuilderReport, RegressionMatrix
+from bot.align.plan import AlignmentPlan
+from bot.align.profile import Profile
+from bot.benchmarks import BenchRepo, LaunchLine, Point
+from bot.evidence.collect import BlobShaAt
+from bot.evidence.model import EvidenceReport
+from bot.evidence.source import RunSource
+from bot.recipes import RecipesRepo
+from bot.rules import Rules
+from bot.sources import FileSource
+from bot.vllm import FlagDiff
+
+PointStatus = Literal[
+    "represents",  # compared and planned against
+    "context",  # compared; another arm represents the profile, or synthetic acceptance
+    "other-point",  # another parallelism of the sweep
+    "unmapped",
+    "invalid",  # the script exits for this point
+    "no-launch",
+    "error",
+]
+OutcomeStatus = Literal["patch", "aligned", "blocked", "failed"]
+Builder = Callable[[Mapping[str, bytes], RecipesRepo], BuilderReport]
+
+
+@dataclass(frozen=True)
+class AlignInputs:
+    bench: FileSource  # the benchmark PR head
+    bench_base: FileSource | None  # the PR base (None: only the requested keys)
+    recipes: FileSource  # the recipes default-branch head
+    rules: Rules
+    config_keys: tuple[str, ...] = ()
+    runs: RunSource | None = None  # workflow-run evidence for the PR head
+    bench_repo: str = ""  # OWNER/NAME, for the text
+    pr_number: int | None = None
+    head_sha: str = ""
+    base_sha: str = ""
+    head_branch: str | None = None
+    head_repo: str | None = None  # a fork's OWNER/NAME
+    recipes_repo: str = ""
+    recipes_sha: str = ""
+    blob_sha_at: BlobShaAt | None = None  # (commit, path) → blob sha, for stale evidence
+    earlier_heads: tuple[str, ...] = ()
+    builder: Builder | None = None  # runs the recipes builder; None: not run
+
+    @property
+    def bench_ref(self) -> str:
+        """``owner/name#N`` (or the head's label when there is no PR)."""
+        if self.pr_number is not None:
+            return f"{self.bench_repo or 'benchmark'}#{self.pr_number}"
+        return self.bench.label
+
+
+@dataclass(frozen=True)
+class PointResult:
+    key: str
+    point: Point
+    arm: str
+    status: PointStatus
+    reason: str
+    profile: Profile | None = None
+    comparison: Comparison | None = field(default=None, compare=False, repr=False)
+    launch: LaunchLine | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def drift(self) -> tuple[FlagDiff, ...]:
+        return self.comparison.drift if self.comparison is not None else ()
+
+
+@dataclass(frozen=True)
+class KeyResult:
+    key: AffectedKey
+    points: tuple[PointResult, ...]
+    problem: str | None = None  # key-level: out of scope, multi-node, invalid entry
+    error: bool = False  # the problem is bad input (an invalid entry), not a scope limit
+
+
+@dataclass(frozen=True)
+class RecipeOutcome:
+    plan: AlignmentPlan
+    matrix: RegressionMatrix | None
+    status: OutcomeStatus
+    reason: str  # why there is no patch (empty with a patch)
+    patch: str = ""  # git-applicable unified diff ("" when none)
+    new_text: bytes | None = None
+    fingerprint: str = ""
+    title: str = ""
+    body: str = ""  # the alignment PR body, without the hidden metadata line
+    meta: str = ""  # the hidden metadata line (``<!-- recipe-sync:meta {...} -->``)
+
+    @property
+    def recipe_path(self) -> str:
+        return self.plan.recipe_path
+
+
+@dataclass(frozen=True)
+class CheckAnnotation:
+    path: str
+    line: int
+    level: str  # notice | warning | failure
+    message: str
+    title: str
+
+
+@dataclass(frozen=True)
+class AlignRun:
+    inputs: AlignInputs = field(repr=False, compare=False)
+    bench: BenchRepo = field(repr=False, compare=False)  # the head
+    recipes: RecipesRepo = field(repr=False, compare=False)  # before the edit
+    change: BenchmarkChange
+    keys: tuple[KeyResult, ...]
+    outcomes: tuple[RecipeOutcome, ...]
+    evidence: EvidenceReport | None
+    comment: str = ""
+    check_conclusion: str = "neutral"
+    check_title: str = ""
+    check_summary: str = ""
+    annotations: tuple[CheckAnnotation, ...] = ()
+
+    @property
+    def patches(self) -> tuple[RecipeOutcome, ...]:
+        return tuple(o for o in self.outcomes if o.status == "patch")

@@ -1,0 +1,219 @@
+"""One alignment run: benchmark PR → launch lines → profiles → plans → patches and text.
+
+Used by the CLI (``recipe-sync align``) and the service engine (:mod:`bot.align.engine`).
+Inputs are ``FileSource`` views (benchmark head and base, recipes base), the rules, optional
+config keys and optional workflow-run evidence (:class:`~bot.align.result.AlignInputs`); the
+output is a value (:class:`~bot.align.result.AlignRun`) holding the plans, the patch and
+texts per recipe file, the verification comment and the check run. Nothing here talks to
+GitHub; the recipes builder (the one external process) is injected.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from bot.align import report, text
+from bot.align.change import AffectedKey, benchmark_change
+from bot.align.compare import compare, taxonomy_vram
+from bot.align.evidence import collect, evidence_for
+from bot.align.matrix import BuilderReport, regression_matrix
+from bot.align.plan import AlignmentPlan, Target, plan_recipe
+from bot.align.profile import Profile, Unmapped, map_profile
+from bot.align.result import AlignInputs, AlignRun, KeyResult, PointResult, RecipeOutcome
+from bot.benchmarks import BenchRepo, LaunchLine, extract, load_bench_repo, points
+from bot.errors import InputError, Location, RecipeSyncError
+from bot.evidence.model import EvidenceReport
+from bot.recipes import RecipesRepo, load_recipes
+from bot.rules import Rules
+
+# ------------------------------------------------------------------------------ points
+
+
+def classify(
+    recipes: RecipesRepo, rules: Rules, launch: LaunchLine, vram: Mapping[str, float]
+) -> PointResult:
+    """What one extracted launch line is for the recipes (docs/alignment.md §2-§4)."""
+    base = PointResult(launch.config_key, launch.point, launch.arm, "error", "", launch=launch)
+    if launch.status == "invalid":
+        return replace(base, status="invalid", reason=launch.invalid or "not valid for this script")
+    if launch.status != "launched":
+        return replace(base, status="no-launch", reason=launch.reason or launch.status)
+    mapped = map_profile(recipes, rules, launch)
+    if isinstance(mapped, Unmapped):
+        return replace(base, status="unmapped", reason=mapped.reason)
+    comparison = compare(recipes, rules, launch, mapped, vram=vram)
+    result = replace(base, profile=mapped, comparison=comparison)
+    if not mapped.represents_recipe:
+        return replace(result, status="context", reason=mapped.note)
+    if comparison.parallelism_differs:
+        what = ", ".join(
+            f"{d.flag} {d.bench_value} (recipe {d.recipe_value})"
+            for d in comparison.parallelism_differs
+        )
+        return replace(result, status="other-point", reason=f"another point of the sweep: {what}")
+    return replace(result, status="represents")
+
+
+def key_result(head: BenchRepo, recipes: RecipesRepo, rules: Rules, key: AffectedKey) -> KeyResult:
+    if key.out_of_scope is not None:
+        return KeyResult(key, (), key.out_of_scope)
+    try:
+        if head.entry(key.key).multinode:
+            reason = "multi-node configuration: rendered by srt-slurm, not by a script"
+            return KeyResult(key, (), reason)
+        pairs = points(head, key.key)
+    except RecipeSyncError as err:
+        return KeyResult(key, (), str(err), error=True)
+    vram = taxonomy_vram(recipes)
+    results: list[PointResult] = []
+    for point, arm in pairs:
+        try:
+            launch = extract(head, key.key, point, arm)
+        except RecipeSyncError as err:
+            results.append(PointResult(key.key, point, arm, "error", str(err)))
+            continue
+        try:
+            results.append(classify(recipes, rules, launch, vram))
+        except RecipeSyncError as err:
+            results.append(PointResult(key.key, point, arm, "error", str(err), launch=launch))
+    return KeyResult(key, representatives(tuple(results)))
+
+
+def profile_id(profile: Profile) -> tuple[Any, ...]:
+    return (
+        profile.recipe_path,
+        profile.variant,
+        profile.hardware,
+        profile.strategy,
+        profile.features,
+        tuple(sorted(profile.modes.items())),
+    )
+
+
+def representatives(results: tuple[PointResult, ...]) -> tuple[PointResult, ...]:
+    """The eval arms represent their profile; throughput arms only when no eval arm does."""
+    eval_profiles = {
+        profile_id(r.profile)
+        for r in results
+        if r.status == "represents" and r.arm == "eval" and r.profile is not None
+    }
+    out: list[PointResult] = []
+    for result in results:
+        if (
+            result.status == "represents"
+            and result.arm != "eval"
+            and result.profile is not None
+            and profile_id(result.profile) in eval_profiles
+        ):
+            result = replace(
+                result, status="context", reason="the eval arm represents this profile"
+            )
+        out.append(result)
+    return tuple(out)
+
+
+def targets_by_recipe(
+    keys: Sequence[KeyResult], head: BenchRepo, evidence: EvidenceReport | None, rules: Rules
+) -> dict[str, list[Target]]:
+    grouped: dict[tuple[str, tuple[Any, ...]], list[PointResult]] = {}
+    for found in keys:
+        for result in found.points:
+            if result.status == "represents" and result.profile is not None:
+                grouped.setdefault((found.key.key, profile_id(result.profile)), []).append(result)
+    by_recipe: dict[str, list[Target]] = {}
+    for (key, _), results in grouped.items():
+        profile = results[0].profile
+        assert profile is not None
+        comparisons = tuple(r.comparison for r in results if r.comparison is not None)
+        cited, note, narrowed = evidence_for(evidence, head, key, profile, rules)
+        target = Target(key, profile, comparisons, cited, note, narrowed)
+        by_recipe.setdefault(profile.recipe_path, []).append(target)
+    return by_recipe
+
+
+# ------------------------------------------------------------------------------ outcomes
+
+
+def fingerprint(patch: str) -> str:
+    """sha256 of the patch's file headers and +/- lines (no hunk positions, no context), so
+    the same change on a moved base keeps its fingerprint."""
+    kept = [line for line in patch.splitlines() if line.startswith(("---", "+++", "+", "-"))]
+    return hashlib.sha256("\n".join(kept).encode("utf-8")).hexdigest()
+
+
+def outcome(inputs: AlignInputs, recipes: RecipesRepo, plan: AlignmentPlan) -> RecipeOutcome:
+    """The patch (after the regression matrix and the builder) or why there is none."""
+    if plan.status == "failed":
+        return RecipeOutcome(plan, None, "failed", plan.failure or "the plan failed")
+    if plan.status != "patch" or plan.result is None or plan.after is None:
+        if plan.skipped:
+            reason = "drift remains that no safe edit closes: " + "; ".join(plan.skipped)
+            return RecipeOutcome(plan, None, "blocked", reason)
+        return RecipeOutcome(plan, None, "aligned", "already aligned")
+    new_text = plan.result.text.encode("utf-8")
+    if inputs.builder is not None:
+        builder = inputs.builder({plan.recipe_path: new_text}, plan.after)
+    else:
+        builder = BuilderReport(False, True, "", "not run: no recipes tree to build")
+    matrix = regression_matrix(
+        recipes,
+        plan.after,
+        plan.recipe_path,
+        plan.edits,
+        [t.profile for t in plan.targets],
+        builder,
+    )
+    blocked = matrix.blocked
+    if blocked is not None:
+        return RecipeOutcome(plan, matrix, "blocked", blocked)
+    return RecipeOutcome(
+        plan,
+        matrix,
+        "patch",
+        "",
+        patch=plan.result.diff,
+        new_text=new_text,
+        fingerprint=fingerprint(plan.result.diff),
+    )
+
+
+def align(inputs: AlignInputs) -> AlignRun:
+    """The whole run (see the module docstring)."""
+    rules = inputs.rules
+    head = load_bench_repo(inputs.bench, rules)
+    if inputs.bench_base is not None:
+        base = load_bench_repo(inputs.bench_base, rules)
+        change = benchmark_change(base, head, inputs.config_keys or None)
+    elif inputs.config_keys:
+        change = benchmark_change(head, head, inputs.config_keys)
+    else:
+        raise InputError(
+            Location(inputs.bench.label), "no PR base to compare with: give a base or config keys"
+        )
+    recipes = load_recipes(inputs.recipes)
+    keys = tuple(key_result(head, recipes, rules, key) for key in change.keys)
+    evidence = None
+    if inputs.runs is not None and inputs.head_sha:
+        evidence = collect(
+            inputs.runs,
+            head,
+            [k.key for k in change.in_scope],
+            head_sha=inputs.head_sha,
+            head_branch=inputs.head_branch,
+            pr_number=inputs.pr_number,
+            head_repo=inputs.head_repo,
+            repo=inputs.bench_repo or None,
+            blob_sha_at=inputs.blob_sha_at,
+            earlier_heads=inputs.earlier_heads,
+            rules=rules,
+        )
+    outcomes = [
+        outcome(inputs, recipes, plan_recipe(recipes, inputs.recipes, rules, targets))
+        for _, targets in sorted(targets_by_recipe(keys, head, evidence, rules).items())
+    ]
+    run = AlignRun(inputs, head, recipes, change, keys, (), evidence)
+    run = replace(run, outcomes=tuple(text.with_texts(run, o) for o in outcomes))
+    return report.finish(run)

@@ -1,0 +1,98 @@
+"""The planner's values: targets, planned edits, notes, verification and the plan."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from bot.align.compare import Comparison
+from bot.align.profile import Profile
+from bot.evidence.model import Evidence, EvidenceReport
+from bot.recipes import RecipesRepo
+from bot.recipes.edit import Edit, EditResult
+from bot.shell.result import SourceSpan
+
+EditKind = Literal["image", "flag", "flag-new", "env", "env-new", "verified", "flag-remove"]
+VerificationState = Literal["verified", "already", "not-verified", "no-evidence", "policy-off"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """One recipe profile a benchmark PR ran, with the points that represent it."""
+
+    key: str  # master-config key
+    profile: Profile
+    representatives: tuple[Comparison, ...]  # non-empty; the first is the one cited
+    evidence: Evidence | None = None  # the verifying eval job for this profile
+    evidence_note: str = ""  # why there is none
+    report: EvidenceReport | None = field(default=None, compare=False, repr=False)  # its jobs
+
+    @property
+    def comparison(self) -> Comparison:
+        return self.representatives[0]
+
+
+@dataclass(frozen=True)
+class PlannedEdit:
+    edit: Edit
+    kind: EditKind
+    subject: str  # "--moe-backend", "AITER_TRITON_LOG_LEVEL", "image", "mi355x"
+    before: str | None  # the recipe's value (None: absent)
+    after: str | None  # the new value (None: removed)
+    node: str  # YAML path of the node written
+    scope: str  # which renderings draw from that node, in words
+    reason: str  # the FlagDiff reason (or the evidence), quoted
+    placement: str  # why this node: provenance, or the rule that places a new one
+    targets: tuple[str, ...]  # labels of the profiles that demand it
+    sources: tuple[SourceSpan, ...] = ()  # benchmark script lines of the value
+
+
+@dataclass(frozen=True)
+class FlagNote:
+    """A difference reported without an edit (equivalent, benchmark-only, recipe-only, …)."""
+
+    kind: str  # flag | env | image
+    subject: str
+    bench: str | None
+    recipe: str | None
+    verdict: str
+    reason: str
+    target: str  # profile label
+    node: str | None = None  # where the recipe defines it
+
+
+@dataclass(frozen=True)
+class Verification:
+    """Whether ``meta.hardware.<hw>: verified`` is written, and why (not)."""
+
+    hardware: str
+    state: VerificationState
+    reason: str
+    evidence: Evidence | None = None
+    serving_match: str | None = None  # the computed sentence for the evidence section
+
+
+@dataclass(frozen=True)
+class AlignmentPlan:
+    recipe_path: str
+    targets: tuple[Target, ...]
+    edits: tuple[PlannedEdit, ...]
+    defaults: tuple[FlagNote, ...]  # one side omits a flag: equivalent or not, with the default
+    recipe_only: tuple[FlagNote, ...]
+    benchmark_only: tuple[FlagNote, ...]
+    front_end: tuple[FlagNote, ...]
+    unknown: tuple[FlagNote, ...]
+    skipped: tuple[str, ...]  # drift left unedited and why (conflict, no node, unknown value)
+    notes: tuple[str, ...]
+    verifications: tuple[Verification, ...]
+    failure: str | None = None  # the plan cannot be applied (invariants, editor)
+    result: EditResult | None = None
+    after: RecipesRepo | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def status(self) -> Literal["patch", "aligned", "blocked", "failed"]:
+        if self.failure is not None:
+            return "failed"
+        if self.result is not None and not self.result.unchanged:
+            return "patch"
+        return "blocked" if self.skipped else "aligned"

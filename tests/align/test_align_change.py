@@ -1,0 +1,84 @@
+"""BenchmarkChange: which master-config keys a PR affects, and why (docs/alignment.md §1)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import git
+
+from bot.align.change import benchmark_change
+from bot.benchmarks import BenchRepo, load_bench_repo
+from bot.errors import InputError
+from bot.fixtures import SeedFixtures
+from bot.sources import GitTreeSource
+
+KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"
+
+
+def _repo(path: Path, ref: str) -> BenchRepo:
+    return load_bench_repo(GitTreeSource(path, ref))
+
+
+def test_seed_pr_affects_its_key_for_every_reason(seed: SeedFixtures) -> None:
+    change = benchmark_change(
+        _repo(seed.bench_repo, seed.bench_base), _repo(seed.bench_repo, seed.bench_pr_head)
+    )
+    assert [k.key for k in change.keys] == [KEY]
+    (key,) = change.keys
+    assert key.reasons == (
+        "config entry changed in configs/amd-master.yaml",
+        "script benchmarks/single_node/agentic/dsv41flash_fp4_mi355x_vllm_mtp.sh changed",
+        "new perf-changelog entry names it (line 19)",
+    )
+    assert key.framework == "vllm" and key.out_of_scope is None
+    assert change.changed_files == (
+        "benchmarks/single_node/agentic/dsv41flash_fp4_mi355x_vllm_mtp.sh",
+        "configs/amd-master.yaml",
+    )
+
+
+def test_no_change_affects_nothing(seed: SeedFixtures) -> None:
+    head = _repo(seed.bench_repo, seed.bench_pr_head)
+    assert benchmark_change(head, head).keys == ()
+
+
+def test_requested_keys_restrict_and_unknown_keys_fail(seed: SeedFixtures) -> None:
+    base, head = _repo(seed.bench_repo, seed.bench_base), _repo(seed.bench_repo, seed.bench_pr_head)
+    only = benchmark_change(base, head, ["dsr1-fp8-mi355x-sglang"])
+    (key,) = only.keys
+    assert key.reasons == ("requested with --config-key (the PR does not change it)",)
+    assert key.out_of_scope == "framework sglang is not rendered by vLLM recipes"
+    with pytest.raises(InputError, match="no such master-config key"):
+        benchmark_change(base, head, ["nope"])
+
+
+@pytest.fixture()
+def lib_change(seed: SeedFixtures, tmp_path: Path) -> Path:
+    clone = tmp_path / "bench"
+    subprocess.run(["git", "clone", "-q", str(seed.bench_repo), str(clone)], check=True)
+    script = clone / "benchmarks/single_node/fixed_seq_len/gptoss_fp4_h200.sh"
+    script.write_text(
+        script.read_text().replace('source "$(dirname "$0")/../../benchmark_lib.sh"', "")
+    )
+    git(clone, "commit", "-qam", "one script stops sourcing the library")
+    lib = clone / "benchmarks/benchmark_lib.sh"
+    lib.write_text(lib.read_text() + "\n# a library change\n")
+    git(clone, "commit", "-qam", "touch the library")
+    return clone
+
+
+def test_a_library_change_affects_the_keys_whose_scripts_source_it(lib_change: Path) -> None:
+    change = benchmark_change(_repo(lib_change, "HEAD~1"), _repo(lib_change, "HEAD"))
+    affected = {k.key: k.reasons for k in change.keys}
+    sourcing = [
+        key
+        for key, reasons in affected.items()
+        if all("benchmark_lib.sh changed and" in r for r in reasons)
+    ]
+    assert sourcing and set(sourcing) == set(affected)
+    assert "gptoss-fp4-h200-vllm" not in affected  # its script no longer sources the library
+    for key in affected:
+        script = next(r.split(" and ")[1].removesuffix(" sources it") for r in affected[key])
+        assert "benchmark_lib.sh" in (lib_change / script).read_text()

@@ -1,0 +1,149 @@
+"""The planner on the real recipes corpus: a launch line derived from each recipe's default
+rendering, with one recipe value changed, a new tuning flag and a new serving env var, must
+give a patch that closes exactly that drift and moves nothing the edits do not apply to."""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from bot.align.compare import compare
+from bot.align.matrix import BuilderReport, regression_matrix
+from bot.align.nodes import in_recipe
+from bot.align.plan import Target, plan_recipe
+from bot.align.profile import Profile
+from bot.benchmarks import LaunchLine, Point
+from bot.recipes import RecipesRepo, RenderRequest, load_recipes, render
+from bot.recipes.jsvalues import js_str
+from bot.recipes.select import hardware_order
+from bot.rules import default_rules
+from bot.sources import DirectorySource
+
+NOT_RUN = BuilderReport(False, True, "", "not run: test")
+
+
+def corpus_dir() -> Path:
+    if os.environ.get("RECIPES_CORPUS"):
+        return Path(os.environ["RECIPES_CORPUS"])
+    for parent in Path(__file__).resolve().parents:
+        candidate = parent / "shared" / "data" / "recipes-corpus-8959cf6"
+        if candidate.is_dir():
+            return candidate
+    pytest.skip("the recipes corpus is not available")
+
+
+@cache
+def corpus() -> tuple[DirectorySource, RecipesRepo]:
+    source = DirectorySource(corpus_dir())
+    return source, load_recipes(source)
+
+
+def _bumped(value: str) -> str | None:
+    """Another valid value of the same type: ints + 1, decimals + 0.01."""
+    if value.isdigit():
+        return str(int(value) + 1)
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return f"{number + 0.01:.4g}" if "." in value else None
+
+
+def _probe(recipe_path: str) -> str | None:
+    """Run the planner on a synthetic launch line; None when the recipe is not probed."""
+    source, repo = corpus()
+    rules = default_rules()
+    recipe = repo.by_path[recipe_path]
+    if recipe.is_omni:
+        return None
+    hw, _ = hardware_order(repo, recipe, "default")
+    rendering = render(repo, RenderRequest(recipe.hf_id, hw))
+    if len(rendering.commands) != 1:
+        return None  # multi-node defaults: benchmarks map only single-node strategies
+    command = rendering.commands[0]
+    argv = list(command.argv)
+    changed = new_value = None
+    # the last numeric value of a serving flag the recipe file sets: a valid change to close
+    listed = {rule.flag for rule in (*rules.flags.benchmark_only, *rules.flags.front_end)}
+    for unit in command.args:
+        if unit.flag in (None, "--max-num-seqs", *listed) or not in_recipe(unit.path):
+            continue
+        if not unit.value:
+            continue
+        if _bumped(unit.value):
+            changed, new_value = unit, _bumped(unit.value)
+    if changed is not None:
+        argv[argv.index(changed.flag) + 1] = new_value  # type: ignore[call-overload]
+    argv += ["--max-num-seqs", "77"]
+    env = {name: js_str(value) for name, value in command.env.items()}
+    env["VLLM_PROBE_SETTING"] = "1"
+    launch = LaunchLine(
+        config_key="probe",
+        point=Point(1, 1, False, 1, "none", "fixed-seq-len", 1, 1, None, None),
+        arm="eval",
+        framework="vllm",
+        runner=hw,
+        model=recipe.hf_id,
+        precision="",
+        image=rendering.image or "",
+        model_prefix="probe",
+        script=None,
+        script_blob_sha=None,
+        argv=tuple(argv),
+        argv_sources=(),
+        env=env,
+        job_env={},
+        unresolved=(),
+        invalid=None,
+    )
+    request = rendering.request
+    profile = Profile(
+        recipe_path,
+        request.model,
+        request.variant or "default",
+        request.hardware,
+        request.strategy or "",
+        tuple(request.features or ()),
+        dict(request.modes),
+    )
+    comparison = compare(repo, rules, launch, profile)
+    plan = plan_recipe(repo, source, rules, [Target("probe", profile, (comparison,))])
+    assert plan.status == "patch", (plan.failure, plan.skipped)
+    assert plan.after is not None
+    after = render(plan.after, profile.request()).commands[0]
+    assert after.argv[after.argv.index("--max-num-seqs") + 1] == "77"
+    assert dict(after.env)["VLLM_PROBE_SETTING"] == "1"
+    if changed is not None:
+        assert after.argv[after.argv.index(changed.flag) + 1] == new_value
+    matrix = regression_matrix(repo, plan.after, recipe_path, plan.edits, [profile], NOT_RUN)
+    assert matrix.unexpected == (), matrix.unexpected
+    assert matrix.moved, "the edits moved nothing"
+    return recipe_path
+
+
+def _paths() -> list[str]:
+    try:
+        _, repo = corpus()
+    except pytest.skip.Exception:
+        return []
+    return [recipe.path for recipe in repo.recipes]
+
+
+def test_a_sample_of_the_corpus() -> None:
+    paths = _paths()
+    if not paths:
+        pytest.skip("the recipes corpus is not available")
+    probed = [p for p in paths[::15] if _probe(p) is not None]
+    assert len(probed) >= 8
+
+
+@pytest.mark.slow
+def test_every_corpus_recipe() -> None:
+    paths = _paths()
+    if not paths:
+        pytest.skip("the recipes corpus is not available")
+    probed = [p for p in paths if _probe(p) is not None]
+    assert len(probed) >= 130

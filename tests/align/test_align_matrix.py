@@ -1,0 +1,206 @@
+"""Regression matrix and the recipes builder (docs/alignment.md §6)."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from conftest import SEED_RECIPE, AlignCli, git
+
+from bot.align.builder import BUILDER, run_builder
+from bot.align.compare import compare
+from bot.align.matrix import (
+    BuilderReport,
+    RegressionMatrix,
+    RenderingId,
+    regression_matrix,
+    targets,
+)
+from bot.align.overlay import OverlaySource
+from bot.align.plan import AlignmentPlan, Target, plan_recipe
+from bot.align.profile import Profile, map_profile
+from bot.benchmarks import extract, load_bench_repo, points
+from bot.fixtures import SeedFixtures
+from bot.recipes import RecipesRepo, load_recipes
+from bot.rules import default_rules
+from bot.sources import DirectorySource, GitTreeSource
+
+KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"
+NOT_RUN = BuilderReport(False, True, "", "not run: test")
+
+
+@pytest.fixture(scope="module")
+def seed_plan(seed: SeedFixtures) -> tuple[RecipesRepo, GitTreeSource, AlignmentPlan]:
+    rules = default_rules()
+    source = GitTreeSource(seed.recipes_repo, seed.recipes_base)
+    recipes = load_recipes(source)
+    bench = load_bench_repo(GitTreeSource(seed.bench_repo, seed.bench_pr_head))
+    point, arm = next(p for p in points(bench, KEY) if p[1] == "eval")
+    launch = extract(bench, KEY, point, arm)
+    profile = map_profile(recipes, rules, launch)
+    assert isinstance(profile, Profile)
+    target = Target(KEY, profile, (compare(recipes, rules, launch, profile),))
+    return recipes, source, plan_recipe(recipes, source, rules, [target])
+
+
+def _matrix(
+    seed_plan: tuple[RecipesRepo, GitTreeSource, AlignmentPlan], after: RecipesRepo
+) -> RegressionMatrix:
+    recipes, _, plan = seed_plan
+    profiles = [t.profile for t in plan.targets]
+    return regression_matrix(recipes, after, SEED_RECIPE, plan.edits, profiles, NOT_RUN)
+
+
+def test_seed_matrix_moves_only_what_the_edits_apply_to(
+    seed_plan: tuple[RecipesRepo, GitTreeSource, AlignmentPlan],
+) -> None:
+    _, _, plan = seed_plan
+    assert plan.after is not None
+    matrix = _matrix(seed_plan, plan.after)
+    assert matrix.blocked is None and matrix.unexpected == () and matrix.ineffective == ()
+    moved = {(r.id.hardware, r.id.strategy) for r in matrix.moved}
+    assert {hw for hw, _ in moved} == {"mi300x", "mi325x", "mi350x", "mi355x"}
+    with_128 = {
+        (r.id.hardware, r.id.strategy) for r in matrix.moved if "+--max-num-seqs 128" in r.changes
+    }
+    assert with_128 == {
+        ("mi355x", "single_node_tp"),
+        ("mi355x", "kv_store_centralized_mooncake"),  # served by single_node_tp
+        ("mi355x", "kv_store_distributed_mooncake"),
+    }
+    results = {g.result for g in matrix.groups}
+    assert any(
+        "identical to MI355X single_node_tp except no --max-num-seqs 128" in r for r in results
+    )
+    nvidia = [g for g in matrix.groups if not g.moved and g.members[0].features is not None]
+    assert nvidia and all(
+        "--speculative-config keeps enable_adaptive_verification: true" in g.result for g in nvidia
+    )
+    assert all("image still vllm/vllm-openai:deepseekv41-flash-0909" in g.result for g in nvidia)
+
+
+def test_unplanned_movement_blocks(
+    seed_plan: tuple[RecipesRepo, GitTreeSource, AlignmentPlan],
+) -> None:
+    _, source, plan = seed_plan
+    assert plan.result is not None
+    text = plan.result.text.replace(
+        'nvidia: "vllm/vllm-openai:deepseekv41-flash-0909"', 'nvidia: "vllm/vllm-openai:latest"'
+    )
+    after = load_recipes(OverlaySource(source, {SEED_RECIPE: text.encode()}))
+    matrix = _matrix(seed_plan, after)
+    assert matrix.blocked is not None and matrix.blocked.startswith("unexpected movement: ")
+    assert "H200 single_node_tp" in matrix.unexpected
+    assert not any(label.startswith("MI") for label in matrix.unexpected)
+
+
+def test_an_edit_that_moves_nothing_is_reported(
+    seed_plan: tuple[RecipesRepo, GitTreeSource, AlignmentPlan],
+) -> None:
+    recipes, _, _ = seed_plan
+    matrix = _matrix(seed_plan, recipes)  # "after" == before: nothing moved
+    assert matrix.moved == () and matrix.unexpected == ()
+    assert "MI355X single_node_tp" in matrix.ineffective
+
+
+def test_targets_follow_the_layering_of_a_path(recipes_repo: RecipesRepo) -> None:
+    hw = recipes_repo.hardware
+    node = ("strategy_overrides", "single_node_tp", "hardware_overrides", "mi355x", "extra_args")
+
+    def rid(hardware: str, strategy: str) -> RenderingId:
+        return RenderingId("m", hardware, strategy, "default")
+
+    assert targets(node, rid("mi355x", "single_node_tp"), hw["mi355x"])
+    assert not targets(node, rid("mi355x", "pd_cluster"), hw["mi355x"])
+    assert not targets(node, rid("mi350x", "single_node_tp"), hw["mi350x"])
+    kv = rid("mi355x", "kv_store_centralized_mooncake")
+    assert targets(node, kv, hw["mi355x"], serving="single_node_tp")
+    amd = ("hardware_overrides", "amd", "extra_env")
+    assert targets(amd, rid("mi300x", "pd_cluster"), hw["mi300x"])
+    assert not targets(amd, rid("h200", "single_node_tp"), hw["h200"])
+    assert not targets(
+        ("meta", "hardware", "mi355x"), rid("mi355x", "single_node_tp"), hw["mi355x"]
+    )
+    image = ("model", "docker_image", "nvidia")
+    assert targets(image, rid("gb200", "pd_cluster"), hw["gb200"])
+    assert not targets(image, rid("mi355x", "pd_cluster"), hw["mi355x"])
+
+
+@pytest.fixture(scope="module")
+def recipes_repo(seed: SeedFixtures) -> RecipesRepo:
+    return load_recipes(GitTreeSource(seed.recipes_repo, seed.recipes_base))
+
+
+# ------------------------------------------------------------------------------ builder
+
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+
+
+def _tree_with_builder(seed: SeedFixtures, tmp_path: Path, script: str) -> Path:
+    tree = tmp_path / "recipes"
+    shutil.copytree(seed.recipes_repo, tree)
+    (tree / BUILDER).parent.mkdir(parents=True, exist_ok=True)
+    (tree / BUILDER).write_text(script)
+    return tree
+
+
+def test_without_the_builder_our_summary_is_reported(
+    seed: SeedFixtures, recipes_repo: RecipesRepo
+) -> None:
+    report = run_builder(GitTreeSource(seed.recipes_repo, "main"), {}, recipes_repo)
+    assert (report.ran, report.ok) == (False, True)
+    assert report.detail == f"not run: {BUILDER} is not in the recipes tree"
+    assert report.summary.startswith("3 models (3 with recommended_command")
+
+
+@needs_node
+def test_the_builder_runs_on_the_edited_tree(
+    seed: SeedFixtures, tmp_path: Path, recipes_repo: RecipesRepo
+) -> None:
+    script = (
+        'import { readFileSync } from "node:fs";\n'
+        f'const text = readFileSync("{SEED_RECIPE}", "utf8");\n'
+        'console.log("building…");\n'
+        'console.log("✓ JSON API: edited=" + text.includes("EDITED"));\n'
+    )
+    tree = _tree_with_builder(seed, tmp_path, script)
+    report = run_builder(DirectorySource(tree), {SEED_RECIPE: b"EDITED"}, recipes_repo)
+    assert report == BuilderReport(True, True, "✓ JSON API: edited=true", "")
+    assert "EDITED" not in (tree / SEED_RECIPE).read_text()  # the tree itself is untouched
+
+
+@needs_node
+def test_a_failing_builder_is_reported(
+    seed: SeedFixtures, tmp_path: Path, recipes_repo: RecipesRepo
+) -> None:
+    tree = _tree_with_builder(seed, tmp_path, 'console.error("boom");\nprocess.exit(3);\n')
+    report = run_builder(DirectorySource(tree), {}, recipes_repo)
+    assert report == BuilderReport(True, False, "", "exit status 3: boom")
+    missing = _tree_with_builder(seed, tmp_path / "deps", 'import yaml from "js-yaml";\n')
+    skipped = run_builder(DirectorySource(missing), {}, recipes_repo)
+    assert (skipped.ran, skipped.ok) == (False, True)
+    assert "node dependencies are not installed" in skipped.detail
+
+
+@needs_node
+def test_a_failing_builder_blocks_the_alignment_pr(
+    seed: SeedFixtures, tmp_path: Path, align_cli: AlignCli
+) -> None:
+    tree = _tree_with_builder(seed, tmp_path, 'console.error("broken recipe");\nprocess.exit(1);\n')
+    git(tree, "add", "-A")
+    git(tree, "commit", "-qm", "add a builder")
+    status, out = align_cli(recipes=tree, recipes_ref="HEAD")
+    assert status == 0 and not (out / "recipe.patch").exists()
+    comment = (out / "comment.md").read_text()
+    assert (
+        "— blocked" in comment
+        and "the recipes builder failed: exit status 1: broken recipe" in comment
+    )
+
+
+def test_rendering_id_labels() -> None:
+    rid = RenderingId("m", "h", "s", "v", ("a", "b"), (("b", "x"),))
+    assert rid.features_label() == "a + b (x)"
+    assert replace(rid, features=None).features_label() == "default features"

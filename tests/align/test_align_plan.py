@@ -1,0 +1,244 @@
+"""The planner on the seed recipe: placement, conflicts, policy, invariants (§5)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from bot.align.compare import compare
+from bot.align.edits import verified_edit
+from bot.align.nodes import bench_value_text, scope_of
+from bot.align.plan import (
+    AlignmentPlan,
+    PlannedEdit,
+    Target,
+    invariants,
+    plan_recipe,
+    repeated_flags,
+)
+from bot.align.profile import Profile, map_profile
+from bot.align.verify import run_image
+from bot.benchmarks import BenchRepo, LaunchLine, extract, load_bench_repo, points
+from bot.fixtures import SeedFixtures
+from bot.recipes import RecipesRepo, load_recipes, render
+from bot.recipes.edit import EnsurePath, InsertKey, RemoveItems, SetScalar
+from bot.rules import Rules, default_rules
+from bot.sources import GitTreeSource
+from bot.vllm import FlagDiff, Verdict
+
+KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"
+RECIPE = "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"
+MOE_NODE = "hardware_overrides.amd.extra_args[3]"
+
+
+@pytest.fixture(scope="module")
+def rules() -> Rules:
+    return default_rules()
+
+
+@pytest.fixture(scope="module")
+def bench(seed: SeedFixtures) -> BenchRepo:
+    return load_bench_repo(GitTreeSource(seed.bench_repo, seed.bench_pr_head))
+
+
+@pytest.fixture(scope="module")
+def source(seed: SeedFixtures) -> GitTreeSource:
+    return GitTreeSource(seed.recipes_repo, seed.recipes_base)
+
+
+@pytest.fixture(scope="module")
+def recipes(source: GitTreeSource) -> RecipesRepo:
+    return load_recipes(source)
+
+
+@pytest.fixture(scope="module")
+def launch(bench: BenchRepo) -> LaunchLine:
+    point, arm = next(p for p in points(bench, KEY) if p[1] == "eval")
+    return extract(bench, KEY, point, arm)
+
+
+def _target(recipes: RecipesRepo, rules: Rules, launch: LaunchLine) -> Target:
+    profile = map_profile(recipes, rules, launch)
+    assert isinstance(profile, Profile)
+    return Target(KEY, profile, (compare(recipes, rules, launch, profile),))
+
+
+def _with_token(launch: LaunchLine, flag: str, value: str | None, runner: str = "") -> LaunchLine:
+    """The launch with ``flag``'s value replaced (``None``: the flag and value removed)."""
+    argv, sources = list(launch.argv), list(launch.argv_sources)
+    index = argv.index(flag)
+    if value is None:
+        del argv[index : index + 2], sources[index : index + 2]
+    else:
+        argv[index + 1] = value
+    return replace(
+        launch, argv=tuple(argv), argv_sources=tuple(sources), runner=runner or launch.runner
+    )
+
+
+def _nodes(plan: AlignmentPlan) -> dict[str, PlannedEdit]:
+    return {edit.node: edit for edit in plan.edits}
+
+
+def test_seed_plan_places_each_edit(
+    recipes: RecipesRepo, source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    plan = plan_recipe(recipes, source, rules, [_target(recipes, rules, launch)])
+    assert plan.status == "patch" and plan.skipped == () and plan.failure is None
+    nodes = _nodes(plan)
+    assert nodes[MOE_NODE].edit == SetScalar(MOE_NODE, "aiter")
+    assert nodes[MOE_NODE].scope == "every AMD rendering"
+    assert nodes["model.docker_image.amd"].before == "vllm/vllm-openai-rocm:deepseekv41-flash-0909"
+    env = nodes["hardware_overrides.amd.extra_env.AITER_TRITON_LOG_LEVEL"].edit
+    assert env == InsertKey(
+        "hardware_overrides.amd.extra_env",
+        "AITER_TRITON_LOG_LEVEL",
+        "ERROR",
+        after="VLLM_ROCM_USE_AITER_MOE",
+    )
+    new = nodes["strategy_overrides.single_node_tp.hardware_overrides.mi355x.extra_args"]
+    assert new.edit == EnsurePath(new.node, ["--max-num-seqs", "128"])
+    assert "rules/flags.yaml tuning" in new.placement
+    assert "so omitting it is not equivalent" in new.reason
+    assert [n.subject for n in plan.defaults] == ["--max-num-seqs", "--max-num-batched-tokens"]
+    assert [n.subject for n in plan.front_end] == ["--host", "--disable-uvicorn-access-log"]
+    assert [n.subject for n in plan.benchmark_only] == ["GPU_METRICS_CSV"]
+    # no evidence given: verification is not claimed
+    assert [(v.hardware, v.state) for v in plan.verifications] == [("mi355x", "no-evidence")]
+    assert "meta.hardware.mi355x" not in nodes
+
+
+def test_two_points_wanting_different_values_of_one_node_conflict(
+    recipes: RecipesRepo, source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    other = _with_token(launch, "--moe-backend", "triton", runner="cluster:mi350x-amds")
+    targets = [_target(recipes, rules, launch), _target(recipes, rules, other)]
+    assert targets[1].profile.hardware == "mi350x"
+    plan = plan_recipe(recipes, source, rules, targets)
+    assert MOE_NODE not in _nodes(plan)
+    (conflict,) = [s for s in plan.skipped if s.startswith("conflict")]
+    assert conflict.startswith(f"conflict at {MOE_NODE} (--moe-backend): ")
+    assert "mi355x single_node_tp" in conflict and "wants 'aiter'" in conflict
+    assert "mi350x single_node_tp" in conflict and "wants 'triton'" in conflict
+    # the image both want is still pinned, once
+    assert _nodes(plan)["model.docker_image.amd"].targets == tuple(t.profile.label for t in targets)
+
+
+def test_a_point_already_matching_a_shared_node_pins_it(
+    recipes: RecipesRepo, source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    keeps = _with_token(
+        launch, "--moe-backend", "aiter_triton_mxfp4_bf16", runner="cluster:mi350x-amds"
+    )
+    targets = [_target(recipes, rules, launch), _target(recipes, rules, keeps)]
+    plan = plan_recipe(recipes, source, rules, targets)
+    assert MOE_NODE not in _nodes(plan)
+    assert any("keeps 'aiter_triton_mxfp4_bf16'" in s for s in plan.skipped)
+
+
+def test_recipe_only_flags_are_reported_or_removed_by_policy(
+    recipes: RecipesRepo, source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    without = _with_token(launch, "--gpu-memory-utilization", None)
+    target = _target(recipes, rules, without)
+    reported = plan_recipe(recipes, source, rules, [target])
+    assert [n.subject for n in reported.recipe_only] == ["--gpu-memory-utilization"]
+    assert reported.recipe_only[0].node == "hardware_overrides.amd.extra_args[0]"
+    assert not any(e.kind == "flag-remove" for e in reported.edits)
+
+    policy = rules.policy.model_copy(update={"recipe_only_flags": "remove"})
+    removing = plan_recipe(recipes, source, replace(rules, policy=policy), [target])
+    (removal,) = [e for e in removing.edits if e.kind == "flag-remove"]
+    assert removal.edit == RemoveItems("hardware_overrides.amd.extra_args", 0, 2)
+    assert removing.status == "patch" and removing.result is not None
+    assert '-      - "--gpu-memory-utilization"\n-      - "0.9"\n' in removing.result.diff
+
+
+def test_new_env_at_a_missing_map_creates_it(
+    recipes: RecipesRepo, source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    serving = [
+        r.model_copy(update={"placement": "profile"}) if r.pattern == "AITER_*" else r
+        for r in rules.env.serving
+    ]
+    profiled = replace(rules, env=rules.env.model_copy(update={"serving": serving}))
+    plan = plan_recipe(recipes, source, profiled, [_target(recipes, profiled, launch)])
+    assert plan.status == "patch", plan.failure
+    container = "strategy_overrides.single_node_tp.hardware_overrides.mi355x.extra_env"
+    env = _nodes(plan)[f"{container}.AITER_TRITON_LOG_LEVEL"]
+    assert env.edit == EnsurePath(container, {"AITER_TRITON_LOG_LEVEL": "ERROR"})
+    assert env.scope == "MI355X + single_node_tp only"
+    assert plan.after is not None
+    after = render(plan.after, plan.targets[0].profile.request()).commands[0]
+    assert after.env["AITER_TRITON_LOG_LEVEL"] == "ERROR"
+    mi350x = replace(plan.targets[0].profile.request(), hardware="mi350x")
+    assert "AITER_TRITON_LOG_LEVEL" not in render(plan.after, mi350x).commands[0].env
+
+
+def test_invariants_name_a_difference_the_edit_did_not_close(
+    recipes: RecipesRepo, rules: Rules, launch: LaunchLine
+) -> None:
+    target = _target(recipes, rules, launch)
+    rendering = render(recipes, target.profile.request())
+    claimed = PlannedEdit(
+        SetScalar(MOE_NODE, "aiter"), "flag", "--moe-backend", None, "aiter", "", "", "", "", ()
+    )
+    failure = invariants(recipes, rules, [target], [rendering], [claimed])
+    assert failure is not None and failure.startswith(
+        f"after the edit, {target.profile.label} still differs: the benchmark sets --moe-backend"
+    )
+    assert invariants(recipes, rules, [target], [rendering], []) is None
+
+
+def test_repeated_flags_counts_every_spelling() -> None:
+    argv = ("vllm", "serve", "m", "--max-num-seqs", "1", "--max_num_seqs=2", "--x", "--y")
+    assert repeated_flags(argv) == ["--max-num-seqs"]
+    assert repeated_flags(("vllm", "serve", "m", "--a", "1")) == []
+
+
+def test_verified_is_inserted_in_taxonomy_order(recipes: RecipesRepo) -> None:
+    recipe = recipes.by_path[RECIPE]
+    assert verified_edit(recipe, recipes, "mi355x") == InsertKey(
+        "meta.hardware", "mi355x", "verified", after="mi350x"
+    )
+    assert verified_edit(recipe, recipes, "h100") == InsertKey(
+        "meta.hardware", "h100", "verified", before="h200"
+    )
+    assert verified_edit(recipe, recipes, "b200") is None  # already verified
+
+
+def test_run_image_reads_a_pyxis_squash_name() -> None:
+    image = "vllm/vllm-openai-rocm:nightly-eed1f3d0c6043bd494424a22443ee198dd56f657"
+    squash = "/it-share/squash/" + image.replace("/", "+").replace(":", "+") + ".sqsh"
+    assert run_image(squash, image) == image
+    assert run_image(squash, "vllm/vllm-openai-rocm:latest") == squash
+    assert run_image(image, image) == image and run_image(None, image) is None
+
+
+def test_bench_value_text_keeps_the_benchmark_spelling() -> None:
+    def diff(tokens: tuple[str, ...], value: object = None, only: tuple[str, ...] = ()) -> FlagDiff:
+        return FlagDiff(
+            "flag", "k", "--x", Verdict.DIFFERS, value, None, tokens, (), "", "engine", only
+        )
+
+    assert bench_value_text(diff(("--x", "1"))) == "1"
+    assert bench_value_text(diff(("--x=1",))) == "1"
+    assert bench_value_text(diff(("--x",))) is None
+    stripped = diff(
+        ("--x", "{}"),
+        {"method": "dspark", "synthetic_acceptance_length": 3},
+        ("synthetic_acceptance_length",),
+    )
+    assert bench_value_text(stripped) == '{"method":"dspark"}'
+
+
+def test_scope_in_words(recipes: RecipesRepo) -> None:
+    assert scope_of(("model", "docker_image", "amd"), recipes) == "every AMD rendering"
+    assert scope_of(("model", "base_args", 0), recipes) == "every rendering of the recipe"
+    assert scope_of(("strategy_overrides", "pd_cluster", "extra_args"), recipes) == (
+        "every pd_cluster rendering"
+    )
+    assert scope_of(
+        ("features", "spec_decoding", "modes", "dspark", "hardware_overrides", "amd"), recipes
+    ) == ("renderings with spec_decoding on AMD")

@@ -1,0 +1,190 @@
+"""The seed scenario end to end through ``recipe-sync align`` (golden files in golden/seed/).
+
+The golden patch, title, body and comment are the review artefacts: read them against
+``../shared/seed/alignment-pr-example.txt``. Set ``RECIPE_SYNC_UPDATE_GOLDEN=1`` to rewrite
+them after an intended change (then read the diff).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import GOLDEN, SEED_RECIPE, git
+
+from bot.fixtures import SeedFixtures
+from bot.recipes import RecipesRepo, RenderRequest, load_recipes, render
+from bot.recipes.jsvalues import js_str
+from bot.sources import DirectorySource
+
+NIGHTLY = "vllm/vllm-openai-rocm:nightly-eed1f3d0c6043bd494424a22443ee198dd56f657"
+DAY0_NVIDIA = "vllm/vllm-openai:deepseekv41-flash-0909"
+MODEL = "deepseek-ai/DeepSeek-V4.1-Flash"
+FEATURES = ("tool_calling", "reasoning", "spec_decoding", "text_only")
+
+# The seed PR's "Generated MI355X / single_node_tp / speculative decoding + text-only on:"
+SEED_ENV = (
+    "VLLM_ENGINE_READY_TIMEOUT_S=3600 VLLM_ROCM_USE_AITER=1 VLLM_ROCM_USE_AITER_MOE=1 "
+    "AITER_TRITON_LOG_LEVEL=ERROR VLLM_USE_BREAKABLE_CUDAGRAPH=1 VLLM_USE_RUST_FRONTEND=1"
+)
+SEED_COMMAND = """\
+vllm serve deepseek-ai/DeepSeek-V4.1-Flash \\
+  --tokenizer-mode deepseek_v41 \\
+  --tensor-parallel-size 4 \\
+  --gpu-memory-utilization 0.9 \\
+  --moe-backend aiter \\
+  --max-num-seqs 128 \\
+  --tool-call-parser deepseek_v41 \\
+  --enable-auto-tool-choice \\
+  --reasoning-parser deepseek_v41 \\
+  --speculative-config '{"method":"dspark","num_speculative_tokens":5,"draft_sample_method":"probabilistic","rejection_sample_method":"block","enable_adaptive_verification":false}' \\
+  --language-model-only"""  # noqa: E501
+
+GOLDEN_FILES = ("recipe.patch", "pr-title.txt", "pr-body.md", "comment.md")
+
+
+@pytest.fixture(scope="module")
+def edited(seed: SeedFixtures, seed_out: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A clone of the recipes repo with the CLI's patch applied by ``git apply``."""
+    clone = tmp_path_factory.mktemp("edited") / "recipes"
+    subprocess.run(["git", "clone", "-q", str(seed.recipes_repo), str(clone)], check=True)
+    patch = seed_out / "recipe.patch"
+    git(clone, "apply", "--check", str(patch))
+    git(clone, "apply", str(patch))
+    return clone
+
+
+@pytest.fixture(scope="module")
+def after(edited: Path) -> RecipesRepo:
+    return load_recipes(DirectorySource(edited))
+
+
+def _render(repo: RecipesRepo, hw: str, strategy: str, features: tuple[str, ...] = FEATURES):
+    modes = {"spec_decoding": "dspark"} if "spec_decoding" in features else {}
+    request = RenderRequest(MODEL, hw, strategy, features=features, modes=modes)
+    return render(repo, request)
+
+
+def _flag(argv: tuple[str, ...], flag: str) -> list[str]:
+    return [argv[i + 1] for i, token in enumerate(argv[:-1]) if token == flag]
+
+
+@pytest.mark.parametrize("name", GOLDEN_FILES)
+def test_outputs_equal_the_reviewed_golden_files(seed_out: Path, name: str) -> None:
+    actual = (seed_out / name).read_text(encoding="utf-8")
+    golden = GOLDEN / "seed" / name
+    if os.environ.get("RECIPE_SYNC_UPDATE_GOLDEN"):
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(actual, encoding="utf-8")
+    assert actual == golden.read_text(encoding="utf-8")
+
+
+def test_patch_makes_exactly_the_seed_edits(seed_out: Path) -> None:
+    patch = (seed_out / "recipe.patch").read_text()
+    added = [line for line in patch.splitlines() if line.startswith("+") and "+++" not in line]
+    removed = [line for line in patch.splitlines() if line.startswith("-") and "---" not in line]
+    assert removed == [
+        '-    amd: "vllm/vllm-openai-rocm:deepseekv41-flash-0909"',
+        '-      - "aiter_triton_mxfp4_bf16"',
+    ]
+    assert added == [
+        "+    mi355x: verified",
+        f'+    amd: "{NIGHTLY}"',
+        '+      - "aiter"',
+        '+      AITER_TRITON_LOG_LEVEL: "ERROR"',
+        "+    hardware_overrides:",
+        "+      mi355x:",
+        "+        extra_args:",
+        '+          - "--max-num-seqs"',
+        '+          - "128"',
+    ]
+    # the new env var sits right after VLLM_ROCM_USE_AITER_MOE, as the script exports it
+    assert '       VLLM_ROCM_USE_AITER_MOE: "1"\n+      AITER_TRITON_LOG_LEVEL: "ERROR"' in patch
+    # --max-num-seqs only under the profile layer
+    assert patch.count("--max-num-seqs") == 1
+    assert "strategy_overrides" not in patch.split("+    hardware_overrides:")[0].split("@@")[-1]
+
+
+def test_generated_command_is_the_seeds(after: RecipesRepo, seed_out: Path) -> None:
+    rendering = _render(after, "mi355x", "single_node_tp")
+    env = " ".join(f"{k}={js_str(v)}" for k, v in rendering.commands[0].env.items())
+    assert env == SEED_ENV
+    assert rendering.json["command"] == SEED_COMMAND
+    assert rendering.image == NIGHTLY
+    body = (seed_out / "pr-body.md").read_text()
+    assert SEED_COMMAND in body  # the body shows the renderer's command text, unchanged
+
+
+def test_mi350x_differs_from_mi355x_only_by_max_num_seqs(after: RecipesRepo) -> None:
+    mi355x = _render(after, "mi355x", "single_node_tp").commands[0]
+    mi350x = _render(after, "mi350x", "single_node_tp").commands[0]
+    without = list(mi355x.argv)
+    index = without.index("--max-num-seqs")
+    del without[index : index + 2]
+    assert list(mi350x.argv) == without
+    assert dict(mi350x.env) == dict(mi355x.env)
+
+
+@pytest.mark.parametrize("strategy", ["single_node_tep", "multi_node_tp", "pd_cluster"])
+def test_other_mi355x_strategies_get_no_max_num_seqs_128(after: RecipesRepo, strategy: str) -> None:
+    for features in (FEATURES, ("tool_calling", "reasoning")):
+        rendering = _render(after, "mi355x", strategy, features)
+        for command in rendering.commands:
+            values = _flag(command.argv, "--max-num-seqs")
+            assert values == (["32"] if strategy == "pd_cluster" else [])
+            assert _flag(command.argv, "--moe-backend") == ["aiter"]
+
+
+@pytest.mark.parametrize("hw", ["gb200", "h200"])
+def test_nvidia_keeps_its_image_and_adaptive_verification(after: RecipesRepo, hw: str) -> None:
+    for strategy in ("single_node_tp", "pd_cluster"):
+        rendering = _render(after, hw, strategy)
+        assert rendering.image == DAY0_NVIDIA
+        for command in rendering.commands:
+            spec = json.loads(_flag(command.argv, "--speculative-config")[0])
+            assert spec["enable_adaptive_verification"] is True
+            assert not any(name.startswith(("AITER", "VLLM_ROCM")) for name in command.env)
+            assert "--max-num-seqs 128" not in " ".join(command.argv)
+
+
+def test_untouched_bytes_include_the_amd_dspark_override(seed: SeedFixtures, edited: Path) -> None:
+    before = git(seed.recipes_repo, "show", f"main:{SEED_RECIPE}")
+    text = (edited / SEED_RECIPE).read_text()
+    override = (
+        '              - \'{"method":"dspark","num_speculative_tokens":5,"draft_sample_method":'
+        '"probabilistic","rejection_sample_method":"block","enable_adaptive_verification":false}\''
+    )
+    assert override in before and override in text
+    assert "# MXFP4 experts with BF16 activations" in text  # comments survive
+
+
+def test_plan_json_explains_every_edit(seed_out: Path) -> None:
+    data = json.loads((seed_out / "plan.json").read_text())
+    (plan,) = data["plans"]
+    assert plan["status"] == "patch"
+    kinds = {e["kind"]: e for e in plan["edits"]}
+    assert set(kinds) == {"image", "flag", "env-new", "flag-new", "verified"}
+    assert kinds["flag"]["node"] == "hardware_overrides.amd.extra_args[3]"
+    assert "the recipe aiter_triton_mxfp4_bf16" in kinds["flag"]["reason"]
+    assert kinds["flag-new"]["scope"] == "MI355X + single_node_tp only"
+    assert kinds["env-new"]["after"] == "ERROR" and kinds["env-new"]["op"] == "InsertKey"
+    assert plan["verifications"][0]["state"] == "verified"
+    assert plan["matrix"]["unexpected"] == [] and plan["matrix"]["builder"]["ran"] is False
+    assert [d["verdict"] for d in plan["defaults"]] == ["differs", "equivalent (default)"]
+    assert data["check"]["conclusion"] == "action_required"
+    lines = {(a["path"].rsplit("/", 1)[-1], a["line"]) for a in data["check"]["annotations"]}
+    # --moe-backend on the CMD line and its value's assignment; the env export; the image
+    assert ("dsv41flash_fp4_mi355x_vllm_mtp.sh", 47) in lines
+    assert ("dsv41flash_fp4_mi355x_vllm_mtp.sh", 22) in lines
+    assert ("dsv41flash_fp4_mi355x_vllm_mtp.sh", 17) in lines
+    assert ("amd-master.yaml", 40) in lines
+
+
+def test_body_is_capped_and_safe(seed_out: Path) -> None:
+    body = (seed_out / "pr-body.md").read_text()
+    assert len(body) < 65_536
+    assert body.count("<!--") == 1 and body.startswith("<!-- recipe-sync:meta {")
+    assert "MI355X runtime evidence" in body and "0.9689 ± 0.0048" in body

@@ -1,0 +1,138 @@
+"""PR text: sanitised, capped, stable; untrusted values never become Markdown or markers."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from conftest import AlignCli, commit_edit
+
+from bot.align.plan import PlannedEdit
+from bot.align.result import AlignInputs
+from bot.align.run import align
+from bot.align.text import (
+    COMPACT,
+    body,
+    cap,
+    plain,
+    summary_bullet,
+    whitespace_check,
+    with_texts,
+)
+from bot.evidence.cli import git_blob_sha_at
+from bot.evidence.source import DirRunSource
+from bot.fixtures import BENCH_REPO_NAME, SeedFixtures
+from bot.recipes.edit import SetScalar
+from bot.rules import default_rules
+from bot.sources import GitTreeSource
+
+SCRIPT = "benchmarks/single_node/agentic/dsv41flash_fp4_mi355x_vllm_mtp.sh"
+EVIL = "ERROR <!-- x --> @octocat fixes #1 [a](https://evil.example) <b>"
+
+
+def _outside_code(text: str) -> str:
+    text = re.sub(r"(`{3,})[^\n]*\n.*?\n\1", "", text, flags=re.S)
+    return re.sub(r"(`+).+?\1", "", text)
+
+
+def test_untrusted_values_from_the_benchmark_stay_inert(
+    align_cli: AlignCli, bench_clone: Path
+) -> None:
+    commit_edit(
+        bench_clone,
+        SCRIPT,
+        "export AITER_TRITON_LOG_LEVEL=ERROR",
+        f"export AITER_TRITON_LOG_LEVEL='{EVIL}'",
+    )
+    status, out = align_cli(evidence=False, bench=bench_clone, bench_ref="pr")
+    assert status == 0
+    patch = (out / "recipe.patch").read_text()
+    assert "AITER_TRITON_LOG_LEVEL:" in patch and "@octocat" in patch  # the data itself is kept
+    body, comment = (out / "pr-body.md").read_text(), (out / "comment.md").read_text()
+    assert body.count("<!--") == 1 and body.startswith("<!-- recipe-sync:meta")
+    assert "<!--" not in comment
+    for text in (body.split("\n", 1)[1], comment):
+        prose = _outside_code(text)
+        assert "@octocat" not in prose  # no mention outside code
+        assert "fixes #1" not in prose  # no closing keyword
+        assert "<b>" not in prose and "[a](https://evil" not in prose
+    plan = json.loads((out / "plan.json").read_text())
+    assert any(
+        EVIL in e["after"] for e in plan["plans"][0]["edits"] if e["subject"].startswith("AITER")
+    )
+
+
+def test_summary_bullet_escapes_its_parts() -> None:
+    edit = PlannedEdit(
+        SetScalar("a.b", "x"),
+        "flag",
+        "--x",
+        "old`value",
+        "new ` @user",
+        "hardware_overrides.amd.extra_args[3]",
+        "every AMD rendering",
+        "the benchmark sets --x *bold* <i>",
+        "where the recipe defines the flag",
+        ("t",),
+    )
+    line = summary_bullet(edit)
+    assert line.startswith("- Set ``--x new ` @user`` at `hardware_overrides.amd.extra_args[3]`")
+    assert "\\*bold\\* &lt;i>" in line and line.endswith(
+        "Placement: where the recipe defines the flag."
+    )
+
+
+def test_plain_keeps_identifiers_and_escapes_the_rest() -> None:
+    assert plain("MI355X: single_node_tp, pd_cluster — with a + b (x)") == (
+        "MI355X: single_node_tp, pd_cluster — with a + b (x)"
+    )
+    assert plain("_emph_ *x*") == "\\_emph\\_ \\*x\\*"
+
+
+def test_whitespace_check_counts_lines_and_problems() -> None:
+    patch = "--- a/f\n+++ b/f\n@@ -1 +1,2 @@\n-old\n+new \n+\tindented\n"
+    assert whitespace_check(patch) == (
+        "Whitespace check of the patch (`git diff --check` rules): 2 added line(s) with "
+        "whitespace errors. One file changed, +2/−1."
+    )
+
+
+def test_cap_truncates_with_a_note() -> None:
+    text = "x" * 70_000
+    capped = cap(text, 60_000)
+    assert len(capped) <= 60_000 and "truncated" in capped[-200:]
+    assert cap("short", 60_000) == "short"
+
+
+def test_title_has_no_run_specific_data(seed_out: Path) -> None:
+    title = (seed_out / "pr-title.txt").read_text()
+    assert title == "[DeepSeek][ROCm] Align DeepSeek-V4.1-Flash MI355X with InferenceX #3058\n"
+
+
+def test_a_long_body_collapses_before_it_is_cut(seed: SeedFixtures) -> None:
+    assert seed.evidence_dir is not None
+    inputs = AlignInputs(
+        bench=GitTreeSource(seed.bench_repo, seed.bench_pr_head),
+        bench_base=GitTreeSource(seed.bench_repo, seed.bench_base),
+        recipes=GitTreeSource(seed.recipes_repo, seed.recipes_base),
+        rules=default_rules(),
+        runs=DirRunSource(seed.evidence_dir),
+        bench_repo=BENCH_REPO_NAME,
+        pr_number=seed.bench_pr_number,
+        head_sha=seed.bench_pr_head,
+        head_branch=seed.bench_pr_branch,
+        blob_sha_at=git_blob_sha_at(seed.bench_repo),
+    )
+    run = align(inputs)
+    (outcome,) = run.patches
+    full, compact = body(run, outcome), body(run, outcome, COMPACT)
+    assert len(compact) < len(full)
+    assert "Job log excerpts" in full and "Job log excerpts" not in compact
+    assert "groups not shown (see plan.json)" in compact
+    limit = (len(full) + len(compact)) // 2
+    collapsed = with_texts(run, outcome, limit=limit)
+    assert collapsed.body == compact and len(collapsed.meta) + 1 + len(collapsed.body) <= limit
+    cut = with_texts(run, outcome, limit=len(compact) // 2)
+    assert len(cut.meta) + 1 + len(cut.body) <= len(compact) // 2
+    assert "… truncated:" in cut.body[-120:]

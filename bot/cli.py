@@ -17,16 +17,16 @@ from bot.errors import RecipeSyncError
 
 # Modules exposing ``register(subparsers)``; order is the order shown in --help.
 COMMAND_MODULES: tuple[str, ...] = (
+    "bot.align.cli",
+    "bot.audit.cli",
     "bot.recipes.cli",
     "bot.benchmarks.cli",
     "bot.vllm.cli",
-    "bot.audit.cli",
     "bot.evidence.cli",
     "bot.web.cli",
     "bot.jobs.cli",
     "bot.rules.cli",
     "bot.fixtures_cli",
-    "bot.align.cli",
 )
 
 

@@ -288,11 +288,12 @@ def test_settings_from_env_and_their_one_line_errors(tmp_path: Path) -> None:
 
 def test_missing_engine_is_a_clear_retryable_error() -> None:
     with pytest.raises(
-        EngineUnavailable, match=r"bot\.align\.engine:AlignEngine.*RECIPE_SYNC_ENGINE"
+        EngineUnavailable, match=r"bot\.align\.nowhere:Engine.*RECIPE_SYNC_ENGINE"
     ):
-        load_engine("bot.align.engine:AlignEngine")
+        load_engine("bot.align.nowhere:Engine")
     engine = load_engine("tests.service.engine_double:DeterministicTestEngine")
     assert callable(engine.sync)
+    assert callable(load_engine("bot.align.engine:AlignEngine").sync)  # the default engine
 
 
 def test_outcomes_the_service_cannot_apply_are_rejected() -> None:

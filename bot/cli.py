@@ -27,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "bot.jobs.cli",
     "bot.rules.cli",
     "bot.fixtures_cli",
+    "bot.demo",
 )
 
 

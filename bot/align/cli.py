@@ -35,7 +35,7 @@ from bot.evidence.cli import git_blob_sha_at
 from bot.evidence.source import DirRunSource
 from bot.github.branches import recipe_slug
 from bot.recipes import RecipesRepo
-from bot.rules import default_rules
+from bot.rules import default_rules, load_rules
 from bot.sources import DirectorySource, FileSource, GitTreeSource
 
 OUTPUTS = ("recipe.patch", "pr-title.txt", "pr-body.md", "comment.md", "plan.json")
@@ -62,6 +62,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--bench-pr", type=int, help="benchmark PR number")
     parser.add_argument("--recipes-name", help="recipes repository OWNER/NAME (for the text)")
     parser.add_argument("--out", type=Path, default=Path("recipe-sync-out"), help="output dir")
+    parser.add_argument("--rules", type=Path, default=None, help="rules directory")
     parser.set_defaults(func=run)
 
 
@@ -137,7 +138,7 @@ def inputs_from_args(args: argparse.Namespace) -> AlignInputs:
         bench=bench,
         bench_base=base,
         recipes=recipes,
-        rules=default_rules(),
+        rules=load_rules(args.rules) if args.rules is not None else default_rules(),
         config_keys=tuple(args.config_key),
         runs=runs,
         bench_repo=args.bench_name or _field(pull, "base", "repo", "full_name") or "",

@@ -137,7 +137,7 @@ PLACEHOLDER_RE = re.compile(r"<([^\s<>:]+):opaque:([a-z0-9][a-z0-9.-]*)>")
 # Human explanations of the reason slugs used by the evaluator and the benchmark model.
 REASONS: dict[str, str] = {
     "slurm-job-id": "the launcher derives it from the Slurm job id, known only once the job runs",
-    "runner-node": "depends on the concrete runner node that picks the job (pass --runner-node)",
+    "runner-node": "depends on the runner node that picks the job, known once the job runs",
     "launcher-staged-model": "the launcher picks a pre-staged model directory at run time",
     "working-directory": "the job's working directory is chosen by the launcher at run time",
     "process-id": "a process id exists only at run time",

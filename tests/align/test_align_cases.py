@@ -9,7 +9,6 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import SEED_RECIPE, AlignCli, align_args, commit_edit, git
 
 from bot.align.engine import AlignEngine
 from bot.cli import main
@@ -17,6 +16,7 @@ from bot.evidence.source import DirRunSource
 from bot.fixtures import BENCH_REPO_NAME, RECIPES_REPO_NAME, SeedFixtures
 from bot.jobs.engine import SyncOutcome, SyncRequest, check_outcome
 from bot.sources import GitTreeSource
+from tests.align.conftest import SEED_RECIPE, AlignCli, align_args, commit_edit, git
 
 KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"
 SCRIPT = "benchmarks/single_node/agentic/dsv41flash_fp4_mi355x_vllm_mtp.sh"

@@ -6,13 +6,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import git
 
 from bot.align.change import benchmark_change
 from bot.benchmarks import BenchRepo, load_bench_repo
 from bot.errors import InputError
 from bot.fixtures import SeedFixtures
 from bot.sources import GitTreeSource
+from tests.align.conftest import git
 
 KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"
 

@@ -7,7 +7,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import SEED_RECIPE, AlignCli, git
 
 from bot.align.builder import BUILDER, run_builder
 from bot.align.compare import compare
@@ -26,6 +25,7 @@ from bot.fixtures import SeedFixtures
 from bot.recipes import RecipesRepo, load_recipes
 from bot.rules import default_rules
 from bot.sources import DirectorySource, GitTreeSource
+from tests.align.conftest import SEED_RECIPE, AlignCli, git
 
 KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"
 NOT_RUN = BuilderReport(False, True, "", "not run: test")

@@ -13,12 +13,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import GOLDEN, SEED_RECIPE, git
 
 from bot.fixtures import SeedFixtures
 from bot.recipes import RecipesRepo, RenderRequest, load_recipes, render
 from bot.recipes.jsvalues import js_str
 from bot.sources import DirectorySource
+from tests.align.conftest import GOLDEN, SEED_RECIPE, git
 
 NIGHTLY = "vllm/vllm-openai-rocm:nightly-eed1f3d0c6043bd494424a22443ee198dd56f657"
 DAY0_NVIDIA = "vllm/vllm-openai:deepseekv41-flash-0909"

@@ -6,8 +6,6 @@ import json
 import re
 from pathlib import Path
 
-from conftest import AlignCli, commit_edit
-
 from bot.align.plan import PlannedEdit
 from bot.align.result import AlignInputs
 from bot.align.run import align
@@ -26,6 +24,7 @@ from bot.fixtures import BENCH_REPO_NAME, SeedFixtures
 from bot.recipes.edit import SetScalar
 from bot.rules import default_rules
 from bot.sources import GitTreeSource
+from tests.align.conftest import AlignCli, commit_edit
 
 SCRIPT = "benchmarks/single_node/agentic/dsv41flash_fp4_mi355x_vllm_mtp.sh"
 EVIL = "ERROR <!-- x --> @octocat fixes #1 [a](https://evil.example) <b>"

@@ -287,9 +287,7 @@ def test_settings_from_env_and_their_one_line_errors(tmp_path: Path) -> None:
 
 
 def test_missing_engine_is_a_clear_retryable_error() -> None:
-    with pytest.raises(
-        EngineUnavailable, match=r"bot\.align\.nowhere:Engine.*RECIPE_SYNC_ENGINE"
-    ):
+    with pytest.raises(EngineUnavailable, match=r"bot\.align\.nowhere:Engine.*RECIPE_SYNC_ENGINE"):
         load_engine("bot.align.nowhere:Engine")
     engine = load_engine("tests.service.engine_double:DeterministicTestEngine")
     assert callable(engine.sync)

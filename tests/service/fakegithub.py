@@ -339,6 +339,48 @@ class FakeGitHub:
                 self.logs[job_id] = log_text
         return run_id
 
+    def load_saved_runs(self, repo: str, saved: Path) -> None:
+        """Serve the runs, attempts, jobs and logs of a ``--from-dir`` directory
+        (``bot/evidence/source.py`` layout) as ``repo``'s Actions data."""
+
+        def load(path: Path, key: str) -> list[dict[str, Any]]:
+            data = json.loads(path.read_text())
+            return list(data[key] if isinstance(data, dict) else data)
+
+        for run in load(saved / "runs.json", "workflow_runs"):
+            run_id = int(run["id"])
+            attempts = {
+                int(path.stem.rsplit("-", 1)[1]): json.loads(path.read_text())
+                for path in saved.glob(f"attempts/{run_id}-*.json")
+            }
+            entry = {
+                "id": run_id,
+                "head_sha": run["head_sha"],
+                "head_branch": run["head_branch"],
+                "pull_numbers": tuple(p["number"] for p in run.get("pull_requests", [])),
+                "run_attempt": int(run["run_attempt"]),
+                "job_ids": [],
+                "fields": run,
+                "attempts": attempts,
+            }
+            self.runs.setdefault(repo, {})[run_id] = entry
+            for path in sorted(saved.glob(f"jobs/{run_id}-*.json")):
+                attempt = int(path.stem.rsplit("-", 1)[1])
+                for job in load(path, "jobs"):
+                    job_id = int(job["id"])
+                    self.jobs[job_id] = {
+                        "id": job_id,
+                        "run_id": run_id,
+                        "name": job["name"],
+                        "repo": repo,
+                        "attempt": attempt,
+                        "fields": job,
+                    }
+                    entry["job_ids"].append(job_id)
+                    log = saved / "logs" / f"{job_id}.txt"
+                    if log.is_file():
+                        self.logs[job_id] = log.read_text()
+
     # --- queries for assertions --------------------------------------------------------
 
     def comments_on(self, repo: str, number: int) -> list[dict[str, Any]]:
@@ -528,14 +570,17 @@ class FakeGitHub:
     def run_json(self, repo: str, run: dict[str, Any]) -> dict[str, Any]:
         body = self._template("actions.get-workflow-run", "octo-org/octo-repo", repo)
         body.update(
+            status="completed",
+            conclusion="success",
+            html_url=f"https://github.com/{repo}/actions/runs/{run['id']}",
+        )
+        body.update(run.get("fields", {}))  # a saved run's own fields (status, name, ...)
+        body.update(
             id=run["id"],
             head_sha=run["head_sha"],
             head_branch=run["head_branch"],
             run_attempt=run["run_attempt"],
-            status="completed",
-            conclusion="success",
             url=f"{self.base_url}/repos/{repo}/actions/runs/{run['id']}",
-            html_url=f"https://github.com/{repo}/actions/runs/{run['id']}",
             pull_requests=[
                 {"number": n, "url": f"{self.base_url}/repos/{repo}/pulls/{n}"}
                 for n in run["pull_numbers"]
@@ -547,6 +592,7 @@ class FakeGitHub:
         body = self._template(
             "actions.list-jobs-for-workflow-run", "octo-org/octo-repo", job["repo"], ("jobs", "0")
         )
+        body.update(job.get("fields", {}))  # a saved job's own fields (runner_name, ...)
         body.update(
             id=job["id"], run_id=job["run_id"], name=job["name"], run_attempt=job["attempt"]
         )
@@ -1094,6 +1140,7 @@ class FakeGitHub:
             if run is None or attempt > run["run_attempt"]:
                 return not_found()
             body = fake.run_json(full, run)
+            body.update(run.get("attempts", {}).get(attempt, {}))
             body["run_attempt"] = attempt
             return JSONResponse(body)
 

@@ -1,0 +1,147 @@
+"""End to end on the seed fixtures with the real engine (``bot.align.engine:AlignEngine``).
+
+A signed ``pull_request.labeled`` delivery on benchmark PR #3058's fixture → one alignment PR
+in the recipes repo whose branch holds exactly the patch ``recipe-sync align`` computes
+offline, one verification comment and one check run on the benchmark PR, with the evidence
+read from the fake GitHub's Actions API (the seed's saved runs and job logs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.align.result import AlignInputs
+from bot.align.run import align
+from bot.evidence.cli import git_blob_sha_at
+from bot.evidence.source import DirRunSource
+from bot.fixtures import SEED_RECIPE, SeedFixtures, build_seed_fixtures
+from bot.github.sanitize import VERIFY_MARKER
+from bot.jobs.triggers import CHECK_NAME
+from bot.rules import default_rules
+from bot.sources import GitTreeSource
+from tests.service.conftest import BOT, MAINTAINER, Harness
+from tests.service.fakegithub import FakeGitHub, FakeRepo, ServerThread, git
+
+BENCH = "SemiAnalysisAI/InferenceX"
+RECIPES = "vllm-project/recipes"
+SCRIPT = "benchmarks/single_node/agentic/dsv41flash_fp4_mi355x_vllm_mtp.sh"
+
+
+def import_repo(fake: FakeGitHub, full_name: str, source: Path) -> None:
+    """Serve a fixture repository (all its branches) as ``full_name``."""
+    path = fake.root / f"{full_name}.git"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    git(fake.root, "clone", "-q", "--bare", "--template=", str(source), str(path))
+    fake.repos[full_name] = FakeRepo(full_name, path, "main", len(fake.repos) + 1)
+    fake.pulls.setdefault(full_name, {})
+    fake.labels.setdefault(full_name, {})
+
+
+@pytest.fixture
+def seeded(
+    tmp_path: Path, app_key: tuple[str, str]
+) -> Iterator[tuple[FakeGitHub, SeedFixtures, Harness]]:
+    built = build_seed_fixtures(tmp_path / "seed")
+    fake = FakeGitHub(tmp_path / "remotes", public_key=app_key[1])
+    with ServerThread(fake.app) as server:
+        fake.base_url = server.url
+        import_repo(fake, BENCH, built.bench_repo)
+        import_repo(fake, RECIPES, built.recipes_repo)
+        fake.set_permission(BENCH, MAINTAINER, "write", "maintain")
+        assert built.evidence_dir is not None
+        fake.load_saved_runs(BENCH, built.evidence_dir)
+        (tmp_path / "service").mkdir()
+        harness = Harness(
+            fake,
+            tmp_path / "service",
+            app_key,
+            recipes_repo=RECIPES,
+            engine="bot.align.engine:AlignEngine",
+        )
+        try:
+            yield fake, built, harness
+        finally:
+            harness.close()
+
+
+def offline_patch(built: SeedFixtures) -> bytes:
+    """What ``recipe-sync align`` computes for the same PR with the saved runs."""
+    assert built.evidence_dir is not None
+    run = align(
+        AlignInputs(
+            bench=GitTreeSource(built.bench_repo, built.bench_pr_head),
+            bench_base=GitTreeSource(built.bench_repo, built.bench_base),
+            recipes=GitTreeSource(built.recipes_repo, built.recipes_base),
+            rules=default_rules(),
+            runs=DirRunSource(built.evidence_dir),
+            bench_repo=BENCH,
+            pr_number=1,
+            head_sha=built.bench_pr_head,
+            base_sha=built.bench_base,
+            head_branch=built.bench_pr_branch,
+            recipes_repo=RECIPES,
+            recipes_sha=built.recipes_base,
+            blob_sha_at=git_blob_sha_at(built.bench_repo),
+        )
+    )
+    (patch,) = run.patches
+    assert patch.new_text is not None
+    return patch.new_text
+
+
+def label(fake: FakeGitHub, harness: Harness, number: int) -> None:
+    pr = fake.pulls[BENCH][number]
+    pr["labels"].append("recipe-sync")
+    payload = fake.pull_request_payload(
+        BENCH, number, "labeled", sender=MAINTAINER, label="recipe-sync"
+    )
+    assert harness.deliver("pull_request", payload).status_code == 202
+    harness.drain()
+
+
+def test_labeled_seed_pr_gets_the_alignment_pr_comment_and_check_run(
+    seeded: tuple[FakeGitHub, SeedFixtures, Harness],
+) -> None:
+    fake, built, harness = seeded
+    number = fake.open_pull(BENCH, head_ref=built.bench_pr_branch, user="chunfangamd")
+    assert fake.pulls[BENCH][number]["head_sha"] == built.bench_pr_head
+    label(fake, harness, number)
+
+    # one alignment PR whose branch holds exactly the offline patch
+    (pr,) = fake.pulls[RECIPES].values()
+    assert pr["title"] == "[DeepSeek][ROCm] Align DeepSeek-V4.1-Flash MI355X with InferenceX #1"
+    assert pr["user"] == BOT and pr["base_ref"] == "main"
+    tip = fake.repos[RECIPES].ref_sha(f"refs/heads/{pr['head_ref']}")
+    assert tip is not None
+    recipes = fake.repos[RECIPES].path
+    assert git(recipes, "rev-parse", f"{tip}^") == built.recipes_base
+    pushed = git(recipes, "show", f"{tip}:{SEED_RECIPE}") + "\n"
+    assert pushed.encode() == offline_patch(built)
+    assert "mi355x: verified" in pushed  # the eval read through the Actions API verified it
+    body = pr["body"]
+    assert "InferenceX run [34710937012]" in body and "(attempt 2)" in body
+    assert "strict-match 0.9689 ± 0.0048, flexible-extract 0.9682 ± 0.0048, both PASS" in body
+    assert "--max-num-seqs 128" in body and "Regression checks" in body
+
+    # one verification comment and one check run on the benchmark PR
+    comments = [c for c in fake.comments_on(BENCH, number) if c["body"].startswith(VERIFY_MARKER)]
+    (comment,) = comments
+    assert comment["user"] == BOT and f"{RECIPES}#{pr['number']}" in comment["body"]
+    (check,) = fake.check_runs_on(BENCH)
+    assert check["name"] == CHECK_NAME and check["head_sha"] == built.bench_pr_head
+    assert check["conclusion"] == "action_required"
+    # annotations at the script lines that set the differing flags and env, and the image
+    lines = {a["start_line"] for a in check["annotations"] if a["path"] == SCRIPT}
+    assert lines == {17, 22, 24, 47, 48}, check["annotations"]
+    assert any(a["path"] == "configs/amd-master.yaml" for a in check["annotations"])
+
+    # a redelivered label and a synchronize without change: still one PR, one comment
+    label(fake, harness, number)
+    assert len(fake.pulls[RECIPES]) == 1
+    assert (
+        len([c for c in fake.comments_on(BENCH, number) if c["body"].startswith(VERIFY_MARKER)])
+        == 1
+    )

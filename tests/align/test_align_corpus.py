@@ -4,9 +4,7 @@ give a patch that closes exactly that drift and moves nothing the edits do not a
 
 from __future__ import annotations
 
-import os
 from functools import cache
-from pathlib import Path
 
 import pytest
 
@@ -20,19 +18,10 @@ from bot.recipes import RecipesRepo, RenderRequest, load_recipes, render
 from bot.recipes.jsvalues import js_str
 from bot.recipes.select import hardware_order
 from bot.rules import default_rules
+from bot.shared_data import corpus_dir
 from bot.sources import DirectorySource
 
 NOT_RUN = BuilderReport(False, True, "", "not run: test")
-
-
-def corpus_dir() -> Path:
-    if os.environ.get("RECIPES_CORPUS"):
-        return Path(os.environ["RECIPES_CORPUS"])
-    for parent in Path(__file__).resolve().parents:
-        candidate = parent / "shared" / "data" / "recipes-corpus-8959cf6"
-        if candidate.is_dir():
-            return candidate
-    pytest.skip("the recipes corpus is not available")
 
 
 @cache
@@ -125,17 +114,12 @@ def _probe(recipe_path: str) -> str | None:
 
 
 def _paths() -> list[str]:
-    try:
-        _, repo = corpus()
-    except pytest.skip.Exception:
-        return []
+    _, repo = corpus()
     return [recipe.path for recipe in repo.recipes]
 
 
 def test_a_sample_of_the_corpus() -> None:
     paths = _paths()
-    if not paths:
-        pytest.skip("the recipes corpus is not available")
     probed = [p for p in paths[::15] if _probe(p) is not None]
     assert len(probed) >= 8
 
@@ -143,7 +127,5 @@ def test_a_sample_of_the_corpus() -> None:
 @pytest.mark.slow
 def test_every_corpus_recipe() -> None:
     paths = _paths()
-    if not paths:
-        pytest.skip("the recipes corpus is not available")
     probed = [p for p in paths if _probe(p) is not None]
     assert len(probed) >= 130

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from bot.benchmarks import BenchRepo, ChangelogEntry
 from bot.benchmarks.changelog import matches
-from bot.benchmarks.runners import choose_script
+from bot.benchmarks.repo import script_choice
 from bot.errors import InputError, Location, RecipeSyncError
 from bot.rules.loader import to_plain
 from bot.sources import FileSource
@@ -76,16 +76,7 @@ def scripts_of(repo: BenchRepo, key: str) -> tuple[str, ...]:
         return ()
     found: dict[str, None] = {}
     for row in repo.rows(key):
-        choice = choose_script(
-            repo.source,
-            repo.rules.hardware,
-            repo.runners,
-            label=entry.runner,
-            prefix=entry.model_prefix,
-            precision=entry.precision,
-            framework=entry.framework,
-            point=row.point,
-        )
+        choice = script_choice(repo, key, row.point)
         if choice.path is not None:
             found[choice.path] = None
     return tuple(found)

@@ -49,6 +49,18 @@ class Profile:
         )
 
     @property
+    def key(self) -> tuple[Any, ...]:
+        """Identity of the rendering: equal keys render the same command."""
+        return (
+            self.recipe_path,
+            self.variant,
+            self.hardware,
+            self.strategy,
+            self.features,
+            tuple(sorted(self.modes.items())),
+        )
+
+    @property
     def label(self) -> str:
         """``DeepSeek-V4.1-Flash mi355x single_node_tp (spec_decoding=dspark, text_only)``."""
         name = self.recipe_path.rsplit("/", 1)[-1].removesuffix(".yaml")

@@ -21,7 +21,7 @@ from bot.align.compare import compare, taxonomy_vram
 from bot.align.evidence import collect, evidence_for
 from bot.align.matrix import BuilderReport, regression_matrix
 from bot.align.plan import AlignmentPlan, Target, plan_recipe
-from bot.align.profile import Profile, Unmapped, map_profile
+from bot.align.profile import Unmapped, map_profile
 from bot.align.result import AlignInputs, AlignRun, KeyResult, PointResult, RecipeOutcome
 from bot.benchmarks import BenchRepo, LaunchLine, extract, load_bench_repo, points
 from bot.errors import InputError, Location, RecipeSyncError
@@ -82,21 +82,10 @@ def key_result(head: BenchRepo, recipes: RecipesRepo, rules: Rules, key: Affecte
     return KeyResult(key, representatives(tuple(results)))
 
 
-def profile_id(profile: Profile) -> tuple[Any, ...]:
-    return (
-        profile.recipe_path,
-        profile.variant,
-        profile.hardware,
-        profile.strategy,
-        profile.features,
-        tuple(sorted(profile.modes.items())),
-    )
-
-
 def representatives(results: tuple[PointResult, ...]) -> tuple[PointResult, ...]:
     """The eval arms represent their profile; throughput arms only when no eval arm does."""
     eval_profiles = {
-        profile_id(r.profile)
+        r.profile.key
         for r in results
         if r.status == "represents" and r.arm == "eval" and r.profile is not None
     }
@@ -106,7 +95,7 @@ def representatives(results: tuple[PointResult, ...]) -> tuple[PointResult, ...]
             result.status == "represents"
             and result.arm != "eval"
             and result.profile is not None
-            and profile_id(result.profile) in eval_profiles
+            and result.profile.key in eval_profiles
         ):
             result = replace(
                 result, status="context", reason="the eval arm represents this profile"
@@ -122,7 +111,7 @@ def targets_by_recipe(
     for found in keys:
         for result in found.points:
             if result.status == "represents" and result.profile is not None:
-                grouped.setdefault((found.key.key, profile_id(result.profile)), []).append(result)
+                grouped.setdefault((found.key.key, result.profile.key), []).append(result)
     by_recipe: dict[str, list[Target]] = {}
     for (key, _), results in grouped.items():
         profile = results[0].profile

@@ -119,17 +119,6 @@ def judge(comparison: Comparison) -> Compared:
 # --- the auditor ---------------------------------------------------------------------------
 
 
-def _profile_key(profile: Profile) -> tuple[Any, ...]:
-    return (
-        profile.recipe_path,
-        profile.variant,
-        profile.hardware,
-        profile.strategy,
-        profile.features,
-        tuple(sorted(profile.modes.items())),
-    )
-
-
 @dataclass
 class Auditor:
     """Audits the config keys of one benchmark repository against one recipes repository.
@@ -284,7 +273,7 @@ class Auditor:
 
     def _render(self, profile: Profile) -> Rendering:
         assert self.recipes.repo is not None
-        key = _profile_key(profile)
+        key = profile.key
         cached = self._renderings.get(key) if self.cache else None
         if cached is not None:
             return cached
@@ -297,7 +286,7 @@ class Auditor:
     def _compare(self, launch: LaunchLine, profile: Profile) -> Compared:
         """The verdict for (profile, launch line), computed once per identical launch line."""
         key = (
-            _profile_key(profile),
+            profile.key,
             launch.argv,
             tuple(launch.env.items()),
             launch.image,

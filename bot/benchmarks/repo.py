@@ -17,7 +17,7 @@ from bot.benchmarks.configs import ConfigNode, MasterEntry, load_master_configs,
 from bot.benchmarks.jobenv import apply_launcher, template_env
 from bot.benchmarks.matrix import Row, expand
 from bot.benchmarks.model import ARMS, LaunchLine, Point
-from bot.benchmarks.runners import RunnersFile, choose_script, load_runners
+from bot.benchmarks.runners import RunnersFile, ScriptChoice, choose_script, load_runners
 from bot.errors import InputError, Location
 from bot.rules import Rules, default_rules
 from bot.shell import ScriptParser, ScriptResult, evaluate_script
@@ -85,6 +85,24 @@ def points(repo: BenchRepo, config_key: str) -> tuple[tuple[Point, str], ...]:
     return tuple(out)
 
 
+def script_choice(
+    repo: BenchRepo, config_key: str, point: Point, *, runner_node: str | None = None
+) -> ScriptChoice:
+    """The script the launcher runs for ``point`` of ``config_key`` (or why none)."""
+    entry = repo.entry(config_key)
+    return choose_script(
+        repo.source,
+        repo.rules.hardware,
+        repo.runners,
+        label=entry.runner,
+        prefix=entry.model_prefix,
+        precision=entry.precision,
+        framework=entry.framework,
+        point=point,
+        runner_node=runner_node,
+    )
+
+
 def _row(repo: BenchRepo, config_key: str, point: Point) -> Row:
     for row in repo.rows(config_key):
         if row.point == point:
@@ -114,17 +132,7 @@ def extract(
             "multi-node configurations are not extracted (srt-slurm renders their commands)",
         )
     row = _row(repo, config_key, point)
-    choice = choose_script(
-        repo.source,
-        repo.rules.hardware,
-        repo.runners,
-        label=entry.runner,
-        prefix=entry.model_prefix,
-        precision=entry.precision,
-        framework=entry.framework,
-        point=point,
-        runner_node=runner_node,
-    )
+    choice = script_choice(repo, config_key, point, runner_node=runner_node)
     env = template_env(entry, row, arm, runners=repo.runners, runner_node=runner_node)
     if choice.launcher is not None and choice.fleet is not None:
         env = apply_launcher(env, choice.launcher, fleet=choice.fleet, runner_node=runner_node)

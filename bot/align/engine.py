@@ -89,6 +89,7 @@ class AlignEngine:
             head_sha=request.head_sha,
             base_sha=request.base_sha,
             head_branch=request.head_branch,
+            head_repo=request.head_repo,
             recipes_repo=request.recipes_repo,
             recipes_sha=request.recipes_base_sha,
             blob_sha_at=blob_sha_at,

@@ -38,6 +38,7 @@ class SyncRequest:
     recipes: FileSource  # recipes default-branch head
     runs: RunSource | None  # workflow-run evidence for the PR head
     dry_run: bool
+    head_repo: str | None = None  # OWNER/NAME the head branch lives in (a fork's, for fork PRs)
 
 
 @dataclass(frozen=True)

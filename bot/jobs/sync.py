@@ -239,6 +239,7 @@ def _run_engine(
         ),
         runs=GitHubRunSource(bench),
         dry_run=lease.dry_run,
+        head_repo=pr.head_repo or None,
     )
     stickies = StickyComments(bench, rt.store, rt.connector.bot_login())
     try:

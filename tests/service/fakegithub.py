@@ -252,9 +252,10 @@ class FakeGitHub:
         labels: tuple[str, ...] = (),
         body: str = "",
         draft: bool = False,
+        number: int | None = None,
     ) -> int:
         with self.lock:
-            number = max(self.pulls[repo], default=0) + 1
+            number = number or max(self.pulls[repo], default=0) + 1
             pr = {
                 "id": self.next_id(),
                 "number": number,

@@ -1,6 +1,7 @@
 """End to end on the seed fixtures with the real engine (``bot.align.engine:AlignEngine``).
 
-A signed ``pull_request.labeled`` delivery on benchmark PR #3058's fixture → one alignment PR
+A signed ``pull_request.labeled`` delivery on benchmark PR #3058's fixture (a fork PR, as the
+real one was) → one alignment PR
 in the recipes repo whose branch holds exactly the patch ``recipe-sync align`` computes
 offline, one verification comment and one check run on the benchmark PR, with the evidence
 read from the fake GitHub's Actions API (the seed's saved runs and job logs).
@@ -26,6 +27,7 @@ from tests.service.conftest import BOT, MAINTAINER, Harness
 from tests.service.fakegithub import FakeGitHub, FakeRepo, ServerThread, git
 
 BENCH = "SemiAnalysisAI/InferenceX"
+FORK = "chunfangamd/InferenceX"  # PR #3058 comes from the author's fork, as the saved runs say
 RECIPES = "vllm-project/recipes"
 SCRIPT = "benchmarks/single_node/agentic/dsv41flash_fp4_mi355x_vllm_mtp.sh"
 
@@ -50,6 +52,7 @@ def seeded(
         fake.base_url = server.url
         import_repo(fake, BENCH, built.bench_repo)
         import_repo(fake, RECIPES, built.recipes_repo)
+        fake.fork(BENCH, FORK)
         fake.set_permission(BENCH, MAINTAINER, "write", "maintain")
         assert built.evidence_dir is not None
         fake.load_saved_runs(BENCH, built.evidence_dir)
@@ -78,10 +81,11 @@ def offline_patch(built: SeedFixtures) -> bytes:
             rules=default_rules(),
             runs=DirRunSource(built.evidence_dir),
             bench_repo=BENCH,
-            pr_number=1,
+            pr_number=built.bench_pr_number,
             head_sha=built.bench_pr_head,
             base_sha=built.bench_base,
             head_branch=built.bench_pr_branch,
+            head_repo=FORK,
             recipes_repo=RECIPES,
             recipes_sha=built.recipes_base,
             blob_sha_at=git_blob_sha_at(built.bench_repo),
@@ -106,13 +110,19 @@ def test_labeled_seed_pr_gets_the_alignment_pr_comment_and_check_run(
     seeded: tuple[FakeGitHub, SeedFixtures, Harness],
 ) -> None:
     fake, built, harness = seeded
-    number = fake.open_pull(BENCH, head_ref=built.bench_pr_branch, user="chunfangamd")
+    number = fake.open_pull(
+        BENCH,
+        head_ref=built.bench_pr_branch,
+        head_repo=FORK,
+        user="chunfangamd",
+        number=built.bench_pr_number,
+    )
     assert fake.pulls[BENCH][number]["head_sha"] == built.bench_pr_head
     label(fake, harness, number)
 
     # one alignment PR whose branch holds exactly the offline patch
     (pr,) = fake.pulls[RECIPES].values()
-    assert pr["title"] == "[DeepSeek][ROCm] Align DeepSeek-V4.1-Flash MI355X with InferenceX #1"
+    assert pr["title"] == "[DeepSeek][ROCm] Align DeepSeek-V4.1-Flash MI355X with InferenceX #3058"
     assert pr["user"] == BOT and pr["base_ref"] == "main"
     tip = fake.repos[RECIPES].ref_sha(f"refs/heads/{pr['head_ref']}")
     assert tip is not None
@@ -145,3 +155,26 @@ def test_labeled_seed_pr_gets_the_alignment_pr_comment_and_check_run(
         len([c for c in fake.comments_on(BENCH, number) if c["body"].startswith(VERIFY_MARKER)])
         == 1
     )
+
+
+def test_evidence_cli_reads_the_runs_through_the_actions_api(
+    seeded: tuple[FakeGitHub, SeedFixtures, Harness],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fake, built, _ = seeded
+    number = fake.open_pull(
+        BENCH, head_ref=built.bench_pr_branch, head_repo=FORK, number=built.bench_pr_number
+    )
+    fake.add_token("ghp_maintainer", MAINTAINER)
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_maintainer")
+    monkeypatch.setenv("RECIPE_SYNC_GITHUB_API_URL", fake.base_url)
+    from bot.cli import main
+
+    argv = ["evidence", "--repo", BENCH, "--pr", str(number), "--bench-repo", str(built.bench_repo)]
+    assert main([*argv, "--script", SCRIPT]) == 0
+    out = capsys.readouterr().out
+    assert "InferenceX run [34710937012]" in out and "(attempt 2)" in out
+    assert "strict-match 0.9689 ± 0.0048, flexible-extract 0.9682 ± 0.0048" in out
+    assert "The benchmark script blob is identical at the run's head" in out
+    assert "Attempt 1 of run" in out and "cancelled" in out

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from bot.benchmarks.scope import multinode_reason, serves_vllm
+from bot.cli import main
 
 
 def worker(*settings: str) -> dict[str, object]:
@@ -46,3 +51,39 @@ def test_odd_shapes_do_not_crash() -> None:
         assert (
             multinode_reason("vllm", raw) == "multi-node vllm: not started by a single-node script"
         )
+
+
+MULTINODE_CONFIG = """\
+acme7b-fp4-gb999-dynamo-vllm:
+  image: vllm/vllm-openai:v0.0.1
+  model: acme/Acme-7B
+  model-prefix: acme7b
+  runner: gb999
+  precision: fp4
+  framework: dynamo-vllm
+  kv-p2p-transfer: nixl
+  multinode: true
+  disagg: true
+  scenarios:
+    fixed-seq-len:
+    - isl: 1024
+      osl: 1024
+      search-space:
+      - conc-list: [4]
+        prefill: {num-worker: 1, tp: 4, ep: 4, dp-attn: true,
+                  additional-settings: ["CONFIG_FILE=recipes/acme/1p1d.yaml"]}
+        decode: {num-worker: 1, tp: 8, ep: 1, dp-attn: false}
+"""
+
+
+def test_extract_cli_names_the_multinode_recipe(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "nvidia-master.yaml").write_text(MULTINODE_CONFIG)
+    argv = ["extract", "--bench-repo", str(tmp_path), "--config-key"]
+    assert main([*argv, "acme7b-fp4-gb999-dynamo-vllm"]) == 2
+    err = capsys.readouterr().err
+    assert "no point matches" not in err
+    assert "multi-node dynamo-vllm: its serve commands are rendered from the recipe " in err
+    assert "CONFIG_FILE=recipes/acme/1p1d.yaml" in err

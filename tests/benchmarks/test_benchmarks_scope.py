@@ -87,3 +87,28 @@ def test_extract_cli_names_the_multinode_recipe(
     assert "no point matches" not in err
     assert "multi-node dynamo-vllm: its serve commands are rendered from the recipe " in err
     assert "CONFIG_FILE=recipes/acme/1p1d.yaml" in err
+
+
+def test_audit_group_reason_is_general_when_keys_differ() -> None:
+    from bot.audit.model import AuditReport, OutOfScope
+
+    def item(key: str, reason: str) -> OutOfScope:
+        return OutOfScope(key, "configs/x.yaml", 1, "dynamo-vllm", "multinode", reason)
+
+    report = AuditReport(
+        bench_label="b",
+        recipes_label="r",
+        rows=(),
+        out_of_scope=(
+            item("a", "multi-node dynamo-vllm: A"),
+            item("b", "multi-node dynamo-vllm: B"),
+        ),
+    )
+    assert report.out_of_scope_reasons() == {
+        "multi-node dynamo-vllm": "multi-node dynamo-vllm: serve commands come from each key's "
+        "recipe file or the multi-node launcher, not from a single-node script"
+    }
+    single = AuditReport(
+        bench_label="b", recipes_label="r", rows=(), out_of_scope=(item("a", "only"),)
+    )
+    assert single.out_of_scope_reasons() == {"multi-node dynamo-vllm": "only"}

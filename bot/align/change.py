@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from bot.benchmarks import BenchRepo, ChangelogEntry
 from bot.benchmarks.changelog import matches
 from bot.benchmarks.repo import script_choice
+from bot.benchmarks.scope import serves_vllm
 from bot.errors import InputError, Location, RecipeSyncError
 from bot.rules.loader import to_plain
 from bot.sources import FileSource
@@ -166,7 +167,7 @@ def _affected(head: BenchRepo, key: str, reasons: tuple[str, ...]) -> AffectedKe
     except RecipeSyncError:
         framework = None
     out_of_scope = None
-    if framework is not None and framework != "vllm":
+    if framework is not None and framework != "vllm" and not serves_vllm(framework):
         out_of_scope = head.rules.models.unrendered_frameworks.get(
             framework, f"framework {framework} is not rendered by vLLM recipes"
         )

@@ -96,7 +96,9 @@ def find_recipe(
     """(recipe, variant key) for a benchmark MODEL, by hf_id, variant model_id, then rules."""
     recipe = recipes.by_hf_id.get(model)
     if recipe is not None:
-        return recipe, _variant_for_precision(rules, model, precision) or "default"
+        return recipe, _variant_for_precision(rules, model, precision) or _serving_variant(
+            recipe, model
+        )
     for candidate in recipes.recipes:
         for key, variant in candidate.variants.items():
             if isinstance(variant, Mapping) and variant.get("model_id") == model:
@@ -113,6 +115,23 @@ def find_recipe(
             return Unmapped("variant", f"{path} has no variant '{variant_key}' for {model}")
         return target, variant_key
     return Unmapped("model", f"no recipe for model {model}")
+
+
+def _serving_variant(recipe: Recipe, model: str) -> str:
+    """The variant that serves checkpoint ``model`` (the recipe's own hf_id).
+
+    Usually ``default``; but a recipe may point ``default`` at a newer checkpoint and keep the
+    original under another key that inherits the hf_id (seen in the real corpus: the default
+    DeepSeek-V4-Pro variant moved to a dated release while benchmarks still serve the
+    original). Comparing against the moved default would report the checkpoint as drift.
+    """
+    default = recipe.variants.get("default")
+    if not isinstance(default, Mapping) or default.get("model_id") in (None, model):
+        return "default"
+    for key, variant in recipe.variants.items():
+        if isinstance(variant, Mapping) and variant.get("model_id") in (None, model):
+            return key
+    return "default"
 
 
 def _variant_for_precision(rules: Rules, model: str, precision: str) -> str | None:

@@ -24,6 +24,7 @@ from bot.align.plan import AlignmentPlan, Target, plan_recipe
 from bot.align.profile import Unmapped, map_profile
 from bot.align.result import AlignInputs, AlignRun, KeyResult, PointResult, RecipeOutcome
 from bot.benchmarks import BenchRepo, LaunchLine, extract, load_bench_repo, points
+from bot.benchmarks.scope import multinode_reason
 from bot.errors import InputError, Location, RecipeSyncError
 from bot.evidence.model import EvidenceReport
 from bot.recipes import RecipesRepo, load_recipes
@@ -62,7 +63,9 @@ def key_result(head: BenchRepo, recipes: RecipesRepo, rules: Rules, key: Affecte
         return KeyResult(key, (), key.out_of_scope)
     try:
         if head.entry(key.key).multinode:
-            reason = "multi-node configuration: rendered by srt-slurm, not by a script"
+            node = head.configs[key.key]
+            raw = node.document.get(key.key)
+            reason = multinode_reason(head.entry(key.key).framework, raw)
             return KeyResult(key, (), reason)
         pairs = points(head, key.key)
     except RecipeSyncError as err:

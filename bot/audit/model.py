@@ -160,10 +160,26 @@ class AuditReport:
         return keys
 
     def out_of_scope_reasons(self) -> dict[str, str]:
-        reasons: dict[str, str] = {}
+        """One reason per group; a group whose keys give different reasons gets a general one.
+
+        Multi-node reasons name each key's recipe file, so the first key's text would
+        misdescribe the others (the per-key reasons stay on ``out_of_scope``).
+        """
+        grouped: dict[str, set[str]] = {}
         for item in self.out_of_scope:
             group = "multi-node " + item.framework if item.kind == "multinode" else item.framework
-            reasons.setdefault(group, item.reason)
+            grouped.setdefault(group, set()).add(item.reason)
+        reasons: dict[str, str] = {}
+        for group, texts in grouped.items():
+            if len(texts) == 1:
+                (reasons[group],) = texts
+            elif group.startswith("multi-node "):
+                reasons[group] = (
+                    f"{group}: serve commands come from each key's recipe file or the "
+                    "multi-node launcher, not from a single-node script"
+                )
+            else:
+                reasons[group] = "; ".join(sorted(texts))
         return reasons
 
     def to_json(self) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from bot.audit.load import BenchLoad, RecipesLoad, load_bench, load_recipes_tole
 from bot.audit.model import AuditReport, AuditRow, FlagRow, KeyResult, OutOfScope, Status
 from bot.benchmarks import BenchRepo, LaunchLine, MasterEntry, Point, extract, points
 from bot.benchmarks.configs import ConfigNode
+from bot.benchmarks.scope import multinode_reason, serves_vllm
 from bot.errors import RecipeSyncError
 from bot.recipes import Rendering, render
 from bot.rules import Rules
@@ -42,7 +43,6 @@ from bot.vllm.values import compact
 
 log = logging.getLogger("recipe_sync.audit")
 
-MULTINODE_REASON = "multi-node: rendered by srt-slurm, not by a script"
 # Below this many points a process pool costs more than it saves (measured: bench/audit.py).
 POOL_MIN_POINTS = 400
 
@@ -376,7 +376,9 @@ def make_plan(load: BenchLoad, rules: Rules) -> Plan:
                 keys.append(key)  # audit_key reports the invalid entry as its row
                 sizes[key] = 0
             continue
-        if entry.framework != "vllm":
+        if entry.multinode and serves_vllm(entry.framework):
+            out.append(_out_of_scope(node, raw, entry.framework, "multinode", rules))
+        elif entry.framework != "vllm":
             out.append(_out_of_scope(node, raw, entry.framework, "framework", rules))
         elif entry.multinode:
             out.append(_out_of_scope(node, raw, entry.framework, "multinode", rules))
@@ -412,7 +414,7 @@ def _out_of_scope(
 ) -> OutOfScope:
     fields: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
     if kind == "multinode":
-        reason = MULTINODE_REASON
+        reason = multinode_reason(framework, fields)
     else:
         reason = rules.models.unrendered_frameworks.get(
             framework, f"framework {framework} is not rendered by vLLM recipes"

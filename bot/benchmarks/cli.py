@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 from bot.benchmarks.model import ARMS, LaunchLine, Point
 from bot.benchmarks.repo import BenchRepo, extract, extract_script, load_bench_repo, points
+from bot.benchmarks.scope import multinode_reason
 from bot.errors import InputError, Location, RecipeSyncError
 from bot.rules import load_rules
 from bot.shell import ScriptParser, ScriptResult
@@ -138,6 +139,13 @@ def select_and_extract(
     runner_node: str | None,
 ) -> list[LaunchLine]:
     wanted = parse_point_filter(point_filter)
+    entry = repo.entry(key)
+    if entry.multinode:
+        node = repo.configs[key]
+        raise InputError(
+            Location(node.file, key, node.line),
+            multinode_reason(entry.framework, node.document.get(key)),
+        )
     chosen = [
         (point, point_arm)
         for point, point_arm in points(repo, key)

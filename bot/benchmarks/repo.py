@@ -18,6 +18,7 @@ from bot.benchmarks.jobenv import apply_launcher, template_env
 from bot.benchmarks.matrix import Row, expand
 from bot.benchmarks.model import ARMS, LaunchLine, Point
 from bot.benchmarks.runners import RunnersFile, ScriptChoice, choose_script, load_runners
+from bot.benchmarks.scope import multinode_reason
 from bot.errors import InputError, Location
 from bot.rules import Rules, default_rules
 from bot.shell import ScriptParser, ScriptResult, evaluate_script
@@ -129,7 +130,7 @@ def extract(
     if entry.multinode:
         raise InputError(
             Location(node.file, config_key, node.line),
-            "multi-node configurations are not extracted (srt-slurm renders their commands)",
+            multinode_reason(entry.framework, node.document.get(config_key)),
         )
     row = _row(repo, config_key, point)
     choice = script_choice(repo, config_key, point, runner_node=runner_node)

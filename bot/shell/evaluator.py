@@ -632,7 +632,9 @@ class Evaluator(Expander):
         fn = self.st.functions.get(name)
         if fn is not None and not fn.library:
             self._with_prefix(prefix, lambda: self.call_function(fn, argv[1:], span), True)
-        elif name in library.MODELS and (fn is None or fn.library):
+        elif name in library.MODELS and (
+            fn.library if fn is not None else name not in library.MODELLED_IF_DEFINED
+        ):
             self._with_prefix(prefix, lambda: library.MODELS[name](self, argv[1:], span), True)
         elif fn is not None:
             self._library_call(fn, argv, prefix, span)

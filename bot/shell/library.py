@@ -142,6 +142,50 @@ def setup_eval_context(ev: Evaluator, args: Sequence[Text], span: SourceSpan) ->
     ev.st.status = 0
 
 
+def start_gpu_monitor(ev: Evaluator, args: Sequence[Text], span: SourceSpan) -> None:
+    """The monitor's CSV path and interval follow its options; vendor and PID are host facts.
+
+    Modelled rather than skipped because the library assigns (and exports) GPU_METRICS_CSV in
+    it: a skipped helper would mark that env var as possibly changed on every launch line.
+    """
+    from bot.shell.text import opaque
+
+    output = _value(ev, "GPU_METRICS_CSV", span)
+    interval = Text.lit("1")
+    index = 0
+    while index < len(args):
+        option = args[index]
+        if option.known and option.s in ("--output", "--interval"):
+            if index + 1 >= len(args):
+                # `shift 2` with one argument left fails and the loop never ends in bash.
+                _exit(ev, span, f"start_gpu_monitor: {option.s} without a value never returns")
+            if option.s == "--output":
+                output = args[index + 1]
+            else:
+                interval = args[index + 1]
+            index += 2
+        elif not option.known:
+            item = ev.unresolved(span, "$GPU_METRICS_CSV", "start_gpu_monitor option not known")
+            output = opaque("GPU_METRICS_CSV", "derived", item)
+            index += 1
+        else:
+            index += 1
+    ev.set_var("GPU_METRICS_CSV", output, span, export=True)
+    ev.set_var("GPU_MONITOR_INTERVAL", interval, span)
+    vendor = ev.unresolved(span, "$GPU_MONITOR_VENDOR", "which GPU tool the host has")
+    pid = ev.unresolved(span, "$GPU_MONITOR_PID", "the monitor's process id")
+    ev.set_var("GPU_MONITOR_VENDOR", opaque("GPU_MONITOR_VENDOR", "host-probe", vendor), span)
+    ev.set_var("GPU_MONITOR_PID", opaque("GPU_MONITOR_PID", "process-id", pid), span)
+    ev.st.status = 0
+
+
+def stop_gpu_monitor(ev: Evaluator, args: Sequence[Text], span: SourceSpan) -> None:
+    """Stops the monitor; the library clears its PID and vendor afterwards."""
+    ev.set_var("GPU_MONITOR_PID", EMPTY, span)
+    ev.set_var("GPU_MONITOR_VENDOR", EMPTY, span)
+    ev.st.status = 0
+
+
 MODELS: dict[str, Model] = {
     "check_env_vars": check_env_vars,
     "agentic_kv_offload_enabled": agentic_kv_offload_enabled,
@@ -149,7 +193,13 @@ MODELS: dict[str, Model] = {
     "require_agentic_kv_offload_backend": require_agentic_kv_offload_backend,
     "compute_eval_context_length": compute_eval_context_length,
     "setup_eval_context": setup_eval_context,
+    "start_gpu_monitor": start_gpu_monitor,
+    "stop_gpu_monitor": stop_gpu_monitor,
 }
+
+# Models that stand for the library's definition only: a script calling one of these without a
+# library that defines it runs an unknown command, not the model.
+MODELLED_IF_DEFINED = frozenset({"start_gpu_monitor", "stop_gpu_monitor"})
 
 
 # --- syntactic analysis of library functions --------------------------------------------------

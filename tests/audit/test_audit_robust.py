@@ -63,7 +63,7 @@ def broken(seed: SeedFixtures, tmp_path_factory: pytest.TempPathFactory) -> Audi
         + entry("missing-fp8-b200-vllm", model="acme/Missing", runner="b200", prefix="missing")
         # a runner label no rule knows
         + entry("tpu-fp8-v9-vllm", model="acme/Tpu", runner="tpu-v9", prefix="tpu")
-        # multi-node: rendered by srt-slurm
+        # multi-node: not started by a single-node script
         + entry(
             "multi-fp8-gb200-vllm",
             model="acme/Multi",
@@ -127,7 +127,7 @@ def test_script_problems_and_unknown_runners_are_reported(broken: AuditReport) -
     )
     multi = [item for item in broken.out_of_scope if item.config_key == "multi-fp8-gb200-vllm"]
     assert [(m.kind, m.reason) for m in multi] == [
-        ("multinode", "multi-node: rendered by srt-slurm, not by a script")
+        ("multinode", "multi-node vllm: not started by a single-node script")
     ]
 
 

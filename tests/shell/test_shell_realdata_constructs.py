@@ -1,0 +1,72 @@
+"""Constructs met in the real benchmark repository, reproduced with synthetic scripts."""
+
+from __future__ import annotations
+
+from conftest import Runner
+
+ENV = {"MODEL": "acme/Foo-7B", "TP": "4", "CONC": "8", "ISL": "1024", "OSL": "1024"}
+
+# A library whose GPU monitor assigns and exports the CSV path globally, as the current
+# benchmark library does (older ones only used locals).
+MONITOR_LIBRARY = """
+export PORT="${PORT:-8888}"
+GPU_MONITOR_PID=""
+GPU_METRICS_CSV="${GPU_METRICS_CSV:-gpu_metrics.csv}"
+export GPU_METRICS_CSV
+start_gpu_monitor() {
+    local output="$GPU_METRICS_CSV"
+    local interval=1
+    while [[ $# -gt 0 ]]; do
+        case $1 in
+            --output)   output="$2"; shift 2 ;;
+            --interval) interval="$2"; shift 2 ;;
+            *)          shift ;;
+        esac
+    done
+    GPU_METRICS_CSV="$output"
+    GPU_MONITOR_INTERVAL="$interval"
+    export GPU_METRICS_CSV
+    if command -v nvidia-smi &>/dev/null; then
+        GPU_MONITOR_VENDOR="nvidia"
+        nvidia-smi --format=csv -l "$interval" > "$output" &
+        GPU_MONITOR_PID=$!
+    fi
+}
+stop_gpu_monitor() {
+    kill "$GPU_MONITOR_PID" 2>/dev/null
+    GPU_MONITOR_PID=""
+    GPU_MONITOR_VENDOR=""
+}
+"""
+LIB = {"benchmarks/benchmark_lib.sh": MONITOR_LIBRARY}
+HEAD = 'source "$(dirname "$0")/../../benchmark_lib.sh"\n'
+
+
+def test_gpu_monitor_keeps_the_csv_path_known(run_script: Runner) -> None:
+    script = HEAD + 'start_gpu_monitor\nvllm serve "$MODEL" --port "$PORT"\nstop_gpu_monitor\n'
+    result = run_script(script, ENV, files=LIB)
+    assert result.status == "launched"
+    assert result.argv == ("vllm", "serve", "acme/Foo-7B", "--port", "8888")
+    assert result.unresolved == ()
+    assert dict(result.env)["GPU_METRICS_CSV"] == "gpu_metrics.csv"
+
+
+def test_gpu_monitor_output_option_moves_the_csv(run_script: Runner) -> None:
+    script = HEAD + "start_gpu_monitor --interval 2 --output /tmp/m.csv\nvllm serve m\n"
+    result = run_script(script, ENV, files=LIB)
+    assert result.unresolved == ()
+    assert dict(result.env)["GPU_METRICS_CSV"] == "/tmp/m.csv"
+
+
+def test_gpu_monitor_vendor_is_a_host_fact(run_script: Runner) -> None:
+    script = HEAD + 'start_gpu_monitor\nvllm serve m --tag "$GPU_MONITOR_VENDOR"\n'
+    result = run_script(script, ENV, files=LIB)
+    assert result.argv[-1].startswith("<GPU_MONITOR_VENDOR:opaque:host-probe>")
+    assert [u.what for u in result.unresolved] == ["$GPU_MONITOR_VENDOR"]
+
+
+def test_gpu_monitor_without_a_library_definition_is_an_unknown_command(
+    run_script: Runner,
+) -> None:
+    result = run_script("start_gpu_monitor\nvllm serve m\n", ENV)
+    assert "GPU_METRICS_CSV" not in dict(result.env)

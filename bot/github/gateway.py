@@ -320,9 +320,13 @@ class GitHubRepo:
         body: str | None = None,
         state: str | None = None,
     ) -> None:
-        fields = {k: v for k, v in {"title": title, "body": body, "state": state}.items() if v}
-        if fields:
-            self._raw("update pull", "PATCH", f"/pulls/{number}", input=fields)
+        self._patch_fields("update pull", f"/pulls/{number}", title=title, body=body, state=state)
+
+    def _patch_fields(self, operation: str, path: str, **fields: str | None) -> None:
+        """PATCH only the fields given (a pull request and an issue edit alike)."""
+        changed = {key: value for key, value in fields.items() if value}
+        if changed:
+            self._raw(operation, "PATCH", path, input=changed)
 
     def permission(self, login: str) -> tuple[str, str]:
         """(``permission``, ``role_name``) of a user, e.g. ("write", "maintain")."""
@@ -458,9 +462,7 @@ class GitHubRepo:
         body: str | None = None,
         state: str | None = None,
     ) -> None:
-        fields = {k: v for k, v in {"title": title, "body": body, "state": state}.items() if v}
-        if fields:
-            self._raw("update issue", "PATCH", f"/issues/{number}", input=fields)
+        self._patch_fields("update issue", f"/issues/{number}", title=title, body=body, state=state)
 
     # --- check runs ----------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ from bot.github.gateway import BENCH_SCOPE, GitHubRepo
 from bot.github.sanitize import REAPPROVE_MARKER, REFUSAL_MARKER
 from bot.jobs.report import reapproval_comment, refusal_comment
 from bot.jobs.runtime import Runtime
-from bot.jobs.store import Approval
+from bot.jobs.store import AlignmentRecord, Approval
 from bot.jobs.triggers import Trigger
 
 log = logging.getLogger("recipe_sync.dispatch")
@@ -181,14 +181,7 @@ def _alignment_event(rt: Runtime, trigger: Trigger) -> str:
         return f"{trigger.kind} on {trigger.head_ref or 'a branch'} that is not an alignment branch"
     if trigger.kind == "pr_closed":
         if trigger.merged:
-            rt.store.save_alignment(
-                bench_repo=record.bench_repo,
-                bench_pr=record.bench_pr,
-                recipe_path=record.recipe_path,
-                recipes_repo=record.recipes_repo,
-                branch=record.branch,
-                state="merged",
-            )
+            _set_state(rt, record, "merged")
             return f"alignment PR #{trigger.pr_number} merged"
         if (
             record.state in ("autoclosed", "abandoned")
@@ -199,16 +192,21 @@ def _alignment_event(rt: Runtime, trigger: Trigger) -> str:
             rt.store.add_declined(
                 record.recipes_repo, record.recipe_path, record.fingerprint, trigger.pr_number
             )
-        rt.store.save_alignment(
-            bench_repo=record.bench_repo,
-            bench_pr=record.bench_pr,
-            recipe_path=record.recipe_path,
-            recipes_repo=record.recipes_repo,
-            branch=record.branch,
-            state="closed",
-        )
+        _set_state(rt, record, "closed")
         return f"alignment PR #{trigger.pr_number} closed unmerged: change declined"
     if trigger.kind == "workflow_run" and record.last_pushed_sha != trigger.head_sha:
         return "run on an older alignment commit: ignored"
     # rebase label, or recipes CI finished on the current alignment commit
     return _request(rt, record.bench_repo, record.bench_pr, None)
+
+
+def _set_state(rt: Runtime, record: AlignmentRecord, state: str) -> None:
+    """Record what happened to an alignment PR (merged, closed unmerged)."""
+    rt.store.save_alignment(
+        bench_repo=record.bench_repo,
+        bench_pr=record.bench_pr,
+        recipe_path=record.recipe_path,
+        recipes_repo=record.recipes_repo,
+        branch=record.branch,
+        state=state,
+    )

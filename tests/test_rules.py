@@ -123,3 +123,22 @@ def test_rule_files_listed() -> None:
     assert sorted(RULE_FILES) == sorted(
         p.name for p in RULES.glob("*.yaml") if p.name in RULE_FILES
     )
+
+
+def test_rules_command_validates_every_file_including_vllm_defaults(
+    rules_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bot.cli import main
+
+    assert main(["rules", "--rules", str(rules_copy)]) == 0
+    assert "vllm-defaults.yaml" in capsys.readouterr().out
+    path = rules_copy / "vllm-defaults.yaml"
+    text = path.read_text()
+    old = 'since: "0.22", value: 0.92'
+    assert old in text
+    path.write_text(text.replace(old, 'sinse: "0.22", value: 0.92', 1))
+    assert main(["rules", "--rules", str(rules_copy)]) == 2
+    err = capsys.readouterr().err.strip()
+    line = text[: text.index(old)].count("\n") + 1
+    assert err.startswith(f"recipe-sync: error: {path}:{line}: key 'defaults.")
+    assert err.endswith(".since': required key is missing")

@@ -18,10 +18,10 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bot.vllm.defaults import DEFAULTS_FILE, load_vllm_defaults
+    from bot.vllm.defaults import DEFAULTS_FILE, read_vllm_defaults
 
     rules = load_rules(args.rules)
-    load_vllm_defaults(rules.directory)
+    read_vllm_defaults(rules.directory)
     print(f"rules OK: {rules.directory} ({', '.join((*RULE_FILES, DEFAULTS_FILE))})")
     print(
         f"  {len(rules.hardware.runners)} runner rules, {len(rules.hardware.gpus)} GPUs, "

@@ -227,10 +227,15 @@ def load_vllm_defaults(rules_dir: Path) -> VllmDefaults:
     return _load(rules_dir.resolve())
 
 
-@cache
-def _load(rules_dir: Path) -> VllmDefaults:
+def read_vllm_defaults(rules_dir: Path) -> VllmDefaults:
+    """Read and validate the file now (no cache): what ``recipe-sync rules`` checks."""
     path = rules_dir / DEFAULTS_FILE
     return load_validated(path, VllmDefaults, display=str(path))
+
+
+@cache
+def _load(rules_dir: Path) -> VllmDefaults:
+    return read_vllm_defaults(rules_dir)
 
 
 # --- picking an entry for a version ------------------------------------------------------------

@@ -15,7 +15,7 @@ from bot.benchmarks.jobenv import apply_launcher, template_env
 from bot.benchmarks.runners import choose_script
 from bot.errors import InputError
 from bot.rules import default_rules
-from bot.rules.models import Launcher
+from bot.rules.models import Launcher, StagedModels
 from bot.sources import DirectorySource, GitTreeSource
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "bench"
@@ -266,6 +266,37 @@ def test_launcher_edits() -> None:
     assert apply_launcher({}, opaque, fleet="mi300x-amds", runner_node="mi300x-amds_01") == {
         "PORT": "<PORT:opaque:slurm-job-id>"
     }
+
+
+def test_launcher_without_a_staged_path_for_the_model_is_not_run_time_probing() -> None:
+    # b200-dgxc-shaped: the launcher stages a fixed list and exits for anything else; a
+    # prefix the rules do not list is a gap in the rules or a failing job, never a probe.
+    staged = Launcher(
+        gpu_token="b200",
+        framework_tagged_first=True,
+        model_paths={"acme/fp8": "/lustre/m/acme"},
+        env={"MODEL": "${MODEL_PATH}"},
+    )
+    edited = apply_launcher({"MODEL": "zeta/Zeta-9B", "MODEL_PREFIX": "zeta", "PRECISION": "fp4"},
+                            staged, fleet="b200-dgxc", runner_node=None)  # fmt: skip
+    assert edited["MODEL"] == "<MODEL_PATH:opaque:launcher-unlisted-model>"
+
+
+def test_launcher_staged_models_pick_the_directory_by_checkpoint_name() -> None:
+    # b300-nv-shaped: MODEL stays the HF id, MODEL_PATH is the staged copy when the
+    # checkpoint's basename is listed, else the writable download directory.
+    rule = StagedModels(staged_dir="/scratch/models/", writable_dir="/data/models",
+                        names=["Acme-7B", "Zeta-9B-NVFP4"])  # fmt: skip
+    launcher = Launcher(gpu_token="b300", framework_tagged_first=True, port="8888",
+                        staged_models=rule)  # fmt: skip
+    staged = apply_launcher({"MODEL": "acme/Acme-7B"}, launcher, fleet="b300-nv", runner_node=None)
+    assert staged == {"MODEL": "acme/Acme-7B", "PORT": "8888",
+                      "MODEL_PATH": "/scratch/models/Acme-7B"}  # fmt: skip
+    other = apply_launcher({"MODEL": "acme/Acme-7B-FP8"}, launcher, fleet="b300-nv",
+                           runner_node=None)  # fmt: skip
+    assert other["MODEL_PATH"] == "/data/models/Acme-7B-FP8"
+    bare = apply_launcher({"MODEL": "Zeta-9B-NVFP4"}, launcher, fleet="b300-nv", runner_node=None)
+    assert bare["MODEL_PATH"] == "/scratch/models/Zeta-9B-NVFP4"
 
 
 def test_changelog_entries_per_key(repo) -> None:  # type: ignore[no-untyped-def]

@@ -191,6 +191,7 @@ class Evaluator(Expander):
         self.control: dict[Unresolved, None] = {}
         self.last_message: tuple[str, SourceSpan] | None = None
         self.library_depth = 0
+        self.sourced: list[str] = []  # repository files the script sourced, in order
         self.zero = script
         self.last_subst_status: int | None = None
         self.orphans: frozenset[Unresolved] = frozenset()  # uncertainty of vanished words
@@ -485,6 +486,15 @@ class Evaluator(Expander):
             result = result.with_taints(text_out.taints)
         self.budget.check_string(len(result.s), span.file, span.line)
         return Text(Run(r.s, None, r.taints) for r in result.runs) if result.runs else result
+
+    def process_output(self, node: Node, pf: ParsedFile) -> Text:
+        """What ``<(…)`` feeds a reader: the commands' output, trailing newlines kept."""
+        capture = Capture()
+        self.in_subshell(lambda: self.exec_nodes(named_children(node), pf), out=capture)
+        text = capture.text()
+        span = self.span_at(pf, node.start_byte)
+        self.budget.check_string(len(text.s), span.file, span.line)
+        return text
 
     # --- statements -------------------------------------------------------------------------------
 
@@ -810,13 +820,24 @@ class Evaluator(Expander):
         if any(not t.known for t in argv):
             self._opaque_command(argv, span, "command with unknown arguments is not evaluated")
             return
+        unknown = self._unknown_command(words[0])
         self.assume(
             span,
             "side-effect",
             f"`{_short(' '.join(words))}`",
-            f"`{name}` is not evaluated (treated as having no effect on the launch)",
+            f"{unknown}; treated as having no effect on the launch",
         )
-        self._opaque_command(argv, span, f"`{name}` is not evaluated statically")
+        self._opaque_command(argv, span, f"{unknown}; its output and exit status are unknown")
+
+    def _unknown_command(self, word: str) -> str:
+        """Why a command is not evaluated: for a bare name, where it was looked for."""
+        if "/" in word:
+            return f"`{word}` is not evaluated statically"
+        where = f" ({', '.join(self.sourced)})" if self.sourced else ""
+        return (
+            f"`{word}` is not defined by the script or the files it sources{where} and is not "
+            "a command recipe-sync models"
+        )
 
     def _run_child_script(self, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> bool:
         """``bash path args`` / ``bash -c text``: evaluate a repository script as a child."""
@@ -1232,6 +1253,9 @@ class Evaluator(Expander):
             if destination is None:
                 continue
             if operator in ("<", "<&") and descriptor in (None, "0"):
+                if destination.type == "process_substitution" and pf.text(destination)[:2] == "<(":
+                    st.stdin = self.process_output(destination, pf)  # `< <(cmd)`: its output
+                    continue
                 target = self.string(pf, destination)
                 st.stdin = self.read_file(target, span)
                 continue
@@ -1858,6 +1882,8 @@ class Evaluator(Expander):
             self.st.status = 1
             return
         pf = self.parser.parse_file(self.source, path)
+        if path not in self.sourced:
+            self.sourced.append(path)
         library_file = posixpath.basename(path) in LIBRARY_NAMES
         st = self.st
         if len(argv) > 2:

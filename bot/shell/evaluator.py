@@ -1572,7 +1572,8 @@ class Evaluator(Expander):
             return
         status = self.run_condition(condition, pf)
         if status is None:
-            why = f"the condition `{_short(_nodes_text(condition, pf))}` ({span})"
+            text = _nodes_text(condition, pf)
+            why = f"the condition `{_short(text)}` ({span}){self._unknown_inputs(text)}"
             rest = clauses[1:]
             self.fork(
                 [
@@ -1587,6 +1588,25 @@ class Evaluator(Expander):
             self._then(body, pf)
         else:
             self._run_clauses(clauses[1:], pf, span)
+
+    def _unknown_inputs(self, text: str) -> str:
+        """``, which reads $v: output of `probe` (x.sh:3)`` for the unknown variables a
+        condition reads, so an undecidable branch says what it would take to decide it."""
+        notes: list[str] = []
+        for name in dict.fromkeys(_VARIABLE_REFERENCE.findall(text)):
+            var = self.st.lookup(name)
+            value = var.scalar if var is not None else None
+            if value is None or value.known:
+                continue
+            origins = sorted(
+                {
+                    f"{t.what} ({t.file}:{t.line})" if t.line else f"{t.what} ({t.file})"
+                    for t in value.taints
+                }
+            )
+            if origins:
+                notes.append(f"${name}: {'; '.join(origins)}")
+        return f", which reads {'; '.join(notes)}" if notes else ""
 
     def _then(self, body: list[Node], pf: ParsedFile) -> None:
         self.st.status = 0
@@ -1954,6 +1974,9 @@ def _newline_between(pf: ParsedFile, before: Node, after: Node) -> bool:
     """An unescaped newline separates two nodes (so they are two commands to bash)."""
     gap = pf.data[before.end_byte : after.start_byte]
     return b"\n" in gap.replace(b"\\\n", b"")
+
+
+_VARIABLE_REFERENCE = re.compile(r"\$\{?([A-Za-z_]\w*)")
 
 
 def _short(text: str, limit: int = 80) -> str:

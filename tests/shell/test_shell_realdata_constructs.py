@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import Runner
+from conftest import SCRIPT, Runner
 
 ENV = {"MODEL": "acme/Foo-7B", "TP": "4", "CONC": "8", "ISL": "1024", "OSL": "1024"}
 
@@ -127,3 +127,18 @@ def test_a_library_function_the_sourced_library_lacks_is_named_as_such(
     why = " ".join(u.why for u in (*result.unresolved, *result.assumptions))
     assert "`acme_profiling_enabled` is not defined by the script or the files it sources" in why
     assert "benchmarks/benchmark_lib.sh" in why
+
+
+def test_an_undecidable_condition_names_the_unknown_it_reads(run_script: Runner) -> None:
+    # firmware-dependent env (`version=$(rocm-smi --showfw | …)`; `[[ $version -lt 177 ]]`)
+    script = (
+        "version=`acme-smi --showfw | grep MEC | head -n 1`\n"
+        'if [[ "$version" == "" || $version -lt 177 ]]; then\n'
+        "  export ACME_NO_RECLAIM=1\n"
+        "fi\n"
+        "vllm serve m\n"
+    )
+    result = run_script(script, ENV)
+    (item,) = [u for u in result.unresolved if u.what == "$ACME_NO_RECLAIM"]
+    assert 'the condition `[[ "$version" == "" || $version -lt 177 ]]`' in item.why
+    assert f", which reads $version: output of `acme-smi --showfw` ({SCRIPT}:1)" in item.why

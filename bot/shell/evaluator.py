@@ -192,6 +192,7 @@ class Evaluator(Expander):
         self.last_message: tuple[str, SourceSpan] | None = None
         self.library_depth = 0
         self.sourced: list[str] = []  # repository files the script sourced, in order
+        self.unknown_commands: dict[str, str] = {}  # bare name → why it is not evaluated
         self.zero = script
         self.last_subst_status: int | None = None
         self.orphans: frozenset[Unresolved] = frozenset()  # uncertainty of vanished words
@@ -834,10 +835,12 @@ class Evaluator(Expander):
         if "/" in word:
             return f"`{word}` is not evaluated statically"
         where = f" ({', '.join(self.sourced)})" if self.sourced else ""
-        return (
+        why = (
             f"`{word}` is not defined by the script or the files it sources{where} and is not "
             "a command recipe-sync models"
         )
+        self.unknown_commands[word] = why
+        return why
 
     def _run_child_script(self, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> bool:
         """``bash path args`` / ``bash -c text``: evaluate a repository script as a child."""
@@ -1606,7 +1609,15 @@ class Evaluator(Expander):
             )
             if origins:
                 notes.append(f"${name}: {'; '.join(origins)}")
-        return f", which reads {'; '.join(notes)}" if notes else ""
+        reads = f", which reads {'; '.join(notes)}" if notes else ""
+        # A condition that runs a helper the library lacks (`if profiling_enabled; then`)
+        # is undecidable because of that helper: say so.
+        runs = [
+            why
+            for word, why in self.unknown_commands.items()
+            if re.search(rf"(?<![\w$-]){re.escape(word)}(?![\w-])", text)
+        ]
+        return reads + (f", which runs an unknown command: {'; '.join(runs)}" if runs else "")
 
     def _then(self, body: list[Node], pf: ParsedFile) -> None:
         self.st.status = 0

@@ -127,6 +127,12 @@ def test_a_library_function_the_sourced_library_lacks_is_named_as_such(
     why = " ".join(u.why for u in (*result.unresolved, *result.assumptions))
     assert "`acme_profiling_enabled` is not defined by the script or the files it sources" in why
     assert "benchmarks/benchmark_lib.sh" in why
+    # the undecidable branch says which helper it would take to decide it
+    (item,) = [u for u in result.unresolved if "differs between branches" in u.why]
+    assert (
+        "the condition `acme_profiling_enabled`" in item.why
+        and ", which runs an unknown command: `acme_profiling_enabled` is not defined" in item.why
+    )
 
 
 def test_an_undecidable_condition_names_the_unknown_it_reads(run_script: Runner) -> None:

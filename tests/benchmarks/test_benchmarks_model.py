@@ -351,3 +351,48 @@ def test_git_commit_source(tmp_path: Path) -> None:
                           check=True, capture_output=True, text=True).stdout.strip()  # fmt: skip
     assert line.script_blob_sha == blob
     assert json.dumps(line.argv)  # plain strings
+
+
+def test_a_label_spanning_fleets_whose_launchers_change_the_line_says_so(
+    tmp_path: Path,
+) -> None:
+    # the same script on b200-cw gets the hub id, on b200-dgxc the staged directory
+    shutil.copytree(DATA, tmp_path / "repo")
+    configs = tmp_path / "repo" / "configs"
+    master = configs / "nvidia-master.yaml"
+    master.write_text(master.read_text().replace("runner: b200-dgxc\n", "runner: b200\n", 1))
+    runners = configs / "runners.yaml"
+    runners.write_text(
+        runners.read_text().replace("labels:\n", "labels:\n  b200: [b200-cw_01, b200-dgxc_01]\n")
+    )
+    repo = load_bench_repo(DirectorySource(tmp_path / "repo"))
+    from bot.benchmarks import extract
+
+    line = extract(repo, "gptoss-fp4-b200-vllm", fixed(1, 4), "throughput")
+    assert (line.fleet, line.argv[2]) == ("b200-cw", "openai/gpt-oss-120b")
+    (note,) = line.notes
+    assert note.startswith("runner label b200 also runs on b200-dgxc, whose launcher changes")
+    assert (
+        "(argv +`/lustre/fsw/models/gpt-oss-120b`, +`--served-model-name`, -`openai/gpt-oss-120b`)"
+        in note
+    )
+    assert "this is the b200-cw line, pass --runner-node" in note
+    chosen = extract(repo, "gptoss-fp4-b200-vllm", fixed(1, 4), "throughput",
+                     runner_node="b200-dgxc_01")  # fmt: skip
+    assert chosen.argv[2] == "/lustre/fsw/models/gpt-oss-120b" and chosen.notes == ()
+    # fleets whose launchers differ in ways that do not reach this line: nothing to say
+    same = extract(repo, "acme7b-fp8-h200-vllm", fixed(8, 16, 8192), "throughput")
+    assert same.fleet == "h200-cw" and same.notes == ()
+
+
+def test_line_change_names_what_another_fleet_runs_differently() -> None:
+    from bot.benchmarks.repo import line_change
+    from bot.shell import ScriptResult
+
+    base = ScriptResult("x.sh", "launched", argv=("vllm", "serve", "a/B"), env={"X": "1"})
+    same = ScriptResult("x.sh", "launched", argv=("vllm", "serve", "a/B"), env={"X": "1"})
+    moved = ScriptResult("x.sh", "launched", argv=("vllm", "serve", "/m/B"), env={"X": "2"})
+    exits = ScriptResult("x.sh", "no-launch", reason="the script exits 1")
+    assert line_change(base, same) == ""
+    assert line_change(base, moved) == "argv `a/B` → `/m/B`; env X"
+    assert line_change(base, exits) == "it ends no-launch: the script exits 1"

@@ -71,6 +71,13 @@ BROKEN = [
         "benchmark_only.0.reason",
         "missing",
     ),
+    (
+        "hardware.yaml",
+        "    staged_models:\n      staged_dir: /scratch/models",
+        "    model_paths: {acme/fp8: /x}\n    staged_models:\n      staged_dir: /scratch/models",
+        "launchers.b300-nv.staged_models",
+        "a launcher sets MODEL_PATH by model_paths or staged_models",
+    ),
     ("policy.yaml", "max_open: 10", "max_open: 0", "pr.max_open", "greater than or equal to 1"),
     (
         "policy.yaml",

@@ -10,6 +10,7 @@ unknown whose value carries no placeholder at all) makes the row *unresolved*.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,6 +20,19 @@ from bot.shell.text import PLACEHOLDER_RE
 from bot.vllm.catalogue import V0_33, flag_table
 
 INERT_CATEGORIES = frozenset({"front-end", "benchmark"})
+
+# A value computed from unknowns is named after its expression (``$((PORT+1))``); the unknowns
+# it was computed from sit wherever it sits.
+_ARITH_LABEL = re.compile(r"\$\(\((.*)\)\)\Z")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def _sources(placeholder_name: str) -> list[str]:
+    """The variable names a placeholder stands for: itself, or those of its expression."""
+    match = _ARITH_LABEL.match(placeholder_name)
+    if match is None:
+        return [placeholder_name]
+    return [placeholder_name, *dict.fromkeys(_IDENTIFIER.findall(match.group(1)))]
 
 
 @dataclass(frozen=True)
@@ -54,7 +68,7 @@ def placeholder_uses(launch: LaunchLine, rules: Rules) -> dict[str, list[Use]]:
     """Placeholder name → where it appears in the argv and the launch's env."""
     uses: dict[str, list[Use]] = {}
     for index, token in enumerate(launch.argv):
-        names = [m.group(1) for m in PLACEHOLDER_RE.finditer(token)]
+        names = [n for m in PLACEHOLDER_RE.finditer(token) for n in _sources(m.group(1))]
         if not names:
             continue
         flag = _flag_of(launch.argv, index)
@@ -66,7 +80,7 @@ def placeholder_uses(launch: LaunchLine, rules: Rules) -> dict[str, list[Use]]:
         for name in names:
             uses.setdefault(name, []).append(use)
     for variable, value in launch.env.items():
-        names = [m.group(1) for m in PLACEHOLDER_RE.finditer(value)]
+        names = [n for m in PLACEHOLDER_RE.finditer(value) for n in _sources(m.group(1))]
         if not names:
             continue
         kind = rules.env.classify(variable)

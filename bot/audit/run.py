@@ -202,7 +202,11 @@ class Auditor:
             reason=reason,
             profile=profile.label if profile is not None else "",
             flags=compared.flags if compared is not None else (),
-            notes=notes + (compared.notes if compared is not None else ()),
+            notes=(
+                notes
+                + (compared.notes if compared is not None else ())
+                + (launch.notes if launch is not None else ())
+            ),
             context=profile is not None and not profile.represents_recipe,
             script=launch.script if launch is not None else None,
         )

@@ -208,6 +208,7 @@ def launch_line_json(line: LaunchLine) -> dict[str, object]:
         "job_env": dict(line.job_env),
         "unresolved": [_item(u) for u in line.unresolved],
         "assumptions": [_item(u) for u in line.assumptions],
+        "notes": list(line.notes),
         "files": dict(line.files),
         "launch": _span(line.launch),
     }
@@ -295,6 +296,7 @@ def _human_line(line: LaunchLine) -> str:
     else:
         out.append(f"  {line.reason}")
     out += _notes(line.unresolved, line.assumptions)
+    out += [f"  note:       {note}" for note in line.notes]
     return "\n".join(out)
 
 

@@ -142,10 +142,18 @@ def apply_launcher(
             out["PORT"] = launcher.port
     if launcher.model_paths:
         key = f"{out.get('MODEL_PREFIX', '')}/{out.get('PRECISION', '')}"
-        staged = launcher.model_paths.get(key, "opaque")
-        out["MODEL_PATH"] = (
-            placeholder("MODEL_PATH", "launcher-staged-model") if staged == "opaque" else staged
-        )
+        staged = launcher.model_paths.get(key)
+        if staged is None:  # the real launcher exits for a model it does not stage
+            out["MODEL_PATH"] = placeholder("MODEL_PATH", "launcher-unlisted-model")
+        elif staged == "opaque":
+            out["MODEL_PATH"] = placeholder("MODEL_PATH", "launcher-staged-model")
+        else:
+            out["MODEL_PATH"] = staged
+    elif launcher.staged_models is not None and "MODEL" in out:
+        rule = launcher.staged_models
+        name = out["MODEL"].rsplit("/", 1)[-1]  # ${MODEL##*/}
+        root = rule.staged_dir if name in rule.names else rule.writable_dir
+        out["MODEL_PATH"] = f"{root.rstrip('/')}/{name}"
     for name, template in launcher.env.items():
         out[name] = _TEMPLATE_REF.sub(lambda m: out.get(m.group(1), ""), template)
     if launcher.whitelist is not None:

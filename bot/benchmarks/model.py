@@ -79,6 +79,9 @@ class LaunchLine:
     launch: SourceSpan | None = None  # the launch command (or the exit) in the script
     fleet: str | None = None
     runner_node: str | None = None
+    # facts a reader needs that are neither unknown nor assumed: e.g. the label also runs on
+    # a fleet whose launcher changes this line
+    notes: tuple[str, ...] = ()
 
     @property
     def resolved(self) -> bool:

@@ -21,6 +21,7 @@ from bot.benchmarks.runners import RunnersFile, ScriptChoice, choose_script, loa
 from bot.benchmarks.scope import multinode_reason
 from bot.errors import InputError, Location
 from bot.rules import Rules, default_rules
+from bot.rules.models import Launcher
 from bot.shell import ScriptParser, ScriptResult, evaluate_script
 from bot.shell.result import Unresolved
 from bot.sources import FileSource
@@ -134,9 +135,10 @@ def extract(
         )
     row = _row(repo, config_key, point)
     choice = script_choice(repo, config_key, point, runner_node=runner_node)
-    env = template_env(entry, row, arm, runners=repo.runners, runner_node=runner_node)
+    job = template_env(entry, row, arm, runners=repo.runners, runner_node=runner_node)
+    env = job
     if choice.launcher is not None and choice.fleet is not None:
-        env = apply_launcher(env, choice.launcher, fleet=choice.fleet, runner_node=runner_node)
+        env = apply_launcher(job, choice.launcher, fleet=choice.fleet, runner_node=runner_node)
     extra: list[Unresolved] = []
     if choice.ambiguity:
         extra.append(Unresolved("script", choice.ambiguity, node.file, node.line))
@@ -165,14 +167,29 @@ def extract(
     )
     if choice.path is None:
         return base
-    result = evaluate_script(
-        repo.source,
-        choice.path,
-        env,
-        parser=repo.parser,
-        workdir=choice.launcher.workdir if choice.launcher is not None else None,
-        env_label=f"<job env of {config_key}>",
-    )
+
+    def run(launcher: Launcher | None, env: dict[str, str]) -> ScriptResult:
+        assert choice.path is not None
+        return evaluate_script(
+            repo.source,
+            choice.path,
+            env,
+            parser=repo.parser,
+            workdir=launcher.workdir if launcher is not None else None,
+            env_label=f"<job env of {config_key}>",
+        )
+
+    result = run(choice.launcher, env)
+    notes = []
+    for fleet, launcher in choice.alternatives:
+        other = run(launcher, apply_launcher(job, launcher, fleet=fleet, runner_node=None))
+        change = line_change(result, other)
+        if change:
+            notes.append(
+                f"runner label {entry.runner} also runs on {fleet}, whose launcher changes this "
+                f"line ({change}); this is the {choice.fleet} line, pass --runner-node to "
+                "choose the fleet"
+            )
     parsed = repo.parser.parse_file(repo.source, choice.path)
     return replace(
         base,
@@ -189,7 +206,32 @@ def extract(
         assumptions=result.assumptions,
         files=result.files,
         launch=result.launch,
+        notes=tuple(notes),
     )
+
+
+def line_change(line: ScriptResult, other: ScriptResult) -> str:
+    """How ``other`` (the same script under another launcher) differs from ``line``:
+    ``"argv `a` → `b`; env X"``, or "" when both launch the same thing."""
+    if other.status != line.status:
+        return f"it ends {other.status}: {other.reason or other.invalid or ''}".rstrip(": ")
+    parts: list[str] = []
+    if other.argv != line.argv:
+        if len(other.argv) == len(line.argv):
+            pairs = [(a, b) for a, b in zip(line.argv, other.argv, strict=True) if a != b]
+            parts.append("argv " + ", ".join(f"`{a}` → `{b}`" for a, b in pairs))
+        else:
+            dropped = dict.fromkeys(w for w in line.argv if w not in other.argv)
+            added = dict.fromkeys(w for w in other.argv if w not in line.argv)
+            words = [f"+`{w}`" for w in added] + [f"-`{w}`" for w in dropped]
+            parts.append("argv " + (", ".join(words) or "word order"))
+    env = sorted(n for n in {*line.env, *other.env} if line.env.get(n) != other.env.get(n))
+    if env:
+        parts.append("env " + ", ".join(env))
+    unknown = sorted({u.what for u in other.unresolved} - {u.what for u in line.unresolved})
+    if unknown:
+        parts.append("unresolved there: " + ", ".join(unknown))
+    return "; ".join(parts)
 
 
 def extract_script(

@@ -7,7 +7,7 @@ script-name rule is described per fleet in ``rules/hardware.yaml: launchers`` (Â
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bot.benchmarks.configs import CONFIG_DIRS, parse_yaml
 from bot.benchmarks.model import Point
@@ -70,6 +70,9 @@ class ScriptChoice:
     tried: tuple[str, ...]
     problem: str | None = None  # why there is no script
     ambiguity: str | None = None  # the script depends on which fleet picks the job
+    # other fleets of the label that run the same script through a differently configured
+    # launcher (b200-dgxc passes a staged model path where b200-cw passes the hub id)
+    alternatives: tuple[tuple[str, Launcher], ...] = ()
 
 
 def candidate_names(
@@ -138,4 +141,9 @@ def choose_script(
             f"label {label} spans fleets whose launchers pick different scripts ({options}); "
             "pass the runner node to choose",
         )
-    return first
+    alternatives: list[tuple[str, Launcher]] = []
+    for choice in choices[1:]:
+        assert choice.fleet is not None and choice.launcher is not None
+        if all(choice.launcher != seen for seen in (first.launcher, *(a[1] for a in alternatives))):
+            alternatives.append((choice.fleet, choice.launcher))
+    return replace(first, alternatives=tuple(alternatives))

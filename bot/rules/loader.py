@@ -89,7 +89,8 @@ def load_validated(path: Path, model: type[ModelT], display: str | None = None) 
         reason = first["msg"]
         inner = (first.get("ctx") or {}).get("error")
         if isinstance(inner, FieldError):
-            loc, reason = list(inner.loc), inner.message
+            # a nested model's validator names keys below that model: prefix its location
+            loc, reason = [*loc, *inner.loc], inner.message
             key = ".".join(str(p) for p in loc)
         if first["type"] == "extra_forbidden":
             reason = "unknown key"

@@ -34,12 +34,25 @@ class Gpu(Strict):
     platform: Literal["cuda", "rocm", "tpu", "cpu", "xpu", "npu"]
 
 
+class StagedModels(Strict):
+    """A launcher that picks ``MODEL_PATH`` from the checkpoint name (``${MODEL##*/}``).
+
+    A name in ``names`` is read from ``staged_dir``; any other checkpoint is downloaded by the
+    script into ``writable_dir`` (``launch_b300-nv.sh``: /scratch/models vs /data/models).
+    """
+
+    staged_dir: str = Field(min_length=1, description="read-only directory of staged checkpoints")
+    writable_dir: str = Field(min_length=1, description="where other checkpoints are downloaded")
+    names: list[str] = Field(description="checkpoint directory names (HF repo basenames) staged")
+
+
 class Launcher(Strict):
     """How ``runners/launch_<fleet>.sh`` picks a single-node script and edits the env.
 
-    Env edits are applied in this order: ``port``, ``model_paths`` (sets ``MODEL_PATH``),
-    ``env`` (values may reference the job env as ``${VAR}``, e.g. ``MODEL: ${MODEL_PATH}``),
-    then ``whitelist`` (a ``docker run -e`` list: only these variables reach the script).
+    Env edits are applied in this order: ``port``, ``model_paths`` or ``staged_models`` (sets
+    ``MODEL_PATH``), ``env`` (values may reference the job env as ``${VAR}``, e.g.
+    ``MODEL: ${MODEL_PATH}``), then ``whitelist`` (a ``docker run -e`` list: only these
+    variables reach the script).
     """
 
     gpu_token: str = Field(min_length=1, description="GPU token in script names")
@@ -68,6 +81,10 @@ class Launcher(Strict):
         description="'<model-prefix>/<precision>' → the MODEL_PATH the launcher stages "
         "('opaque' when it probes candidate directories at run time)",
     )
+    staged_models: StagedModels | None = Field(
+        default=None,
+        description="MODEL_PATH from the checkpoint basename: staged or downloaded directory",
+    )
     whitelist: list[str] | None = Field(
         default=None, description="docker -e whitelist: only these variables reach the script"
     )
@@ -89,6 +106,14 @@ class Launcher(Strict):
             if not re.fullmatch(r"[^/\s]+/[^/\s]+", key):
                 raise ValueError(f"model_paths key '{key}' must be '<model-prefix>/<precision>'")
         return value
+
+    @model_validator(mode="after")
+    def _one_model_path_rule(self) -> Launcher:
+        if self.model_paths and self.staged_models is not None:
+            raise FieldError(
+                ("staged_models",), "a launcher sets MODEL_PATH by model_paths or staged_models"
+            )
+        return self
 
 
 class HardwareRules(Strict):

@@ -191,6 +191,8 @@ class Evaluator(Expander):
         self.control: dict[Unresolved, None] = {}
         self.last_message: tuple[str, SourceSpan] | None = None
         self.library_depth = 0
+        self.sourced: list[str] = []  # repository files the script sourced, in order
+        self.unknown_commands: dict[str, str] = {}  # bare name → why it is not evaluated
         self.zero = script
         self.last_subst_status: int | None = None
         self.orphans: frozenset[Unresolved] = frozenset()  # uncertainty of vanished words
@@ -485,6 +487,15 @@ class Evaluator(Expander):
             result = result.with_taints(text_out.taints)
         self.budget.check_string(len(result.s), span.file, span.line)
         return Text(Run(r.s, None, r.taints) for r in result.runs) if result.runs else result
+
+    def process_output(self, node: Node, pf: ParsedFile) -> Text:
+        """What ``<(…)`` feeds a reader: the commands' output, trailing newlines kept."""
+        capture = Capture()
+        self.in_subshell(lambda: self.exec_nodes(named_children(node), pf), out=capture)
+        text = capture.text()
+        span = self.span_at(pf, node.start_byte)
+        self.budget.check_string(len(text.s), span.file, span.line)
+        return text
 
     # --- statements -------------------------------------------------------------------------------
 
@@ -810,13 +821,26 @@ class Evaluator(Expander):
         if any(not t.known for t in argv):
             self._opaque_command(argv, span, "command with unknown arguments is not evaluated")
             return
+        unknown = self._unknown_command(words[0])
         self.assume(
             span,
             "side-effect",
             f"`{_short(' '.join(words))}`",
-            f"`{name}` is not evaluated (treated as having no effect on the launch)",
+            f"{unknown}; treated as having no effect on the launch",
         )
-        self._opaque_command(argv, span, f"`{name}` is not evaluated statically")
+        self._opaque_command(argv, span, f"{unknown}; its output and exit status are unknown")
+
+    def _unknown_command(self, word: str) -> str:
+        """Why a command is not evaluated: for a bare name, where it was looked for."""
+        if "/" in word:
+            return f"`{word}` is not evaluated statically"
+        where = f" ({', '.join(self.sourced)})" if self.sourced else ""
+        why = (
+            f"`{word}` is not defined by the script or the files it sources{where} and is not "
+            "a command recipe-sync models"
+        )
+        self.unknown_commands[word] = why
+        return why
 
     def _run_child_script(self, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> bool:
         """``bash path args`` / ``bash -c text``: evaluate a repository script as a child."""
@@ -1232,6 +1256,9 @@ class Evaluator(Expander):
             if destination is None:
                 continue
             if operator in ("<", "<&") and descriptor in (None, "0"):
+                if destination.type == "process_substitution" and pf.text(destination)[:2] == "<(":
+                    st.stdin = self.process_output(destination, pf)  # `< <(cmd)`: its output
+                    continue
                 target = self.string(pf, destination)
                 st.stdin = self.read_file(target, span)
                 continue
@@ -1548,7 +1575,8 @@ class Evaluator(Expander):
             return
         status = self.run_condition(condition, pf)
         if status is None:
-            why = f"the condition `{_short(_nodes_text(condition, pf))}` ({span})"
+            text = _nodes_text(condition, pf)
+            why = f"the condition `{_short(text)}` ({span}){self._unknown_inputs(text)}"
             rest = clauses[1:]
             self.fork(
                 [
@@ -1563,6 +1591,33 @@ class Evaluator(Expander):
             self._then(body, pf)
         else:
             self._run_clauses(clauses[1:], pf, span)
+
+    def _unknown_inputs(self, text: str) -> str:
+        """``, which reads $v: output of `probe` (x.sh:3)`` for the unknown variables a
+        condition reads, so an undecidable branch says what it would take to decide it."""
+        notes: list[str] = []
+        for name in dict.fromkeys(_VARIABLE_REFERENCE.findall(text)):
+            var = self.st.lookup(name)
+            value = var.scalar if var is not None else None
+            if value is None or value.known:
+                continue
+            origins = sorted(
+                {
+                    f"{t.what} ({t.file}:{t.line})" if t.line else f"{t.what} ({t.file})"
+                    for t in value.taints
+                }
+            )
+            if origins:
+                notes.append(f"${name}: {'; '.join(origins)}")
+        reads = f", which reads {'; '.join(notes)}" if notes else ""
+        # A condition that runs a helper the library lacks (`if profiling_enabled; then`)
+        # is undecidable because of that helper: say so.
+        runs = [
+            why
+            for word, why in self.unknown_commands.items()
+            if re.search(rf"(?<![\w$-]){re.escape(word)}(?![\w-])", text)
+        ]
+        return reads + (f", which runs an unknown command: {'; '.join(runs)}" if runs else "")
 
     def _then(self, body: list[Node], pf: ParsedFile) -> None:
         self.st.status = 0
@@ -1858,6 +1913,8 @@ class Evaluator(Expander):
             self.st.status = 1
             return
         pf = self.parser.parse_file(self.source, path)
+        if path not in self.sourced:
+            self.sourced.append(path)
         library_file = posixpath.basename(path) in LIBRARY_NAMES
         st = self.st
         if len(argv) > 2:
@@ -1928,6 +1985,9 @@ def _newline_between(pf: ParsedFile, before: Node, after: Node) -> bool:
     """An unescaped newline separates two nodes (so they are two commands to bash)."""
     gap = pf.data[before.end_byte : after.start_byte]
     return b"\n" in gap.replace(b"\\\n", b"")
+
+
+_VARIABLE_REFERENCE = re.compile(r"\$\{?([A-Za-z_]\w*)")
 
 
 def _short(text: str, limit: int = 80) -> str:

@@ -139,6 +139,11 @@ REASONS: dict[str, str] = {
     "slurm-job-id": "the launcher derives it from the Slurm job id, known only once the job runs",
     "runner-node": "depends on the runner node that picks the job, known once the job runs",
     "launcher-staged-model": "the launcher picks a pre-staged model directory at run time",
+    "launcher-unlisted-model": (
+        "rules/hardware.yaml (launchers: model_paths) lists no staged model directory for this "
+        "model prefix and precision: the launcher exits for a model it does not stage, or the "
+        "rule is out of date"
+    ),
     "working-directory": "the job's working directory is chosen by the launcher at run time",
     "process-id": "a process id exists only at run time",
     "command-output": "the output of a command that is not evaluated statically",

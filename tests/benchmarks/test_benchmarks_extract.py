@@ -115,14 +115,16 @@ def test_sglang_key_has_no_vllm_launch(repo) -> None:  # type: ignore[no-untyped
     )
 
 
-def test_opaque_slurm_port(repo) -> None:  # type: ignore[no-untyped-def]
+def test_mi300x_launcher_port(repo) -> None:  # type: ignore[no-untyped-def]
+    # the current mi300x-amds launcher exports PORT=8888 (older ones derived it from the Slurm
+    # job id; the opaque-port rule is covered by test_launcher_edits)
     line = extract(repo, "acme7b-fp8-mi300x-vllm", fixed(8, 4), "throughput",
                    runner_node="mi300x-amds_01")  # fmt: skip
     assert line.argv == (
-        "vllm", "serve", "acme/Acme-7B", "--port", "<PORT:opaque:slurm-job-id>",
+        "vllm", "serve", "acme/Acme-7B", "--port", "8888",
         "--tensor-parallel-size", "8", "--cuda-graph-sizes", "1,2,4,8", "--max-num-seqs", "64",
     )  # fmt: skip
-    assert [u.what for u in line.unresolved] == ["$PORT"]
+    assert line.unresolved == ()
 
 
 def test_agentic_throughput_eval_and_dram(repo) -> None:  # type: ignore[no-untyped-def]
@@ -267,12 +269,13 @@ def test_cli_config_key_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_cli_human_output(capsys: pytest.CaptureFixture[str]) -> None:
     status = main([
-        "extract", "--bench-repo", str(DATA), "--config-key", "acme7b-fp8-mi300x-vllm",
+        "extract", "--bench-repo", str(DATA), "--config-key", "acme7b-fp8-mi355x-vllm",
     ])  # fmt: skip
     out = capsys.readouterr().out
     assert status == 0
-    assert "GPU_METRICS_CSV=gpu_metrics.csv \\\nvllm serve acme/Acme-7B \\\n    --port " in out
-    assert "unresolved: <job env of acme7b-fp8-mi300x-vllm>: $PORT" in out
+    assert "VLLM_ENGINE_READY_TIMEOUT_S=1800 \\\nvllm serve acme/Acme-7B \\\n    --host " in out
+    assert "    --port '<PORT:opaque:runner-node>' \\\n" in out
+    assert "unresolved: <job env of acme7b-fp8-mi355x-vllm>: $PORT" in out
 
 
 def test_cli_point_filter_errors(capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,7 +15,7 @@ from bot.benchmarks.jobenv import apply_launcher, template_env
 from bot.benchmarks.runners import choose_script
 from bot.errors import InputError
 from bot.rules import default_rules
-from bot.rules.models import Launcher
+from bot.rules.models import Launcher, StagedModels
 from bot.sources import DirectorySource, GitTreeSource
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "bench"
@@ -268,6 +268,37 @@ def test_launcher_edits() -> None:
     }
 
 
+def test_launcher_without_a_staged_path_for_the_model_is_not_run_time_probing() -> None:
+    # b200-dgxc-shaped: the launcher stages a fixed list and exits for anything else; a
+    # prefix the rules do not list is a gap in the rules or a failing job, never a probe.
+    staged = Launcher(
+        gpu_token="b200",
+        framework_tagged_first=True,
+        model_paths={"acme/fp8": "/lustre/m/acme"},
+        env={"MODEL": "${MODEL_PATH}"},
+    )
+    edited = apply_launcher({"MODEL": "zeta/Zeta-9B", "MODEL_PREFIX": "zeta", "PRECISION": "fp4"},
+                            staged, fleet="b200-dgxc", runner_node=None)  # fmt: skip
+    assert edited["MODEL"] == "<MODEL_PATH:opaque:launcher-unlisted-model>"
+
+
+def test_launcher_staged_models_pick_the_directory_by_checkpoint_name() -> None:
+    # b300-nv-shaped: MODEL stays the HF id, MODEL_PATH is the staged copy when the
+    # checkpoint's basename is listed, else the writable download directory.
+    rule = StagedModels(staged_dir="/scratch/models/", writable_dir="/data/models",
+                        names=["Acme-7B", "Zeta-9B-NVFP4"])  # fmt: skip
+    launcher = Launcher(gpu_token="b300", framework_tagged_first=True, port="8888",
+                        staged_models=rule)  # fmt: skip
+    staged = apply_launcher({"MODEL": "acme/Acme-7B"}, launcher, fleet="b300-nv", runner_node=None)
+    assert staged == {"MODEL": "acme/Acme-7B", "PORT": "8888",
+                      "MODEL_PATH": "/scratch/models/Acme-7B"}  # fmt: skip
+    other = apply_launcher({"MODEL": "acme/Acme-7B-FP8"}, launcher, fleet="b300-nv",
+                           runner_node=None)  # fmt: skip
+    assert other["MODEL_PATH"] == "/data/models/Acme-7B-FP8"
+    bare = apply_launcher({"MODEL": "Zeta-9B-NVFP4"}, launcher, fleet="b300-nv", runner_node=None)
+    assert bare["MODEL_PATH"] == "/scratch/models/Zeta-9B-NVFP4"
+
+
 def test_changelog_entries_per_key(repo) -> None:  # type: ignore[no-untyped-def]
     entries = repo.changelog_entries("acme7b-fp8-mi355x-vllm")
     assert [e.pr_link.rsplit("/", 1)[1] for e in entries] == [
@@ -320,3 +351,48 @@ def test_git_commit_source(tmp_path: Path) -> None:
                           check=True, capture_output=True, text=True).stdout.strip()  # fmt: skip
     assert line.script_blob_sha == blob
     assert json.dumps(line.argv)  # plain strings
+
+
+def test_a_label_spanning_fleets_whose_launchers_change_the_line_says_so(
+    tmp_path: Path,
+) -> None:
+    # the same script on b200-cw gets the hub id, on b200-dgxc the staged directory
+    shutil.copytree(DATA, tmp_path / "repo")
+    configs = tmp_path / "repo" / "configs"
+    master = configs / "nvidia-master.yaml"
+    master.write_text(master.read_text().replace("runner: b200-dgxc\n", "runner: b200\n", 1))
+    runners = configs / "runners.yaml"
+    runners.write_text(
+        runners.read_text().replace("labels:\n", "labels:\n  b200: [b200-cw_01, b200-dgxc_01]\n")
+    )
+    repo = load_bench_repo(DirectorySource(tmp_path / "repo"))
+    from bot.benchmarks import extract
+
+    line = extract(repo, "gptoss-fp4-b200-vllm", fixed(1, 4), "throughput")
+    assert (line.fleet, line.argv[2]) == ("b200-cw", "openai/gpt-oss-120b")
+    (note,) = line.notes
+    assert note.startswith("runner label b200 also runs on b200-dgxc, whose launcher changes")
+    assert (
+        "(argv +`/lustre/fsw/models/gpt-oss-120b`, +`--served-model-name`, -`openai/gpt-oss-120b`)"
+        in note
+    )
+    assert "this is the b200-cw line, pass --runner-node" in note
+    chosen = extract(repo, "gptoss-fp4-b200-vllm", fixed(1, 4), "throughput",
+                     runner_node="b200-dgxc_01")  # fmt: skip
+    assert chosen.argv[2] == "/lustre/fsw/models/gpt-oss-120b" and chosen.notes == ()
+    # fleets whose launchers differ in ways that do not reach this line: nothing to say
+    same = extract(repo, "acme7b-fp8-h200-vllm", fixed(8, 16, 8192), "throughput")
+    assert same.fleet == "h200-cw" and same.notes == ()
+
+
+def test_line_change_names_what_another_fleet_runs_differently() -> None:
+    from bot.benchmarks.repo import line_change
+    from bot.shell import ScriptResult
+
+    base = ScriptResult("x.sh", "launched", argv=("vllm", "serve", "a/B"), env={"X": "1"})
+    same = ScriptResult("x.sh", "launched", argv=("vllm", "serve", "a/B"), env={"X": "1"})
+    moved = ScriptResult("x.sh", "launched", argv=("vllm", "serve", "/m/B"), env={"X": "2"})
+    exits = ScriptResult("x.sh", "no-launch", reason="the script exits 1")
+    assert line_change(base, same) == ""
+    assert line_change(base, moved) == "argv `a/B` → `/m/B`; env X"
+    assert line_change(base, exits) == "it ends no-launch: the script exits 1"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import Runner
+from conftest import SCRIPT, Runner
 
 ENV = {"MODEL": "acme/Foo-7B", "TP": "4", "CONC": "8", "ISL": "1024", "OSL": "1024"}
 
@@ -70,3 +70,81 @@ def test_gpu_monitor_without_a_library_definition_is_an_unknown_command(
 ) -> None:
     result = run_script("start_gpu_monitor\nvllm serve m\n", ENV)
     assert "GPU_METRICS_CSV" not in dict(result.env)
+
+
+def test_mapfile_from_a_process_substitution_reads_its_output(run_script: Runner) -> None:
+    # `mapfile -t ARGS < <(helper)`: a library helper prints serve flags one per line
+    script = (
+        "acme_extra_args() {\n"
+        '    if [[ "${PROFILE:-0}" == "1" ]]; then printf \'%s\\n\' --profiler-config x; fi\n'
+        "    printf '%s\\n' --max-num-seqs 16\n"
+        "}\n"
+        "EXTRA=()\n"
+        "mapfile -t EXTRA < <(acme_extra_args)\n"
+        'vllm serve "$MODEL" "${EXTRA[@]}"\n'
+    )
+    result = run_script(script, ENV)
+    assert result.argv == ("vllm", "serve", "acme/Foo-7B", "--max-num-seqs", "16")
+    assert result.unresolved == ()
+
+
+def test_process_substitution_of_an_unknown_command_names_the_command(
+    run_script: Runner,
+) -> None:
+    script = 'EXTRA=()\nmapfile -t EXTRA < <(acme_undefined_helper)\nvllm serve m "${EXTRA[@]}"\n'
+    result = run_script(script, ENV)
+    assert result.status == "launched"
+    assert [u.what for u in result.unresolved] == ["output of `acme_undefined_helper`"]
+    assert "file name" not in result.unresolved[0].why
+
+
+def test_read_from_a_process_substitution_of_python(run_script: Runner) -> None:
+    # `read -r A B < <(python3 - <<'PY' … PY)`: ports picked by a Python snippet at run time
+    script = (
+        "read -r PORT BACKEND < <(python3 - <<'PY'\n"
+        "print(1, 2)\n"
+        "PY\n"
+        ")\n"
+        'vllm serve m --port "$BACKEND"\n'
+    )
+    result = run_script(script, ENV)
+    assert result.status == "launched"
+    assert result.argv[-1].startswith("<")
+    assert result.unresolved and all("file name" not in u.why for u in result.unresolved)
+
+
+def test_a_library_function_the_sourced_library_lacks_is_named_as_such(
+    run_script: Runner,
+) -> None:
+    # scripts newer than the library they source call helpers it does not define yet
+    script = HEAD + (
+        "ARGS=()\n"
+        "if acme_profiling_enabled; then ARGS+=(--enforce-eager); fi\n"
+        'vllm serve m "${ARGS[@]}"\n'
+    )
+    result = run_script(script, ENV, files=LIB)
+    assert result.status == "launched"
+    why = " ".join(u.why for u in (*result.unresolved, *result.assumptions))
+    assert "`acme_profiling_enabled` is not defined by the script or the files it sources" in why
+    assert "benchmarks/benchmark_lib.sh" in why
+    # the undecidable branch says which helper it would take to decide it
+    (item,) = [u for u in result.unresolved if "differs between branches" in u.why]
+    assert (
+        "the condition `acme_profiling_enabled`" in item.why
+        and ", which runs an unknown command: `acme_profiling_enabled` is not defined" in item.why
+    )
+
+
+def test_an_undecidable_condition_names_the_unknown_it_reads(run_script: Runner) -> None:
+    # firmware-dependent env (`version=$(rocm-smi --showfw | …)`; `[[ $version -lt 177 ]]`)
+    script = (
+        "version=`acme-smi --showfw | grep MEC | head -n 1`\n"
+        'if [[ "$version" == "" || $version -lt 177 ]]; then\n'
+        "  export ACME_NO_RECLAIM=1\n"
+        "fi\n"
+        "vllm serve m\n"
+    )
+    result = run_script(script, ENV)
+    (item,) = [u for u in result.unresolved if u.what == "$ACME_NO_RECLAIM"]
+    assert 'the condition `[[ "$version" == "" || $version -lt 177 ]]`' in item.why
+    assert f", which reads $version: output of `acme-smi --showfw` ({SCRIPT}:1)" in item.why

@@ -159,3 +159,10 @@ class GitTreeSource:
             raise InputError(Location(f"{self.label}:{path}"), "file does not exist")
         sha: str = blob.hexsha
         return sha
+
+
+def open_source(path: Path, ref: str | None = None) -> FileSource:
+    """The files of ``ref`` in the git repository at ``path``, or the directory itself."""
+    if ref:
+        return GitTreeSource(path, ref)
+    return DirectorySource(path)

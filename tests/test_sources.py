@@ -55,3 +55,11 @@ def test_paths_cannot_escape(repo: Path) -> None:
 def test_bad_ref_is_an_input_error(repo: Path) -> None:
     with pytest.raises(InputError, match="cannot resolve git ref 'no-such-branch'"):
         GitTreeSource(repo, "no-such-branch")
+
+
+def test_open_source_picks_a_commit_or_the_directory(repo: Path) -> None:
+    from bot.sources import open_source
+
+    assert open_source(repo, "HEAD~1").read_bytes("top.yaml") == b"k: v\n"
+    assert isinstance(open_source(repo), DirectorySource)
+    assert open_source(repo).read_bytes("top.yaml") == b"k: w\n"

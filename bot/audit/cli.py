@@ -22,7 +22,7 @@ from bot.audit.progress import ProgressBar
 from bot.audit.run import run_audit
 from bot.errors import InputError, Location
 from bot.rules import load_rules
-from bot.sources import DirectorySource, FileSource, GitTreeSource
+from bot.sources import open_source
 
 
 def register(subparsers: Any) -> None:
@@ -46,12 +46,6 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--rules", type=Path, help="rules directory (default: bundled rules/)")
     parser.set_defaults(func=audit_command)
-
-
-def open_source(path: Path, ref: str | None) -> FileSource:
-    if ref:
-        return GitTreeSource(path, ref)
-    return DirectorySource(path)
 
 
 def audit_command(args: argparse.Namespace) -> int:

@@ -26,7 +26,7 @@ from bot.errors import InputError, Location, RecipeSyncError
 from bot.rules import load_rules
 from bot.shell import ScriptParser, ScriptResult
 from bot.shell.result import SourceSpan, Unresolved
-from bot.sources import DirectorySource, FileSource, GitTreeSource
+from bot.sources import FileSource, open_source
 
 POINT_KEYS: dict[str, tuple[str, type]] = {
     "tp": ("tp", int),
@@ -70,14 +70,8 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def _source(args: argparse.Namespace) -> FileSource:
-    if args.ref:
-        return GitTreeSource(args.bench_repo, args.ref)
-    return DirectorySource(args.bench_repo)
-
-
 def run(args: argparse.Namespace) -> int:
-    source = _source(args)
+    source = open_source(args.bench_repo, args.ref)
     if args.batch:
         return _batch(source, args.batch, sys.stdout)
     if args.script:

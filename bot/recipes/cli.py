@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.errors import InputError, Location, RecipeSyncError
-from bot.sources import DirectorySource, FileSource, GitTreeSource
+from bot.sources import open_source
 
 REQUEST_KEYS = {
     "model",
@@ -81,12 +81,6 @@ def register(subparsers: Any) -> None:
         "--workers", type=int, default=None, help="worker processes for --api-out (default 2)"
     )
     parser.set_defaults(func=run)
-
-
-def open_source(recipes: Path, ref: str | None) -> FileSource:
-    if ref:
-        return GitTreeSource(recipes, ref)
-    return DirectorySource(recipes)
 
 
 def run(args: argparse.Namespace) -> int:

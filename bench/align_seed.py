@@ -21,7 +21,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from bot.align import report, text
 from bot.align.change import benchmark_change
 from bot.align.evidence import collect
 from bot.align.matrix import BuilderReport, regression_matrix
@@ -29,15 +28,15 @@ from bot.align.plan import plan_recipe
 from bot.align.result import AlignInputs, AlignRun
 from bot.align.run import align, key_result, outcome, targets_by_recipe
 from bot.benchmarks import load_bench_repo
-from bot.evidence.cli import git_blob_sha_at
 from bot.evidence.source import DirRunSource
 from bot.fixtures import BENCH_REPO_NAME, RECIPES_REPO_NAME, build_seed_fixtures
+from bot.present import present
 from bot.recipes import build_api, load_recipes
 from bot.rules import default_rules
-from bot.sources import DirectorySource, GitTreeSource
+from bot.shared_data import corpus_dir
+from bot.sources import DirectorySource, GitTreeSource, git_blob_sha_at
 
 T = TypeVar("T")
-DEFAULT_CORPUS = Path("/work/shared/data/recipes-corpus-8959cf6")
 NOT_RUN = BuilderReport(False, True, "", "not run: benchmark")
 
 
@@ -141,22 +140,8 @@ def seed(runs: int) -> None:
         print(_line(f"  regression matrix ({len(matrix.rows)} renderings)", best, median, ref_best))
         found = outcome(inputs, recipes, plan)  # type: ignore[arg-type]
         shell = AlignRun(inputs, head, recipes, change, keys, (found,), evidence)  # type: ignore[arg-type]
-        best, median, _ = _timed(
-            runs, lambda: report.finish(AlignRun(*_fields(shell, text.with_texts(shell, found))))
-        )
+        best, median, _ = _timed(runs, lambda: present(shell))
         print(_line("  PR body, comment, check run", best, median, ref_best))
-
-
-def _fields(shell: AlignRun, found: object) -> tuple[object, ...]:
-    return (
-        shell.inputs,
-        shell.bench,
-        shell.recipes,
-        shell.change,
-        shell.keys,
-        (found,),
-        shell.evidence,
-    )
 
 
 def corpus(directory: Path, top: int, runs: int) -> None:
@@ -188,12 +173,13 @@ def corpus(directory: Path, top: int, runs: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--corpus", type=Path, help="recipes corpus (default: the shared one)")
     parser.add_argument("--top", type=int, default=5)
     args = parser.parse_args(argv)
     seed(args.runs)
-    if args.corpus.is_dir():
-        corpus(args.corpus, args.top, max(1, args.runs // 2))
+    path = args.corpus or corpus_dir()
+    if path.is_dir():
+        corpus(path, args.top, max(1, args.runs // 2))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"\npeak RSS of this process: {peak:.0f} MiB")
     return 0

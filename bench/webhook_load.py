@@ -31,8 +31,8 @@ from pathlib import Path
 
 import httpx
 
+from bot.github.signature import sign
 from bot.shared_data import github_data_dir
-from bot.web.signature import sign
 
 ROOT = Path(__file__).resolve().parents[1]
 PAYLOAD = github_data_dir() / "pull_request.labeled.json"

@@ -1,8 +1,8 @@
 """Where the read-only shared data lives (``../shared`` beside the checkout).
 
-Tests and benchmarks read the real recipes corpus and GitHub examples from there. Lookup:
-``$RECIPE_SYNC_SHARED``, then a ``shared/`` directory beside any parent of this checkout,
-then ``/work/shared``.
+Tests and benchmarks read the real recipes corpus, histories and GitHub examples from there.
+Lookup: ``$RECIPE_SYNC_SHARED``, then a ``shared/`` directory beside any parent of this
+checkout; nothing else (no machine path is assumed).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ def shared_dir() -> Path:
     env = os.environ.get("RECIPE_SYNC_SHARED")
     candidates = [Path(env)] if env else []
     candidates += [parent / "shared" for parent in Path(__file__).resolve().parents]
-    candidates.append(Path("/work/shared"))
     for candidate in candidates:
         if (candidate / "data").is_dir():
             return candidate

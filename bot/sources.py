@@ -8,7 +8,7 @@ without checking anything out, let alone running it).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Protocol
@@ -166,3 +166,21 @@ def open_source(path: Path, ref: str | None = None) -> FileSource:
     if ref:
         return GitTreeSource(path, ref)
     return DirectorySource(path)
+
+
+def git_blob_sha_at(repo_path: Path) -> Callable[[str, str], str | None]:
+    """``blob_sha_at(commit, path)`` over a local git repository; None when either is absent."""
+    trees: dict[str, GitTreeSource | None] = {}
+
+    def blob_sha_at(commit: str, path: str) -> str | None:
+        if commit not in trees:
+            try:
+                trees[commit] = GitTreeSource(repo_path, commit)
+            except InputError:
+                trees[commit] = None
+        tree = trees[commit]
+        if tree is None or not tree.exists(path):
+            return None
+        return tree.blob_sha(path)
+
+    return blob_sha_at

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
+from bot.commands.main import main
 
 
 def test_demo_aligns_the_seed_and_the_audit_confirms_it(

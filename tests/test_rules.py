@@ -135,7 +135,7 @@ def test_rule_files_listed() -> None:
 def test_rules_command_validates_every_file_including_vllm_defaults(
     rules_copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from bot.cli import main
+    from bot.commands.main import main
 
     assert main(["rules", "--rules", str(rules_copy)]) == 0
     assert "vllm-defaults.yaml" in capsys.readouterr().out

@@ -1,4 +1,5 @@
-"""The values one alignment run produces (what the CLI writes and the engine returns)."""
+"""The values one alignment run produces: the analysis only. Texts (PR title and body, the
+comment, the check run) are rendered from it by :mod:`bot.present`."""
 
 from __future__ import annotations
 
@@ -94,22 +95,10 @@ class RecipeOutcome:
     patch: str = ""  # git-applicable unified diff ("" when none)
     new_text: bytes | None = None
     fingerprint: str = ""
-    title: str = ""
-    body: str = ""  # the alignment PR body, without the hidden metadata line
-    meta: str = ""  # the hidden metadata line (``<!-- recipe-sync:meta {...} -->``)
 
     @property
     def recipe_path(self) -> str:
         return self.plan.recipe_path
-
-
-@dataclass(frozen=True)
-class CheckAnnotation:
-    path: str
-    line: int
-    level: str  # notice | warning | failure
-    message: str
-    title: str
 
 
 @dataclass(frozen=True)
@@ -121,11 +110,6 @@ class AlignRun:
     keys: tuple[KeyResult, ...]
     outcomes: tuple[RecipeOutcome, ...]
     evidence: EvidenceReport | None
-    comment: str = ""
-    check_conclusion: str = "neutral"
-    check_title: str = ""
-    check_summary: str = ""
-    annotations: tuple[CheckAnnotation, ...] = ()
 
     @property
     def patches(self) -> tuple[RecipeOutcome, ...]:

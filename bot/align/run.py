@@ -1,11 +1,11 @@
-"""One alignment run: benchmark PR → launch lines → profiles → plans → patches and text.
+"""One alignment run: benchmark PR → launch lines → profiles → plans → patches.
 
-Used by the CLI (``recipe-sync align``) and the service engine (:mod:`bot.align.engine`).
+Used by the CLI (``recipe-sync align``) and the service engine (:mod:`bot.service.engine`).
 Inputs are ``FileSource`` views (benchmark head and base, recipes base), the rules, optional
 config keys and optional workflow-run evidence (:class:`~bot.align.result.AlignInputs`); the
-output is a value (:class:`~bot.align.result.AlignRun`) holding the plans, the patch and
-texts per recipe file, the verification comment and the check run. Nothing here talks to
-GitHub; the recipes builder (the one external process) is injected.
+output is a value (:class:`~bot.align.result.AlignRun`) holding the plans and the patch per
+recipe file; :func:`bot.present.present` turns it into text. Nothing here talks to GitHub;
+the recipes builder (the one external process) is injected.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from bot.align import report, text
 from bot.align.change import AffectedKey, benchmark_change
 from bot.align.compare import compare, taxonomy_vram
 from bot.align.evidence import collect, evidence_for
@@ -206,6 +205,4 @@ def align(inputs: AlignInputs) -> AlignRun:
         outcome(inputs, recipes, plan_recipe(recipes, inputs.recipes, rules, targets))
         for _, targets in sorted(targets_by_recipe(keys, head, evidence, rules).items())
     ]
-    run = AlignRun(inputs, head, recipes, change, keys, (), evidence)
-    run = replace(run, outcomes=tuple(text.with_texts(run, o) for o in outcomes))
-    return report.finish(run)
+    return AlignRun(inputs, head, recipes, change, keys, tuple(outcomes), evidence)

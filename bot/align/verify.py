@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from bot import markdown as md
 from bot.align.compare import DRIFT, recipe_min_version, recipe_side, taxonomy_vram
 from bot.align.nodes import hw_label
 from bot.align.profile import Profile
 from bot.align.values import Target, Verification
-from bot.evidence import markdown as md
 from bot.evidence.model import Evidence
 from bot.recipes import RecipesRepo, Rendering
 from bot.recipes.jsvalues import as_dict

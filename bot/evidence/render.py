@@ -4,14 +4,14 @@ Everything stated is read from the :class:`EvidenceReport`: the cited run and jo
 its launch line equals the extracted argv, the eval figures and their verdicts, which arms
 used synthetic acceptance (throughput context only), the perf-changelog entry quoted as the
 benchmark's own measurement, and whether the script blob at the run's head is the one the PR
-ships now. Untrusted text goes through :mod:`bot.evidence.markdown`.
+ships now. Untrusted text goes through :mod:`bot.markdown`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.evidence import markdown as md
+from bot import markdown as md
 from bot.evidence.changelog import ChangelogEntry
 from bot.evidence.launch import speculative_config
 from bot.evidence.model import EvalFigure, Evidence, EvidenceReport, RunSummary, outcome

@@ -59,7 +59,7 @@ class GitHubRunSource:
 
 
 def _repo(repo: str, token: str) -> GitHubRepo:
-    from bot.jobs.settings import DEFAULT_API_URL
+    from bot.settings import DEFAULT_API_URL
 
     api_url = os.environ.get("RECIPE_SYNC_GITHUB_API_URL", DEFAULT_API_URL)
     return GitHubRepo(repo, token, api_url=api_url)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 
 from bot.github.auth import AppTokens, PersonalToken, TokenProvider
 from bot.github.gateway import GitHubRepo, Observer
-from bot.jobs.settings import Settings
+from bot.settings import Settings
 
 
 class GitHubConnector:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
+from bot.commands.main import main
 from bot.fixtures import BENCH_REPO_NAME, RECIPES_REPO_NAME, SeedFixtures
 
 GOLDEN = Path(__file__).parent / "golden"

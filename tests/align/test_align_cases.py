@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.align.engine import AlignEngine
-from bot.cli import main
+from bot.commands.main import main
+from bot.contract import SyncOutcome, SyncRequest, check_outcome
 from bot.evidence.source import DirRunSource
 from bot.fixtures import BENCH_REPO_NAME, RECIPES_REPO_NAME, SeedFixtures
-from bot.jobs.engine import SyncOutcome, SyncRequest, check_outcome
+from bot.service.engine import AlignEngine
 from bot.sources import GitTreeSource
 from tests.align.conftest import SEED_RECIPE, AlignCli, align_args, commit_edit, git
 

@@ -9,21 +9,20 @@ from pathlib import Path
 from bot.align.plan import PlannedEdit
 from bot.align.result import AlignInputs
 from bot.align.run import align
-from bot.align.text import (
+from bot.evidence.source import DirRunSource
+from bot.fixtures import BENCH_REPO_NAME, SeedFixtures
+from bot.present.pr_text import (
     COMPACT,
     body,
     cap,
     plain,
+    pull_request_text,
     summary_bullet,
     whitespace_check,
-    with_texts,
 )
-from bot.evidence.cli import git_blob_sha_at
-from bot.evidence.source import DirRunSource
-from bot.fixtures import BENCH_REPO_NAME, SeedFixtures
 from bot.recipes.edit import SetScalar
 from bot.rules import default_rules
-from bot.sources import GitTreeSource
+from bot.sources import GitTreeSource, git_blob_sha_at
 from tests.align.conftest import AlignCli, commit_edit
 
 SCRIPT = "benchmarks/single_node/agentic/dsv41flash_fp4_mi355x_vllm_mtp.sh"
@@ -130,8 +129,10 @@ def test_a_long_body_collapses_before_it_is_cut(seed: SeedFixtures) -> None:
     assert "Job log excerpts" in full and "Job log excerpts" not in compact
     assert "groups not shown (see plan.json)" in compact
     limit = (len(full) + len(compact)) // 2
-    collapsed = with_texts(run, outcome, limit=limit)
+    collapsed = pull_request_text(run, outcome, limit=limit)
+    assert collapsed is not None
     assert collapsed.body == compact and len(collapsed.meta) + 1 + len(collapsed.body) <= limit
-    cut = with_texts(run, outcome, limit=len(compact) // 2)
+    cut = pull_request_text(run, outcome, limit=len(compact) // 2)
+    assert cut is not None
     assert len(cut.meta) + 1 + len(cut.body) <= len(compact) // 2
     assert "… truncated:" in cut.body[-120:]

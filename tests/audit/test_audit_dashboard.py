@@ -12,15 +12,15 @@ import pytest
 
 from bot.audit import AuditReport
 from bot.fixtures import SeedFixtures
-from bot.github.dashboard import DASHBOARD_MARKER, dashboard_body
 from bot.github.sanitize import MAX_BODY
-from bot.jobs.dashboard import (
+from bot.service.dashboard import (
     NIGHTLY_TASK,
     claim,
     nightly,
     refresh_dashboard,
     request_dashboard,
 )
+from bot.service.dashboard_issue import DASHBOARD_MARKER, dashboard_body
 from bot.sources import GitTreeSource
 from tests.audit.issues_fake import IssuesFakeGitHub
 from tests.audit.test_audit_render import big_report

@@ -13,7 +13,7 @@ import pytest
 from bot.audit import AuditReport, AuditRow, FlagRow, OutOfScope, render_html, render_markdown
 from bot.audit.progress import ProgressBar
 from bot.benchmarks import Point
-from bot.cli import main
+from bot.commands.main import main
 from bot.fixtures import SeedFixtures
 
 

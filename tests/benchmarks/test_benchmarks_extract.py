@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.benchmarks import LaunchLine, Point, extract, load_bench_repo, points
-from bot.cli import main
+from bot.commands.main import main
 from bot.sources import DirectorySource
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "bench"

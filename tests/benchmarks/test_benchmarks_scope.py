@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bot.benchmarks.scope import multinode_reason, serves_vllm
-from bot.cli import main
+from bot.commands.main import main
 
 
 def worker(*settings: str) -> dict[str, object]:

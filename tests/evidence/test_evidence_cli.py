@@ -1,14 +1,13 @@
 from __future__ import annotations
 
 import json
-import sys
-import types
 from pathlib import Path
 
 import pytest
 
-from bot.cli import main
+from bot.commands.main import main
 from bot.evidence.fixtures import materialise
+from bot.github import actions
 from tests.evidence.conftest import (
     EVAL_JOB,
     SEED,
@@ -141,27 +140,13 @@ def test_online_needs_a_token(
     )
 
 
-def test_online_without_the_github_client(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setenv("GITHUB_TOKEN", "t")
-    monkeypatch.setitem(sys.modules, "bot.github.actions", types.ModuleType("bot.github.actions"))
-    status, _, err = run_cli(["--repo", "o/r", "--pr", "1"], capsys)
-    assert (status, err) == (
-        2,
-        "recipe-sync: error: bot.github.actions does not provide run_source(); "
-        "use --from-dir DIR\n",
-    )
-
-
-def test_online_through_the_factory_hook(
+def test_online_through_the_actions_client(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = MemoryRunSource(
         [rest_run(1, "head", prs=(7,))], {(1, 1): [rest_job(11, EVAL_JOB)]}, {11: eval_log()}
     )
     calls: list[tuple[object, ...]] = []
-    module = types.ModuleType("bot.github.actions")
 
     def run_source(repo: str, token: str) -> MemoryRunSource:
         calls.append(("run_source", repo, token))
@@ -171,9 +156,8 @@ def test_online_through_the_factory_hook(
         calls.append(("get_pull", repo, token, number))
         return {"number": number, "head": {"sha": "head", "ref": "feature"}}
 
-    module.run_source = run_source  # type: ignore[attr-defined]
-    module.get_pull = get_pull  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "bot.github.actions", module)
+    monkeypatch.setattr(actions, "run_source", run_source)
+    monkeypatch.setattr(actions, "get_pull", get_pull)
     monkeypatch.setenv("GITHUB_TOKEN", "secret")
     status, out, _ = run_cli(["--repo", "acme/bench", "--pr", "7"], capsys)
     assert status == 0

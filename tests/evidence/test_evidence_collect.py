@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from bot.evidence.cli import git_blob_sha_at
+from bot.commands.evidence import git_blob_sha_at
 from bot.evidence.collect import collect_evidence
 from bot.evidence.fixtures import materialise
 from bot.evidence.jobname import JobName

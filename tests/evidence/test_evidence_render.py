@@ -5,9 +5,9 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from bot.evidence import markdown as md
+from bot import markdown as md
+from bot.commands.evidence import git_blob_sha_at
 from bot.evidence.changelog import ChangelogEntry, entries_for_key, parse_perf_changelog
-from bot.evidence.cli import git_blob_sha_at
 from bot.evidence.collect import collect_evidence
 from bot.evidence.fixtures import materialise
 from bot.evidence.jobname import JobName

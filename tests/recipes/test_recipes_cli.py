@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
+from bot.commands.main import main
 from bot.recipes import RecipesRepo, build_api
 
 MakeRepo = Callable[..., RecipesRepo]

@@ -17,10 +17,10 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from fastapi.testclient import TestClient
 
-from bot.jobs.runtime import Runtime
-from bot.jobs.settings import Settings
-from bot.web.app import create_app
-from bot.web.signature import sign
+from bot.github.signature import sign
+from bot.service.runtime import Runtime
+from bot.service.web import create_app
+from bot.settings import Settings
 from tests.service.fakegithub import FakeGitHub, ServerThread
 
 SECRET = "It's a Secret to Everybody"

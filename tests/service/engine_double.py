@@ -1,4 +1,4 @@
-"""Test doubles of the alignment engine (the real one is bot.align.engine, built elsewhere).
+"""Test doubles of the alignment engine (the real one is bot.service.engine, built elsewhere).
 
 :class:`DeterministicTestEngine` reads every ``benchmarks/**.sh`` of the PR head that
 differs from the base, takes the recipe named by its ``# recipe: <path>`` line and the
@@ -14,7 +14,7 @@ import re
 import time
 from pathlib import Path
 
-from bot.jobs.engine import Annotation, RecipeChange, SyncOutcome, SyncRequest
+from bot.contract import Annotation, RecipeChange, SyncOutcome, SyncRequest
 from bot.sources import read_text
 
 FLAG = re.compile(r"(--[a-z0-9-]+)[ =]+([^\s\\]+)")

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from bot.github.sanitize import VERIFY_MARKER
-from bot.jobs.consumer import EmbeddedConsumer
-from bot.jobs.queue import make_huey
-from bot.jobs.runtime import Runtime
+from bot.service.consumer import EmbeddedConsumer
+from bot.service.queue import make_huey
+from bot.service.runtime import Runtime
 from tests.service.conftest import BENCH, RECIPES, Harness, push
 from tests.service.fakegithub import FakeGitHub
 
@@ -74,7 +74,7 @@ def test_redis_and_postgres_with_two_machines(
 def test_redis_queue_keys_are_removed_after_a_test(redis_queue: tuple[str, str]) -> None:
     import redis
 
-    from bot.jobs.settings import Settings
+    from bot.settings import Settings
 
     url, name = redis_queue
     huey = make_huey(Settings(redis_url=url, queue_name=name))

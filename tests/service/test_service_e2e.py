@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.github.sanitize import EDITED_MARKER, REAPPROVE_MARKER, VERIFY_MARKER, parse_meta
-from bot.jobs.triggers import CHECK_NAME, REBASE_LABEL
+from bot.service.triggers import CHECK_NAME, REBASE_LABEL
 from bot.shared_data import corpus_dir
 from tests.service.conftest import (
     BENCH,
@@ -426,7 +426,7 @@ def test_check_run_rerequest_and_button_rerun(harness: Harness, fake: FakeGitHub
 def test_many_annotations_are_sent_in_batches_of_fifty(
     harness: Harness, fake: FakeGitHub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bot.jobs.engine import Annotation, SyncOutcome
+    from bot.contract import Annotation, SyncOutcome
 
     original = DeterministicTestEngine.sync
 
@@ -570,8 +570,8 @@ def test_app_missing_on_the_recipes_repo_fails_the_check_run_clearly(
 def test_bad_input_is_reported_on_the_pr_and_engine_bugs_fail_the_check(
     harness: Harness, fake: FakeGitHub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from bot.contract import SyncOutcome
     from bot.errors import InputError, Location
-    from bot.jobs.engine import SyncOutcome
 
     def unreadable(self: DeterministicTestEngine, request: object) -> SyncOutcome:
         raise InputError(Location(SCRIPT, line=4), "unterminated quote in launch line @someone")

@@ -11,13 +11,13 @@ import pytest
 
 from bot.github.actions import GitHubRunSource
 from bot.github.auth import AppTokens
-from bot.github.comments import StickyComments
 from bot.github.errors import AppNotInstalled, GitHubRequestError, TransientGitHubError
 from bot.github.gateway import BENCH_SCOPE, GitHubRepo, make_pygithub
 from bot.github.gitops import NOREPLY, CommitInfo, Identity, Mirror
 from bot.github.sanitize import VERIFY_MARKER
-from bot.jobs.metrics import Metrics
-from bot.jobs.store import Store
+from bot.service.comments import StickyComments
+from bot.service.metrics import Metrics
+from bot.state.store import Store
 from tests.service.conftest import BENCH, BOT, RECIPE, RECIPES, SCRIPT
 from tests.service.fakegithub import DATA, FakeGitHub, git
 

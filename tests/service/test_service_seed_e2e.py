@@ -1,4 +1,4 @@
-"""End to end on the seed fixtures with the real engine (``bot.align.engine:AlignEngine``).
+"""End to end on the seed fixtures with the real engine (``bot.service.engine:AlignEngine``).
 
 A signed ``pull_request.labeled`` delivery on benchmark PR #3058's fixture (a fork PR, as the
 real one was) → one alignment PR
@@ -16,13 +16,12 @@ import pytest
 
 from bot.align.result import AlignInputs
 from bot.align.run import align
-from bot.evidence.cli import git_blob_sha_at
 from bot.evidence.source import DirRunSource
 from bot.fixtures import SEED_RECIPE, SeedFixtures, build_seed_fixtures
 from bot.github.sanitize import VERIFY_MARKER
-from bot.jobs.triggers import CHECK_NAME
 from bot.rules import default_rules
-from bot.sources import GitTreeSource
+from bot.service.triggers import CHECK_NAME
+from bot.sources import GitTreeSource, git_blob_sha_at
 from tests.service.conftest import BOT, MAINTAINER, Harness
 from tests.service.fakegithub import FakeGitHub, FakeRepo, ServerThread, git
 
@@ -62,7 +61,7 @@ def seeded(
             tmp_path / "service",
             app_key,
             recipes_repo=RECIPES,
-            engine="bot.align.engine:AlignEngine",
+            engine="bot.service.engine:AlignEngine",
         )
         try:
             yield fake, built, harness
@@ -169,7 +168,7 @@ def test_evidence_cli_reads_the_runs_through_the_actions_api(
     fake.add_token("ghp_maintainer", MAINTAINER)
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_maintainer")
     monkeypatch.setenv("RECIPE_SYNC_GITHUB_API_URL", fake.base_url)
-    from bot.cli import main
+    from bot.commands.main import main
 
     argv = ["evidence", "--repo", BENCH, "--pr", str(number), "--bench-repo", str(built.bench_repo)]
     assert main([*argv, "--script", SCRIPT]) == 0

@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bot.github.signature import sign
 from bot.shared_data import github_data_dir
-from bot.web.signature import sign
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = github_data_dir()

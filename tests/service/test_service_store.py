@@ -11,9 +11,9 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
-from bot.jobs.migrate import upgrade
-from bot.jobs.models import Base
-from bot.jobs.store import Approval, Store
+from bot.state.migrate import upgrade
+from bot.state.models import Base
+from bot.state.store import Approval, Store
 
 
 class Clock:

@@ -11,8 +11,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.contract import (
+    Annotation,
+    EngineContractError,
+    EngineUnavailable,
+    RecipeChange,
+    SyncOutcome,
+    check_outcome,
+    load_engine,
+)
 from bot.github.branches import alignment_branch, recipe_slug, sanitize_component
-from bot.github.checks import batches
 from bot.github.ratelimit import rate_limit_wait, transient_wait
 from bot.github.sanitize import (
     VERIFY_MARKER,
@@ -23,19 +31,11 @@ from bot.github.sanitize import (
     parse_meta,
     truncate,
 )
-from bot.jobs.engine import (
-    Annotation,
-    EngineContractError,
-    EngineUnavailable,
-    RecipeChange,
-    SyncOutcome,
-    check_outcome,
-    load_engine,
-)
-from bot.jobs.settings import CredentialsMissing, Settings, SettingsError
-from bot.jobs.triggers import CHECK_NAME, Ignored, PayloadError, Trigger, classify
+from bot.github.signature import sign, verify
+from bot.service.checks import batches
+from bot.service.triggers import CHECK_NAME, Ignored, PayloadError, Trigger, classify
+from bot.settings import CredentialsMissing, Settings, SettingsError
 from bot.shared_data import github_data_dir
-from bot.web.signature import sign, verify
 
 DATA = github_data_dir()
 
@@ -291,7 +291,7 @@ def test_missing_engine_is_a_clear_retryable_error() -> None:
         load_engine("bot.align.nowhere:Engine")
     engine = load_engine("tests.service.engine_double:DeterministicTestEngine")
     assert callable(engine.sync)
-    assert callable(load_engine("bot.align.engine:AlignEngine").sync)  # the default engine
+    assert callable(load_engine("bot.service.engine:AlignEngine").sync)  # the default engine
 
 
 def test_outcomes_the_service_cannot_apply_are_rejected() -> None:
@@ -306,7 +306,7 @@ def test_outcomes_the_service_cannot_apply_are_rejected() -> None:
 def test_app_manifest_is_least_privilege_and_matches_the_handled_events() -> None:
     from ruamel.yaml import YAML
 
-    from bot.jobs.triggers import ALLOWED
+    from bot.service.triggers import ALLOWED
 
     manifest = YAML(typ="safe").load((Path(__file__).resolve().parents[2] / "app.yml").read_text())
     valid = {

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from bot.jobs.runtime import Runtime
-from bot.jobs.settings import Settings
+from bot.github.signature import sign
+from bot.service.runtime import Runtime
+from bot.service.web import create_app
+from bot.settings import Settings
 from bot.shared_data import github_data_dir
-from bot.web.app import create_app
-from bot.web.signature import sign
 from tests.service.conftest import SECRET
 
 DATA = github_data_dir()

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bot.cli import main
+from bot.commands.main import main
 from bot.shared_data import corpus_dir
 
 CORPUS = corpus_dir()

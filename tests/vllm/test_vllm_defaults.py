@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from bot.commands.diff import taxonomy_vram
 from bot.errors import InputError
 from bot.rules import load_rules
 from bot.shared_data import corpus_dir
-from bot.vllm.cli import taxonomy_vram
 from bot.vllm.defaults import (
     DeviceScenario,
     VllmDefaults,

@@ -1,0 +1,1 @@
+"""The `recipe-sync` command line: `main` and one module per subcommand."""

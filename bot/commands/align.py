@@ -1,0 +1,232 @@
+"""``recipe-sync align``: the alignment PR a benchmark PR calls for, offline.
+
+    recipe-sync align --bench-repo DIR --bench-ref REF --recipes DIR [--recipes-ref REF]
+        [--bench-base REF] [--config-key KEY]... [--evidence DIR] [--bench-name OWNER/NAME]
+        [--bench-pr N] [--recipes-name OWNER/NAME] [--out DIR]
+
+Reads the benchmark repository at REF and at its base (default: the merge-base with the
+default branch), the recipes repository (a directory, or a commit with --recipes-ref) and,
+with --evidence, saved workflow runs (``recipe-sync evidence --from-dir`` layout). Writes
+``OUT/recipe.patch``, ``OUT/pr-title.txt``, ``OUT/pr-body.md`` (when there is a patch),
+``OUT/comment.md`` and ``OUT/plan.json``, and prints a short summary. With patches for
+several recipe files, each also gets ``OUT/prs/<recipe-slug>/``. No GitHub access; the same
+inputs give byte-identical files. Exit status 0 when the analysis ran (drift or not).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import git
+import gitdb.exc
+
+from bot.align.builder import run_builder
+from bot.align.matrix import BuilderReport
+from bot.align.result import AlignInputs, AlignRun
+from bot.align.run import align
+from bot.errors import InputError, Location
+from bot.evidence.source import DirRunSource
+from bot.github.branches import recipe_slug
+from bot.present import AlignTexts, plan_json, present
+from bot.recipes import RecipesRepo
+from bot.rules import default_rules, load_rules
+from bot.sources import DirectorySource, FileSource, GitTreeSource, git_blob_sha_at
+
+OUTPUTS = ("recipe.patch", "pr-title.txt", "pr-body.md", "comment.md", "plan.json")
+DEFAULT_BRANCHES = ("main", "master", "origin/main", "origin/master")
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "align",
+        help="plan the recipe edit a benchmark PR calls for and write the alignment PR text",
+        description="Plan the recipe edit a benchmark PR calls for and write the alignment "
+        "PR, the verification comment and plan.json (offline: no GitHub).",
+    )
+    parser.add_argument("--bench-repo", type=Path, required=True, help="benchmark git repo")
+    parser.add_argument("--bench-ref", required=True, help="the PR head (branch, ref or SHA)")
+    parser.add_argument("--bench-base", help="the PR base (default: merge-base with main)")
+    parser.add_argument("--recipes", type=Path, required=True, help="recipes repository")
+    parser.add_argument("--recipes-ref", help="read the recipes at this commit (no checkout)")
+    parser.add_argument(
+        "--config-key", action="append", default=[], help="only this key (repeatable)"
+    )
+    parser.add_argument("--evidence", type=Path, help="saved workflow runs and job logs")
+    parser.add_argument("--bench-name", help="benchmark repository OWNER/NAME (for the text)")
+    parser.add_argument("--bench-pr", type=int, help="benchmark PR number")
+    parser.add_argument("--recipes-name", help="recipes repository OWNER/NAME (for the text)")
+    parser.add_argument("--out", type=Path, default=Path("recipe-sync-out"), help="output dir")
+    parser.add_argument("--rules", type=Path, default=None, help="rules directory")
+    parser.set_defaults(func=run)
+
+
+def _merge_base(repo_path: Path, ref: str) -> str:
+    try:
+        repo = git.Repo(repo_path)
+        head = repo.commit(ref)
+    except (git.exc.GitError, ValueError) as err:
+        raise InputError(
+            Location(str(repo_path)), f"cannot resolve git ref '{ref}': {err}"
+        ) from err
+    for branch in DEFAULT_BRANCHES:
+        try:
+            bases = repo.merge_base(head, repo.commit(branch))
+        except (git.exc.GitError, gitdb.exc.ODBError, ValueError):
+            continue
+        if bases and bases[0].hexsha != head.hexsha:
+            return str(bases[0].hexsha)
+    raise InputError(
+        Location(str(repo_path)),
+        f"no base for '{ref}': it is not ahead of a default branch; pass --bench-base REF "
+        "or --config-key KEY",
+    )
+
+
+def _recipes_source(args: argparse.Namespace) -> tuple[FileSource, str]:
+    if args.recipes_ref:
+        source = GitTreeSource(args.recipes, args.recipes_ref)
+        return source, source.commit_sha
+    directory = DirectorySource(args.recipes)
+    try:
+        repo = git.Repo(args.recipes)
+        sha = "" if repo.is_dirty(untracked_files=False) else repo.head.commit.hexsha
+    except (git.exc.GitError, ValueError):
+        sha = ""
+    return directory, sha
+
+
+def _pull(evidence: DirRunSource | None) -> dict[str, Any]:
+    pull = evidence.pull() if evidence is not None else None
+    return pull if isinstance(pull, dict) else {}
+
+
+def _field(data: dict[str, Any], *path: str) -> Any:
+    for part in path:
+        data = data.get(part) if isinstance(data, dict) else None  # type: ignore[assignment]
+    return data
+
+
+def inputs_from_args(args: argparse.Namespace) -> AlignInputs:
+    bench = GitTreeSource(args.bench_repo, args.bench_ref)
+    if args.config_key and not args.bench_base:
+        base_ref: str | None = None
+        try:
+            base_ref = _merge_base(args.bench_repo, args.bench_ref)
+        except InputError:
+            base_ref = None
+    else:
+        base_ref = args.bench_base or _merge_base(args.bench_repo, args.bench_ref)
+    base = GitTreeSource(args.bench_repo, base_ref) if base_ref else None
+    recipes, recipes_sha = _recipes_source(args)
+    runs = DirRunSource(args.evidence) if args.evidence is not None else None
+    pull = _pull(runs)
+    number = args.bench_pr if args.bench_pr is not None else _field(pull, "number")
+    head_repo = _field(pull, "head", "repo", "full_name")
+    recipes_dir: Path = args.recipes
+
+    def builder(edited: Mapping[str, bytes], after: RecipesRepo) -> BuilderReport:
+        node_modules = None if args.recipes_ref else recipes_dir / "node_modules"
+        return run_builder(recipes, edited, after, node_modules=node_modules)
+
+    return AlignInputs(
+        bench=bench,
+        bench_base=base,
+        recipes=recipes,
+        rules=load_rules(args.rules) if args.rules is not None else default_rules(),
+        config_keys=tuple(args.config_key),
+        runs=runs,
+        bench_repo=args.bench_name or _field(pull, "base", "repo", "full_name") or "",
+        pr_number=number if isinstance(number, int) else None,
+        head_sha=bench.commit_sha,
+        base_sha=base.commit_sha if base is not None else "",
+        head_branch=_field(pull, "head", "ref"),
+        head_repo=head_repo if isinstance(head_repo, str) else None,
+        recipes_repo=args.recipes_name or "",
+        recipes_sha=recipes_sha,
+        blob_sha_at=git_blob_sha_at(args.bench_repo),
+        builder=builder,
+    )
+
+
+def _write(out: Path, name: str, text: str | None) -> None:
+    path = out / name
+    if text is None:
+        path.unlink(missing_ok=True)  # no stale file from an earlier run
+    else:
+        path.write_text(text, encoding="utf-8")
+
+
+def write_outputs(run: AlignRun, texts: AlignTexts, out: Path) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    patches = run.patches
+    patch = "".join(o.patch for o in patches) or None
+    titles = "".join(texts.prs[o.recipe_path].title + "\n" for o in patches) or None
+    bodies = "\n---\n\n".join(texts.prs[o.recipe_path].full_body for o in patches) or None
+    _write(out, "recipe.patch", patch)
+    _write(out, "pr-title.txt", titles)
+    _write(out, "pr-body.md", bodies)
+    _write(out, "comment.md", texts.comment)
+    data = json.dumps(plan_json(run, texts), indent=2, ensure_ascii=False) + "\n"
+    _write(out, "plan.json", data)
+    prs = out / "prs"
+    if prs.exists():
+        shutil.rmtree(prs)
+    if len(patches) > 1:
+        for found in patches:
+            folder = prs / recipe_slug(found.recipe_path)
+            folder.mkdir(parents=True)
+            _write(folder, "recipe.patch", found.patch)
+            _write(folder, "pr-title.txt", texts.prs[found.recipe_path].title + "\n")
+            _write(folder, "pr-body.md", texts.prs[found.recipe_path].full_body)
+    return [out / name for name in OUTPUTS if (out / name).exists()]
+
+
+def summary_lines(run: AlignRun, texts: AlignTexts, written: list[Path]) -> list[str]:
+    inputs = run.inputs
+    lines = [
+        f"benchmark: {inputs.bench_ref} at {inputs.head_sha[:12]}"
+        + (f" (base {inputs.base_sha[:12]})" if inputs.base_sha else "")
+        + f": {len(run.keys)} affected key(s)"
+    ]
+    for key in run.keys:
+        counts: dict[str, int] = {}
+        for point in key.points:
+            counts[point.status] = counts.get(point.status, 0) + 1
+        detail = key.problem or ", ".join(f"{n} {s}" for s, n in counts.items())
+        lines.append(f"  {key.key.key}: {detail}")
+    for found in run.outcomes:
+        if found.status == "patch":
+            added = sum(1 for x in found.patch.splitlines() if x[:1] == "+" and x[:3] != "+++")
+            removed = sum(1 for x in found.patch.splitlines() if x[:1] == "-" and x[:3] != "---")
+            lines.append(
+                f"{found.recipe_path}: alignment PR ({len(found.plan.edits)} edits, "
+                f"+{added}/-{removed})"
+            )
+            for edit in found.plan.edits:
+                lines.append(f"  {edit.kind}: {edit.node} = {edit.after}")
+            if found.matrix is not None:
+                moved = len(found.matrix.moved)
+                lines.append(
+                    f"  regression matrix: {moved} of {len(found.matrix.rows)} renderings moved, "
+                    "all expected"
+                )
+        else:
+            lines.append(f"{found.recipe_path}: no patch: {found.reason}")
+    if not run.outcomes:
+        lines.append("no recipe profile is represented by the affected points: no patch")
+    lines.append(f"check: {texts.check.conclusion}: {texts.check.title}")
+    lines.append("wrote: " + ", ".join(str(p) for p in written))
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    result = align(inputs_from_args(args))
+    texts = present(result)
+    written = write_outputs(result, texts, args.out)
+    print("\n".join(summary_lines(result, texts, written)))
+    return 0

@@ -1,0 +1,80 @@
+"""The ``recipe-sync`` command.
+
+Each subcommand is one module of :mod:`bot.commands` with a ``register(subparsers)``; this
+file only lists them. A subcommand handler takes the parsed namespace and returns an exit
+status. Expected errors (:class:`bot.errors.RecipeSyncError`) print one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+from bot import __version__
+from bot.commands import (
+    align,
+    audit,
+    demo,
+    diff,
+    evidence,
+    extract,
+    fixtures,
+    render,
+    rules,
+    serve,
+    worker,
+)
+from bot.errors import RecipeSyncError
+
+# Each module exposes ``register(subparsers)``; this order is the order shown in --help.
+COMMANDS: tuple[ModuleType, ...] = (
+    align,
+    audit,
+    render,
+    extract,
+    diff,
+    evidence,
+    serve,
+    worker,
+    rules,
+    fixtures,
+    demo,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="recipe-sync",
+        description=(
+            "Keep vLLM recipe renderings aligned with the launch lines benchmark runs used: "
+            "extract launch lines statically, render recipes, diff them under vLLM CLI "
+            "semantics, plan the minimal YAML edit and write the alignment PR."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"recipe-sync {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for command in COMMANDS:
+        command.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        status: int = args.func(args)
+    except RecipeSyncError as err:
+        print(f"recipe-sync: error: {err}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `recipe-sync … | head` is fine
+        return 0
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,42 @@
+"""``recipe-sync worker``: run queued jobs (scale out with REDIS_URL + DATABASE_URL)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "worker",
+        help="run queued sync jobs (separately from `serve`, e.g. on several machines)",
+        description=(
+            "Consume the job queue (Redis when REDIS_URL is set, else the SQLite queue in "
+            "RECIPE_SYNC_DATA_DIR) and resume syncs whose worker died."
+        ),
+    )
+    parser.add_argument("--workers", type=int, default=2, help="job threads (default 2)")
+    parser.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on this port")
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
+    parser.set_defaults(func=worker)
+
+
+def worker(args: argparse.Namespace) -> int:
+    from prometheus_client import start_http_server
+
+    from bot.service.consumer import run_worker
+    from bot.service.runtime import Runtime
+    from bot.settings import Settings
+
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    rt = Runtime.create(Settings.from_env())
+    if args.metrics_port:
+        start_http_server(args.metrics_port, registry=rt.metrics.registry)
+    try:
+        run_worker(rt, args.workers)
+    finally:
+        rt.close()
+    return 0

@@ -1,0 +1,116 @@
+"""The contract between the service and the alignment engine.
+
+The service builds a :class:`SyncRequest` (sources read from git objects, never a checkout),
+calls :meth:`SyncEngine.sync`, and applies the :class:`SyncOutcome` on GitHub. The engine is
+pure with respect to GitHub: it reads files and evidence and returns text and file contents.
+
+The service runs :class:`bot.service.engine.AlignEngine`; ``RECIPE_SYNC_ENGINE=module:attr``
+replaces it with an out-of-tree engine such as a test double (a class is instantiated with
+no arguments; any other object is used as is).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from bot.errors import RecipeSyncError
+from bot.evidence.source import RunSource
+from bot.sources import FileSource
+
+Conclusion = Literal["success", "neutral", "action_required", "failure"]
+CONCLUSIONS: frozenset[str] = frozenset({"success", "neutral", "action_required", "failure"})
+
+
+@dataclass(frozen=True)
+class SyncRequest:
+    bench_repo: str
+    pr_number: int
+    head_sha: str
+    head_branch: str
+    base_sha: str
+    is_fork: bool
+    bench: FileSource  # the PR head, read from a local mirror with no checkout
+    bench_base: FileSource  # the PR base commit
+    recipes_repo: str
+    recipes_base_sha: str
+    recipes: FileSource  # recipes default-branch head
+    runs: RunSource | None  # workflow-run evidence for the PR head
+    dry_run: bool
+    head_repo: str | None = None  # OWNER/NAME the head branch lives in (a fork's, for fork PRs)
+
+
+@dataclass(frozen=True)
+class RecipeChange:
+    recipe_path: str  # models/<org>/<repo>.yaml
+    files: Mapping[str, bytes]  # repo path → new content (usually just the recipe)
+    title: str
+    body: str
+    commit_message: str
+    fingerprint: str  # sha256 of the normalised change; a declined PR with it is not re-proposed
+
+
+@dataclass(frozen=True)
+class Annotation:
+    path: str
+    start_line: int
+    end_line: int
+    level: str  # notice | warning | failure
+    message: str
+    title: str
+
+
+@dataclass(frozen=True)
+class SyncOutcome:
+    changes: tuple[RecipeChange, ...]
+    aligned: tuple[str, ...]  # recipe files already aligned (an open alignment PR is obsolete)
+    comment: str  # verification comment body (the service adds marker and metadata)
+    check_conclusion: str  # "success" | "neutral" | "action_required" | "failure"
+    check_title: str
+    check_summary: str
+    annotations: tuple[Annotation, ...]
+
+
+class SyncEngine(Protocol):
+    def sync(self, request: SyncRequest) -> SyncOutcome: ...
+
+
+class EngineUnavailable(RecipeSyncError):
+    """The configured engine cannot be imported (retryable once it is installed)."""
+
+
+def load_engine(spec: str) -> SyncEngine:
+    """Import ``module:attr``; instantiate it when it is a class."""
+    module_name, _, attr = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+        target = getattr(module, attr)
+    except (ImportError, AttributeError) as err:
+        raise EngineUnavailable(
+            f"alignment engine '{spec}' cannot be loaded ({err}); "
+            "set RECIPE_SYNC_ENGINE=module:attr to an installed engine"
+        ) from err
+    engine = target() if isinstance(target, type) else target
+    if not callable(getattr(engine, "sync", None)):
+        raise EngineUnavailable(f"alignment engine '{spec}' has no sync(request) method")
+    return engine  # type: ignore[no-any-return]
+
+
+class EngineContractError(RecipeSyncError):
+    """The engine returned an outcome the service cannot apply (an engine bug)."""
+
+
+def check_outcome(outcome: SyncOutcome) -> None:
+    """Reject an outcome the service cannot apply (a bug in the engine, not in the input)."""
+    if outcome.check_conclusion not in CONCLUSIONS:
+        raise EngineContractError(
+            f"engine returned unknown check conclusion {outcome.check_conclusion!r}"
+        )
+    for change in outcome.changes:
+        if not change.files:
+            raise EngineContractError(f"engine change for {change.recipe_path} has no files")
+        for path in change.files:
+            if path.startswith("/") or ".." in path.split("/"):
+                raise EngineContractError(f"engine change writes outside the repository: {path!r}")

@@ -1,0 +1,631 @@
+"""The alignment PR's title and body (GitHub-flavoured Markdown), from computed values only.
+
+Every sentence is built from the plan, the regression matrix and the evidence; values that
+come from the benchmark PR (flag values, env values, keys, reasons quoting them) are escaped
+(:mod:`bot.markdown`) or put in code spans, and the body is neutralised (no hidden
+markers, mentions or closing keywords) and capped below GitHub's 65,536-character limit.
+The verification comment, the check run and the plan JSON are in :mod:`bot.present.report`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot import markdown as md
+from bot.align.matrix import RegressionMatrix
+from bot.align.nodes import hw_label, in_recipe
+from bot.align.plan import AlignmentPlan, FlagNote, PlannedEdit, Target, Verification
+from bot.align.profile import SYNTHETIC_KEYS
+from bot.align.result import AlignRun, RecipeOutcome
+from bot.errors import RecipeSyncError
+from bot.evidence.changelog import ChangelogEntry, entries_for_key, parse_perf_changelog
+from bot.evidence.render import render_evidence_section
+from bot.github.sanitize import MAX_BODY, meta_comment, neutralize, truncate
+from bot.present.texts import PullRequestText
+from bot.recipes import RecipesRepo, Rendering, render
+from bot.recipes.edit import SetScalar
+from bot.recipes.edit.document import Document
+from bot.recipes.jsvalues import as_dict, js_str
+from bot.recipes.text import quote_value
+
+CHANGELOG = "perf-changelog.yaml"
+PLATFORMS = {"amd": "ROCm", "nvidia": "CUDA", "tpu": "TPU", "intel": "XPU"}
+MAX_TABLE_ROWS = 12  # regression groups shown before the rest go into <details>
+MAX_LISTED = 40  # items per <details> list
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much of the long parts a body shows; a body over the limit is rebuilt compact."""
+
+    table_rows: int = MAX_TABLE_ROWS  # regression groups in the table (the rest: <details>)
+    detail_rows: int = 1_000  # regression groups inside <details>
+    listed: int = MAX_LISTED  # items per list of what was left alone
+    excerpts: bool = True  # job-log excerpts in the evidence section
+
+
+COMPACT = Budget(table_rows=6, detail_rows=0, listed=5, excerpts=False)
+ENV_WIDTH = 100  # the env prefix line is wrapped like the seed's
+
+
+def code(value: object) -> str:
+    return md.code(str(value))
+
+
+_PLAIN = re.compile(r"[A-Za-z0-9_ .,:;()=+/\-—]*")
+_LOOSE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+
+
+def plain(text: str) -> str:
+    """Trusted identifiers (recipe, strategy and hardware names) as they are when they hold
+    no Markdown (an intraword ``_`` is not emphasis); anything else escaped."""
+    if _PLAIN.fullmatch(text) and not _LOOSE_UNDERSCORE.search(text):
+        return text
+    return md.text(text)
+
+
+def prose(text: str) -> str:
+    """Escaped text without its final period (the caller ends the sentence)."""
+    return md.text(text.strip().rstrip("."))
+
+
+_REF = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+#[0-9]+")
+
+
+def ref(bench_ref: str) -> str:
+    """``owner/name#N`` stays a live cross-reference; anything else is escaped."""
+    return bench_ref if _REF.fullmatch(bench_ref) else md.text(bench_ref)
+
+
+def _recipe_name(plan: AlignmentPlan, recipes: RecipesRepo) -> str:
+    recipe = recipes.by_path[plan.recipe_path]
+    title = as_dict(recipe.data.get("meta")).get("title")
+    return str(title) if title else plan.recipe_path.rsplit("/", 1)[-1].removesuffix(".yaml")
+
+
+def _hardware(plan: AlignmentPlan, recipes: RecipesRepo) -> list[str]:
+    ids = {t.profile.hardware for t in plan.targets}
+    return [hw for hw in recipes.hardware if hw in ids]
+
+
+def title(plan: AlignmentPlan, recipes: RecipesRepo, bench_repo: str, pr: int | None) -> str:
+    """Stable across runs: ``[DeepSeek][ROCm] Align DeepSeek-V4.1-Flash MI355X with
+    InferenceX #3058`` (no SHAs, run ids or counts)."""
+    recipe = recipes.by_path[plan.recipe_path]
+    provider = as_dict(recipe.data.get("meta")).get("provider") or recipe.hf_id.split("/")[0]
+    hws = _hardware(plan, recipes)
+    platforms = dict.fromkeys(PLATFORMS.get(recipes.hardware[h].docker_brand, "") for h in hws)
+    tags = "".join(f"[{p}]" for p in [str(provider), *platforms] if p)
+    bench = bench_repo.rsplit("/", 1)[-1] if bench_repo else "benchmark"
+    source = f"{bench} #{pr}" if pr is not None else f"{bench} {plan.targets[0].key}"
+    labels = " ".join(hw_label(recipes, h) for h in hws)
+    text = f"{tags} Align {_recipe_name(plan, recipes)} {labels} with {source}"
+    return " ".join(text.split())[:250]
+
+
+# ------------------------------------------------------------------------------ summary
+
+
+def _verb(edit: PlannedEdit) -> str:
+    value = edit.after or ""
+    if edit.kind == "image":
+        brand = edit.node.rsplit(".", 1)[-1]
+        what = f"the {brand.upper() if brand in PLATFORMS else brand} image"
+        return f"Pin {what} to {code(value)}"
+    if edit.kind == "flag":
+        return f"Set {code(edit.subject + ' ' + value)}"
+    if edit.kind == "flag-new":
+        return f"Add {code(value)}"
+    if edit.kind == "env":
+        return f"Set {code(edit.subject + '=' + value)}"
+    if edit.kind == "env-new":
+        return f"Add {code(edit.subject + '=' + value)}"
+    if edit.kind == "verified":
+        return f"Record {code(edit.subject + ': verified')}"
+    return f"Remove {code(edit.before or edit.subject)}"
+
+
+def summary_bullet(edit: PlannedEdit) -> str:
+    was = f"was {code(edit.before)}; " if edit.before is not None else ""
+    where = f"at {code(edit.node)} ({was}{plain(edit.scope)})"
+    placement = f" Placement: {prose(edit.placement)}." if edit.placement else ""
+    return f"- {_verb(edit)} {where}: {prose(edit.reason)}.{placement}"
+
+
+def verified_bullet(edit: PlannedEdit, verification: Verification | None, pr: str) -> str:
+    """``Record mi355x: verified``, citing the run, its eval figures and the blob check."""
+    item = verification.evidence if verification is not None else None
+    if item is None:
+        return summary_bullet(edit)
+    order = {"strict-match": 0, "flexible-extract": 1}  # what the verdict hinges on first
+    shown = sorted(item.figures, key=lambda f: (order.get(f.filter or "", 2), f.filter or ""))
+    figures = ", ".join(
+        f"{md.text(f.filter or f.metric)} {f.value:.4f}"
+        + (f" ± {f.stderr:.4f}" if f.stderr is not None else "")
+        for f in shown[:4]
+    )
+    tasks = ", ".join(dict.fromkeys(md.text(f.task) for f in item.figures))
+    attempt = f" (attempt {item.attempt})" if item.attempt > 1 else ""
+    return (
+        f"- {_verb(edit)} at {code(edit.node)}: run {item.run_id}{attempt}, job "
+        f"{code(item.job_name)}, passed {tasks} ({figures}); its launch line is the extracted "
+        f"argv and matches the edited rendering, and the script blob is the one {pr} ships "
+        "(runtime evidence below). Placement: rules/policy.yaml mark_verified."
+    )
+
+
+def _comment_above(lines: Sequence[str], line: int) -> list[str]:
+    """The ``#`` lines directly above 1-based ``line``, without the ``#``."""
+    found: list[str] = []
+    index = line - 2
+    while index >= 0 and lines[index].lstrip().startswith("#"):
+        found.insert(0, lines[index].strip().lstrip("#").strip())
+        index -= 1
+    return found
+
+
+def stale_comments(run: AlignRun, plan: AlignmentPlan) -> list[str]:
+    """Review notes: a changed value whose recipe comment was written for the old value,
+    quoted next to what the benchmark script says about the new one."""
+    try:
+        text = run.inputs.recipes.read_bytes(plan.recipe_path).decode("utf-8")
+        doc = Document(text, plan.recipe_path)
+    except (RecipeSyncError, UnicodeDecodeError):
+        return []
+    notes: list[str] = []
+    for edit in plan.edits:
+        if not isinstance(edit.edit, SetScalar) or edit.kind not in ("flag", "env"):
+            continue
+        path = edit.edit.path
+        candidates = [path]
+        if path and isinstance(path[-1], int) and path[-1] > 0:
+            candidates.insert(0, (*path[:-1], path[-1] - 1))  # the flag token above its value
+        recipe_comment: list[str] = []
+        for candidate in candidates:
+            try:
+                line = doc.locate(candidate).line
+            except RecipeSyncError:
+                continue
+            recipe_comment = _comment_above(doc.lines, line)
+            if recipe_comment:
+                break
+        if not recipe_comment:
+            continue
+        note = (
+            f"- Review: the comment above {code(edit.subject)} in the recipe still reads "
+            f"“{prose(' '.join(recipe_comment))}”, written for {code(edit.before or '')}"
+        )
+        span = edit.sources[-1] if edit.sources else None
+        if span is not None and run.bench.source.exists(span.file):
+            script = run.bench.source.read_bytes(span.file).decode("utf-8", "replace")
+            said = _comment_above(script.splitlines(), span.line)
+            if said:
+                note += (
+                    f"; the benchmark script says of {code(edit.after or '')} "
+                    f"({code(f'{span.file}:{span.line}')}): “{prose(' '.join(said))}”"
+                )
+        notes.append(note + ". recipe-sync leaves comments to the reviewer.")
+    return notes
+
+
+KIND_ORDER = ("image", "flag", "env", "env-new", "flag-new", "flag-remove", "verified")
+
+
+def summary_lines(plan: AlignmentPlan, bench_ref: str) -> list[str]:
+    """One bullet per edit, image first and the verification last (the seed's order)."""
+    lines = []
+    for edit in sorted(plan.edits, key=lambda e: KIND_ORDER.index(e.kind)):
+        if edit.kind == "verified":
+            verification = next((v for v in plan.verifications if v.hardware == edit.subject), None)
+            lines.append(verified_bullet(edit, verification, ref(bench_ref)))
+        else:
+            lines.append(summary_bullet(edit))
+    return lines
+
+
+def _untouched_overrides(after: Rendering, plan: AlignmentPlan) -> list[str]:
+    """Hardware-specific override nodes the target draws from that the plan leaves alone."""
+    edited = {e.node for e in plan.edits}
+    found: dict[str, None] = {}
+    for unit in after.commands[0].args:
+        if ".hardware_overrides." not in unit.path or not in_recipe(unit.path):
+            continue
+        if unit.path in edited or unit.path.rsplit("[", 1)[0] in edited:
+            continue
+        if unit.path.startswith("hardware_overrides.") or unit.path.startswith(
+            "strategy_overrides."
+        ):
+            continue  # generation/profile blocks: covered by the edits' own scope
+        found[unit.path.rsplit("[", 1)[0]] = None
+    return list(found)
+
+
+# ------------------------------------------------------------------------------ sections
+
+
+def _command_block(rendering: Rendering) -> str:
+    env = [
+        f"{name}={quote_value(js_str(value))}" for name, value in rendering.commands[0].env.items()
+    ]
+    lines: list[str] = []
+    current = ""
+    for item in env:
+        if current and len(current) + 1 + len(item) > ENV_WIDTH:
+            lines.append(current)
+            current = item
+        else:
+            current = f"{current} {item}".strip()
+    if current:
+        lines.append(current)
+    command = str(rendering.json.get("command") or " ".join(rendering.commands[0].argv))
+    body = "\n".join(lines) + ("\n\n" if lines else "") + command
+    return md.fenced(body, "bash")
+
+
+def _features_label(target: Target, recipes: RecipesRepo) -> str:
+    recipe = recipes.by_path[target.profile.recipe_path]
+    opt_in = recipe.data.get("opt_in_features") or []
+    features = as_dict(recipe.data.get("features"))
+    names: list[str] = []
+    for name in target.profile.features:
+        if name not in opt_in:
+            continue
+        label = name.replace("_", " ")
+        mode = target.profile.modes.get(name)
+        if mode:
+            mode_label = as_dict(as_dict(as_dict(features.get(name)).get("modes")).get(mode))
+            label += f" ({mode_label.get('label') or mode})"
+        names.append(label)
+    return " + ".join(names) or "default features"
+
+
+def _invariant_sentence(after: Rendering, plan: AlignmentPlan) -> str:
+    argv = after.commands[0].argv
+    flags = [e.subject for e in plan.edits if e.kind in ("flag", "flag-new")]
+    for token in argv:
+        if token.startswith("--") and token.endswith("-config") and token not in flags:
+            flags.append(token)
+    present = [f for f in dict.fromkeys(flags) if f in argv]
+    parts = [f"exactly one {code(f)}" for f in present]
+    sentence = (
+        (", ".join(parts).capitalize() + ", and every other flag once")
+        if parts
+        else ("Every flag renders once")
+    )
+    spec = next((argv[i + 1] for i, t in enumerate(argv[:-1]) if t == "--speculative-config"), None)
+    if spec is not None:
+        try:
+            data = json.loads(spec)
+        except ValueError:
+            data = {}
+        synthetic = isinstance(data, dict) and (
+            data.get("rejection_sample_method") == "synthetic"
+            or any(key in data for key in SYNTHETIC_KEYS)
+        )
+        if not synthetic:
+            sentence += "; no synthetic-acceptance fields"
+    return (
+        f"{sentence}. Re-comparing the represented launch line with the edited recipe leaves "
+        "none of the planned differences."
+    )
+
+
+def whitespace_check(patch: str) -> str:
+    """``git diff --check`` rules on the added lines, and the diffstat."""
+    lines = patch.splitlines()
+    added = [x[1:] for x in lines if x.startswith("+") and not x.startswith("+++")]
+    removed = [x for x in lines if x.startswith("-") and not x.startswith("---")]
+    files = sum(1 for x in lines if x.startswith("+++ "))
+    problems = [x for x in added if x != x.rstrip(" \t") or "\t" in x[: len(x) - len(x.lstrip())]]
+    state = "clean" if not problems else f"{len(problems)} added line(s) with whitespace errors"
+    which = "One file changed" if files == 1 else f"{files} files changed"
+    return (
+        f"Whitespace check of the patch (`git diff --check` rules): {state}. "
+        f"{which}, +{len(added)}/−{len(removed)}."
+    )
+
+
+def _matrix_section(matrix: RegressionMatrix, budget: Budget) -> list[str]:
+    head = ["| Renderings | Result |", "|---|---|"]
+    rows = [f"| {plain(g.label)} | {md.text(g.result)} |" for g in matrix.groups]
+    out = [
+        "### Regression checks",
+        "",
+        "Every rendering of this recipe (the JSON API's, and the same profiles with the "
+        "generated command's features), before and after the edit:",
+        "",
+        *head,
+        *rows[: budget.table_rows],
+    ]
+    rest = rows[budget.table_rows :]
+    if rest:
+        shown = rest[: budget.detail_rows]
+        out += ["", f"<details><summary>{len(rest)} more groups</summary>", ""]
+        out += [*head, *shown] if shown else []
+        if len(shown) < len(rest):
+            out.append(f"{len(rest) - len(shown)} groups not shown (see plan.json)")
+        out += ["", "</details>"]
+    return out
+
+
+def _matrix_lines(matrix: RegressionMatrix) -> list[str]:
+    total = len(matrix.rows)
+    api = sum(1 for r in matrix.rows if r.id.api_file is not None)
+    moved = len(matrix.moved)
+    how = f"{api} JSON API renderings"
+    if total > api:
+        how += f" and {total - api} with the generated command's features"
+    verdict = (
+        "each only in what an edited node applies to"
+        if not matrix.unexpected
+        else "UNEXPECTED: " + md.text("; ".join(matrix.unexpected))
+    )
+    out = [
+        f"- Regression matrix: {total} renderings of this recipe ({how}) compared before and "
+        f"after; {moved} moved ({verdict}), {total - moved} unchanged."
+    ]
+    if matrix.ineffective:
+        out.append(f"- Expected to move but unchanged: {md.text('; '.join(matrix.ineffective))}.")
+    builder = matrix.builder
+    if builder.ran:
+        state = "✓" if builder.ok else "✗"
+        result = md.text(builder.summary or builder.detail)
+        out.append(f"- `node scripts/build-recipes-api.mjs`: {state} {result}")
+    elif builder.summary:
+        out.append(
+            f"- Recipes builder {prose(builder.detail)}. recipe-sync's own JSON API build of the "
+            f"edited tree: {prose(builder.summary)}."
+        )
+    else:
+        out.append(f"- Recipes builder {prose(builder.detail)}.")
+    return out
+
+
+def _validation(
+    matrix: RegressionMatrix | None, patch: str, plan: AlignmentPlan, after: Rendering
+) -> list[str]:
+    out = ["### Validation", ""]
+    if matrix is not None:
+        out += _matrix_lines(matrix)
+    out.append(f"- {_invariant_sentence(after, plan)}")
+    out.append(f"- {whitespace_check(patch)}")
+    return out
+
+
+def _defaults_section(plan: AlignmentPlan, bench_ref: str) -> list[str]:
+    if not plan.defaults:
+        return []
+    pinned = {e.subject: e for e in plan.edits if e.kind == "flag-new"}
+    out = [
+        "### Defaults correspondence",
+        "",
+        "Flags one side omits, resolved with vLLM's defaults for the profile:",
+        "",
+        "| Flag | Benchmark | Recipe | Verdict | Why |",
+        "|---|---|---|---|---|",
+    ]
+    for note in plan.defaults:
+        if note.subject in pinned:
+            verdict = f"not equivalent: pinned at {code(pinned[note.subject].node)}"
+        elif note.verdict.startswith("equivalent"):
+            verdict = "equivalent: no edit"
+        else:
+            verdict = md.text(note.verdict)
+        bench = code(note.bench) if note.bench else "omitted"
+        recipe = code(note.recipe) if note.recipe else "omitted"
+        out.append(
+            f"| {code(note.subject)} | {bench} | {recipe} | {verdict} | {prose(note.reason)} |"
+        )
+    return out
+
+
+def _notes_list(name: str, notes: Sequence[FlagNote], why: str, listed: int) -> list[str]:
+    if not notes:
+        return []
+    out = [f"**{name}** ({why})", ""]
+    for note in notes[:listed]:
+        where = f" at {code(note.node)}" if note.node else ""
+        value = note.bench or note.recipe or note.subject
+        out.append(f"- {code(value)}{where}: {prose(note.reason)}.")
+    if len(notes) > listed:
+        out.append(f"- … and {len(notes) - listed} more (see plan.json)")
+    return [*out, ""]
+
+
+def _texts_list(name: str, items: Sequence[str], listed: int) -> list[str]:
+    if not items:
+        return []
+    out = [f"**{name}**", "", *[f"- {prose(item)}." for item in items[:listed]]]
+    if len(items) > listed:
+        out.append(f"- … and {len(items) - listed} more (see plan.json)")
+    return [*out, ""]
+
+
+def _lists_section(plan: AlignmentPlan, budget: Budget) -> list[str]:
+    policy = (
+        "reported, not removed"
+        if not any(e.kind == "flag-remove" for e in plan.edits)
+        else "removed by policy"
+    )
+    why = f"rules/policy.yaml recipe_only_flags: {policy}"
+    listed = budget.listed
+    body = [
+        *_notes_list("Recipe-only", plan.recipe_only, why, listed),
+        *_notes_list("Benchmark-only", plan.benchmark_only, "never copied into a recipe", listed),
+        *_notes_list("Front-end only", plan.front_end, "not serving configuration", listed),
+        *_notes_list("Unknown", plan.unknown, "not classified; not copied", listed),
+        *_texts_list("Not edited", plan.skipped, listed),
+        *_texts_list("Notes", plan.notes, listed),
+    ]
+    if not body:
+        return []
+    counts = [
+        f"{len(items)} {name}"
+        for name, items in (
+            ("recipe-only", plan.recipe_only),
+            ("benchmark-only", plan.benchmark_only),
+            ("front-end", plan.front_end),
+            ("unknown", plan.unknown),
+            ("not edited", plan.skipped),
+            ("notes", plan.notes),
+        )
+        if items
+    ]
+    return [
+        f"<details><summary>Left alone: {', '.join(counts)}</summary>",
+        "",
+        *body,
+        "</details>",
+    ]
+
+
+def _evidence_section(
+    run: AlignRun, plan: AlignmentPlan, target: Target, budget: Budget
+) -> list[str]:
+    label = hw_label(run.recipes, target.profile.hardware)
+    verification = next(
+        (v for v in plan.verifications if v.hardware == target.profile.hardware), None
+    )
+    meta_key = code("meta.hardware." + target.profile.hardware)
+    if target.report is None:
+        already = verification is not None and verification.state == "already"
+        consequence = (
+            f"{meta_key} is already verified in the recipe"
+            if already
+            else f"so {meta_key} is not marked verified"
+        )
+        return [
+            f"### {plain(label)} runtime evidence",
+            "",
+            f"No workflow-run evidence was given (no runs or job logs to read), {consequence}.",
+        ]
+    inputs = run.inputs
+    changelog: tuple[ChangelogEntry, ...] = ()
+    if inputs.bench.exists(CHANGELOG):
+        text = inputs.bench.read_bytes(CHANGELOG).decode("utf-8", "replace")
+        changelog = entries_for_key(parse_perf_changelog(text), target.key, inputs.pr_number)
+    section = render_evidence_section(
+        target.report,
+        hardware_label=label,
+        serving_match=verification.serving_match if verification else None,
+        changelog=changelog,
+        changelog_key=target.key,
+        pr_ref=inputs.bench_ref if inputs.pr_number is not None else None,
+        heading_level=3,
+        excerpts=budget.excerpts,
+    )
+    out = section.rstrip("\n").split("\n")
+    if verification is not None and verification.state not in ("verified", "already"):
+        out += ["", f"{meta_key} is not marked verified: {prose(verification.reason)}."]
+    return out
+
+
+# ------------------------------------------------------------------------------ the body
+
+
+def body(run: AlignRun, outcome: RecipeOutcome, budget: Budget = Budget()) -> str:
+    """The PR body without the metadata line (the service adds its own), neutralised."""
+    plan = outcome.plan
+    inputs = run.inputs
+    recipes = run.recipes
+    target = plan.targets[0]
+    assert plan.after is not None
+    after = render(plan.after, target.profile.request())
+    bench_ref = inputs.bench_ref
+    points = ", ".join(
+        f"{code(t.key)} ({plain(hw_label(recipes, t.profile.hardware))}, "
+        f"{plain(t.profile.strategy)}, {plain(t.comparison.launch.arm)} arm)"
+        for t in plan.targets
+    )
+    parts: list[list[str]] = [
+        [
+            f"Aligns {code(plan.recipe_path)} with the launch line {ref(bench_ref)} ran for "
+            f"{points}. Every change below is computed from that launch line, the recipe's "
+            "provenance and the rules."
+        ]
+    ]
+    summary = ["### Summary", "", *summary_lines(plan, bench_ref)]
+    untouched = _untouched_overrides(after, plan)
+    if untouched:
+        summary.append(
+            "- Everything else is byte-identical, including the hardware-specific "
+            + ", ".join(code(u) for u in untouched)
+            + f" that {plain(target.profile.label)} draws from."
+        )
+    summary += stale_comments(run, plan)
+    for verification in plan.verifications:
+        if verification.state not in ("verified", "already"):
+            summary.append(
+                f"- Not marked verified on {plain(hw_label(recipes, verification.hardware))}: "
+                f"{prose(verification.reason)}."
+            )
+    parts.append(summary)
+    change = next(k for k in run.keys if k.key.key == target.key).key
+    head = f" (head {code(inputs.head_sha)})" if inputs.head_sha else ""
+    parts.append(
+        [
+            f"Corresponding benchmark change: {ref(bench_ref)}{head}. {code(target.key)} "
+            f"is affected: {prose('; '.join(change.reasons))}."
+        ]
+    )
+    if inputs.recipes_sha:
+        where = f"{md.text(inputs.recipes_repo)} " if inputs.recipes_repo else ""
+        parts.append([f"Branched from {where}at {code(inputs.recipes_sha)}."])
+    parts.append(_defaults_section(plan, bench_ref))
+    parts.append(_validation(outcome.matrix, outcome.patch, plan, after))
+    parts.append(
+        [
+            f"### Generated {plain(hw_label(recipes, target.profile.hardware))} / "
+            f"{plain(target.profile.strategy)} / {plain(_features_label(target, recipes))} "
+            f"on {code(after.image or '')}",
+            "",
+            _command_block(after),
+        ]
+    )
+    if outcome.matrix is not None:
+        parts.append(_matrix_section(outcome.matrix, budget))
+    for item in plan.targets:
+        parts.append(_evidence_section(run, plan, item, budget))
+    parts.append(_lists_section(plan, budget))
+    return neutralize("\n\n".join("\n".join(p) for p in parts if p).rstrip() + "\n")
+
+
+def cap(text: str, limit: int = MAX_BODY) -> str:
+    """At most ``limit`` characters, cut with a visible truncation note."""
+    return text if len(text) <= limit else truncate(text, limit)
+
+
+def capped_body(run: AlignRun, outcome: RecipeOutcome, limit: int) -> str:
+    """The body under ``limit``: long tables, lists and excerpts collapse first
+    (:data:`COMPACT`), and only then is the text cut with a note."""
+    text = body(run, outcome)
+    if len(text) > limit:
+        text = body(run, outcome, COMPACT)
+    return cap(text, limit)
+
+
+def pull_request_text(
+    run: AlignRun, outcome: RecipeOutcome, limit: int = MAX_BODY
+) -> PullRequestText | None:
+    """Title, body and metadata line of an outcome with a patch (None without one)."""
+    if outcome.status != "patch":
+        return None
+    inputs = run.inputs
+    meta = meta_comment(
+        {
+            "v": 1,
+            "source": f"{inputs.bench_ref}@{inputs.head_sha}"
+            if inputs.head_sha
+            else inputs.bench_ref,
+            "target": outcome.recipe_path,
+            "fingerprint": outcome.fingerprint,
+        }
+    )
+    return PullRequestText(
+        title=title(outcome.plan, run.recipes, inputs.bench_repo, inputs.pr_number),
+        body=capped_body(run, outcome, limit - len(meta) - 1),
+        meta=meta,
+    )

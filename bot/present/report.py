@@ -1,0 +1,449 @@
+"""What a run tells the benchmark PR: the verification comment, the check run, annotations,
+and the machine-readable plan (``plan.json``).
+
+The comment lists, per affected config key, each point's recipe profile and status, and per
+recipe file the differences and where they land (the service appends the alignment PR
+links). Annotations point at the benchmark script lines of the differing flags
+(``LaunchLine.argv_sources``), the export line of a differing env var, or the master config's
+``image`` line. Texts hold no timestamps, so an unchanged run re-renders byte-identically.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from bot import markdown as md
+from bot.align.nodes import bench_spans, hw_label
+from bot.align.plan import AlignmentPlan, FlagNote, PlannedEdit, Target
+from bot.align.result import AlignRun, KeyResult, PointResult, RecipeOutcome
+from bot.contract import Annotation
+from bot.github.branches import alignment_branch
+from bot.github.sanitize import MAX_BODY, neutralize, truncate
+from bot.present.pr_text import code, plain, prose, pull_request_text, ref
+from bot.present.texts import AlignTexts, CheckRun
+from bot.recipes.edit import edit_as_dict
+from bot.rules.loader import line_of
+from bot.vllm import FlagDiff
+
+STATUS_TEXT = {
+    "patch": "alignment PR proposed",
+    "aligned": "already aligned",
+    "blocked": "blocked",
+    "failed": "plan failed",
+}
+ERROR_STATUSES = ("error",)
+
+
+def _point_label(results: Sequence[PointResult]) -> str:
+    first = results[0].point.label()
+    if len(results) == 1:
+        return first
+    concs = [str(r.point.conc) for r in results]
+    return re.sub(r"conc=\d+", "conc=" + "/".join(concs), first)
+
+
+def _outcome_for(run: AlignRun, result: PointResult) -> RecipeOutcome | None:
+    if result.profile is None:
+        return None
+    return next((o for o in run.outcomes if o.recipe_path == result.profile.recipe_path), None)
+
+
+def _status(run: AlignRun, result: PointResult) -> str:
+    if result.status == "represents":
+        found = _outcome_for(run, result)
+        if found is None:
+            return "compared"
+        drift = len(result.drift)
+        count = f"{drift} difference{'s' if drift != 1 else ''}: " if drift else ""
+        extra = f" ({found.reason})" if found.status in ("blocked", "failed") else ""
+        return f"{count}{STATUS_TEXT[found.status]}{extra}"
+    names = {"context": "context", "other-point": "other point", "unmapped": "not mapped"}
+    return f"{names.get(result.status, result.status)}: {result.reason}"
+
+
+def points_table(run: AlignRun) -> list[str]:
+    rows = ["| Config key | Arm | Points | Recipe profile | Status |", "|---|---|---|---|---|"]
+    for key in run.keys:
+        if key.problem is not None:
+            rows.append(f"| {code(key.key.key)} | | | | {md.text(key.problem)} |")
+            continue
+        groups: dict[tuple[str, str, str], list[PointResult]] = {}
+        for result in key.points:
+            label = result.profile.label if result.profile is not None else ""
+            groups.setdefault((result.arm, label, _status(run, result)), []).append(result)
+        for (arm, label, status), results in groups.items():
+            rows.append(
+                f"| {code(key.key.key)} | {arm} | {md.text(_point_label(results))} | "
+                f"{plain(label) or '—'} | {md.text(status)} |"
+            )
+    return rows
+
+
+def _edit_for(plan: AlignmentPlan, diff: FlagDiff) -> PlannedEdit | None:
+    return next((e for e in plan.edits if e.subject == diff.flag), None)
+
+
+def _drift_rows(plan: AlignmentPlan, target: Target) -> list[str]:
+    rows = ["| Difference | Benchmark | Recipe | Recipe edit |", "|---|---|---|---|"]
+    for diff in target.comparison.drift:
+        edit = _edit_for(plan, diff)
+        if edit is not None:
+            verb = {"flag-new": "added", "env-new": "added", "flag-remove": "removed"}
+            what = f"{verb.get(edit.kind, 'set')} at {code(edit.node)}"
+        else:
+            why = next((s for s in plan.skipped if diff.flag in s), "reported, not edited")
+            what = md.text(why)
+        bench = code(" ".join(diff.bench_tokens)) if diff.bench_tokens else "omitted"
+        recipe = code(" ".join(diff.recipe_tokens)) if diff.recipe_tokens else "omitted"
+        rows.append(f"| {code(diff.flag)} | {bench} | {recipe} | {what} |")
+    return rows
+
+
+def _verification_line(run: AlignRun, plan: AlignmentPlan) -> list[str]:
+    lines = []
+    for verification in plan.verifications:
+        label = plain(hw_label(run.recipes, verification.hardware))
+        if verification.state == "verified":
+            lines.append(f"Verified on {label}: {prose(verification.reason)}.")
+        elif verification.state == "already":
+            lines.append(f"{label} is already verified in the recipe.")
+        else:
+            lines.append(f"Not marked verified on {label}: {prose(verification.reason)}.")
+    return lines
+
+
+def comment(run: AlignRun) -> str:
+    """The verification comment body (the service adds its marker, metadata and PR links)."""
+    inputs = run.inputs
+    head = f" at {code(inputs.head_sha[:12])}" if inputs.head_sha else ""
+    recipes = ""
+    if inputs.recipes_sha:
+        recipes = (
+            f" with {plain(inputs.recipes_repo or 'the recipes')}@{code(inputs.recipes_sha[:12])}"
+        )
+    out = [
+        "### recipe-sync: benchmark launch lines vs vLLM recipes",
+        "",
+        f"{ref(inputs.bench_ref)}{head} compared{recipes}.",
+        "",
+    ]
+    if not run.keys:
+        out.append("No master-config key is affected by this PR, so no recipe is touched.")
+        return neutralize("\n".join(out) + "\n")
+    out += points_table(run)
+    for found in run.outcomes:
+        plan = found.plan
+        profiles = ", ".join(plain(t.profile.label) for t in plan.targets)
+        out += ["", f"#### {code(found.recipe_path)} — {STATUS_TEXT[found.status]}", ""]
+        out.append(f"Represented by {profiles}.")
+        if found.status == "patch":
+            branch = (
+                alignment_branch(
+                    inputs.rules.policy.branch_prefix,
+                    inputs.bench_repo or "benchmark",
+                    inputs.pr_number or 0,
+                    found.recipe_path,
+                )
+                if inputs.pr_number is not None
+                else None
+            )
+            where = f" on branch {code(branch)}" if branch else ""
+            repo = f" in {plain(inputs.recipes_repo)}" if inputs.recipes_repo else ""
+            count = f"{len(plan.edits)} edit{'s' if len(plan.edits) != 1 else ''}"
+            out.append(
+                f"Alignment PR{where}{repo}: {count}, fingerprint {code(found.fingerprint[:12])}."
+            )
+        elif found.reason:
+            out.append(prose(found.reason[:2000]) + ".")
+        for target in plan.targets:
+            if target.comparison.drift:
+                out += ["", f"{plain(target.profile.label)}:", "", *_drift_rows(plan, target)]
+            unresolved = [str(u) for c in target.representatives for u in c.launch.unresolved]
+            if unresolved:
+                out += [
+                    "",
+                    "<details><summary>Unresolved in the launch line (static extraction)</summary>",
+                    "",
+                    *[f"- {md.text(u)}" for u in dict.fromkeys(unresolved)],
+                    "",
+                    "</details>",
+                ]
+        if plan.skipped:
+            out += ["", "Not edited:", "", *[f"- {prose(s)}." for s in plan.skipped[:20]]]
+        lines = _verification_line(run, plan)
+        if lines:
+            out += ["", *lines]
+    return truncate(neutralize("\n".join(out).rstrip() + "\n"), MAX_BODY)
+
+
+# ------------------------------------------------------------------------------ check run
+
+
+def _errors(run: AlignRun) -> list[str]:
+    found: list[str] = []
+    for key in run.keys:
+        if key.error and key.problem is not None:
+            found.append(f"{key.key.key}: {key.problem}")
+        found += [
+            f"{key.key.key} {r.point.label()} {r.arm}: {r.reason}"
+            for r in key.points
+            if r.status in ERROR_STATUSES
+        ]
+    return found
+
+
+def check(run: AlignRun) -> tuple[str, str, str]:
+    """(conclusion, title, summary) of the ``recipe-sync / alignment`` check run."""
+    errors = _errors(run)
+    drifting = [o for o in run.outcomes if o.status != "aligned"]
+    names = ", ".join(o.recipe_path.rsplit("/", 1)[-1].removesuffix(".yaml") for o in drifting)
+    if errors:
+        conclusion = "failure"
+        title = f"{len(errors)} launch line(s) could not be extracted"
+    elif drifting:
+        conclusion = "action_required"
+        title = f"recipe drift: {names}"
+    elif run.outcomes:
+        conclusion = "success"
+        title = "recipes aligned with the launch lines"
+    else:
+        conclusion = "neutral"
+        title = "no recipe touched"
+    lines = [f"- {md.text(e)}" for e in errors[:20]]
+    for found in run.outcomes:
+        reason = f": {prose(found.reason[:500])}" if found.reason else ""
+        lines.append(f"- {code(found.recipe_path)}: {STATUS_TEXT[found.status]}{reason}")
+    for key in run.keys:
+        if key.problem is not None:
+            lines.append(f"- {code(key.key.key)}: {md.text(key.problem)}")
+    summary = "\n".join(lines) if lines else "No master-config key affected."
+    return conclusion, title[:255], neutralize(summary)
+
+
+def _env_line(run: AlignRun, script: str | None, name: str) -> int | None:
+    if script is None or not run.bench.source.exists(script):
+        return None
+    text = run.bench.source.read_bytes(script).decode("utf-8", "replace")
+    pattern = re.compile(rf"^\s*(export\s+)?{re.escape(name)}=")
+    for number, line in enumerate(text.splitlines(), start=1):
+        if pattern.match(line):
+            return number
+    return None
+
+
+def check_annotations(run: AlignRun) -> tuple[Annotation, ...]:
+    found: dict[tuple[str, int, str], Annotation] = {}
+    for outcome in run.outcomes:
+        plan = outcome.plan
+        for target in plan.targets:
+            for comparison in target.representatives:
+                launch = comparison.launch
+                for diff in comparison.drift:
+                    edit = _edit_for(plan, diff)
+                    where = f"{edit.kind} at {edit.node}" if edit else "not edited"
+                    message = f"{diff.reason} ({outcome.recipe_path}: {where})"
+                    title = f"{diff.flag} differs from {target.profile.label}"
+                    for path, line in _places(run, target, launch, diff):
+                        found.setdefault(
+                            (path, line, title),
+                            Annotation(path, line, line, "warning", message, title),
+                        )
+    return tuple(found.values())
+
+
+def _places(run: AlignRun, target: Target, launch: Any, diff: FlagDiff) -> list[tuple[str, int]]:
+    if diff.kind == "flag":
+        return [(span.file, span.line) for span in bench_spans(launch, diff)]
+    if diff.kind == "env":
+        line = _env_line(run, launch.script, diff.key)
+        return [(launch.script, line)] if line is not None else []
+    node = run.bench.configs.get(target.key)
+    if node is None:
+        return []
+    line = line_of(node.document, [target.key, "image"]) or node.line
+    return [(node.file, line)] if line is not None else []
+
+
+# ------------------------------------------------------------------------------ plan.json
+
+
+def _note(note: FlagNote) -> dict[str, Any]:
+    return {
+        "kind": note.kind,
+        "subject": note.subject,
+        "bench": note.bench,
+        "recipe": note.recipe,
+        "verdict": note.verdict,
+        "reason": note.reason,
+        "target": note.target,
+        "node": note.node,
+    }
+
+
+def _plan_json(found: RecipeOutcome, texts: AlignTexts) -> dict[str, Any]:
+    plan = found.plan
+    matrix = found.matrix
+    return {
+        "recipe": found.recipe_path,
+        "status": found.status,
+        "reason": found.reason,
+        "fingerprint": found.fingerprint or None,
+        "title": texts.prs[found.recipe_path].title if found.recipe_path in texts.prs else None,
+        "targets": [
+            {
+                "key": t.key,
+                "profile": t.profile.label,
+                "hardware": t.profile.hardware,
+                "strategy": t.profile.strategy,
+                "variant": t.profile.variant,
+                "features": list(t.profile.features),
+                "modes": dict(sorted(t.profile.modes.items())),
+                "points": [f"{c.launch.point.label()} {c.launch.arm}" for c in t.representatives],
+                "drift": [d.to_json() for d in t.comparison.drift],
+                "evidence": (
+                    {
+                        "run": t.evidence.run_id,
+                        "attempt": t.evidence.attempt,
+                        "job": t.evidence.job_name,
+                    }
+                    if t.evidence is not None
+                    else None
+                ),
+                "evidence_note": t.evidence_note,
+            }
+            for t in plan.targets
+        ],
+        "edits": [
+            {
+                **edit_as_dict(e.edit),
+                "kind": e.kind,
+                "subject": e.subject,
+                "before": e.before,
+                "after": e.after,
+                "node": e.node,
+                "scope": e.scope,
+                "reason": e.reason,
+                "placement": e.placement,
+                "targets": list(e.targets),
+                "sources": [str(s) for s in e.sources],
+            }
+            for e in plan.edits
+        ],
+        "defaults": [_note(n) for n in plan.defaults],
+        "recipe_only": [_note(n) for n in plan.recipe_only],
+        "benchmark_only": [_note(n) for n in plan.benchmark_only],
+        "front_end": [_note(n) for n in plan.front_end],
+        "unknown": [_note(n) for n in plan.unknown],
+        "skipped": list(plan.skipped),
+        "notes": list(plan.notes),
+        "verifications": [
+            {"hardware": v.hardware, "state": v.state, "reason": v.reason}
+            for v in plan.verifications
+        ],
+        "failure": plan.failure,
+        "matrix": (
+            {
+                "groups": [{"renderings": g.label, "result": g.result} for g in matrix.groups],
+                "moved": [
+                    {
+                        "model": r.id.model,
+                        "hardware": r.id.hardware,
+                        "strategy": r.id.strategy,
+                        "features": r.id.features_label(),
+                        "expected": r.expected,
+                        "changes": list(r.changes),
+                    }
+                    for r in matrix.moved
+                ],
+                "renderings": len(matrix.rows),
+                "unexpected": list(matrix.unexpected),
+                "ineffective": list(matrix.ineffective),
+                "builder": {
+                    "ran": matrix.builder.ran,
+                    "ok": matrix.builder.ok,
+                    "summary": matrix.builder.summary,
+                    "detail": matrix.builder.detail,
+                },
+            }
+            if matrix is not None
+            else None
+        ),
+    }
+
+
+def _point_json(result: PointResult) -> dict[str, Any]:
+    launch = result.launch
+    return {
+        "key": result.key,
+        "point": result.point.label(),
+        "arm": result.arm,
+        "status": result.status,
+        "reason": result.reason,
+        "profile": result.profile.label if result.profile is not None else None,
+        "script": launch.script if launch is not None else None,
+        "unresolved": [str(u) for u in launch.unresolved] if launch is not None else [],
+        "drift": [d.to_json() for d in result.drift],
+    }
+
+
+def _key_json(key: KeyResult) -> dict[str, Any]:
+    return {
+        "key": key.key.key,
+        "file": key.key.file,
+        "line": key.key.line,
+        "reasons": list(key.key.reasons),
+        "framework": key.key.framework,
+        "problem": key.problem,
+        "points": [_point_json(p) for p in key.points],
+    }
+
+
+def plan_json(run: AlignRun, texts: AlignTexts) -> dict[str, Any]:
+    """Everything the run decided, as JSON (deterministic: no times, stable order)."""
+    inputs = run.inputs
+    return {
+        "version": 1,
+        "benchmark": {
+            "repo": inputs.bench_repo or None,
+            "pr": inputs.pr_number,
+            "head": inputs.head_sha or None,
+            "base": inputs.base_sha or None,
+            "changed_files": list(run.change.changed_files),
+            "removed_keys": list(run.change.removed_keys),
+        },
+        "recipes": {"repo": inputs.recipes_repo or None, "base": inputs.recipes_sha or None},
+        "keys": [_key_json(k) for k in run.keys],
+        "plans": [_plan_json(o, texts) for o in run.outcomes],
+        "check": {
+            "conclusion": texts.check.conclusion,
+            "title": texts.check.title,
+            "summary": texts.check.summary,
+            "annotations": [
+                {
+                    "path": a.path,
+                    "line": a.start_line,
+                    "level": a.level,
+                    "title": a.title,
+                    "message": a.message,
+                }
+                for a in texts.check.annotations
+            ],
+        },
+    }
+
+
+def present(run: AlignRun, limit: int = MAX_BODY) -> AlignTexts:
+    """Every text of a run, rendered from the analysis alone (re-renderable at will)."""
+    prs = {}
+    for found in run.outcomes:
+        text = pull_request_text(run, found, limit)
+        if text is not None:
+            prs[found.recipe_path] = text
+    conclusion, title, summary = check(run)
+    return AlignTexts(
+        prs=prs,
+        comment=comment(run),
+        check=CheckRun(conclusion, title, summary, check_annotations(run)),
+    )

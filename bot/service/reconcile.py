@@ -1,0 +1,67 @@
+"""Resume work a dead worker left behind.
+
+Huey drops a task from the queue when a worker takes it, so a worker killed mid-job loses
+it. The reconciler runs in every consumer process (several at once is fine: each requeue is
+one conditional update, only one process wins it):
+
+* a ``running`` sync whose heartbeat is older than ``RECIPE_SYNC_STALE_AFTER`` → pending,
+  enqueued again (same generation: the resumed run finds what the dead one already did);
+* a ``pending`` sync or an unprocessed delivery untouched for longer than any retry delay
+  (its enqueue was lost) → enqueued again.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from bot.service.runtime import Runtime
+from bot.service.tasks import MAX_DELAY
+
+log = logging.getLogger("recipe_sync.reconcile")
+
+
+def reconcile_once(rt: Runtime) -> dict[str, list[int] | list[str]]:
+    stale = rt.settings.stale_after_seconds
+    resumed = rt.store.requeue_stale(stale)
+    lost = rt.store.lost_pending(MAX_DELAY + stale)
+    deliveries = rt.store.unfinished_deliveries(MAX_DELAY + stale)
+    for sync_id in [*resumed, *lost]:
+        rt.enqueue_sync(sync_id)
+    for delivery_id in deliveries:
+        rt.enqueue_delivery(delivery_id)
+    if resumed or lost or deliveries:
+        log.warning(
+            "reconciler: resumed syncs %s, re-enqueued syncs %s, deliveries %s",
+            resumed,
+            lost,
+            deliveries,
+        )
+    return {"resumed": resumed, "lost": lost, "deliveries": deliveries}
+
+
+class Reconciler:
+    """Runs :func:`reconcile_once` at start and then every ``interval`` seconds."""
+
+    def __init__(self, rt: Runtime, interval: float | None = None) -> None:
+        self.rt = rt
+        self.interval = interval or max(1.0, min(rt.settings.stale_after_seconds / 2, 30.0))
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="reconciler", daemon=True)
+
+    def _run(self) -> None:
+        while True:
+            try:
+                reconcile_once(self.rt)
+            except Exception:
+                log.exception("reconciler pass failed")
+            if self._stop.wait(self.interval):
+                return
+
+    def start(self) -> Reconciler:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)

@@ -1,0 +1,112 @@
+"""Everything a process of the service shares: settings, store, queue, metrics, GitHub."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from huey import Huey
+
+from bot.contract import SyncEngine, load_engine
+from bot.github.auth import TokenProvider
+from bot.github.connect import GitHubConnector
+from bot.github.gitops import mirror_root
+from bot.rules import load_rules
+from bot.rules.models import Policy
+from bot.service.engine import AlignEngine
+from bot.service.metrics import Metrics
+from bot.service.queue import make_huey
+from bot.settings import Settings
+from bot.state.store import Store
+
+if TYPE_CHECKING:
+    from bot.service.tasks import Tasks
+
+log = logging.getLogger("recipe_sync")
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    store: Store
+    huey: Huey
+    metrics: Metrics
+    policy: Policy
+    connector: GitHubConnector
+    owner: str
+    clock: Callable[[], float] = time.time
+    engine_factory: Callable[[], SyncEngine] | None = None
+    _tasks: Tasks | None = None
+    _engine: SyncEngine | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def create(
+        cls,
+        settings: Settings,
+        *,
+        huey: Huey | None = None,
+        store: Store | None = None,
+        tokens: TokenProvider | None = None,
+        engine_factory: Callable[[], SyncEngine] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+    ) -> Runtime:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        metrics = Metrics()
+        runtime = cls(
+            settings=settings,
+            store=store or Store.open(settings.effective_database_url, clock=clock),
+            huey=huey or make_huey(settings),
+            metrics=metrics,
+            policy=load_rules(settings.rules_dir).policy,
+            connector=GitHubConnector(settings, metrics, tokens=tokens, sleep=sleep, clock=clock),
+            owner=f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}",
+            clock=clock,
+            engine_factory=engine_factory,
+        )
+        from bot.service.tasks import register
+
+        runtime._tasks = register(runtime)
+        return runtime
+
+    @property
+    def tasks(self) -> Tasks:
+        assert self._tasks is not None
+        return self._tasks
+
+    def engine(self) -> SyncEngine:
+        """The alignment engine, loaded on first use (EngineUnavailable is retryable)."""
+        with self._lock:
+            if self._engine is None:
+                factory = self.engine_factory or self._configured_engine
+                self._engine = factory()
+            return self._engine
+
+    def _configured_engine(self) -> SyncEngine:
+        spec = self.settings.engine
+        return load_engine(spec) if spec else AlignEngine()
+
+    @property
+    def mirrors(self) -> Path:
+        return mirror_root(self.settings.data_dir)
+
+    def enqueue_sync(self, sync_id: int, delay: float | None = None) -> None:
+        if delay:
+            self.tasks.run_sync.schedule((sync_id,), delay=delay)
+        else:
+            self.tasks.run_sync(sync_id)
+
+    def enqueue_delivery(self, delivery_id: str) -> None:
+        self.tasks.handle_delivery(delivery_id)
+
+    def close(self) -> None:
+        self.store.close()

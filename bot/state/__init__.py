@@ -1,0 +1,1 @@
+"""Service state: the SQLAlchemy tables, the store of atomic transitions, migrations."""

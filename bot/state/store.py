@@ -1,0 +1,758 @@
+"""Service state: atomic, short transactions over the tables in :mod:`bot.state.models`.
+
+Every state transition is one conditional ``UPDATE … WHERE state = …`` (or a unique insert),
+so concurrent web processes and workers on several machines agree without locks held across
+GitHub calls. SQLite runs every transaction as ``BEGIN IMMEDIATE`` (one writer at a time,
+no lock upgrades that fail under WAL); PostgreSQL uses its default READ COMMITTED.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Engine, case, create_engine, event, func, select, text, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import NullPool
+
+from bot.state.models import (
+    AlignmentPr,
+    AuditResult,
+    CheckRunRecord,
+    ClosedFingerprint,
+    Delivery,
+    Refusal,
+    StickyComment,
+    Sync,
+)
+
+RESTARTABLE = ("idle", "done", "failed")
+
+
+def make_engine(url: str) -> Engine:
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"timeout": 30}, poolclass=NullPool)
+
+        @event.listens_for(engine, "connect")
+        def _connect(dbapi_conn: Any, _record: Any) -> None:
+            dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
+            cursor = dbapi_conn.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA busy_timeout=30000")
+            # with WAL, NORMAL survives any process crash (the failure we design for) and
+            # only risks the last commits on power loss; FULL fsyncs every commit
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.close()
+
+        @event.listens_for(engine, "begin")
+        def _begin(conn: Any) -> None:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+        return engine
+    if url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url[len("postgresql://") :]
+    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10)
+
+
+@dataclass(frozen=True)
+class SyncSnapshot:
+    id: int
+    bench_repo: str
+    pr_number: int
+    state: str
+    generation: int
+    approved_sha: str | None
+    approved_by: str | None
+    is_fork: bool
+    dry_run: bool
+    dirty: bool
+    attempts: int
+    lease_owner: str | None
+    heartbeat_at: float | None
+    last_error: str | None
+    last_result: str | None
+
+    @classmethod
+    def of(cls, row: Sync) -> SyncSnapshot:
+        return cls(
+            id=row.id,
+            bench_repo=row.bench_repo,
+            pr_number=row.pr_number,
+            state=row.state,
+            generation=row.generation,
+            approved_sha=row.approved_sha,
+            approved_by=row.approved_by,
+            is_fork=bool(row.is_fork),
+            dry_run=bool(row.dry_run),
+            dirty=bool(row.dirty),
+            attempts=row.attempts,
+            lease_owner=row.lease_owner,
+            heartbeat_at=row.heartbeat_at,
+            last_error=row.last_error,
+            last_result=row.last_result,
+        )
+
+    @property
+    def external_id(self) -> str:
+        """Identity of this logical run on GitHub (check run ``external_id``)."""
+        return f"{self.id}:{self.generation}"
+
+
+@dataclass(frozen=True)
+class Approval:
+    """A head SHA someone allowed to be synced (the trigger label or a command)."""
+
+    sha: str
+    by: str
+    is_fork: bool
+
+
+@dataclass(frozen=True)
+class SyncTicket:
+    sync_id: int
+    enqueue: bool  # the caller must enqueue run_sync(sync_id)
+    state: str
+
+
+@dataclass(frozen=True)
+class AlignmentRecord:
+    id: int
+    bench_repo: str
+    bench_pr: int
+    recipe_path: str
+    recipes_repo: str
+    branch: str
+    pr_number: int | None
+    html_url: str | None
+    last_pushed_sha: str | None
+    fingerprint: str | None
+    state: str
+
+    @classmethod
+    def of(cls, row: AlignmentPr) -> AlignmentRecord:
+        return cls(
+            id=row.id,
+            bench_repo=row.bench_repo,
+            bench_pr=row.bench_pr,
+            recipe_path=row.recipe_path,
+            recipes_repo=row.recipes_repo,
+            branch=row.branch,
+            pr_number=row.pr_number,
+            html_url=row.html_url,
+            last_pushed_sha=row.last_pushed_sha,
+            fingerprint=row.fingerprint,
+            state=row.state,
+        )
+
+
+class Store:
+    def __init__(self, url: str, *, clock: Callable[[], float] = time.time) -> None:
+        self.url = url
+        self.engine = make_engine(url)
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self.clock = clock
+
+    @classmethod
+    def open(cls, url: str, *, clock: Callable[[], float] = time.time) -> Store:
+        """Connect and apply pending migrations."""
+        from bot.state.migrate import upgrade
+
+        store = cls(url, clock=clock)
+        upgrade(store.engine)
+        return store
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    @contextmanager
+    def tx(self) -> Iterator[Session]:
+        with self._sessions.begin() as session:
+            yield session
+
+    def ping(self) -> None:
+        with self.engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+
+    def _insert_ignore(self, session: Session, model: type[Any], values: dict[str, Any]) -> bool:
+        """INSERT unless a unique key already exists; True when this call inserted."""
+        dialect = self.engine.dialect.name
+        builder = postgresql.insert if dialect == "postgresql" else sqlite.insert
+        key = next(iter(model.__table__.primary_key.columns))
+        statement = builder(model).values(**values).on_conflict_do_nothing().returning(key)
+        # RETURNING, not rowcount: psycopg reports -1 for INSERT … ON CONFLICT
+        return session.execute(statement).first() is not None
+
+    # --- deliveries ------------------------------------------------------------------------
+
+    def claim_delivery(
+        self, delivery_id: str, *, event: str, action: str, repo: str, trigger: str
+    ) -> bool:
+        """Claim a delivery id atomically; False when it was already claimed (a replay).
+
+        A delivery that ended ``failed`` can be claimed again, so GitHub's "Redeliver"
+        retries it once the cause (e.g. missing credentials) is fixed.
+        """
+        now = self.clock()
+        with self.tx() as session:
+            inserted = self._insert_ignore(
+                session,
+                Delivery,
+                {
+                    "delivery_id": delivery_id,
+                    "event": event,
+                    "action": action,
+                    "repo": repo,
+                    "trigger": trigger,
+                    "status": "received",
+                    "attempts": 0,
+                    "received_at": now,
+                    "updated_at": now,
+                },
+            )
+            if inserted:
+                return True
+            result: Any = session.execute(
+                update(Delivery)
+                .where(Delivery.delivery_id == delivery_id, Delivery.status == "failed")
+                .values(status="received", error=None, updated_at=now)
+            )
+            return bool(result.rowcount == 1)
+
+    def unclaim_delivery(self, delivery_id: str) -> None:
+        """Forget a claim whose enqueue failed, so GitHub's retry is accepted."""
+        with self.tx() as session:
+            row = session.get(Delivery, delivery_id)
+            if row is not None and row.status == "received":
+                session.delete(row)
+
+    def set_delivery_status(self, delivery_id: str, status: str, error: str | None = None) -> None:
+        with self.tx() as session:
+            session.execute(
+                update(Delivery)
+                .where(Delivery.delivery_id == delivery_id)
+                .values(
+                    status=status,
+                    error=error,
+                    updated_at=self.clock(),
+                    attempts=Delivery.attempts + (1 if status == "processing" else 0),
+                )
+            )
+
+    def delivery(self, delivery_id: str) -> tuple[str, str, str] | None:
+        """(event, status, trigger JSON) of a delivery."""
+        with self.tx() as session:
+            row = session.get(Delivery, delivery_id)
+            return None if row is None else (row.event, row.status, row.trigger)
+
+    def delivery_count(self) -> int:
+        with self.tx() as session:
+            return int(session.scalar(select(func.count()).select_from(Delivery)) or 0)
+
+    def unfinished_deliveries(self, older_than: float) -> list[str]:
+        """Deliveries accepted but not processed for ``older_than`` seconds (lost enqueue)."""
+        cutoff = self.clock() - older_than
+        with self.tx() as session:
+            rows = session.scalars(
+                select(Delivery.delivery_id).where(
+                    Delivery.status.in_(("received", "enqueued", "processing")),
+                    Delivery.updated_at < cutoff,
+                )
+            )
+            ids = list(rows)
+            if ids:
+                session.execute(
+                    update(Delivery)
+                    .where(Delivery.delivery_id.in_(ids))
+                    .values(updated_at=self.clock())
+                )
+            return ids
+
+    # --- syncs -----------------------------------------------------------------------------
+
+    def sync(self, sync_id: int) -> SyncSnapshot | None:
+        with self.tx() as session:
+            row = session.get(Sync, sync_id)
+            return None if row is None else SyncSnapshot.of(row)
+
+    def find_sync(self, bench_repo: str, pr_number: int) -> SyncSnapshot | None:
+        with self.tx() as session:
+            row = session.scalar(
+                select(Sync).where(Sync.bench_repo == bench_repo, Sync.pr_number == pr_number)
+            )
+            return None if row is None else SyncSnapshot.of(row)
+
+    def syncs_approved_at(self, bench_repo: str, head_sha: str) -> list[SyncSnapshot]:
+        """Syncs whose approved head is ``head_sha`` (maps fork workflow runs to PRs)."""
+        with self.tx() as session:
+            rows = session.scalars(
+                select(Sync).where(Sync.bench_repo == bench_repo, Sync.approved_sha == head_sha)
+            )
+            return [SyncSnapshot.of(row) for row in rows]
+
+    def request_sync(
+        self,
+        bench_repo: str,
+        pr_number: int,
+        *,
+        approval: Approval | None,
+        dry_run: bool,
+        require_approval: bool = True,
+    ) -> SyncTicket | None:
+        """Ask for a sync of one PR; requests coalesce per PR.
+
+        With ``approval`` the approved head becomes ``approval.sha``; without it the PR must
+        already be approved (else None: nothing to do), unless ``require_approval`` is
+        False (a closed PR: the run only retires its alignment PRs). Returns whether the caller must
+        enqueue: only the request that moves the PR to ``pending`` does; a request while
+        pending is absorbed, one while running marks the run ``dirty`` (it re-queues itself).
+        A dry-run request merged with a full one is a full run.
+        """
+        now = self.clock()
+        with self.tx() as session:
+            self._insert_ignore(
+                session,
+                Sync,
+                {
+                    "bench_repo": bench_repo,
+                    "pr_number": pr_number,
+                    "state": "idle",
+                    "generation": 0,
+                    "is_fork": approval.is_fork if approval else False,
+                    "dry_run": dry_run,
+                    "dirty": False,
+                    "attempts": 0,
+                    "created_at": now,
+                    "updated_at": now,
+                },
+            )
+        key = (Sync.bench_repo == bench_repo, Sync.pr_number == pr_number)
+        approved: dict[str, Any] = (
+            {"approved_sha": approval.sha, "approved_by": approval.by, "is_fork": approval.is_fork}
+            if approval
+            else {}
+        )
+        for _ in range(10):  # each step is atomic; loop only if the state moved in between
+            with self.tx() as session:
+                row = session.scalar(select(Sync).where(*key))
+                assert row is not None
+                if approval is None and row.approved_sha is None and require_approval:
+                    return None
+                started: Any = session.execute(
+                    update(Sync)
+                    .where(*key, Sync.state.in_(RESTARTABLE))
+                    .values(
+                        state="pending",
+                        generation=Sync.generation + 1,
+                        dry_run=dry_run,
+                        dirty=False,
+                        attempts=0,
+                        last_error=None,
+                        enqueued_at=now,
+                        updated_at=now,
+                        **approved,
+                    )
+                )
+                if started.rowcount == 1:
+                    return SyncTicket(row.id, True, "pending")
+                merged: Any = session.execute(
+                    update(Sync)
+                    .where(*key, Sync.state == "pending")
+                    .values(updated_at=now, **approved, **({} if dry_run else {"dry_run": False}))
+                )
+                if merged.rowcount == 1:
+                    return SyncTicket(row.id, False, "pending")
+                next_dry = case((Sync.dirty, Sync.dry_run), else_=True) if dry_run else False
+                marked: Any = session.execute(
+                    update(Sync)
+                    .where(*key, Sync.state == "running")
+                    .values(dirty=True, dry_run=next_dry, updated_at=now, **approved)
+                )
+                if marked.rowcount == 1:
+                    return SyncTicket(row.id, False, "running")
+        raise RuntimeError(f"sync state of {bench_repo}#{pr_number} keeps changing")
+
+    def revoke_approval(self, bench_repo: str, pr_number: int) -> None:
+        with self.tx() as session:
+            session.execute(
+                update(Sync)
+                .where(Sync.bench_repo == bench_repo, Sync.pr_number == pr_number)
+                .values(approved_sha=None, approved_by=None, updated_at=self.clock())
+            )
+
+    def acquire(self, sync_id: int, owner: str, stale_after: float) -> SyncSnapshot | None:
+        """Take the lease of a pending sync (or of a running one whose heartbeat stopped)."""
+        now = self.clock()
+        with self.tx() as session:
+            result: Any = session.execute(
+                update(Sync)
+                .where(
+                    Sync.id == sync_id,
+                    (Sync.state == "pending")
+                    | ((Sync.state == "running") & (Sync.heartbeat_at < now - stale_after)),
+                )
+                .values(
+                    state="running",
+                    lease_owner=owner,
+                    heartbeat_at=now,
+                    attempts=Sync.attempts + 1,
+                    updated_at=now,
+                )
+            )
+            if result.rowcount != 1:
+                return None
+            row = session.get(Sync, sync_id)
+            assert row is not None
+            return SyncSnapshot.of(row)
+
+    def heartbeat(self, sync_id: int, owner: str) -> bool:
+        """Extend the lease; False when it was lost (another worker took over)."""
+        with self.tx() as session:
+            result: Any = session.execute(
+                update(Sync)
+                .where(Sync.id == sync_id, Sync.lease_owner == owner, Sync.state == "running")
+                .values(heartbeat_at=self.clock())
+            )
+            return bool(result.rowcount == 1)
+
+    def finish(
+        self,
+        sync_id: int,
+        owner: str,
+        *,
+        state: str = "done",
+        error: str | None = None,
+        result: str | None = None,
+    ) -> bool:
+        """Release the lease. True when a request arrived meanwhile: re-enqueue the sync."""
+        now = self.clock()
+        with self.tx() as session:
+            done: Any = session.execute(
+                update(Sync)
+                .where(Sync.id == sync_id, Sync.lease_owner == owner)
+                .values(
+                    state=case((Sync.dirty, "pending"), else_=state),
+                    generation=case((Sync.dirty, Sync.generation + 1), else_=Sync.generation),
+                    enqueued_at=case((Sync.dirty, now), else_=Sync.enqueued_at),
+                    dirty=False,
+                    lease_owner=None,
+                    heartbeat_at=None,
+                    last_error=error,
+                    last_result=result,
+                    updated_at=now,
+                )
+            )
+            if done.rowcount != 1:
+                return False
+            row = session.get(Sync, sync_id)
+            return row is not None and row.state == "pending"
+
+    def release_for_retry(self, sync_id: int, owner: str, error: str) -> None:
+        """Give the lease back after a transient error; the same generation runs again."""
+        with self.tx() as session:
+            session.execute(
+                update(Sync)
+                .where(Sync.id == sync_id, Sync.lease_owner == owner)
+                .values(
+                    state="pending",
+                    lease_owner=None,
+                    heartbeat_at=None,
+                    last_error=error,
+                    enqueued_at=self.clock(),
+                    updated_at=self.clock(),
+                )
+            )
+
+    def requeue_stale(self, stale_after: float) -> list[int]:
+        """Running syncs whose worker stopped heart-beating → pending (caller enqueues)."""
+        now = self.clock()
+        cutoff = now - stale_after
+        requeued: list[int] = []
+        with self.tx() as session:
+            ids = list(
+                session.scalars(
+                    select(Sync.id).where(Sync.state == "running", Sync.heartbeat_at < cutoff)
+                )
+            )
+            for sync_id in ids:
+                result: Any = session.execute(
+                    update(Sync)
+                    .where(Sync.id == sync_id, Sync.state == "running", Sync.heartbeat_at < cutoff)
+                    .values(
+                        state="pending",
+                        lease_owner=None,
+                        heartbeat_at=None,
+                        enqueued_at=now,
+                        updated_at=now,
+                    )
+                )
+                if result.rowcount == 1:
+                    requeued.append(sync_id)
+        return requeued
+
+    def lost_pending(self, older_than: float) -> list[int]:
+        """Pending syncs enqueued ``older_than`` seconds ago and never started."""
+        now = self.clock()
+        with self.tx() as session:
+            ids = list(
+                session.scalars(
+                    select(Sync.id).where(
+                        Sync.state == "pending", Sync.enqueued_at < now - older_than
+                    )
+                )
+            )
+            if ids:
+                session.execute(update(Sync).where(Sync.id.in_(ids)).values(enqueued_at=now))
+            return ids
+
+    # --- alignment PRs -------------------------------------------------------------------
+
+    def alignment_by_branch(self, recipes_repo: str, branch: str) -> AlignmentRecord | None:
+        with self.tx() as session:
+            row = session.scalar(
+                select(AlignmentPr).where(
+                    AlignmentPr.recipes_repo == recipes_repo, AlignmentPr.branch == branch
+                )
+            )
+            return None if row is None else AlignmentRecord.of(row)
+
+    def alignments_for(self, bench_repo: str, bench_pr: int) -> list[AlignmentRecord]:
+        with self.tx() as session:
+            rows = session.scalars(
+                select(AlignmentPr)
+                .where(AlignmentPr.bench_repo == bench_repo, AlignmentPr.bench_pr == bench_pr)
+                .order_by(AlignmentPr.id)
+            )
+            return [AlignmentRecord.of(row) for row in rows]
+
+    def save_alignment(
+        self,
+        *,
+        bench_repo: str,
+        bench_pr: int,
+        recipe_path: str,
+        recipes_repo: str,
+        branch: str,
+        **values: Any,
+    ) -> AlignmentRecord:
+        now = self.clock()
+        with self.tx() as session:
+            self._insert_ignore(
+                session,
+                AlignmentPr,
+                {
+                    "bench_repo": bench_repo,
+                    "bench_pr": bench_pr,
+                    "recipe_path": recipe_path,
+                    "recipes_repo": recipes_repo,
+                    "branch": branch,
+                    "state": values.get("state", "open"),
+                    "created_at": now,
+                    "updated_at": now,
+                },
+            )
+            session.execute(
+                update(AlignmentPr)
+                .where(AlignmentPr.recipes_repo == recipes_repo, AlignmentPr.branch == branch)
+                .values(updated_at=now, **values)
+            )
+            row = session.scalar(
+                select(AlignmentPr).where(
+                    AlignmentPr.recipes_repo == recipes_repo, AlignmentPr.branch == branch
+                )
+            )
+            assert row is not None
+            return AlignmentRecord.of(row)
+
+    def count_open_alignments(self, recipes_repo: str) -> int:
+        with self.tx() as session:
+            return int(
+                session.scalar(
+                    select(func.count())
+                    .select_from(AlignmentPr)
+                    .where(
+                        AlignmentPr.recipes_repo == recipes_repo,
+                        AlignmentPr.state.in_(("open", "edited", "abandoned")),
+                        AlignmentPr.pr_number.is_not(None),
+                    )
+                )
+                or 0
+            )
+
+    def count_alignments_created_since(self, recipes_repo: str, since: float) -> int:
+        with self.tx() as session:
+            return int(
+                session.scalar(
+                    select(func.count())
+                    .select_from(AlignmentPr)
+                    .where(
+                        AlignmentPr.recipes_repo == recipes_repo,
+                        AlignmentPr.pr_number.is_not(None),
+                        AlignmentPr.created_at >= since,
+                    )
+                )
+                or 0
+            )
+
+    def add_declined(
+        self, recipes_repo: str, recipe_path: str, fingerprint: str, pr_number: int | None
+    ) -> None:
+        with self.tx() as session:
+            self._insert_ignore(
+                session,
+                ClosedFingerprint,
+                {
+                    "recipes_repo": recipes_repo,
+                    "recipe_path": recipe_path,
+                    "fingerprint": fingerprint,
+                    "pr_number": pr_number,
+                    "closed_at": self.clock(),
+                },
+            )
+
+    def is_declined(self, recipes_repo: str, recipe_path: str, fingerprint: str) -> bool:
+        with self.tx() as session:
+            return (
+                session.scalar(
+                    select(ClosedFingerprint.id).where(
+                        ClosedFingerprint.recipes_repo == recipes_repo,
+                        ClosedFingerprint.recipe_path == recipe_path,
+                        ClosedFingerprint.fingerprint == fingerprint,
+                    )
+                )
+                is not None
+            )
+
+    # --- sticky comments, check runs, refusals, audit ------------------------------------
+
+    def sticky_comment(self, repo: str, issue_number: int, purpose: str) -> int | None:
+        with self.tx() as session:
+            return session.scalar(
+                select(StickyComment.comment_id).where(
+                    StickyComment.repo == repo,
+                    StickyComment.issue_number == issue_number,
+                    StickyComment.purpose == purpose,
+                )
+            )
+
+    def set_sticky_comment(
+        self, repo: str, issue_number: int, purpose: str, comment_id: int | None
+    ) -> None:
+        with self.tx() as session:
+            row = session.scalar(
+                select(StickyComment).where(
+                    StickyComment.repo == repo,
+                    StickyComment.issue_number == issue_number,
+                    StickyComment.purpose == purpose,
+                )
+            )
+            if comment_id is None:
+                if row is not None:
+                    session.delete(row)
+                return
+            if row is None:
+                session.add(
+                    StickyComment(
+                        repo=repo,
+                        issue_number=issue_number,
+                        purpose=purpose,
+                        comment_id=comment_id,
+                        updated_at=self.clock(),
+                    )
+                )
+            else:
+                row.comment_id = comment_id
+                row.updated_at = self.clock()
+
+    def check_run(self, repo: str, external_id: str) -> tuple[int, str, int] | None:
+        """(check run id, status, annotation batches sent) of a logical run."""
+        with self.tx() as session:
+            row = session.scalar(
+                select(CheckRunRecord).where(
+                    CheckRunRecord.repo == repo, CheckRunRecord.external_id == external_id
+                )
+            )
+            return (
+                None if row is None else (row.check_run_id, row.status, row.annotation_batches_sent)
+            )
+
+    def save_check_run(
+        self,
+        repo: str,
+        external_id: str,
+        *,
+        head_sha: str,
+        check_run_id: int,
+        status: str,
+        batches_sent: int | None = None,
+    ) -> None:
+        now = self.clock()
+        with self.tx() as session:
+            self._insert_ignore(
+                session,
+                CheckRunRecord,
+                {
+                    "repo": repo,
+                    "external_id": external_id,
+                    "head_sha": head_sha,
+                    "check_run_id": check_run_id,
+                    "status": status,
+                    "annotation_batches_sent": 0,
+                    "updated_at": now,
+                },
+            )
+            values: dict[str, Any] = {"check_run_id": check_run_id, "status": status}
+            if batches_sent is not None:
+                values["annotation_batches_sent"] = batches_sent
+            session.execute(
+                update(CheckRunRecord)
+                .where(CheckRunRecord.repo == repo, CheckRunRecord.external_id == external_id)
+                .values(updated_at=now, **values)
+            )
+
+    def sync_for_check_run(self, repo: str, check_run_id: int) -> int | None:
+        """The benchmark PR number a check run of ours belongs to."""
+        with self.tx() as session:
+            external = session.scalar(
+                select(CheckRunRecord.external_id).where(
+                    CheckRunRecord.repo == repo, CheckRunRecord.check_run_id == check_run_id
+                )
+            )
+            if external is None:
+                return None
+            row = session.get(Sync, int(external.split(":", 1)[0]))
+            return None if row is None else row.pr_number
+
+    def claim_refusal(self, repo: str, pr_number: int, login: str) -> bool:
+        """True the first time ``login`` is refused on this PR (one polite reply only)."""
+        with self.tx() as session:
+            return self._insert_ignore(
+                session,
+                Refusal,
+                {"repo": repo, "pr_number": pr_number, "login": login, "created_at": self.clock()},
+            )
+
+    def record_audit(
+        self,
+        snapshot: SyncSnapshot,
+        *,
+        head_sha: str,
+        conclusion: str,
+        summary: str,
+    ) -> None:
+        with self.tx() as session:
+            session.add(
+                AuditResult(
+                    bench_repo=snapshot.bench_repo,
+                    pr_number=snapshot.pr_number,
+                    sync_id=snapshot.id,
+                    generation=snapshot.generation,
+                    head_sha=head_sha,
+                    conclusion=conclusion,
+                    summary=summary[:4000],
+                    created_at=self.clock(),
+                )
+            )

@@ -1,1 +1,0 @@
-"""The webhook web app: signature check, allow-list, dedupe, enqueue; health and metrics."""

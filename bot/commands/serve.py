@@ -35,8 +35,8 @@ def serve(args: argparse.Namespace) -> int:
     import uvicorn
     from fastapi import FastAPI
 
+    from bot.service.boot import boot
     from bot.service.consumer import EmbeddedConsumer
-    from bot.service.runtime import Runtime
     from bot.service.web import create_app
     from bot.settings import Settings
 
@@ -45,7 +45,7 @@ def serve(args: argparse.Namespace) -> int:
     )
     settings = Settings.from_env()
     settings.require_webhook_secret()
-    rt = Runtime.create(settings)
+    rt = boot(settings)
     consumer = None if args.no_consumer else EmbeddedConsumer(rt, workers=args.workers)
 
     @asynccontextmanager

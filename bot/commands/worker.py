@@ -25,14 +25,14 @@ def register(subparsers: Any) -> None:
 def worker(args: argparse.Namespace) -> int:
     from prometheus_client import start_http_server
 
+    from bot.service.boot import boot
     from bot.service.consumer import run_worker
-    from bot.service.runtime import Runtime
     from bot.settings import Settings
 
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    rt = Runtime.create(Settings.from_env())
+    rt = boot(Settings.from_env())
     if args.metrics_port:
         start_http_server(args.metrics_port, registry=rt.metrics.registry)
     try:

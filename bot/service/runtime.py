@@ -1,4 +1,6 @@
-"""Everything a process of the service shares: settings, store, queue, metrics, GitHub."""
+"""Everything a process of the service shares: settings, store, queue, metrics, GitHub.
+
+Built by :func:`bot.service.boot.boot`, the composition root."""
 
 from __future__ import annotations
 
@@ -11,9 +13,9 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from huey import Huey
+from huey.api import TaskWrapper
 
 from bot.contract import SyncEngine, load_engine
 from bot.github.auth import TokenProvider
@@ -27,10 +29,17 @@ from bot.service.queue import make_huey
 from bot.settings import Settings
 from bot.state.store import Store
 
-if TYPE_CHECKING:
-    from bot.service.tasks import Tasks
-
 log = logging.getLogger("recipe_sync")
+
+
+@dataclass(frozen=True)
+class Tasks:
+    """The queue's tasks, registered on this runtime's Huey by :mod:`bot.service.tasks`."""
+
+    handle_delivery: TaskWrapper
+    run_sync: TaskWrapper
+    refresh_dashboard: TaskWrapper  # bot.service.dashboard (opt-in drift dashboard issue)
+    nightly_dashboard: TaskWrapper
 
 
 @dataclass
@@ -73,10 +82,11 @@ class Runtime:
             clock=clock,
             engine_factory=engine_factory,
         )
-        from bot.service.tasks import register
-
-        runtime._tasks = register(runtime)
         return runtime
+
+    def attach(self, tasks: Tasks) -> None:
+        """Install the queue's tasks (:func:`bot.service.boot.boot` registers them)."""
+        self._tasks = tasks
 
     @property
     def tasks(self) -> Tasks:

@@ -12,10 +12,8 @@ from __future__ import annotations
 import logging
 import time
 import traceback
-from dataclasses import dataclass
 from typing import Any
 
-from huey.api import TaskWrapper
 from huey.exceptions import RetryTask
 
 from bot.contract import EngineUnavailable
@@ -23,7 +21,7 @@ from bot.errors import RecipeSyncError
 from bot.github.errors import HeadMoved, LeaseLost, TransientGitHubError
 from bot.service.dashboard import register_dashboard, request_dashboard
 from bot.service.dispatch import dispatch
-from bot.service.runtime import Runtime
+from bot.service.runtime import Runtime, Tasks
 from bot.service.sync import Heartbeat, execute
 from bot.service.triggers import Trigger
 from bot.settings import CredentialsMissing
@@ -42,14 +40,6 @@ def backoff(attempt: int, err: BaseException) -> float:
         return float(hinted)
     exponent: int = max(0, attempt - 1)
     return min(MAX_DELAY, BASE_DELAY * float(2**exponent))
-
-
-@dataclass(frozen=True)
-class Tasks:
-    handle_delivery: TaskWrapper
-    run_sync: TaskWrapper
-    refresh_dashboard: TaskWrapper  # bot.service.dashboard (opt-in drift dashboard issue)
-    nightly_dashboard: TaskWrapper
 
 
 def run_delivery(rt: Runtime, delivery_id: str) -> str:

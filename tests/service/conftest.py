@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from fastapi.testclient import TestClient
 
 from bot.github.signature import sign
-from bot.service.runtime import Runtime
+from bot.service.boot import boot
 from bot.service.web import create_app
 from bot.settings import Settings
 from tests.service.fakegithub import FakeGitHub, ServerThread
@@ -113,7 +113,7 @@ class Harness:
         self.settings = Settings(**values)
         self.fake = fake
         self.sleeps: list[float] = []
-        self.rt = Runtime.create(self.settings, sleep=self.sleeps.append)
+        self.rt = boot(self.settings, sleep=self.sleeps.append)
         self.client = TestClient(create_app(self.rt))
 
     def deliver(

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from bot.github.sanitize import VERIFY_MARKER
+from bot.service.boot import boot
 from bot.service.consumer import EmbeddedConsumer
 from bot.service.queue import make_huey
-from bot.service.runtime import Runtime
 from tests.service.conftest import BENCH, RECIPES, Harness, push
 from tests.service.fakegithub import FakeGitHub
 
@@ -36,7 +36,7 @@ def test_redis_and_postgres_with_two_machines(
         settings = web.settings.__class__(
             **{**web.settings.__dict__, "data_dir": tmp_path / f"machine-{index}"}
         )
-        runtime = Runtime.create(settings, huey=make_huey(settings))
+        runtime = boot(settings, huey=make_huey(settings))
         machines.append((runtime, EmbeddedConsumer(runtime, workers=2).start()))
     try:
         push(fake, 256)

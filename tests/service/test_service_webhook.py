@@ -12,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from bot.github.signature import sign
+from bot.service.boot import boot
 from bot.service.runtime import Runtime
 from bot.service.web import create_app
 from bot.settings import Settings
@@ -30,7 +31,7 @@ def labeled() -> dict[str, Any]:
 @pytest.fixture
 def service(tmp_path: Path) -> Iterator[tuple[Runtime, TestClient]]:
     # no GitHub credentials at all: the endpoint must still accept deliveries
-    rt = Runtime.create(Settings(webhook_secret=SECRET, data_dir=tmp_path / "data"))
+    rt = boot(Settings(webhook_secret=SECRET, data_dir=tmp_path / "data"))
     with TestClient(create_app(rt)) as http:
         yield rt, http
     rt.close()

@@ -215,7 +215,7 @@ def _grouped(rows: Iterable[AuditRow], key: Any) -> dict[str, dict[str, int]]:
 
 
 @dataclass(frozen=True)
-class KeyResult:
+class KeyAudit:
     """What auditing one config key produced (a worker's unit of work)."""
 
     key: str

@@ -29,7 +29,7 @@ from bot.align.compare import taxonomy_vram as compute_vram
 from bot.align.profile import Profile, Unmapped, map_profile
 from bot.audit.launch import describe_unresolved, unresolved_impact
 from bot.audit.load import BenchLoad, RecipesLoad, load_bench, load_recipes_tolerant
-from bot.audit.model import AuditReport, AuditRow, FlagRow, KeyResult, OutOfScope, Status
+from bot.audit.model import AuditReport, AuditRow, FlagRow, KeyAudit, OutOfScope, Status
 from bot.benchmarks import BenchRepo, LaunchLine, MasterEntry, Point, extract, points
 from bot.benchmarks.configs import ConfigNode
 from bot.benchmarks.scope import multinode_reason, serves_vllm
@@ -139,7 +139,7 @@ class Auditor:
 
     # -- one key --------------------------------------------------------------------------
 
-    def audit_key(self, key: str, progress: Progress | None = None) -> KeyResult:
+    def audit_key(self, key: str, progress: Progress | None = None) -> KeyAudit:
         node = self.bench.configs[key]
         errors = 0
         before = Counter(self.stats)
@@ -148,11 +148,11 @@ class Auditor:
             pairs = points(self.bench, key)
         except RecipeSyncError as err:
             row = config_row(node, "unresolved", f"invalid master-config entry: {err}", self.rules)
-            return KeyResult(key, (row,))
+            return KeyAudit(key, (row,))
         except Exception as err:  # a bug: the key's row says so, the log has the traceback
             log.exception("reading the search space of %s failed", key)
             detail = f"internal error: {type(err).__name__}: {err}"
-            return KeyResult(key, (config_row(node, "unresolved", detail, self.rules),), 1)
+            return KeyAudit(key, (config_row(node, "unresolved", detail, self.rules),), 1)
         rows: list[AuditRow] = []
         for point, arm in pairs:
             try:
@@ -167,7 +167,7 @@ class Auditor:
             rows.append(row)
             if progress is not None:
                 progress(1, key)
-        return KeyResult(key, tuple(rows), errors, dict(self.stats - before))
+        return KeyAudit(key, tuple(rows), errors, dict(self.stats - before))
 
     def _hardware(self, runner: str, profile: Profile | None = None) -> str:
         if profile is not None:
@@ -476,7 +476,7 @@ def _worker_init() -> None:
     auditor.bench.source = spec.open()
 
 
-def _worker_audit(key: str) -> KeyResult:
+def _worker_audit(key: str) -> KeyAudit:
     assert _SHARED is not None
     return _SHARED[0].audit_key(key)
 
@@ -499,7 +499,7 @@ def audit_keys(
     *,
     jobs: int = 1,
     progress: Progress | None = None,
-) -> tuple[list[KeyResult], int]:
+) -> tuple[list[KeyAudit], int]:
     """Results of every planned key (in plan order) and the number of processes used."""
     total = sum(plan.sizes.values())
     workers = min(effective_jobs(jobs, total), max(1, len(plan.keys)))
@@ -510,7 +510,7 @@ def audit_keys(
     _SHARED = (auditor, spec)
     # biggest keys first, so the last task to start is a small one
     ordered = sorted(plan.keys, key=lambda k: -plan.sizes.get(k, 0))
-    results: dict[str, KeyResult] = {}
+    results: dict[str, KeyAudit] = {}
     context = multiprocessing.get_context("fork")
     try:
         with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init) as pool:
@@ -537,7 +537,7 @@ def audit_keys(
 
 
 def assemble(
-    load: BenchLoad, recipes: RecipesLoad, plan: Plan, results: Iterable[KeyResult]
+    load: BenchLoad, recipes: RecipesLoad, plan: Plan, results: Iterable[KeyAudit]
 ) -> AuditReport:
     rows = list(plan.rows)
     errors = 0

@@ -1,8 +1,15 @@
-"""``perf-changelog.yaml``: which changelog entries name a config key (§4)."""
+"""``perf-changelog.yaml``: the benchmark's own record of what a PR changed (§4).
+
+The only parser of the file. It is a YAML list of mappings with ``config-keys`` (list; ``*``
+is a wildcard converted to ``.*`` and matched against the whole key, every other character
+literal: not fnmatch), ``description`` (list of lines), ``pr-link`` and optional flags.
+Entries are quoted as the benchmark's own measurement, never re-derived.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -10,16 +17,16 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from bot.benchmarks.configs import parse_yaml
 from bot.errors import InputError, Location
-from bot.rules.loader import line_of
 from bot.sources import FileSource, read_text
 
 CHANGELOG = "perf-changelog.yaml"
+_PR_NUMBER = re.compile(r"/pull/(\d+|XXX)/?$")
 
 
 @dataclass(frozen=True)
 class ChangelogEntry:
     index: int  # position in the file (0-based)
-    line: int | None
+    line: int | None  # 1-based line of the entry in the file
     config_keys: tuple[str, ...]
     description: tuple[str, ...]
     pr_link: str
@@ -27,6 +34,12 @@ class ChangelogEntry:
     all_evals: bool = False
     append_only: bool = False
     scenario_types: tuple[str, ...] = ()
+
+    @property
+    def pr_number(self) -> int | None:
+        """The PR number of ``pr-link``; None for a placeholder (``…/pull/XXX``) or other URL."""
+        match = _PR_NUMBER.search(self.pr_link)
+        return int(match.group(1)) if match and match.group(1).isdigit() else None
 
 
 @lru_cache(maxsize=1024)
@@ -39,51 +52,68 @@ def matches(pattern: str, key: str) -> bool:
     return key_pattern(pattern).fullmatch(key) is not None
 
 
-def _strings(value: object, path: str, line: int | None, name: str) -> tuple[str, ...]:
+def _strings(value: object, where: Location, name: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-        raise InputError(
-            Location(path, name, line), f"'{name}' must be a non-empty list of strings"
-        )
+        raise InputError(where, f"'{name}' must be a non-empty list of strings")
     return tuple(str(v) for v in value)
 
 
-def load_changelog(source: FileSource) -> tuple[ChangelogEntry, ...]:
-    if not source.exists(CHANGELOG):
-        return ()
-    document = parse_yaml(read_text(source, CHANGELOG), CHANGELOG)
+def parse_changelog(text: str, label: str = CHANGELOG) -> tuple[ChangelogEntry, ...]:
+    """All entries of a ``perf-changelog.yaml`` text; :class:`InputError` names file:line."""
+    document = parse_yaml(text, label)
     if document is None:
         return ()
     if not isinstance(document, CommentedSeq):
-        raise InputError(Location(CHANGELOG, line=1), "perf-changelog.yaml must be a YAML list")
+        raise InputError(Location(label, line=1), "the changelog must be a YAML list of entries")
     entries: list[ChangelogEntry] = []
     for index, item in enumerate(document):
-        line = line_of(document, [index])
+        line = document.lc.item(index)[0] + 1
+        where = Location(label, key=str(index), line=line)
         if not isinstance(item, CommentedMap):
-            raise InputError(Location(CHANGELOG, str(index), line), "entry must be a mapping")
-        keys = _strings(item.get("config-keys"), CHANGELOG, line, f"{index}.config-keys")
-        description = _strings(item.get("description"), CHANGELOG, line, f"{index}.description")
+            raise InputError(where, "each changelog entry must be a mapping")
         pr_link = item.get("pr-link")
         if not isinstance(pr_link, str):
-            raise InputError(Location(CHANGELOG, f"{index}.pr-link", line), "pr-link is required")
+            raise InputError(where, "'pr-link' must be a string")
         scenario = item.get("scenario-type") or []
         entries.append(
             ChangelogEntry(
                 index=index,
                 line=line,
-                config_keys=keys,
-                description=description,
+                config_keys=_strings(item.get("config-keys"), where, "config-keys"),
+                description=_strings(item.get("description"), where, "description"),
                 pr_link=pr_link,
-                evals_only=bool(item.get("evals-only", False)),
-                all_evals=bool(item.get("all-evals", False)),
-                append_only=bool(item.get("append-only", False)),
-                scenario_types=tuple(str(s) for s in scenario),
+                evals_only=item.get("evals-only") is True,
+                all_evals=item.get("all-evals") is True,
+                append_only=item.get("append-only") is True,
+                scenario_types=tuple(str(s) for s in scenario)
+                if isinstance(scenario, list)
+                else (str(scenario),),
             )
         )
     return tuple(entries)
 
 
-def entries_for(changelog: tuple[ChangelogEntry, ...], key: str) -> tuple[ChangelogEntry, ...]:
-    return tuple(e for e in changelog if any(matches(p, key) for p in e.config_keys))
+def load_changelog(source: FileSource) -> tuple[ChangelogEntry, ...]:
+    if not source.exists(CHANGELOG):
+        return ()
+    return parse_changelog(read_text(source, CHANGELOG))
+
+
+def entries_for(
+    entries: Iterable[ChangelogEntry], key: str, pr_number: int | None = None
+) -> tuple[ChangelogEntry, ...]:
+    """Entries naming ``key``; with ``pr_number``, only those the PR itself added (its
+    ``pr-link``, or the ``…/pull/XXX`` placeholder a PR uses for its own new entry)."""
+    chosen: list[ChangelogEntry] = []
+    for entry in entries:
+        if not any(matches(pattern, key) for pattern in entry.config_keys):
+            continue
+        if pr_number is not None:
+            own = entry.pr_number == pr_number or entry.pr_link.rstrip("/").endswith("XXX")
+            if not own:
+                continue
+        chosen.append(entry)
+    return tuple(chosen)
 
 
 def dangling_patterns(

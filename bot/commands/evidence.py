@@ -25,14 +25,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bot.benchmarks.changelog import ChangelogEntry, entries_for, parse_changelog
 from bot.errors import InputError, Location, RecipeSyncError
-from bot.evidence.changelog import ChangelogEntry, entries_for_key, parse_perf_changelog
 from bot.evidence.collect import collect_evidence
 from bot.evidence.jobname import JobName
 from bot.evidence.model import EvidenceReport, report_as_json
-from bot.evidence.render import render_evidence_section
 from bot.evidence.source import DirRunSource, RunSource
 from bot.github import actions
+from bot.present.evidence import render_evidence_section
 from bot.rules import default_rules
 from bot.sources import GitTreeSource, git_blob_sha_at, read_text
 
@@ -141,7 +141,7 @@ def _changelog(
         text, label = path.read_text(encoding="utf-8"), str(path)
     if text is None:
         return ()
-    return entries_for_key(parse_perf_changelog(text, label), args.config_key, pr_number)
+    return entries_for(parse_changelog(text, label), args.config_key, pr_number)
 
 
 def _hardware_label(report: EvidenceReport) -> str:

@@ -22,7 +22,7 @@ from bot.evidence.launch import (
     server_ready,
     uses_synthetic_acceptance,
 )
-from bot.evidence.lmeval import EvalRow, Verdict, parse_eval_tables, parse_verdicts
+from bot.evidence.lmeval import EvalRow, EvalVerdict, parse_eval_tables, parse_verdicts
 from bot.evidence.logtext import log_lines
 from bot.evidence.model import (
     AttemptSummary,
@@ -112,16 +112,16 @@ class _BlobChecker:
 
 
 def _figures(
-    rows: Sequence[EvalRow], verdicts: Sequence[Verdict], policy: Policy, model_prefix: str
+    rows: Sequence[EvalRow], verdicts: Sequence[EvalVerdict], policy: Policy, model_prefix: str
 ) -> tuple[EvalFigure, ...]:
     # the last PASS/FAIL line per (task, filter, conc); a line without [conc=] matches any
-    last: dict[tuple[str, str | None, int | None], Verdict] = {}
-    any_conc: dict[tuple[str, str | None], Verdict] = {}
+    last: dict[tuple[str, str | None, int | None], EvalVerdict] = {}
+    any_conc: dict[tuple[str, str | None], EvalVerdict] = {}
     for line in verdicts:
         last[(line.task, line.filter, line.conc)] = line
         any_conc[(line.task, line.filter)] = line
 
-    def verdict_for(task: str, filter_name: str | None, conc: int | None) -> Verdict | None:
+    def verdict_for(task: str, filter_name: str | None, conc: int | None) -> EvalVerdict | None:
         if conc is None:
             return any_conc.get((task, filter_name))
         found = [

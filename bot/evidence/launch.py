@@ -36,7 +36,7 @@ _SERVER_READY = ("Application startup complete", "Uvicorn running on")
 
 
 @dataclass(frozen=True)
-class LaunchLine:
+class LoggedLaunch:
     argv: tuple[str, ...]  # argv[0] is the program word ("vllm")
     kind: LaunchKind
     line_number: int  # in the downloaded log
@@ -95,7 +95,7 @@ def _xtrace_words(
     return None
 
 
-def _xtrace_launch(lines: list[LogLine], index: int, budget: list[int]) -> LaunchLine | None:
+def _xtrace_launch(lines: list[LogLine], index: int, budget: list[int]) -> LoggedLaunch | None:
     line = lines[index]
     if "vllm" not in line.text or _XTRACE.match(line.text) is None:
         return None
@@ -107,7 +107,7 @@ def _xtrace_launch(lines: list[LogLine], index: int, budget: list[int]) -> Launc
     return None
 
 
-def _xtrace_server(parsed: tuple[tuple[str, ...], str], number: int) -> LaunchLine | None:
+def _xtrace_server(parsed: tuple[tuple[str, ...], str], number: int) -> LoggedLaunch | None:
     words, text = parsed
     start = 0
     # inline env prefix (`VAR=x vllm serve`) and an `env [VAR=x…]` prefix array
@@ -120,10 +120,10 @@ def _xtrace_server(parsed: tuple[tuple[str, ...], str], number: int) -> LaunchLi
     if not _is_server(words, start):
         return None
     env = tuple(word for word in words[:start] if word != "env")
-    return LaunchLine(words[start:], "xtrace", number, text, env)
+    return LoggedLaunch(words[start:], "xtrace", number, text, env)
 
 
-def _printf_q_launch(line: LogLine) -> LaunchLine | None:
+def _printf_q_launch(line: LogLine) -> LoggedLaunch | None:
     for text in (line.raw, line.text) if line.raw is not line.text else (line.text,):
         if _PRINTF_Q_START.match(text) is None:
             continue
@@ -132,14 +132,14 @@ def _printf_q_launch(line: LogLine) -> LaunchLine | None:
         except QuotingError:
             continue
         if _is_server(words, 0):
-            return LaunchLine(words, "printf-q", line.number, text)
+            return LoggedLaunch(words, "printf-q", line.number, text)
     return None
 
 
-def find_launch_lines(log: str | list[LogLine]) -> tuple[LaunchLine, ...]:
+def find_launch_lines(log: str | list[LogLine]) -> tuple[LoggedLaunch, ...]:
     """Every server launch line in the log, in log order."""
     lines = log_lines(log) if isinstance(log, str) else log
-    found: list[LaunchLine] = []
+    found: list[LoggedLaunch] = []
     budget = [CONTINUATION_BUDGET]
     for index, line in enumerate(lines):
         launch = _xtrace_launch(lines, index, budget) or _printf_q_launch(line)
@@ -148,7 +148,7 @@ def find_launch_lines(log: str | list[LogLine]) -> tuple[LaunchLine, ...]:
     return tuple(found)
 
 
-def preferred_launch(launches: tuple[LaunchLine, ...]) -> LaunchLine | None:
+def preferred_launch(launches: tuple[LoggedLaunch, ...]) -> LoggedLaunch | None:
     """The line to trust: the command file (printf-q, ending in a space) over xtrace; the
     first of its kind (later ones are server restarts, reported separately)."""
     ranked = sorted(

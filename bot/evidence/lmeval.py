@@ -46,7 +46,7 @@ class EvalRow:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class EvalVerdict:
     passed: bool
     conc: int | None
     task: str
@@ -162,10 +162,10 @@ def parse_eval_tables(log: str | list[LogLine]) -> tuple[EvalRow, ...]:
     return tuple(rows)
 
 
-def parse_verdicts(log: str | list[LogLine]) -> tuple[Verdict, ...]:
+def parse_verdicts(log: str | list[LogLine]) -> tuple[EvalVerdict, ...]:
     """Every PASS/FAIL line of the score check, in log order."""
     lines = log_lines(log) if isinstance(log, str) else log
-    verdicts: list[Verdict] = []
+    verdicts: list[EvalVerdict] = []
     for line in lines:
         if "PASS: " not in line.text and "FAIL: " not in line.text:
             continue
@@ -178,7 +178,7 @@ def parse_verdicts(log: str | list[LogLine]) -> tuple[Verdict, ...]:
             continue
         metric, _, filter_name = match["metric"].partition(",")
         verdicts.append(
-            Verdict(
+            EvalVerdict(
                 passed=match["verdict"] == "PASS",
                 conc=int(match["conc"]) if match["conc"] else None,
                 task=match["task"],

@@ -6,8 +6,8 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 from bot.evidence.jobname import JobName
-from bot.evidence.launch import ArgvDifference, LaunchContext, LaunchLine
-from bot.evidence.lmeval import Verdict
+from bot.evidence.launch import ArgvDifference, LaunchContext, LoggedLaunch
+from bot.evidence.lmeval import EvalVerdict
 
 BlobState = Literal["same-head", "identical", "differs", "missing-at-pr-head", "unknown"]
 RunMatch = Literal["pull_request", "head_sha", "head_branch"]
@@ -61,7 +61,7 @@ class EvalFigure:
     stderr: float | None
     conc: int | None
     threshold: float | None  # from rules/policy.yaml; None: policy has no threshold
-    job_verdict: Verdict | None  # the job's own PASS/FAIL line for this figure
+    job_verdict: EvalVerdict | None  # the job's own PASS/FAIL line for this figure
 
     @property
     def policy_passed(self) -> bool | None:
@@ -99,13 +99,13 @@ class Evidence:
     conclusion: str | None
     runner_name: str | None  # concrete node, e.g. "mi355x-amds_03"
     log_available: bool  # False: 404/410, missing or expired
-    launch: LaunchLine | None  # the preferred launch line found in the log
-    other_launches: tuple[LaunchLine, ...]  # further (different) launch lines: restarts
+    launch: LoggedLaunch | None  # the preferred launch line found in the log
+    other_launches: tuple[LoggedLaunch, ...]  # further (different) launch lines: restarts
     launch_check: LaunchCheck
     context: LaunchContext  # script path and image from the launcher line
     server_ready: bool
     figures: tuple[EvalFigure, ...]
-    verdicts: tuple[Verdict, ...]  # every PASS/FAIL line of the job
+    verdicts: tuple[EvalVerdict, ...]  # every PASS/FAIL line of the job
     synthetic_acceptance: bool
     blob: BlobCheck
     superseded_by: int | None = None  # a later attempt of the same run re-ran this job

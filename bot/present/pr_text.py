@@ -20,10 +20,10 @@ from bot.align.nodes import hw_label, in_recipe
 from bot.align.plan import AlignmentPlan, FlagNote, PlannedEdit, Target, Verification
 from bot.align.profile import SYNTHETIC_KEYS
 from bot.align.result import AlignRun, RecipeOutcome
+from bot.benchmarks.changelog import entries_for
 from bot.errors import RecipeSyncError
-from bot.evidence.changelog import ChangelogEntry, entries_for_key, parse_perf_changelog
-from bot.evidence.render import render_evidence_section
 from bot.github.sanitize import MAX_BODY, meta_comment, neutralize, truncate
+from bot.present.evidence import render_evidence_section
 from bot.present.texts import PullRequestText
 from bot.recipes import RecipesRepo, Rendering, render
 from bot.recipes.edit import SetScalar
@@ -31,14 +31,13 @@ from bot.recipes.edit.document import Document
 from bot.recipes.jsvalues import as_dict, js_str
 from bot.recipes.text import quote_value
 
-CHANGELOG = "perf-changelog.yaml"
 PLATFORMS = {"amd": "ROCm", "nvidia": "CUDA", "tpu": "TPU", "intel": "XPU"}
 MAX_TABLE_ROWS = 12  # regression groups shown before the rest go into <details>
 MAX_LISTED = 40  # items per <details> list
 
 
 @dataclass(frozen=True)
-class Budget:
+class TextBudget:
     """How much of the long parts a body shows; a body over the limit is rebuilt compact."""
 
     table_rows: int = MAX_TABLE_ROWS  # regression groups in the table (the rest: <details>)
@@ -47,7 +46,7 @@ class Budget:
     excerpts: bool = True  # job-log excerpts in the evidence section
 
 
-COMPACT = Budget(table_rows=6, detail_rows=0, listed=5, excerpts=False)
+COMPACT = TextBudget(table_rows=6, detail_rows=0, listed=5, excerpts=False)
 ENV_WIDTH = 100  # the env prefix line is wrapped like the seed's
 
 
@@ -328,7 +327,7 @@ def whitespace_check(patch: str) -> str:
     )
 
 
-def _matrix_section(matrix: RegressionMatrix, budget: Budget) -> list[str]:
+def _matrix_section(matrix: RegressionMatrix, budget: TextBudget) -> list[str]:
     head = ["| Renderings | Result |", "|---|---|"]
     rows = [f"| {plain(g.label)} | {md.text(g.result)} |" for g in matrix.groups]
     out = [
@@ -444,7 +443,7 @@ def _texts_list(name: str, items: Sequence[str], listed: int) -> list[str]:
     return [*out, ""]
 
 
-def _lists_section(plan: AlignmentPlan, budget: Budget) -> list[str]:
+def _lists_section(plan: AlignmentPlan, budget: TextBudget) -> list[str]:
     policy = (
         "reported, not removed"
         if not any(e.kind == "flag-remove" for e in plan.edits)
@@ -483,7 +482,7 @@ def _lists_section(plan: AlignmentPlan, budget: Budget) -> list[str]:
 
 
 def _evidence_section(
-    run: AlignRun, plan: AlignmentPlan, target: Target, budget: Budget
+    run: AlignRun, plan: AlignmentPlan, target: Target, budget: TextBudget
 ) -> list[str]:
     label = hw_label(run.recipes, target.profile.hardware)
     verification = next(
@@ -503,10 +502,7 @@ def _evidence_section(
             f"No workflow-run evidence was given (no runs or job logs to read), {consequence}.",
         ]
     inputs = run.inputs
-    changelog: tuple[ChangelogEntry, ...] = ()
-    if inputs.bench.exists(CHANGELOG):
-        text = inputs.bench.read_bytes(CHANGELOG).decode("utf-8", "replace")
-        changelog = entries_for_key(parse_perf_changelog(text), target.key, inputs.pr_number)
+    changelog = entries_for(run.bench.changelog(), target.key, inputs.pr_number)
     section = render_evidence_section(
         target.report,
         hardware_label=label,
@@ -526,7 +522,7 @@ def _evidence_section(
 # ------------------------------------------------------------------------------ the body
 
 
-def body(run: AlignRun, outcome: RecipeOutcome, budget: Budget = Budget()) -> str:
+def body(run: AlignRun, outcome: RecipeOutcome, budget: TextBudget = TextBudget()) -> str:
     """The PR body without the metadata line (the service adds its own), neutralised."""
     plan = outcome.plan
     inputs = run.inputs

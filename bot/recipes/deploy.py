@@ -69,7 +69,7 @@ class CommandRendering:
 
 
 @dataclass(frozen=True)
-class Profile:
+class ResolvedRendering:
     """Every input of one rendering, resolved."""
 
     recipe: Recipe
@@ -305,7 +305,9 @@ def _command(role: str, model: str, layered: Layered, rank: int = 0) -> CommandR
 # ---------------------------------------------------------------------------- deploy types
 
 
-def render_profile(repo: RecipesRepo, profile: Profile, provenance: bool = False) -> Rendered:
+def render_profile(
+    repo: RecipesRepo, profile: ResolvedRendering, provenance: bool = False
+) -> Rendered:
     """Render ``profile``; raises :class:`RenderError` where upstream's renderer throws.
 
     With ``provenance`` every command also carries the origin of each unit and env var.
@@ -358,7 +360,9 @@ def kv_offload_applies(
     return not (isinstance(allow, list) and allow and strategy.name not in allow)
 
 
-def _scope(profile: Profile, strategy: Strategy, role: str | None, kv: Strategy | None) -> Scope:
+def _scope(
+    profile: ResolvedRendering, strategy: Strategy, role: str | None, kv: Strategy | None
+) -> Scope:
     offload = None
     if profile.kv_offload is not None and kv is None:
         name, option = profile.kv_offload
@@ -380,7 +384,7 @@ def _scope(profile: Profile, strategy: Strategy, role: str | None, kv: Strategy 
 
 
 def _single(
-    profile: Profile,
+    profile: ResolvedRendering,
     strategy: Strategy,
     image: str | None,
     kv: Strategy | None,
@@ -427,7 +431,7 @@ def _companions(scope: Scope) -> list[dict[str, Any]]:
 
 
 def _multi(
-    profile: Profile,
+    profile: ResolvedRendering,
     strategy: Strategy,
     image: str | None,
     addr: str,
@@ -646,7 +650,7 @@ def _pool_meta(pool: Pool) -> dict[str, Any]:
 
 
 def _pd(
-    profile: Profile, image: str | None, provenance: bool
+    profile: ResolvedRendering, image: str | None, provenance: bool
 ) -> tuple[dict[str, Any], list[CommandRendering]]:
     recipe, hw, strategy = profile.recipe, profile.hw, profile.strategy
     model = served_model(recipe, profile.variant_key)
@@ -697,7 +701,7 @@ def _pd(
 
 
 def _kv(
-    profile: Profile, image: str | None, provenance: bool
+    profile: ResolvedRendering, image: str | None, provenance: bool
 ) -> tuple[dict[str, Any], list[CommandRendering]]:
     kv, hw = profile.strategy, profile.hw
     serving = profile.serving

@@ -15,7 +15,7 @@ from typing import Any
 
 from bot.errors import InputError, Location
 from bot.recipes.api import variant_jobs
-from bot.recipes.deploy import CommandRendering, Profile, render_profile
+from bot.recipes.deploy import CommandRendering, ResolvedRendering, render_profile
 from bot.recipes.jsvalues import as_dict
 from bot.recipes.repo import Recipe, RecipesRepo
 from bot.recipes.select import (
@@ -75,7 +75,7 @@ def find_model(repo: RecipesRepo, model: str) -> tuple[Recipe, str]:
     raise _bad("model", f"no recipe or promoted variant is served as '{model}'")
 
 
-def resolve(repo: RecipesRepo, request: RenderRequest) -> tuple[Profile, RenderRequest]:
+def resolve(repo: RecipesRepo, request: RenderRequest) -> tuple[ResolvedRendering, RenderRequest]:
     """The full profile for ``request`` and the request with every default filled in."""
     recipe, variant_key = find_model(repo, request.model)
     hw = repo.hardware.get(request.hardware)
@@ -161,7 +161,7 @@ def resolve(repo: RecipesRepo, request: RenderRequest) -> tuple[Profile, RenderR
         if not strategy.is_pd:
             raise _bad("pd_kv_store", "a KV store composes with pd_cluster only")
 
-    profile = Profile(
+    profile = ResolvedRendering(
         recipe=recipe,
         variant_key=variant_key,
         hw=hw,

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bot.recipes.deploy import Profile, effective_compatible, role_parallelism
+from bot.recipes.deploy import ResolvedRendering, effective_compatible, role_parallelism
 from bot.recipes.jsvalues import as_dict, first_present, is_number
 from bot.recipes.layers import hw_keyed
 from bot.recipes.repo import HardwareProfile, Recipe, RecipesRepo, Strategy
@@ -388,9 +388,9 @@ def profile_for(
     choice: Choice,
     features: tuple[str, ...] | None = None,
     modes: Mapping[str, str] | None = None,
-) -> Profile:
+) -> ResolvedRendering:
     strategy = repo.strategies[choice.strategy]
-    return Profile(
+    return ResolvedRendering(
         recipe=recipe,
         variant_key=plan.variant_key,
         hw=plan.hw,

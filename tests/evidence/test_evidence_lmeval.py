@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.evidence.lmeval import EvalRow, Verdict, parse_eval_tables, parse_verdicts
+from bot.evidence.lmeval import EvalRow, EvalVerdict, parse_eval_tables, parse_verdicts
 from tests.evidence.conftest import FIXTURE_LOGS
 
 
@@ -75,7 +75,7 @@ def test_groups_tables_blank_cells_and_noise() -> None:
     verdicts = parse_verdicts(log)
     # no [conc=] is accepted; prose prefixes and non-numbers are not
     assert verdicts == (
-        Verdict(
+        EvalVerdict(
             passed=True,
             conc=None,
             task="gsm8k",

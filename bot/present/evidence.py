@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot import markdown as md
-from bot.evidence.changelog import ChangelogEntry
+from bot.benchmarks.changelog import ChangelogEntry
 from bot.evidence.launch import speculative_config
 from bot.evidence.model import EvalFigure, Evidence, EvidenceReport, RunSummary, outcome
 
@@ -413,7 +413,7 @@ def render_evidence_section(
 
     ``serving_match`` is a sentence the caller computed (e.g. "It matches the serving subset
     above — …"); it is inserted as Markdown after the exact-argv statement. ``changelog`` are
-    the perf-changelog entries to quote (see :func:`bot.evidence.changelog.entries_for_key`).
+    the perf-changelog entries to quote (see :func:`bot.benchmarks.changelog.entries_for`).
     ``pr_ref`` is how to name the benchmark PR (default ``owner/repo#N``).
     """
     pr = _pr_ref(report, pr_ref)

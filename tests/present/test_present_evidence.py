@@ -6,16 +6,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot import markdown as md
-from bot.commands.evidence import git_blob_sha_at
-from bot.evidence.changelog import ChangelogEntry, entries_for_key, parse_perf_changelog
+from bot.benchmarks.changelog import ChangelogEntry, entries_for, parse_changelog
 from bot.evidence.collect import collect_evidence
 from bot.evidence.fixtures import materialise
 from bot.evidence.jobname import JobName
 from bot.evidence.model import EvidenceReport
-from bot.evidence.render import render_evidence_section
 from bot.evidence.source import DirRunSource
+from bot.present.evidence import render_evidence_section
 from bot.rules import default_rules
-from bot.sources import git_blob_sha
+from bot.sources import git_blob_sha, git_blob_sha_at
 from tests.evidence.conftest import (
     EVAL_JOB,
     SCRIPT,
@@ -38,7 +37,7 @@ SERVING = (
 
 def seed_changelog() -> tuple[ChangelogEntry, ...]:
     text = (SEED_TEMPLATE_DIR / "perf-changelog.yaml").read_text()
-    return entries_for_key(parse_perf_changelog(text), KEY, 3058)
+    return entries_for(parse_changelog(text), KEY, 3058)
 
 
 def seed_report_with_defaults(
@@ -216,6 +215,7 @@ def test_untrusted_text_cannot_inject_markdown_or_html() -> None:
     report = collect_evidence(source, pr_head_sha="head", policy=default_rules().policy)
     changelog = (
         ChangelogEntry(
+            index=0,
             config_keys=("k",),
             description=("<!-- hide --> @team *bold* [x](javascript:alert(1)) # h", "- nested"),
             pr_link="javascript:alert(1)",

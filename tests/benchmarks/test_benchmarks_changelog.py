@@ -2,15 +2,15 @@ from __future__ import annotations
 
 import pytest
 
+from bot.benchmarks.changelog import entries_for, matches, parse_changelog
 from bot.errors import InputError
-from bot.evidence.changelog import entries_for_key, key_matches, parse_perf_changelog
 from tests.evidence.conftest import SEED_TEMPLATE_DIR
 
 KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"
 
 
 def test_seed_entry() -> None:
-    entries = parse_perf_changelog((SEED_TEMPLATE_DIR / "perf-changelog.yaml").read_text())
+    entries = parse_changelog((SEED_TEMPLATE_DIR / "perf-changelog.yaml").read_text())
     assert len(entries) == 1
     entry = entries[0]
     assert entry.config_keys == (KEY,)
@@ -26,13 +26,13 @@ def test_seed_entry() -> None:
         False,
         1,
     )
-    assert entries_for_key(entries, KEY, 3058) == entries
-    assert entries_for_key(entries, KEY, 9999) == ()
-    assert entries_for_key(entries, "other-key") == ()
+    assert entries_for(entries, KEY, 3058) == entries
+    assert entries_for(entries, KEY, 9999) == ()
+    assert entries_for(entries, "other-key") == ()
 
 
 @pytest.mark.parametrize(
-    ("pattern", "key", "matches"),
+    ("pattern", "key", "hit"),
     [
         ("dsv41flash-*-vllm-*", KEY, True),
         ("*mi355x*", KEY, True),
@@ -44,8 +44,8 @@ def test_seed_entry() -> None:
         ("*", "", True),
     ],
 )
-def test_key_matching_is_star_only(pattern: str, key: str, matches: bool) -> None:
-    assert key_matches(pattern, key) is matches
+def test_key_matching_is_star_only(pattern: str, key: str, hit: bool) -> None:
+    assert matches(pattern, key) is hit
 
 
 def test_history_and_placeholders() -> None:
@@ -59,15 +59,15 @@ def test_history_and_placeholders() -> None:
   pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/XXX
   evals-only: true
 """
-    entries = parse_perf_changelog(text)
+    entries = parse_changelog(text)
     assert [e.line for e in entries] == [1, 5]
     assert [e.pr_number for e in entries] == [2990, None]
     assert entries[1].evals_only
-    assert [e.description for e in entries_for_key(entries, KEY)] == [
+    assert [e.description for e in entries_for(entries, KEY)] == [
         ("older change",),
         ("new change",),
     ]
-    assert [e.description for e in entries_for_key(entries, KEY, 3058)] == [("new change",)]
+    assert [e.description for e in entries_for(entries, KEY, 3058)] == [("new change",)]
 
 
 @pytest.mark.parametrize(
@@ -85,5 +85,5 @@ def test_history_and_placeholders() -> None:
 )
 def test_bad_changelogs_are_located_errors(text: str, message: str) -> None:
     with pytest.raises(InputError, match=message.replace("[", r"\[").replace("]", r"\]")):
-        parse_perf_changelog(text)
-    assert parse_perf_changelog("") == ()
+        parse_changelog(text)
+    assert parse_changelog("") == ()

@@ -16,6 +16,7 @@ from bot.shell import purecmd
 from bot.shell.conditions import posix_test
 from bot.shell.parse import ParsedFile
 from bot.shell.result import SourceSpan, Unresolved
+from bot.shell.signals import ExitSignal, LoopSignal, ReturnSignal
 from bot.shell.text import EMPTY, Text, opaque, placeholder
 
 if TYPE_CHECKING:
@@ -149,8 +150,6 @@ def _exit_message(ev: Evaluator, span: SourceSpan) -> str | None:
 
 
 def b_exit(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
-    from bot.shell.evaluator import ExitSignal
-
     code: int | None = ev.st.status
     if len(argv) > 1:
         code = int(argv[1].s) & 0xFF if re.fullmatch(r"-?\d+", argv[1].s) else None
@@ -158,8 +157,6 @@ def b_exit(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) ->
 
 
 def b_return(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
-    from bot.shell.evaluator import ReturnSignal
-
     code: int | None = ev.st.status
     if len(argv) > 1:
         code = int(argv[1].s) & 0xFF if re.fullmatch(r"-?\d+", argv[1].s) else None
@@ -167,8 +164,6 @@ def b_return(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) 
 
 
 def b_break(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
-    from bot.shell.evaluator import LoopSignal
-
     levels = int(argv[1].s) if len(argv) > 1 and argv[1].s.isdigit() else 1
     raise LoopSignal(argv[0].s, max(levels, 1))
 

@@ -18,7 +18,6 @@ import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar
 
@@ -28,10 +27,12 @@ from bot.shell import arith, library, patterns
 from bot.shell.budget import Budget
 from bot.shell.builtins import BUILTINS as _BUILTINS
 from bot.shell.builtins import PURE as _PURE
+from bot.shell.conditions import evaluate_test
 from bot.shell.effects import classify
 from bot.shell.errors import BudgetExceeded, ExtractionError
 from bot.shell.parse import ParsedFile, ScriptParser, first_token, named_children
 from bot.shell.result import ScriptResult, SourceSpan, Unresolved
+from bot.shell.signals import ExitSignal, Launch, LaunchSignal, LoopSignal, ReturnSignal
 from bot.shell.state import Capture, FileSystem, FunctionDef, State, Var, merge
 from bot.shell.text import (
     EMPTY,
@@ -81,44 +82,6 @@ _DYNAMIC_OPAQUE = {
 }
 # The process's own bookkeeping, not part of what a launch line sets (as in the traces).
 _NOT_LAUNCH_ENV = frozenset({"PATH", "HOME", "PWD", "OLDPWD", "SHLVL", "_"})
-
-
-class ExitSignal(Exception):
-    def __init__(self, code: int | None, span: SourceSpan, message: str | None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.span = span
-        self.message = message
-
-
-class ReturnSignal(Exception):
-    def __init__(self, status: int | None) -> None:
-        super().__init__()
-        self.status = status
-
-
-class LoopSignal(Exception):
-    def __init__(self, kind: str, levels: int) -> None:
-        super().__init__(kind)
-        self.kind = kind
-        self.levels = levels
-
-
-@dataclass
-class Launch:
-    argv: list[Text]
-    sources: list[SourceSpan]
-    env: list[tuple[str, Text]]
-    env_unset: list[str]
-    span: SourceSpan
-    files: dict[str, str]
-    glob_fields: list[int]
-
-
-class LaunchSignal(Exception):
-    def __init__(self, launch: Launch) -> None:
-        super().__init__("launch")
-        self.launch = launch
 
 
 @contextmanager
@@ -1688,8 +1651,6 @@ class Evaluator(Expander):
         self.st.status = status
 
     def exec_test(self, node: Node, pf: ParsedFile) -> None:
-        from bot.shell.conditions import evaluate_test
-
         result = evaluate_test(self, node, pf)
         self.st.status = (
             None if result is None else (0 if result is True else (2 if result == 2 else 1))

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING
 from tree_sitter import Node
 
 from bot.shell.parse import ParsedFile, named_children
-from bot.shell.result import SourceSpan
+from bot.shell.result import SourceSpan, Unresolved
+from bot.shell.signals import ExitSignal
 from bot.shell.state import FunctionDef
-from bot.shell.text import EMPTY, Text
+from bot.shell.text import EMPTY, Text, opaque
 
 if TYPE_CHECKING:
     from bot.shell.evaluator import Evaluator
@@ -37,8 +38,6 @@ def _is_set(ev: Evaluator, name: str, span: SourceSpan) -> bool:
 
 
 def _exit(ev: Evaluator, span: SourceSpan, message: str) -> None:
-    from bot.shell.evaluator import ExitSignal
-
     raise ExitSignal(1, span, message)
 
 
@@ -107,9 +106,6 @@ def _eval_context(ev: Evaluator, requested: Text, span: SourceSpan) -> Text:
     if not requested.known or not re.fullmatch(r"\d+", requested.s.strip()):
         return requested.computed() if requested.known is False else Text.lit(requested.s)
     if int(requested.s) == 0:
-        from bot.shell.result import Unresolved
-        from bot.shell.text import opaque
-
         item = Unresolved(
             "eval context length",
             "the model's native context length (read from its config at run time)",
@@ -148,8 +144,6 @@ def start_gpu_monitor(ev: Evaluator, args: Sequence[Text], span: SourceSpan) -> 
     Modelled rather than skipped because the library assigns (and exports) GPU_METRICS_CSV in
     it: a skipped helper would mark that env var as possibly changed on every launch line.
     """
-    from bot.shell.text import opaque
-
     output = _value(ev, "GPU_METRICS_CSV", span)
     interval = Text.lit("1")
     index = 0

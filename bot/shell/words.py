@@ -16,6 +16,7 @@ from typing import Final
 from tree_sitter import Node
 
 from bot.shell import patterns
+from bot.shell.escapes import decode_ansi_c
 from bot.shell.parse import ParsedFile
 from bot.shell.result import SourceSpan, Unresolved
 from bot.shell.text import EMPTY, EMPTY_TAINTS, Run, Text, opaque, placeholder
@@ -63,49 +64,6 @@ def utf8_len(first: int) -> int:
     if first >> 3 == 0b11110:
         return 4
     return 1
-
-
-def decode_ansi_c(body: str) -> str:
-    """Contents of ``$'…'`` (without the quotes) → the string bash produces."""
-    out: list[str] = []
-    i = 0
-    simple = {
-        "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
-        "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?",
-    }  # fmt: skip
-    while i < len(body):
-        c = body[i]
-        if c != "\\" or i + 1 >= len(body):
-            out.append(c)
-            i += 1
-            continue
-        nxt = body[i + 1]
-        if nxt in simple:
-            out.append(simple[nxt])
-            i += 2
-        elif nxt in "01234567":
-            j = i + 1
-            while j < len(body) and j < i + 4 and body[j] in "01234567":
-                j += 1
-            out.append(chr(int(body[i + 1 : j], 8) & 0xFF))
-            i = j
-        elif nxt in "xuU":
-            width = {"x": 2, "u": 4, "U": 8}[nxt]
-            j = i + 2
-            while j < len(body) and j < i + 2 + width and body[j] in "0123456789abcdefABCDEF":
-                j += 1
-            if j == i + 2:
-                out.append("\\" + nxt)
-            else:
-                out.append(chr(min(int(body[i + 2 : j], 16), 0x10FFFF)))
-            i = j
-        elif nxt == "c" and i + 2 < len(body):
-            out.append(chr(ord(body[i + 2]) & 0x1F))
-            i += 3
-        else:
-            out.append("\\" + nxt)
-            i += 2
-    return "".join(out)
 
 
 def split_fields(pieces: list[Piece], ifs: str) -> list[Field]:

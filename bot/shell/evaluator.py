@@ -23,13 +23,15 @@ from typing import ClassVar
 
 from tree_sitter import Node
 
-from bot.shell import arith, library, patterns
+from bot.shell import arith, patterns
+from bot.shell.assigns import assigned_names
 from bot.shell.budget import Budget
 from bot.shell.builtins import BUILTINS as _BUILTINS
 from bot.shell.builtins import PURE as _PURE
 from bot.shell.conditions import evaluate_test
 from bot.shell.effects import classify
 from bot.shell.errors import BudgetExceeded, ExtractionError
+from bot.shell.handlers import Handlers
 from bot.shell.parse import ParsedFile, ScriptParser, first_token, named_children
 from bot.shell.result import ScriptResult, SourceSpan, Unresolved
 from bot.shell.signals import ExitSignal, Launch, LaunchSignal, LoopSignal, ReturnSignal
@@ -56,8 +58,6 @@ from bot.shell.words import (
 )
 from bot.sources import FileSource
 
-LIBRARY_NAMES = frozenset({"benchmark_lib.sh"})
-LIBRARY_PATH = "benchmarks/benchmark_lib.sh"
 _DYNAMIC_OPAQUE = {
     "RANDOM": "process-id",
     "SRANDOM": "process-id",
@@ -96,7 +96,6 @@ def _recursion_room(limit: int = 6000) -> Iterator[None]:
             sys.setrecursionlimit(old)
 
 
-_LAUNCH_MODULES = ("vllm.entrypoints.openai.api_server", "vllm.entrypoints.api_server")
 # Commands that run their arguments as a command: stripped to find the program.
 _WRAPPERS = frozenset(
     ("env", "nohup", "exec", "command", "builtin", "time", "nice", "setsid", "stdbuf", "timeout")
@@ -104,29 +103,6 @@ _WRAPPERS = frozenset(
 _NUMACTL_VALUE_OPTS = frozenset(
     ("-N", "-m", "-C", "-p", "-i", "--cpunodebind", "--membind", "--physcpubind")
 ) | {"--preferred", "--interleave"}
-
-
-def launch_kind(argv: Sequence[str]) -> bool:
-    """True for ``vllm serve …`` and ``python -m vllm.entrypoints.openai.api_server …``."""
-    if not argv:
-        return False
-    prog = argv[0].rsplit("/", 1)[-1]
-    if prog == "vllm":
-        return len(argv) > 1 and argv[1] == "serve"
-    if re.fullmatch(r"python(\d+(\.\d+)?)?", prog):
-        for index, arg in enumerate(argv[1:-1], 1):
-            if arg == "-m":
-                module = argv[index + 1]
-                if module in _LAUNCH_MODULES:
-                    return True
-                return (
-                    module == "vllm.entrypoints.cli.main"
-                    and len(argv) > index + 2
-                    and argv[index + 2] == "serve"
-                )
-            if not arg.startswith("-"):
-                return False
-    return False
 
 
 class Evaluator(Expander):
@@ -142,8 +118,10 @@ class Evaluator(Expander):
         budget: Budget | None = None,
         workdir: str | None = None,
         env_label: str = "<job env>",
+        handlers: Handlers | None = None,
     ) -> None:
         self.source = source
+        self.handlers = handlers or Handlers()
         self.parser = parser
         self.script = script
         self.job_env = dict(env)
@@ -153,7 +131,7 @@ class Evaluator(Expander):
         self.assumptions: dict[tuple[str, str, str], Unresolved] = {}
         self.control: dict[Unresolved, None] = {}
         self.last_message: tuple[str, SourceSpan] | None = None
-        self.library_depth = 0
+        self.libraries: list[str] = []  # the sourced libraries being evaluated, innermost last
         self.sourced: list[str] = []  # repository files the script sourced, in order
         self.unknown_commands: dict[str, str] = {}  # bare name → why it is not evaluated
         self.zero = script
@@ -199,7 +177,8 @@ class Evaluator(Expander):
             status="no-launch",
             unresolved=tuple(self.control),
             assumptions=tuple(self.assumptions.values()),
-            reason=f"no vllm launch found: {self.script} ends without starting a vLLM server",
+            reason=f"no {self.handlers.launch_label} found: {self.script} ends without starting "
+            f"{self.handlers.server_label}",
             files=self._files(),
             steps=self.budget.steps,
         )
@@ -217,8 +196,8 @@ class Evaluator(Expander):
                 status="no-launch",
                 unresolved=tuple(self.control),
                 assumptions=tuple(self.assumptions.values()),
-                reason=f"no vllm launch found: the script exits with status 0 at {where} "
-                "before starting a vLLM server",
+                reason=f"no {self.handlers.launch_label} found: the script exits with status 0 "
+                f"at {where} before starting {self.handlers.server_label}",
                 files=self._files(),
                 steps=self.budget.steps,
             )
@@ -600,16 +579,18 @@ class Evaluator(Expander):
         if not head.known:
             self._opaque_command(argv, span, f"command name {head.s} is not known")
             return
-        if launch_kind(words):
+        if self.handlers.is_launch(words):
             self._launch(fields, spans, prefix, span)
         name = head.s
         fn = self.st.functions.get(name)
+        handler = self.handlers.commands.get(name)
         if fn is not None and not fn.library:
             self._with_prefix(prefix, lambda: self.call_function(fn, argv[1:], span), True)
-        elif name in library.MODELS and (
-            fn.library if fn is not None else name not in library.MODELLED_IF_DEFINED
+        elif handler is not None and (
+            fn.library is not None if fn is not None else not handler.defined_only
         ):
-            self._with_prefix(prefix, lambda: library.MODELS[name](self, argv[1:], span), True)
+            model = handler.model
+            self._with_prefix(prefix, lambda: model(self, argv[1:], span), True)
         elif fn is not None:
             self._library_call(fn, argv, prefix, span)
         else:
@@ -867,7 +848,9 @@ class Evaluator(Expander):
         if name_node is None or body is None:
             return
         name = pf.text(name_node)
-        self.st.functions[name] = FunctionDef(name, body, pf, library=self.library_depth > 0)
+        self.st.functions[name] = FunctionDef(
+            name, body, pf, library=self.libraries[-1] if self.libraries else None
+        )
         self.st.status = 0
 
     def call_function(self, fn: FunctionDef, args: Sequence[Text], span: SourceSpan) -> None:
@@ -896,9 +879,10 @@ class Evaluator(Expander):
     def _library_call(
         self, fn: FunctionDef, argv: list[Text], prefix: list[tuple[str, Text]], span: SourceSpan
     ) -> None:
-        """A benchmark-library helper: inlined if it may start the server, else a no-op."""
-        analysis = library.analyse(fn, self.st.functions)
-        if analysis.may_launch:
+        """A library helper without a model: inlined if its library says so, else a no-op."""
+        assert fn.library is not None
+        analysis = self.handlers.sources[fn.library].analyse(fn, self.st.functions)
+        if analysis.inline:
             self._with_prefix(prefix, lambda: self.call_function(fn, argv[1:], span), True)
             return
         item = self.unresolved(
@@ -1835,7 +1819,7 @@ class Evaluator(Expander):
     ) -> None:
         """The iteration count is undecidable: what the loop assigns becomes unknown."""
         why = f"assigned in the loop at {span}, whose iteration count cannot be decided"
-        for name in sorted(library.assigned_names(node, pf)):
+        for name in sorted(assigned_names(node, pf)):
             item = Unresolved(f"${name}", why, span.file, span.line)
             old = self.st.lookup(name)
             exported = old is not None and old.exported
@@ -1854,16 +1838,17 @@ class Evaluator(Expander):
         target = argv[1]
         path = self.repo_path(target)
         if path is not None and not self.source.exists(path):
-            base = posixpath.basename(path)
-            if base in LIBRARY_NAMES and self.source.exists(LIBRARY_PATH):
+            known = self.handlers.library_of(posixpath.basename(path))
+            fallback = known.fallback if known is not None else None
+            if known is not None and fallback is not None and self.source.exists(fallback):
                 self.assume(
                     span,
                     "source",
                     f"source {target.s}",
-                    f"no such file; the benchmark library at {LIBRARY_PATH} was used "
+                    f"no such file; {known.label} at {fallback} was used "
                     "(as the job environment provides it)",
                 )
-                path = LIBRARY_PATH
+                path = fallback
         if path is None or not self.source.exists(path):
             why = (
                 "the path is not statically known"
@@ -1876,12 +1861,13 @@ class Evaluator(Expander):
         pf = self.parser.parse_file(self.source, path)
         if path not in self.sourced:
             self.sourced.append(path)
-        library_file = posixpath.basename(path) in LIBRARY_NAMES
+        library = self.handlers.library_of(posixpath.basename(path))
         st = self.st
         if len(argv) > 2:
             st.positional.append(tuple(argv[2:]))
         st.sources.insert(0, target.s)
-        self.library_depth += int(library_file)
+        if library is not None:
+            self.libraries.append(library.name)
         self.budget.enter(span.file, span.line)
         try:
             self.exec_block(pf.root, pf)
@@ -1889,7 +1875,8 @@ class Evaluator(Expander):
             self.st.status = signal.status
         finally:
             self.budget.leave()
-            self.library_depth -= int(library_file)
+            if library is not None:
+                self.libraries.pop()
             self.st.sources.pop(0)
             if len(argv) > 2:
                 self.st.positional.pop()
@@ -1983,4 +1970,4 @@ Evaluator._handlers = {
 }
 
 
-__all__ = ["Evaluator", "ExitSignal", "ExtractionError", "LaunchSignal", "launch_kind"]
+__all__ = ["Evaluator", "ExtractionError"]

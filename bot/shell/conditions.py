@@ -181,7 +181,7 @@ def evaluate_test(ev: Evaluator, node: Node, pf: ParsedFile) -> Tri:
         if tok.op is not None:
             args.append(Text.lit(tok.op))
         elif tok.node is not None:
-            args.extend(f.text for f in ev.fields(pf, tok.node))
+            args.extend(f.text for f in ev.expander.fields(pf, tok.node))
     return posix_test(ev, args, span)
 
 
@@ -317,7 +317,7 @@ class _Double:
     def value(self, tok: Tok) -> Text:
         if tok.node is None:
             return Text.lit(tok.op or "")
-        return self.ev.string(self.pf, tok.node)
+        return self.ev.expander.string(self.pf, tok.node)
 
     def primary(self) -> Tri:
         tok = self.tokens[self.pos]
@@ -334,7 +334,7 @@ class _Double:
             if op in ("==", "=", "!="):
                 if right_tok.node is None:
                     return None
-                pattern, taints = self.ev.pattern(self.pf, right_tok.node)
+                pattern, taints = self.ev.expander.pattern(self.pf, right_tok.node)
                 if not left.known or taints:
                     return None
                 hit = patterns.matches(pattern, left.s)
@@ -350,7 +350,7 @@ class _Double:
             return None
         parts: list[str] = []
         known = left.known
-        for piece in self.ev.node_pieces(self.pf, tok.node):
+        for piece in self.ev.expander.node_pieces(self.pf, tok.node):
             if isinstance(piece, _Break):
                 parts.append(" ")
                 continue

@@ -105,7 +105,7 @@ _NUMACTL_VALUE_OPTS = frozenset(
 ) | {"--preferred", "--interleave"}
 
 
-class Evaluator(Expander):
+class Evaluator:
     """Evaluates one script against one input environment; use :meth:`run` once."""
 
     def __init__(
@@ -121,6 +121,7 @@ class Evaluator(Expander):
         handlers: Handlers | None = None,
     ) -> None:
         self.source = source
+        self.expander = Expander(self)  # word expansion, reading variables back from here
         self.handlers = handlers or Handlers()
         self.parser = parser
         self.script = script
@@ -410,7 +411,7 @@ class Evaluator(Expander):
         return Text.lit(str(value))
 
     def substitute(self, pf: ParsedFile, node: Node | None, start: int, end: int) -> Text:
-        span = self.span_at(pf, node.start_byte if node is not None else start)
+        span = self.expander.span_at(pf, node.start_byte if node is not None else start)
         if node is not None:
             body: list[Node] = named_children(node)
             target_pf = pf
@@ -435,7 +436,7 @@ class Evaluator(Expander):
         capture = Capture()
         self.in_subshell(lambda: self.exec_nodes(named_children(node), pf), out=capture)
         text = capture.text()
-        span = self.span_at(pf, node.start_byte)
+        span = self.expander.span_at(pf, node.start_byte)
         self.budget.check_string(len(text.s), span.file, span.line)
         return text
 
@@ -537,7 +538,7 @@ class Evaluator(Expander):
         met: set[Unresolved] = set()
         for word in words:
             word_span = SourceSpan(pf.display, pf.node_line(word))
-            word_fields, word_taints = self.fields_and_taints(pf, word)
+            word_fields, word_taints = self.expander.fields_and_taints(pf, word)
             met |= word_taints
             for field in word_fields:
                 fields.append(field)
@@ -551,7 +552,7 @@ class Evaluator(Expander):
             name_node = assignment.child_by_field_name("name")
             value_node = assignment.child_by_field_name("value")
             name = pf.text(name_node) if name_node is not None else ""
-            value = self.string(pf, value_node) if value_node is not None else EMPTY
+            value = self.expander.string(pf, value_node) if value_node is not None else EMPTY
             prefix.append((name, value))
         if not fields:
             for assignment in assignments:
@@ -963,7 +964,7 @@ class Evaluator(Expander):
             base = name_node.child_by_field_name("name")
             index = name_node.child_by_field_name("index")
             name = pf.text(base) if base is not None else pf.text(name_node)
-            key = self.string(pf, index).s if index is not None else "0"
+            key = self.expander.string(pf, index).s if index is not None else "0"
         else:
             name = pf.text(name_node)
         self.last_subst_status = None
@@ -977,7 +978,7 @@ class Evaluator(Expander):
             else:
                 self.set_array(name, values, span, append=append)
         else:
-            value = self.string(pf, value_node) if value_node is not None else EMPTY
+            value = self.expander.string(pf, value_node) if value_node is not None else EMPTY
             value = _named_after(name, value)
             if key is not None:
                 if append:
@@ -1003,7 +1004,7 @@ class Evaluator(Expander):
             if element.type == "comment":
                 continue
             span = SourceSpan(pf.display, pf.node_line(element))
-            for field in self.fields(pf, element):
+            for field in self.expander.fields(pf, element):
                 values.append(field.text.stamped(span))
             self.budget.check_array(len(values), span.file, span.line)
         return values
@@ -1026,8 +1027,12 @@ class Evaluator(Expander):
             close = text.find(b"]=")
             if not text.startswith(b"[") or close == -1:
                 continue
-            key = join_pieces(self.scan(pf, element.start_byte + 1, element.start_byte + close)).s
-            value = join_pieces(self.scan(pf, element.start_byte + close + 2, element.end_byte))
+            key = join_pieces(
+                self.expander.scan(pf, element.start_byte + 1, element.start_byte + close)
+            ).s
+            value = join_pieces(
+                self.expander.scan(pf, element.start_byte + close + 2, element.end_byte)
+            )
             items[key] = value
         exported = old is not None and old.exported
         self.st.store(name, Var(assoc=tuple(items.items()), exported=exported))
@@ -1056,7 +1061,7 @@ class Evaluator(Expander):
             if child.type in ("word", "string", "raw_string", "concatenation") and pf.text(
                 child
             ).startswith(("-", "+")):
-                text = self.string(pf, child).s
+                text = self.expander.string(pf, child).s
                 if text.startswith("+"):
                     unexport = unexport or "x" in text
                 else:
@@ -1076,7 +1081,7 @@ class Evaluator(Expander):
                 self._mark(name, export, unexport, flags, local=False)
             elif child.type in ("variable_name", "word", "string", "raw_string", "concatenation"):
                 word = (
-                    self.string(pf, child)
+                    self.expander.string(pf, child)
                     if child.type != "variable_name"
                     else Text.lit(pf.text(child))
                 )
@@ -1106,7 +1111,7 @@ class Evaluator(Expander):
     def _declare_print(self, node: Node, pf: ParsedFile, span: SourceSpan) -> None:
         """``declare -p NAME…``: status says whether every name is set (a common test)."""
         names = [
-            pf.text(c) if c.type == "variable_name" else self.string(pf, c).s
+            pf.text(c) if c.type == "variable_name" else self.expander.string(pf, c).s
             for c in named_children(node)
             if not pf.text(c).startswith("-")
         ]
@@ -1152,7 +1157,11 @@ class Evaluator(Expander):
     def exec_unset(self, node: Node, pf: ParsedFile) -> None:
         functions = False
         for child in named_children(node):
-            text = self.string(pf, child).s if child.type != "variable_name" else pf.text(child)
+            text = (
+                self.expander.string(pf, child).s
+                if child.type != "variable_name"
+                else pf.text(child)
+            )
             if text == "-f":
                 functions = True
                 continue
@@ -1188,7 +1197,9 @@ class Evaluator(Expander):
                 continue
             if redirect.type == "herestring_redirect":
                 word = next((c for c in named_children(redirect)), None)
-                st.stdin = (self.string(pf, word) if word is not None else EMPTY) + Text.lit("\n")
+                st.stdin = (
+                    self.expander.string(pf, word) if word is not None else EMPTY
+                ) + Text.lit("\n")
                 continue
             descriptor = None
             operator = ""
@@ -1206,7 +1217,7 @@ class Evaluator(Expander):
                 if destination.type == "process_substitution" and pf.text(destination)[:2] == "<(":
                     st.stdin = self.process_output(destination, pf)  # `< <(cmd)`: its output
                     continue
-                target = self.string(pf, destination)
+                target = self.expander.string(pf, destination)
                 st.stdin = self.read_file(target, span)
                 continue
             to_stdout = descriptor in (None, "1") or operator.startswith("&")
@@ -1217,7 +1228,7 @@ class Evaluator(Expander):
                 if target_text == "2":
                     st.out = Capture()  # stdout into stderr: not captured
                 continue
-            target_path = self.string(pf, destination)
+            target_path = self.expander.string(pf, destination)
             capture = Capture()
             st.out = capture
             if target_path.known and target_path.s != "/dev/null":
@@ -1258,7 +1269,7 @@ class Evaluator(Expander):
                 text = "\n".join(line.lstrip("\t") for line in text.split("\n"))
             return Text.lit(text, SourceSpan(pf.display, pf.line_of(begin)))
         if not strip:
-            return self.heredoc(pf, begin, stop)
+            return self.expander.heredoc(pf, begin, stop)
         parts: list[Text] = []
         pos = begin
         while pos < stop:
@@ -1267,7 +1278,7 @@ class Evaluator(Expander):
             first = pos
             while first < line_end and data[first] == 0x09:
                 first += 1
-            parts.append(self.heredoc(pf, first, line_end))
+            parts.append(self.expander.heredoc(pf, first, line_end))
             if line_end < stop:
                 parts.append(Text.lit("\n"))
             pos = line_end + 1
@@ -1405,9 +1416,7 @@ class Evaluator(Expander):
         self.exec_block(node, pf)
 
     def _arith_pieces(self, pf: ParsedFile, start: int, end: int) -> list[Piece]:
-        out: list[Piece] = []
-        self._scan(pf, start, end, out, dq=True, heredoc=True, operand=False)
-        return out
+        return self.expander.heredoc_pieces(pf, start, end)
 
     def run_condition(self, nodes: Sequence[Node], pf: ParsedFile) -> int | None:
         self.st.condition += 1
@@ -1644,7 +1653,7 @@ class Evaluator(Expander):
     def exec_case(self, node: Node, pf: ParsedFile) -> None:
         span = SourceSpan(pf.display, pf.node_line(node))
         value = node.child_by_field_name("value")
-        subject = self.string(pf, value) if value is not None else EMPTY
+        subject = self.expander.string(pf, value) if value is not None else EMPTY
         items = [c for c in named_children(node) if c.type == "case_item"]
         self._case_from(items, 0, subject, pf, span, fallthrough=False)
 
@@ -1681,7 +1690,7 @@ class Evaluator(Expander):
             matched: bool | None = fallthrough
             if not fallthrough:
                 for pattern_node in pats:
-                    pattern, taints = self.pattern(pf, pattern_node)
+                    pattern, taints = self.expander.pattern(pf, pattern_node)
                     if taints or not subject.known:
                         matched = None if pattern != "*" else True
                         if matched:
@@ -1743,7 +1752,7 @@ class Evaluator(Expander):
         values: list[Text] = []
         if has_in:
             for child in node.children_by_field_name("value"):
-                values.extend(f.text for f in self.fields(pf, child))
+                values.extend(f.text for f in self.expander.fields(pf, child))
                 self.budget.check_array(len(values), span.file, span.line)
         else:
             values = list(self.st.positional[-1])

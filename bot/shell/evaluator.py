@@ -578,7 +578,7 @@ class Evaluator:
         argv = [f.text for f in fields]
         words = [t.s for t in argv]
         if not head.known:
-            self._opaque_command(argv, span, f"command name {head.s} is not known")
+            self.opaque_command(argv, span, f"command name {head.s} is not known")
             return
         if self.handlers.is_launch(words):
             self._launch(fields, spans, prefix, span)
@@ -736,7 +736,7 @@ class Evaluator:
             Launch(argv, sources, list(env.items()), unset, span, self._files(), globbed)
         )
 
-    def _opaque_command(self, argv: list[Text], span: SourceSpan, why: str) -> None:
+    def opaque_command(self, argv: list[Text], span: SourceSpan, why: str) -> None:
         if self.st.out is not None:
             what = f"output of `{_short(' '.join(t.s for t in argv))}`"
             item = self.unresolved(span, what, why)
@@ -758,13 +758,13 @@ class Evaluator:
         if effect is not None:
             if effect.category != "host-probe" and self.st.out is None:
                 self.assume(span, "side-effect", f"`{_short(' '.join(words))}`", effect.note)
-            self._opaque_command(
+            self.opaque_command(
                 argv, span, f"the output of {effect.kind} is only known at run time"
             )
             self.st.status = effect.status  # side effects are assumed to succeed; probes unknown
             return
         if any(not t.known for t in argv):
-            self._opaque_command(argv, span, "command with unknown arguments is not evaluated")
+            self.opaque_command(argv, span, "command with unknown arguments is not evaluated")
             return
         unknown = self._unknown_command(words[0])
         self.assume(
@@ -773,7 +773,7 @@ class Evaluator:
             f"`{_short(' '.join(words))}`",
             f"{unknown}; treated as having no effect on the launch",
         )
-        self._opaque_command(argv, span, f"{unknown}; its output and exit status are unknown")
+        self.opaque_command(argv, span, f"{unknown}; its output and exit status are unknown")
 
     def _unknown_command(self, word: str) -> str:
         """Why a command is not evaluated: for a bare name, where it was looked for."""
@@ -901,7 +901,7 @@ class Evaluator:
             else:
                 self.st.store(name, Var(var.scalar, var.items, var.assoc, var.exported, marked))
         if self.st.out is not None:
-            self._opaque_command(argv, span, f"library function {fn.name} is not evaluated")
+            self.opaque_command(argv, span, f"library function {fn.name} is not evaluated")
         self.st.status = 0
 
     # variables --------------------------------------------------------------------------------
@@ -1320,14 +1320,14 @@ class Evaluator:
             return None
         return "" if normal == "." else normal
 
-    def _fs_key(self, path: str) -> str:
+    def fs_key(self, path: str) -> str:
         if path.startswith("/"):
             return posixpath.normpath(path)
         base = self.st.cwd if self.st.cwd is not None else "<cwd>"
         return posixpath.normpath(posixpath.join(base, path))
 
     def write_file(self, path: str, content: Text, *, append: bool) -> None:
-        key = self._fs_key(path)
+        key = self.fs_key(path)
         if append and key in self.st.fs.files:
             content = self.st.fs.files[key] + content
         self.budget.check_string(len(content.s), self.script, None)
@@ -1342,7 +1342,7 @@ class Evaluator:
                 "command-output",
                 self.unresolved(span, "file contents", "the file name is not known"),
             )
-        key = self._fs_key(path.s)
+        key = self.fs_key(path.s)
         if key in self.st.fs.files:
             return self.st.fs.files[key]
         repo = self.repo_path(path)
@@ -1357,7 +1357,7 @@ class Evaluator:
     def file_test(self, op: str, path: Text, span: SourceSpan) -> bool | None:
         if not path.known:
             return None
-        key = self._fs_key(path.s)
+        key = self.fs_key(path.s)
         fs = self.st.fs
         if op in ("-f", "-e", "-s", "-r") and key in fs.files:
             return True if op != "-s" else bool(fs.files[key].s)

@@ -16,33 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
-from bot.shell.result import SourceSpan, Unresolved
-from bot.shell.state import FunctionDef, State
+from bot.shell.api import Shell
+from bot.shell.result import SourceSpan
+from bot.shell.state import FunctionDef
 from bot.shell.text import Text
-from bot.shell.words import VarView
-
-
-class Shell(Protocol):
-    """The part of the evaluator a model function may use."""
-
-    st: State
-
-    def param(self, name: str, index: str | None, span: SourceSpan) -> VarView: ...
-
-    def set_var(
-        self, name: str, value: Text, span: SourceSpan, *, export: bool = False
-    ) -> None: ...
-
-    def write_out(self, text: Text, span: SourceSpan) -> None: ...
-
-    def arithmetic(self, expression: Text, span: SourceSpan) -> Text: ...
-
-    def assume(self, span: SourceSpan, category: str, what: str, why: str) -> None: ...
-
-    def unresolved(self, span: SourceSpan, what: str, why: str) -> Unresolved: ...
-
 
 # A model runs instead of the command: (shell, arguments without the name, call site). It sets
 # ``shell.st.status`` and may raise the signals of :mod:`bot.shell.signals`.

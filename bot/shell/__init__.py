@@ -14,8 +14,8 @@ from collections.abc import Mapping
 
 from bot.shell.budget import Budget, Limits
 from bot.shell.errors import BudgetExceeded, ExtractionError
-from bot.shell.evaluator import Evaluator
 from bot.shell.handlers import Handlers
+from bot.shell.interp import Evaluator
 from bot.shell.parse import ScriptParser
 from bot.shell.result import ScriptResult, SourceSpan, Unresolved
 from bot.sources import FileSource

@@ -1,7 +1,7 @@
 """The interpreter as its helpers see it: typed protocols instead of importing the evaluator.
 
 Builtins, ``[[ … ]]`` conditions and registered command models receive the evaluator through
-these protocols, so none of them imports :mod:`bot.shell.evaluator` (which imports them).
+these protocols, so none of them imports :mod:`bot.shell.interp` (which imports them).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from bot.benchmarks.changelog import ChangelogEntry, entries_for, load_changelog
 from bot.benchmarks.configs import ConfigNode, MasterEntry, load_master_configs, validate_entry
+from bot.benchmarks.extractor import evaluate_script
 from bot.benchmarks.jobenv import apply_launcher, template_env
 from bot.benchmarks.matrix import Row, expand
 from bot.benchmarks.model import ARMS, LaunchLine, Point
@@ -22,7 +23,7 @@ from bot.benchmarks.scope import multinode_reason
 from bot.errors import InputError, Location
 from bot.rules import Rules, default_rules
 from bot.rules.models import Launcher
-from bot.shell import ScriptParser, ScriptResult, evaluate_script
+from bot.shell import ScriptParser, ScriptResult
 from bot.shell.result import Unresolved
 from bot.sources import FileSource
 

@@ -18,25 +18,10 @@ means the line is not a printed command: :class:`QuotingError`.
 
 from __future__ import annotations
 
+from bot.shell.escapes import scan_ansi_c, to_text
+
 _BLANKS = " \t"
 _OPERATORS = ";&|<>()"
-_SIMPLE_ESCAPES = {
-    "a": 0x07,
-    "b": 0x08,
-    "e": 0x1B,
-    "E": 0x1B,
-    "f": 0x0C,
-    "n": 0x0A,
-    "r": 0x0D,
-    "t": 0x09,
-    "v": 0x0B,
-    "\\": 0x5C,
-    "'": 0x27,
-    '"': 0x22,
-    "?": 0x3F,
-}
-_OCTAL = "01234567"
-_HEX = "0123456789abcdefABCDEF"
 
 
 class QuotingError(ValueError):
@@ -49,54 +34,18 @@ class QuotingError(ValueError):
         self.unterminated = unterminated
 
 
-def _take(text: str, start: int, alphabet: str, limit: int) -> str:
-    end = start
-    while end < len(text) and end - start < limit and text[end] in alphabet:
-        end += 1
-    return text[start:end]
-
-
 def _ansi_c(text: str, start: int, out: bytearray) -> int:
-    """Decode the body of ``$'…'`` starting at ``start`` (after the quote); return the index
-    just past the closing quote."""
-    i = start
-    while i < len(text):
-        char = text[i]
-        if char == "'":
-            return i + 1
-        if char != "\\":
-            out += char.encode("utf-8", "surrogatepass")
-            i += 1
-            continue
-        if i + 1 >= len(text):
-            break
-        code = text[i + 1]
-        i += 2
-        if code in _SIMPLE_ESCAPES:
-            out.append(_SIMPLE_ESCAPES[code])
-        elif code in _OCTAL:
-            digits = code + _take(text, i, _OCTAL, 2)
-            i += len(digits) - 1
-            out.append(int(digits, 8) & 0xFF)
-        elif code == "x" and (digits := _take(text, i, _HEX, 2)):
-            i += len(digits)
-            out.append(int(digits, 16))
-        elif code in "uU" and (digits := _take(text, i, _HEX, 4 if code == "u" else 8)):
-            i += len(digits)
-            value = int(digits, 16)
-            if value > 0x10FFFF:
-                raise QuotingError(f"\\{code}{digits} is not a Unicode code point")
-            out += chr(value).encode("utf-8", "surrogatepass")
-        elif code == "c" and i < len(text):
-            out.append(ord(text[i]) & 0x1F)
-            i += 1
-        else:  # unknown escape: bash keeps the backslash
-            out += ("\\" + code).encode("utf-8", "surrogatepass")
-    raise QuotingError("unterminated $'…' quote")
+    """Decode the body of ``$'…'`` starting at ``start`` (after the quote) into ``out``;
+    return the index just past the closing quote."""
+    data, end = scan_ansi_c(text, start)
+    if end >= len(text):
+        raise QuotingError("unterminated $'…' quote")
+    out += data
+    return end + 1
 
 
 def _finish(word: bytearray) -> str:
-    return word.decode("utf-8", "replace")
+    return to_text(bytes(word))
 
 
 def split_words(text: str) -> tuple[str, ...]:

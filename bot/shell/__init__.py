@@ -1,9 +1,11 @@
-"""Static evaluation of bash benchmark scripts: the launch line without running anything.
+"""Static partial evaluation of bash scripts: the launch line without running anything.
 
-``evaluate_script(source, path, env)`` parses the script with tree-sitter-bash and partially
-evaluates it (quoting, expansions, arrays, arithmetic, conditionals, loops, functions, the
-benchmark library) until it reaches the ``vllm serve`` launch. Unknown values become named
-placeholders with :class:`Unresolved` explanations; nothing is executed or written.
+``evaluate_script(source, path, env, handlers=...)`` parses the script with tree-sitter-bash
+and partially evaluates it (quoting, expansions, arrays, arithmetic, conditionals, loops,
+functions) until it reaches the command the :class:`Handlers` registry calls the launch.
+Libraries and launchers are registered from outside (``bot.benchmarks.extractor`` registers
+InferenceX's benchmark library and ``vllm serve``). Unknown values become named placeholders
+with :class:`Unresolved` explanations; nothing is executed or written.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from collections.abc import Mapping
 
 from bot.shell.budget import Budget, Limits
 from bot.shell.errors import BudgetExceeded, ExtractionError
-from bot.shell.evaluator import Evaluator, launch_kind
+from bot.shell.handlers import Handlers
+from bot.shell.interp import Evaluator
 from bot.shell.parse import ScriptParser
 from bot.shell.result import ScriptResult, SourceSpan, Unresolved
 from bot.sources import FileSource
@@ -21,13 +24,13 @@ __all__ = [
     "Budget",
     "BudgetExceeded",
     "ExtractionError",
+    "Handlers",
     "Limits",
     "ScriptParser",
     "ScriptResult",
     "SourceSpan",
     "Unresolved",
     "evaluate_script",
-    "launch_kind",
 ]
 
 
@@ -40,15 +43,24 @@ def evaluate_script(
     limits: Limits | None = None,
     workdir: str | None = None,
     env_label: str = "<job env>",
+    handlers: Handlers | None = None,
 ) -> ScriptResult:
     """Statically evaluate ``script`` (repository-relative) with input environment ``env``.
 
+    Without ``handlers`` nothing is a launch: the result says where the script ended.
     Raises :class:`ExtractionError` (or its :class:`BudgetExceeded`) for scripts that cannot
     be evaluated at all; everything else is reported inside the result.
     """
     parser = parser or ScriptParser(limits)
     budget = Budget(limits or parser.limits)
     evaluator = Evaluator(
-        source, parser, script, env, budget=budget, workdir=workdir, env_label=env_label
+        source,
+        parser,
+        script,
+        env,
+        budget=budget,
+        workdir=workdir,
+        env_label=env_label,
+        handlers=handlers,
     )
     return evaluator.run()

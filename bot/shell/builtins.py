@@ -10,19 +10,17 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from bot.shell import purecmd
+from bot.shell.api import Interp
 from bot.shell.conditions import posix_test
 from bot.shell.parse import ParsedFile
 from bot.shell.result import SourceSpan, Unresolved
+from bot.shell.signals import ExitSignal, LoopSignal, ReturnSignal
 from bot.shell.text import EMPTY, Text, opaque, placeholder
 
-if TYPE_CHECKING:
-    from bot.shell.evaluator import Evaluator
-
-Handler = Callable[["Evaluator", list[Text], SourceSpan, ParsedFile], None]
-Pure = Callable[["Evaluator", list[Text], SourceSpan], bool]
+Handler = Callable[[Interp, list[Text], SourceSpan, ParsedFile], None]
+Pure = Callable[[Interp, list[Text], SourceSpan], bool]
 
 
 def _taints(texts: list[Text]) -> frozenset[Unresolved]:
@@ -32,19 +30,19 @@ def _taints(texts: list[Text]) -> frozenset[Unresolved]:
     return frozenset(out)
 
 
-def _emit(ev: Evaluator, output: str, taints: frozenset[Unresolved], span: SourceSpan) -> None:
+def _emit(ev: Interp, output: str, taints: frozenset[Unresolved], span: SourceSpan) -> None:
     ev.write_out(Text.lit(output, None, taints), span)
 
 
-def b_true(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
+def b_true(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     ev.st.status = 0
 
 
-def b_false(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
+def b_false(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     ev.st.status = 1
 
 
-def b_echo(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
+def b_echo(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     args = argv[1:]
     words = [a.s for a in args]
     flags = 0
@@ -63,7 +61,7 @@ def b_echo(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) ->
     ev.st.status = 0
 
 
-def b_printf(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
+def b_printf(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     args = argv[1:]
     target: str | None = None
     if len(args) >= 2 and args[0].s == "-v":
@@ -83,7 +81,7 @@ def b_printf(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) 
     ev.st.status = status
 
 
-def b_set(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
+def b_set(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     args = argv[1:]
     index = 0
     while index < len(args):
@@ -110,7 +108,7 @@ def b_set(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> 
     ev.st.status = 0
 
 
-def b_shift(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
+def b_shift(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     count = int(argv[1].s) if len(argv) > 1 and argv[1].s.isdigit() else 1
     current = ev.st.positional[-1]
     if count > len(current):
@@ -120,11 +118,11 @@ def b_shift(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -
     ev.st.status = 0
 
 
-def b_source(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
+def b_source(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     ev.source_file(argv, span)
 
 
-def b_eval(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
+def b_eval(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     text = Text.join(argv[1:], " ")
     if not text.known:
         item = ev.unresolved(span, f"eval {text.s}", "evaluated text is not statically known")
@@ -139,7 +137,7 @@ def b_eval(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) ->
         ev.budget.leave()
 
 
-def _exit_message(ev: Evaluator, span: SourceSpan) -> str | None:
+def _exit_message(ev: Interp, span: SourceSpan) -> str | None:
     if ev.last_message is None:
         return None
     message, where = ev.last_message
@@ -148,32 +146,26 @@ def _exit_message(ev: Evaluator, span: SourceSpan) -> str | None:
     return None
 
 
-def b_exit(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
-    from bot.shell.evaluator import ExitSignal
-
+def b_exit(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     code: int | None = ev.st.status
     if len(argv) > 1:
         code = int(argv[1].s) & 0xFF if re.fullmatch(r"-?\d+", argv[1].s) else None
     raise ExitSignal(code, span, _exit_message(ev, span))
 
 
-def b_return(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
-    from bot.shell.evaluator import ReturnSignal
-
+def b_return(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     code: int | None = ev.st.status
     if len(argv) > 1:
         code = int(argv[1].s) & 0xFF if re.fullmatch(r"-?\d+", argv[1].s) else None
     raise ReturnSignal(code)
 
 
-def b_break(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
-    from bot.shell.evaluator import LoopSignal
-
+def b_break(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     levels = int(argv[1].s) if len(argv) > 1 and argv[1].s.isdigit() else 1
     raise LoopSignal(argv[0].s, max(levels, 1))
 
 
-def b_cd(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
+def b_cd(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     args = [a for a in argv[1:] if not a.s.startswith("-") or a.s == "-"]
     if not args or args[0].s == "-" or not args[0].known:
         ev.st.cwd = None
@@ -183,19 +175,19 @@ def b_cd(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> N
     ev.st.status = 0
 
 
-def b_pwd(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
+def b_pwd(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     ev.write_out(ev.pwd(span) + Text.lit("\n"), span)
     ev.st.status = 0
 
 
-def _stdin(ev: Evaluator, span: SourceSpan, what: str) -> Text:
+def _stdin(ev: Interp, span: SourceSpan, what: str) -> Text:
     if ev.st.stdin is not None:
         return ev.st.stdin
     item = ev.unresolved(span, what, "reads standard input, which is not known statically")
     return opaque("stdin", "command-output", item)
 
 
-def b_read(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
+def b_read(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     args = argv[1:]
     array: str | None = None
     delimiter = "\n"
@@ -266,7 +258,7 @@ def _split_read(line: str, ifs: str, count: int) -> list[str]:
     return fields
 
 
-def b_mapfile(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
+def b_mapfile(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     args = [a.s for a in argv[1:]]
     strip = "-t" in args
     names = [a for a in args if not a.startswith("-")]
@@ -284,14 +276,14 @@ def b_mapfile(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile)
     ev.st.status = 0
 
 
-def b_let(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
+def b_let(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     result = EMPTY
     for arg in argv[1:]:
         result = ev.arithmetic(arg, span)
     ev.st.status = None if not result.known else (1 if result.s in ("", "0") else 0)
 
 
-def b_test(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
+def b_test(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     args = argv[1:]
     if argv[0].s == "[":
         if not args or args[-1].s != "]":
@@ -302,50 +294,50 @@ def b_test(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) ->
     ev.st.status = None if result is None else (0 if result is True else (2 if result == 2 else 1))
 
 
-def b_getopts(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
+def b_getopts(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     ev.st.status = 1  # scripts are started without options
 
 
-def b_mkdir(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
+def b_mkdir(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     for arg in argv[1:]:
         if arg.s.startswith("-") or not arg.known:
             continue
-        key = ev._fs_key(arg.s)
+        key = ev.fs_key(arg.s)
         while key not in ("", "/", ".") and key not in ev.st.fs.dirs:
             ev.st.fs.dirs.add(key)
             key = posixpath.dirname(key)
     ev.st.status = 0
 
 
-def b_touch(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
+def b_touch(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     for arg in argv[1:]:
         if arg.known and not arg.s.startswith("-"):
-            key = ev._fs_key(arg.s)
+            key = ev.fs_key(arg.s)
             ev.st.fs.files.setdefault(key, EMPTY)
     ev.st.status = 0
 
 
-def b_rm(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
+def b_rm(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     for arg in argv[1:]:
         if arg.known and not arg.s.startswith("-"):
-            key = ev._fs_key(arg.s)
+            key = ev.fs_key(arg.s)
             ev.st.fs.files.pop(key, None)
             ev.st.fs.dirs.discard(key)
     ev.st.status = 0
 
 
-def b_cp(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
+def b_cp(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     paths = [a for a in argv[1:] if not a.s.startswith("-")]
     if len(paths) == 2 and all(p.known for p in paths):
         content = ev.read_file(paths[0], span)
         if content is not None:
             ev.write_file(paths[1].s, content, append=False)
         if argv[0].s == "mv":
-            ev.st.fs.files.pop(ev._fs_key(paths[0].s), None)
+            ev.st.fs.files.pop(ev.fs_key(paths[0].s), None)
     ev.st.status = 0
 
 
-def b_cat(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
+def b_cat(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     files = [a for a in argv[1:] if not (a.s.startswith("-") and a.s != "-")]
     if not files:
         ev.write_out(_stdin(ev, span, "cat"), span)
@@ -357,7 +349,7 @@ def b_cat(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> 
     ev.st.status = 0
 
 
-def b_tee(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
+def b_tee(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     append = any(a.s in ("-a", "--append") for a in argv[1:])
     content = _stdin(ev, span, "tee")
     for path in argv[1:]:
@@ -369,7 +361,7 @@ def b_tee(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> 
     ev.st.status = 0
 
 
-def b_noop(ev: Evaluator, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
+def b_noop(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     ev.st.status = 0
 
 
@@ -426,7 +418,7 @@ BUILTINS: dict[str, Handler] = {
 # --- whitelisted external commands (pure functions of arguments and input) --------------------
 
 
-def _filter_input(ev: Evaluator, files: list[Text], span: SourceSpan, name: str) -> Text:
+def _filter_input(ev: Interp, files: list[Text], span: SourceSpan, name: str) -> Text:
     if not files:
         return _stdin(ev, span, name)
     parts: list[Text] = []
@@ -436,7 +428,7 @@ def _filter_input(ev: Evaluator, files: list[Text], span: SourceSpan, name: str)
     return Text.join(parts)
 
 
-def p_dirname(ev: Evaluator, argv: list[Text], span: SourceSpan) -> bool:
+def p_dirname(ev: Interp, argv: list[Text], span: SourceSpan) -> bool:
     args = [a for a in argv[1:] if not a.s.startswith("-")]
     out = "".join(purecmd.dirname(a.s) + "\n" for a in args)
     _emit(ev, out, _taints(args), span)
@@ -444,7 +436,7 @@ def p_dirname(ev: Evaluator, argv: list[Text], span: SourceSpan) -> bool:
     return True
 
 
-def p_basename(ev: Evaluator, argv: list[Text], span: SourceSpan) -> bool:
+def p_basename(ev: Interp, argv: list[Text], span: SourceSpan) -> bool:
     args = [a.s for a in argv[1:]]
     suffix = ""
     multiple = False
@@ -469,9 +461,9 @@ def p_basename(ev: Evaluator, argv: list[Text], span: SourceSpan) -> bool:
     return True
 
 
-def p_seq(ev: Evaluator, argv: list[Text], span: SourceSpan) -> bool:
+def p_seq(ev: Interp, argv: list[Text], span: SourceSpan) -> bool:
     if not all(a.known for a in argv):
-        ev._opaque_command(argv, span, "seq with arguments that are not known")
+        ev.opaque_command(argv, span, "seq with arguments that are not known")
         return True
     out, status = purecmd.seq([a.s for a in argv[1:]])
     ev.budget.check_string(len(out), span.file, span.line)
@@ -481,7 +473,7 @@ def p_seq(ev: Evaluator, argv: list[Text], span: SourceSpan) -> bool:
 
 
 def _filter(name: str) -> Pure:
-    def run(ev: Evaluator, argv: list[Text], span: SourceSpan) -> bool:
+    def run(ev: Interp, argv: list[Text], span: SourceSpan) -> bool:
         args = [a.s for a in argv[1:]]
         if not all(a.known for a in argv[1:]):
             return False

@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from tree_sitter import Node
 
 from bot.shell import patterns
+from bot.shell.api import Interp
 from bot.shell.parse import ParsedFile
 from bot.shell.result import SourceSpan
 from bot.shell.text import Text
 from bot.shell.words import Seg, _Break
-
-if TYPE_CHECKING:
-    from bot.shell.evaluator import Evaluator
 
 Tri = bool | None | Literal[2]
 
@@ -119,7 +117,7 @@ def _compare_ints(a: int, op: str, b: int) -> bool:
     return table.get(op, a >= b)
 
 
-def unary(ev: Evaluator, op: str, value: Text, span: SourceSpan) -> Tri:
+def unary(ev: Interp, op: str, value: Text, span: SourceSpan) -> Tri:
     if op == "-v":
         if not value.known:
             return None
@@ -141,9 +139,7 @@ def unary(ev: Evaluator, op: str, value: Text, span: SourceSpan) -> Tri:
     return None
 
 
-def binary(
-    ev: Evaluator, left: Text, op: str, right: Text, span: SourceSpan, *, double: bool
-) -> Tri:
+def binary(ev: Interp, left: Text, op: str, right: Text, span: SourceSpan, *, double: bool) -> Tri:
     if op in ("-nt", "-ot", "-ef"):
         return None
     if op in ("-eq", "-ne", "-lt", "-le", "-gt", "-ge"):
@@ -170,7 +166,7 @@ def binary(
     return None
 
 
-def evaluate_test(ev: Evaluator, node: Node, pf: ParsedFile) -> Tri:
+def evaluate_test(ev: Interp, node: Node, pf: ParsedFile) -> Tri:
     tokens: list[Tok] = []
     _flatten(node, tokens)
     span = SourceSpan(pf.display, pf.node_line(node))
@@ -181,11 +177,11 @@ def evaluate_test(ev: Evaluator, node: Node, pf: ParsedFile) -> Tri:
         if tok.op is not None:
             args.append(Text.lit(tok.op))
         elif tok.node is not None:
-            args.extend(f.text for f in ev.fields(pf, tok.node))
+            args.extend(f.text for f in ev.expander.fields(pf, tok.node))
     return posix_test(ev, args, span)
 
 
-def posix_test(ev: Evaluator, args: list[Text], span: SourceSpan) -> Tri:
+def posix_test(ev: Interp, args: list[Text], span: SourceSpan) -> Tri:
     """``test``/``[`` with the argument-count rules of POSIX."""
     words = [a.s for a in args]
     n = len(args)
@@ -220,7 +216,7 @@ def posix_test(ev: Evaluator, args: list[Text], span: SourceSpan) -> Tri:
 
 
 class _PosixParser:
-    def __init__(self, ev: Evaluator, args: list[Text], span: SourceSpan) -> None:
+    def __init__(self, ev: Interp, args: list[Text], span: SourceSpan) -> None:
         self.ev, self.args, self.span, self.pos = ev, args, span, 0
 
     def peek(self) -> str | None:
@@ -274,7 +270,7 @@ class _PosixParser:
 class _Double:
     """``[[ … ]]``: no word splitting, patterns on the right of ==/!=, regexes for =~."""
 
-    def __init__(self, ev: Evaluator, pf: ParsedFile, tokens: list[Tok], span: SourceSpan) -> None:
+    def __init__(self, ev: Interp, pf: ParsedFile, tokens: list[Tok], span: SourceSpan) -> None:
         self.ev, self.pf, self.tokens, self.span, self.pos = ev, pf, tokens, span, 0
 
     def peek(self) -> Tok | None:
@@ -317,7 +313,7 @@ class _Double:
     def value(self, tok: Tok) -> Text:
         if tok.node is None:
             return Text.lit(tok.op or "")
-        return self.ev.string(self.pf, tok.node)
+        return self.ev.expander.string(self.pf, tok.node)
 
     def primary(self) -> Tri:
         tok = self.tokens[self.pos]
@@ -334,7 +330,7 @@ class _Double:
             if op in ("==", "=", "!="):
                 if right_tok.node is None:
                     return None
-                pattern, taints = self.ev.pattern(self.pf, right_tok.node)
+                pattern, taints = self.ev.expander.pattern(self.pf, right_tok.node)
                 if not left.known or taints:
                     return None
                 hit = patterns.matches(pattern, left.s)
@@ -350,7 +346,7 @@ class _Double:
             return None
         parts: list[str] = []
         known = left.known
-        for piece in self.ev.node_pieces(self.pf, tok.node):
+        for piece in self.ev.expander.node_pieces(self.pf, tok.node):
             if isinstance(piece, _Break):
                 parts.append(" ")
                 continue

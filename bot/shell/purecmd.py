@@ -12,6 +12,7 @@ import re
 import string
 from collections.abc import Sequence
 
+from bot.shell.escapes import decode_printf, encode, escape_at, to_text
 from bot.shell.patterns import ere_to_python
 
 # Characters bash's printf %q escapes with a backslash (lib/sh/shquote.c, bstab).
@@ -51,46 +52,6 @@ def shell_quote(value: str) -> str:
     return "".join(out)
 
 
-def _escapes(text: str, *, for_b: bool) -> tuple[str, bool]:
-    """Backslash escapes of printf formats / %b / echo -e; second value: stop (\\c) seen."""
-    out: list[str] = []
-    i = 0
-    simple = dict(zip("abeEfnrtv\\\"'?", "\a\b\x1b\x1b\f\n\r\t\v\\\"'?", strict=True))
-    while i < len(text):
-        ch = text[i]
-        if ch != "\\" or i + 1 >= len(text):
-            out.append(ch)
-            i += 1
-            continue
-        nxt = text[i + 1]
-        if nxt == "c":
-            return "".join(out), True
-        if nxt in simple and not (for_b and nxt in "\"'?"):
-            out.append(simple[nxt])
-            i += 2
-        elif nxt in "01234567":
-            j = i + 1
-            limit = 4 if (for_b and nxt == "0") else 3
-            while j < len(text) and j < i + 1 + limit and text[j] in "01234567":
-                j += 1
-            out.append(chr(int(text[i + 1 : j], 8) & 0xFF))
-            i = j
-        elif nxt in "xuU":
-            width = {"x": 2, "u": 4, "U": 8}[nxt]
-            j = i + 2
-            while j < len(text) and j < i + 2 + width and text[j] in "0123456789abcdefABCDEF":
-                j += 1
-            if j == i + 2:
-                out.append("\\" + nxt)
-            else:
-                out.append(chr(min(int(text[i + 2 : j], 16), 0x10FFFF)))
-            i = j
-        else:
-            out.append("\\" + nxt)
-            i += 2
-    return "".join(out), False
-
-
 def echo(args: Sequence[str]) -> str:
     newline, escapes = True, False
     index = 0
@@ -101,7 +62,7 @@ def echo(args: Sequence[str]) -> str:
         index += 1
     text = " ".join(args[index:])
     if escapes:
-        text, stop = _escapes(text, for_b=True)
+        text, stop = decode_printf(text, for_b=True)
         if stop:
             return text
     return text + ("\n" if newline else "")
@@ -134,7 +95,7 @@ def _float_arg(arg: str) -> tuple[float, bool]:
 
 def printf(fmt: str, args: Sequence[str]) -> tuple[str, int]:
     """Bash ``printf FORMAT ARGS…``: the format is reused while arguments remain."""
-    out: list[str] = []
+    out = bytearray()
     status = 0
     queue = list(args)
     first = True
@@ -144,43 +105,24 @@ def printf(fmt: str, args: Sequence[str]) -> tuple[str, int]:
         pos = 0
         while pos < len(fmt):
             if fmt[pos] == "\\":
-                chunk_end = pos + 2
-                if pos + 1 < len(fmt) and fmt[pos + 1] in "01234567":
-                    chunk_end = pos + 2
-                    while (
-                        chunk_end < len(fmt)
-                        and chunk_end < pos + 4
-                        and fmt[chunk_end] in "01234567"
-                    ):
-                        chunk_end += 1
-                elif pos + 1 < len(fmt) and fmt[pos + 1] in "xuU":
-                    digits = {"x": 2, "u": 4, "U": 8}[fmt[pos + 1]]
-                    chunk_end = pos + 2
-                    while (
-                        chunk_end < len(fmt)
-                        and chunk_end < pos + 2 + digits
-                        and fmt[chunk_end] in "0123456789abcdefABCDEF"
-                    ):
-                        chunk_end += 1
-                text, stop = _escapes(fmt[pos:chunk_end], for_b=False)
-                out.append(text)
-                if stop:
-                    return "".join(out), status
-                pos = chunk_end
+                chunk, pos = escape_at(fmt, pos, "printf")
+                if chunk is None:  # \c: no further output
+                    return to_text(bytes(out)), status
+                out += chunk  # escapes are bytes: \303\251 is é
                 continue
             if fmt[pos] != "%":
-                out.append(fmt[pos])
+                out += encode(fmt[pos])
                 pos += 1
                 continue
             match = _SPEC.match(fmt, pos)
             if match is None:
-                out.append(fmt[pos])
+                out += encode(fmt[pos])
                 pos += 1
                 continue
             pos = match.end()
             flags, width_s, precision_s, conv = match.groups()
             if conv == "%":
-                out.append("%")
+                out += encode("%")
                 continue
 
             def take() -> str:
@@ -206,25 +148,25 @@ def printf(fmt: str, args: Sequence[str]) -> tuple[str, int]:
                 value, ok = _int_arg(arg) if had_arg else (0, True)
                 status = status if ok else 1
                 py_conv = "d" if conv in "iu" else conv
-                out.append((spec + py_conv) % value)
+                out += encode((spec + py_conv) % value)
             elif conv in "fFeEgG":
                 number, ok = _float_arg(arg) if had_arg else (0.0, True)
                 status = status if ok else 1
-                out.append((spec + conv) % number)
+                out += encode((spec + conv) % number)
             elif conv == "c":
-                out.append((spec.split(".")[0] + "s") % arg[:1])
+                out += encode((spec.split(".")[0] + "s") % arg[:1])
             elif conv == "b":
-                text, stop = _escapes(arg, for_b=True)
-                out.append((spec + "s") % text)
+                text, stop = decode_printf(arg, for_b=True)
+                out += encode((spec + "s") % text)
                 if stop:
-                    return "".join(out), status
+                    return to_text(bytes(out)), status
             elif conv == "q":
-                out.append((spec.split(".")[0] + "s") % shell_quote(arg))
+                out += encode((spec.split(".")[0] + "s") % shell_quote(arg))
             else:
-                out.append((spec + "s") % arg)
+                out += encode((spec + "s") % arg)
         if consumed == 0:
             break
-    return "".join(out), status
+    return to_text(bytes(out)), status
 
 
 def seq(args: Sequence[str]) -> tuple[str, int]:
@@ -436,7 +378,7 @@ def _tr_set(spec: str) -> str:
     }
     for key, chars in classes.items():
         spec = spec.replace(key, chars)
-    spec, _ = _escapes(spec, for_b=False)
+    spec, _ = decode_printf(spec, for_b=False)
     out: list[str] = []
     i = 0
     while i < len(spec):

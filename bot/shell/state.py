@@ -59,7 +59,7 @@ class FunctionDef:
     name: str
     body: Node
     pf: ParsedFile
-    library: bool  # defined while sourcing the benchmark library
+    library: str | None  # the registered library being sourced when it was defined
 
 
 @dataclass

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Protocol
 
 from tree_sitter import Node
 
 from bot.shell import patterns
+from bot.shell.escapes import decode_ansi_c
 from bot.shell.parse import ParsedFile
 from bot.shell.result import SourceSpan, Unresolved
 from bot.shell.text import EMPTY, EMPTY_TAINTS, Run, Text, opaque, placeholder
@@ -63,49 +64,6 @@ def utf8_len(first: int) -> int:
     if first >> 3 == 0b11110:
         return 4
     return 1
-
-
-def decode_ansi_c(body: str) -> str:
-    """Contents of ``$'…'`` (without the quotes) → the string bash produces."""
-    out: list[str] = []
-    i = 0
-    simple = {
-        "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
-        "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?",
-    }  # fmt: skip
-    while i < len(body):
-        c = body[i]
-        if c != "\\" or i + 1 >= len(body):
-            out.append(c)
-            i += 1
-            continue
-        nxt = body[i + 1]
-        if nxt in simple:
-            out.append(simple[nxt])
-            i += 2
-        elif nxt in "01234567":
-            j = i + 1
-            while j < len(body) and j < i + 4 and body[j] in "01234567":
-                j += 1
-            out.append(chr(int(body[i + 1 : j], 8) & 0xFF))
-            i = j
-        elif nxt in "xuU":
-            width = {"x": 2, "u": 4, "U": 8}[nxt]
-            j = i + 2
-            while j < len(body) and j < i + 2 + width and body[j] in "0123456789abcdefABCDEF":
-                j += 1
-            if j == i + 2:
-                out.append("\\" + nxt)
-            else:
-                out.append(chr(min(int(body[i + 2 : j], 16), 0x10FFFF)))
-            i = j
-        elif nxt == "c" and i + 2 < len(body):
-            out.append(chr(ord(body[i + 2]) & 0x1F))
-            i += 3
-        else:
-            out.append("\\" + nxt)
-            i += 2
-    return "".join(out)
 
 
 def split_fields(pieces: list[Piece], ifs: str) -> list[Field]:
@@ -365,41 +323,40 @@ class VarView:
     taints: frozenset[Unresolved] = EMPTY_TAINTS  # uncertainty of the whole parameter
 
 
-class Expander:
-    """Word expansion over source bytes; the evaluator supplies variables and substitutions."""
+class Scope(Protocol):
+    """What word expansion needs from the interpreter: variables, substitutions, budget."""
 
-    # --- hooks the evaluator implements -------------------------------------------------------
+    def param(self, name: str, index: str | None, span: SourceSpan) -> VarView: ...
 
-    def param(self, name: str, index: str | None, span: SourceSpan) -> VarView:
-        raise NotImplementedError
-
-    def assign_scalar(self, name: str, value: Text, span: SourceSpan) -> None:
-        raise NotImplementedError
+    def assign_scalar(self, name: str, value: Text, span: SourceSpan) -> None: ...
 
     def substitute(self, pf: ParsedFile, node: Node | None, start: int, end: int) -> Text:
         """Run ``$(…)`` (node, or the bytes [start, end) of the inner text) and capture it."""
-        raise NotImplementedError
+        ...
 
-    def arithmetic(self, expression: Text, span: SourceSpan) -> Text:
-        raise NotImplementedError
+    def arithmetic(self, expression: Text, span: SourceSpan) -> Text: ...
 
-    def ifs(self) -> str:
-        raise NotImplementedError
+    def ifs(self) -> str: ...
 
     def unbound(self, name: str, view: VarView, span: SourceSpan) -> None:
         """``set -u``: expanding an unset parameter without a default is fatal."""
+        ...
 
-    def home(self, span: SourceSpan) -> Text:
-        raise NotImplementedError
+    def home(self, span: SourceSpan) -> Text: ...
 
-    def tick(self, pf: ParsedFile, offset: int) -> None:
-        raise NotImplementedError
+    def tick(self, pf: ParsedFile, offset: int) -> None: ...
 
-    def check_size(self, text: Text, span: SourceSpan) -> None:
-        raise NotImplementedError
+    def check_size(self, text: Text, span: SourceSpan) -> None: ...
 
-    def var_names(self) -> list[str]:
-        raise NotImplementedError
+    def var_names(self) -> list[str]: ...
+
+
+class Expander:
+    """Word expansion over source bytes; the :class:`Scope` supplies variables and
+    substitutions (composition: the interpreter hands itself in, nothing is inherited)."""
+
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
 
     # --- public entry points ------------------------------------------------------------------
 
@@ -437,7 +394,7 @@ class Expander:
         for piece in pieces:
             if isinstance(piece, Seg):
                 taints |= piece.text.taints
-        return split_fields(pieces, self.ifs()), frozenset(taints)
+        return split_fields(pieces, self.scope.ifs()), frozenset(taints)
 
     def string(self, pf: ParsedFile, node: Node) -> Text:
         """Expand without splitting (assignment values, redirection targets, case subjects)."""
@@ -447,9 +404,13 @@ class Expander:
         return pattern_of(self.node_pieces(pf, node))
 
     def heredoc(self, pf: ParsedFile, start: int, end: int) -> Text:
+        return join_pieces(self.heredoc_pieces(pf, start, end), "")
+
+    def heredoc_pieces(self, pf: ParsedFile, start: int, end: int) -> list[Piece]:
+        """Expanded like a here-document body (also ``((…))`` operands): quotes are literal."""
         out: list[Piece] = []
         self._scan(pf, start, end, out, dq=True, heredoc=True, operand=False)
-        return join_pieces(out, "")
+        return out
 
     # --- scanner ------------------------------------------------------------------------------
 
@@ -476,7 +437,7 @@ class Expander:
         data = pf.data
         split_lit = operand and not dq  # literal text of an unquoted ${x:-word} result splits
         word_start = i
-        self.tick(pf, i)
+        self.scope.tick(pf, i)
         while i < end:
             c = data[i]
             if c == 0x5C:  # backslash
@@ -524,13 +485,13 @@ class Expander:
                 node = pf.substitutions.get(i)
                 if node is not None:
                     stop = node.end_byte
-                    text = self.substitute(pf, node, 0, 0)
+                    text = self.scope.substitute(pf, node, 0, 0)
                 else:
                     close = i + 1
                     while close < end and data[close] != 0x60:
                         close += 2 if data[close] == 0x5C else 1
                     stop = min(close + 1, end)
-                    text = self.substitute(pf, None, i + 1, min(close, end))
+                    text = self.scope.substitute(pf, None, i + 1, min(close, end))
                 out.append(Seg(text, dq, not dq))
                 i = stop
             elif (
@@ -557,7 +518,7 @@ class Expander:
                 while j < end and data[j] not in b"/:":
                     j += 1
                 if j == i + 1:
-                    out.append(Seg(self.home(self.span_at(pf, i)), True, False))
+                    out.append(Seg(self.scope.home(self.span_at(pf, i)), True, False))
                 else:
                     out.append(self._lit(pf, i, pf.slice(i, j), quoted=False, split=False))
                 i = j
@@ -616,7 +577,7 @@ class Expander:
         if nxt == 0x28:  # $( or $((
             node = pf.substitutions.get(i)
             if node is not None:
-                out.append(Seg(self.substitute(pf, node, 0, 0), dq, not dq))
+                out.append(Seg(self.scope.substitute(pf, node, 0, 0), dq, not dq))
                 return node.end_byte
             if i + 2 < end and data[i + 2] == 0x28:
                 stop = pf.ends.get(i) or self._find_close(pf, i + 1, end, 0x28, 0x29)
@@ -625,10 +586,10 @@ class Expander:
                 self._scan(pf, i + 3, inner_end, expr_pieces, dq=True, heredoc=True, operand=False)
                 expr = join_pieces(expr_pieces, " ")
                 expr = Text(Run(r.s.replace('"', ""), r.origin, r.taints) for r in expr.runs)
-                out.append(Seg(self.arithmetic(expr, span), dq, not dq))
+                out.append(Seg(self.scope.arithmetic(expr, span), dq, not dq))
                 return stop
             stop = self._find_close(pf, i + 1, end, 0x28, 0x29)
-            out.append(Seg(self.substitute(pf, None, i + 2, stop - 1), dq, not dq))
+            out.append(Seg(self.scope.substitute(pf, None, i + 2, stop - 1), dq, not dq))
             return stop
         if nxt == 0x7B:  # ${
             stop = pf.ends.get(i) or self._find_close(pf, i + 1, end, 0x7B, 0x7D)
@@ -660,8 +621,8 @@ class Expander:
     def _value_pieces(
         self, name: str, index: str | None, dq: bool, span: SourceSpan
     ) -> list[Piece]:
-        view = self.param(name, index, span)
-        self.unbound(name, view, span)
+        view = self.scope.param(name, index, span)
+        self.scope.unbound(name, view, span)
         return self._view_pieces(view, dq)
 
     def _view_pieces(self, view: VarView, dq: bool) -> list[Piece]:
@@ -672,7 +633,7 @@ class Expander:
                 value = Text.lit("", None, view.taints) if view.taints else EMPTY
             return [Seg(value, dq, not dq)]
         if view.splat == "*" and dq:
-            sep = self.ifs()[:1]
+            sep = self.scope.ifs()[:1]
             return [Seg(Text.join(view.values, sep), True, False)]
         out: list[Piece] = []
         for index, value in enumerate(view.values):
@@ -730,8 +691,8 @@ class Expander:
             return [Seg(opaque(f"${{{text}}}", "derived", item), dq, not dq)]
 
         if length:
-            view = self.param(name, index, span)
-            self.unbound(name, view, span)
+            view = self.scope.param(name, index, span)
+            self.scope.unbound(name, view, span)
             if view.splat is not None:
                 value = Text.lit(str(len(view.values)))
             else:
@@ -745,13 +706,13 @@ class Expander:
 
         if indirect:
             if index in ("@", "*") and not rest:  # ${!A[@]}: the indices
-                view = self.param(name, "!" + index, span)
+                view = self.scope.param(name, "!" + index, span)
                 return self._view_pieces(view, dq)
             if rest in ("*", "@") and index is None:  # ${!prefix*}: variable names
-                names = [n for n in self.var_names() if n.startswith(name)]
+                names = [n for n in self.scope.var_names() if n.startswith(name)]
                 view = VarView([Text.lit(n) for n in sorted(names)], True, rest)
                 return self._view_pieces(view, dq)
-            target = self.param(name, index, span)
+            target = self.scope.param(name, index, span)
             ref = target.values[0] if target.values else EMPTY
             if not ref.known:
                 return [
@@ -764,12 +725,12 @@ class Expander:
             if not ref.s:
                 return [Seg(EMPTY, dq, not dq)]
             inner_name, _, inner_index = ref.s.partition("[")
-            view = self.param(inner_name, inner_index[:-1] if inner_index else None, span)
+            view = self.scope.param(inner_name, inner_index[:-1] if inner_index else None, span)
             return self._apply(pf, view, q, end, rest, name=ref.s, dq=dq, span=span)
 
-        view = self.param(name, index, span)
+        view = self.scope.param(name, index, span)
         if not rest:
-            self.unbound(name, view, span)
+            self.scope.unbound(name, view, span)
         return self._apply(pf, view, q, end, rest, name=name, dq=dq, span=span)
 
     def _apply(
@@ -806,7 +767,7 @@ class Expander:
                 return self._operand(pf, operand_start, end, dq)
             if op == "=":
                 value = join_pieces(self._operand(pf, operand_start, end, True))
-                self.assign_scalar(name, value, span)
+                self.scope.assign_scalar(name, value, span)
                 return [Seg(value, dq, not dq)]
             message = join_pieces(self._operand(pf, operand_start, end, True)).s
             raise ExpansionError(f"{name}: {message or 'parameter null or not set'}", span)
@@ -952,10 +913,10 @@ class Expander:
                 break
             colon += 1
         offset_text = join_pieces(self.scan(pf, start, colon))
-        offset = self.arithmetic(offset_text, span)
+        offset = self.scope.arithmetic(offset_text, span)
         length: Text | None = None
         if colon < end:
-            length = self.arithmetic(join_pieces(self.scan(pf, colon + 1, end)), span)
+            length = self.scope.arithmetic(join_pieces(self.scan(pf, colon + 1, end)), span)
         taints = offset.taints | (length.taints if length is not None else EMPTY_TAINTS)
         if taints:
             return self._map(view, lambda v: v, taints, dq, f"{name}:")
@@ -964,7 +925,7 @@ class Expander:
         if view.splat is not None:
             items = view.values
             if name in ("@", "*"):  # positional: offset counts $0
-                items = [*self.param("0", None, span).values, *items] if off == 0 else items
+                items = [*self.scope.param("0", None, span).values, *items] if off == 0 else items
                 off = off - 1 if off > 0 else off
             begin = off if off >= 0 else max(len(items) + off, 0)
             stop = len(items) if ln is None else (begin + ln if ln >= 0 else len(items) + ln)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.shell import ScriptResult, evaluate_script
+from bot.benchmarks.extractor import evaluate_script
+from bot.shell import ScriptResult
 from bot.sources import DirectorySource
 
 SCRIPT = "benchmarks/single_node/fixed_seq_len/case.sh"

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.shell import BudgetExceeded, ExtractionError, Limits, evaluate_script
+from bot.benchmarks.extractor import evaluate_script
+from bot.shell import BudgetExceeded, ExtractionError, Limits
 from bot.sources import DirectorySource
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "bench"

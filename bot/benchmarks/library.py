@@ -1,4 +1,4 @@
-"""The benchmark library (``benchmarks/benchmark_lib.sh``): modelled functions and helpers.
+"""InferenceX's benchmark library (``benchmarks/benchmark_lib.sh``) as shell handlers.
 
 The library's top level is evaluated like any script (its exports, the agentic
 ``unset MAX_MODEL_LEN``, its KV-offload validation). Its functions are not: the ones that
@@ -10,39 +10,35 @@ as no-ops, with the globals they could assign marked as possibly changed.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from tree_sitter import Node
-
-from bot.shell.parse import ParsedFile, named_children
-from bot.shell.result import SourceSpan
+from bot.benchmarks.launch_detector import LAUNCH_TEXT
+from bot.shell.assigns import scan
+from bot.shell.handlers import Handlers, LibraryCall, Model, Shell, SourceHandler
+from bot.shell.result import SourceSpan, Unresolved
+from bot.shell.signals import ExitSignal
 from bot.shell.state import FunctionDef
-from bot.shell.text import EMPTY, Text
+from bot.shell.text import EMPTY, Text, opaque
 
-if TYPE_CHECKING:
-    from bot.shell.evaluator import Evaluator
-
-Model = Callable[["Evaluator", Sequence[Text], SourceSpan], None]
+LIBRARY_NAMES = frozenset({"benchmark_lib.sh"})
+LIBRARY_PATH = "benchmarks/benchmark_lib.sh"
 
 
-def _value(ev: Evaluator, name: str, span: SourceSpan) -> Text:
+def _value(ev: Shell, name: str, span: SourceSpan) -> Text:
     view = ev.param(name, None, span)
     return view.values[0] if view.values else EMPTY
 
 
-def _is_set(ev: Evaluator, name: str, span: SourceSpan) -> bool:
+def _is_set(ev: Shell, name: str, span: SourceSpan) -> bool:
     return ev.param(name, None, span).is_set
 
 
-def _exit(ev: Evaluator, span: SourceSpan, message: str) -> None:
-    from bot.shell.evaluator import ExitSignal
-
+def _exit(ev: Shell, span: SourceSpan, message: str) -> None:
     raise ExitSignal(1, span, message)
 
 
-def check_env_vars(ev: Evaluator, args: Sequence[Text], span: SourceSpan) -> None:
+def check_env_vars(ev: Shell, args: Sequence[Text], span: SourceSpan) -> None:
     """Exit 1 naming the variables that are unset or empty (unknown values count as set)."""
     missing = [a.s for a in args if (value := _value(ev, a.s, span)).known and value.s == ""]
     if missing:
@@ -50,19 +46,19 @@ def check_env_vars(ev: Evaluator, args: Sequence[Text], span: SourceSpan) -> Non
     ev.st.status = 0
 
 
-def _kv_mode(ev: Evaluator, span: SourceSpan) -> Text:
+def _kv_mode(ev: Shell, span: SourceSpan) -> Text:
     mode = _value(ev, "KV_OFFLOADING", span)
     if mode.known and mode.s == "":
         _exit(ev, span, "KV_OFFLOADING must be set for agentic benchmarks")
     return mode
 
 
-def agentic_kv_offload_enabled(ev: Evaluator, args: Sequence[Text], span: SourceSpan) -> None:
+def agentic_kv_offload_enabled(ev: Shell, args: Sequence[Text], span: SourceSpan) -> None:
     mode = _kv_mode(ev, span)
     ev.st.status = None if not mode.known else int(mode.s == "none")
 
 
-def require_agentic_kv_offload_none(ev: Evaluator, args: Sequence[Text], span: SourceSpan) -> None:
+def require_agentic_kv_offload_none(ev: Shell, args: Sequence[Text], span: SourceSpan) -> None:
     mode = _kv_mode(ev, span)
     backend = _value(ev, "KV_OFFLOAD_BACKEND", span)
     if mode.known and mode.s != "none":
@@ -72,9 +68,7 @@ def require_agentic_kv_offload_none(ev: Evaluator, args: Sequence[Text], span: S
     ev.st.status = 0 if mode.known and backend.known else None
 
 
-def require_agentic_kv_offload_backend(
-    ev: Evaluator, args: Sequence[Text], span: SourceSpan
-) -> None:
+def require_agentic_kv_offload_backend(ev: Shell, args: Sequence[Text], span: SourceSpan) -> None:
     """0 for dram with the expected backend, 1 for none; exits on any other combination."""
     expected = args[0] if args else EMPTY
     mode = _kv_mode(ev, span)
@@ -103,13 +97,10 @@ def require_agentic_kv_offload_backend(
     _exit(ev, span, f"unsupported KV_OFFLOADING value '{mode.s}' (expected one of: none, dram)")
 
 
-def _eval_context(ev: Evaluator, requested: Text, span: SourceSpan) -> Text:
+def _eval_context(ev: Shell, requested: Text, span: SourceSpan) -> Text:
     if not requested.known or not re.fullmatch(r"\d+", requested.s.strip()):
         return requested.computed() if requested.known is False else Text.lit(requested.s)
     if int(requested.s) == 0:
-        from bot.shell.result import Unresolved
-        from bot.shell.text import opaque
-
         item = Unresolved(
             "eval context length",
             "the model's native context length (read from its config at run time)",
@@ -127,7 +118,7 @@ def _eval_context(ev: Evaluator, requested: Text, span: SourceSpan) -> Text:
     return Text.lit(str(int(requested.s)))
 
 
-def compute_eval_context_length(ev: Evaluator, args: Sequence[Text], span: SourceSpan) -> None:
+def compute_eval_context_length(ev: Shell, args: Sequence[Text], span: SourceSpan) -> None:
     requested = args[1] if len(args) > 1 else EMPTY
     value = _eval_context(ev, requested, span)
     ev.set_var("EVAL_MAX_MODEL_LEN", value, span)
@@ -135,21 +126,19 @@ def compute_eval_context_length(ev: Evaluator, args: Sequence[Text], span: Sourc
     ev.st.status = 0
 
 
-def setup_eval_context(ev: Evaluator, args: Sequence[Text], span: SourceSpan) -> None:
+def setup_eval_context(ev: Shell, args: Sequence[Text], span: SourceSpan) -> None:
     total = ev.arithmetic(Text.lit("ISL + OSL + 256"), span)
     value = _eval_context(ev, total, span)
     ev.set_var("EVAL_MAX_MODEL_LEN", value, span, export=True)
     ev.st.status = 0
 
 
-def start_gpu_monitor(ev: Evaluator, args: Sequence[Text], span: SourceSpan) -> None:
+def start_gpu_monitor(ev: Shell, args: Sequence[Text], span: SourceSpan) -> None:
     """The monitor's CSV path and interval follow its options; vendor and PID are host facts.
 
     Modelled rather than skipped because the library assigns (and exports) GPU_METRICS_CSV in
     it: a skipped helper would mark that env var as possibly changed on every launch line.
     """
-    from bot.shell.text import opaque
-
     output = _value(ev, "GPU_METRICS_CSV", span)
     interval = Text.lit("1")
     index = 0
@@ -179,7 +168,7 @@ def start_gpu_monitor(ev: Evaluator, args: Sequence[Text], span: SourceSpan) -> 
     ev.st.status = 0
 
 
-def stop_gpu_monitor(ev: Evaluator, args: Sequence[Text], span: SourceSpan) -> None:
+def stop_gpu_monitor(ev: Shell, args: Sequence[Text], span: SourceSpan) -> None:
     """Stops the monitor; the library clears its PID and vendor afterwards."""
     ev.set_var("GPU_MONITOR_PID", EMPTY, span)
     ev.set_var("GPU_MONITOR_VENDOR", EMPTY, span)
@@ -202,13 +191,7 @@ MODELS: dict[str, Model] = {
 MODELLED_IF_DEFINED = frozenset({"start_gpu_monitor", "stop_gpu_monitor"})
 
 
-# --- syntactic analysis of library functions --------------------------------------------------
-
-_LAUNCH_TEXT = re.compile(rb"\bvllm\s+serve\b|vllm\.entrypoints\.(openai\.api_server|api_server)")
-_ARITH_TARGET = re.compile(
-    r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\])?\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)"
-    r"|([A-Za-z_]\w*)\s*(?:\+\+|--)|(?:\+\+|--)\s*([A-Za-z_]\w*)"
-)
+# --- calls of library functions without a model ---------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -218,100 +201,7 @@ class Analysis:
     calls: frozenset[str]
 
 
-def assigned_names(node: Node, pf: ParsedFile) -> set[str]:
-    """Names a piece of shell may assign (assignments, read/printf -v targets, arithmetic)."""
-    names, _, _ = _scan(node, pf)
-    return names
-
-
-def _scan(node: Node, pf: ParsedFile) -> tuple[set[str], set[str], set[str]]:
-    assigned: set[str] = set()
-    local: set[str] = set()
-    calls: set[str] = set()
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        kind = current.type
-        if kind == "variable_assignment":
-            name_node = current.child_by_field_name("name")
-            if name_node is not None:
-                if name_node.type == "subscript":
-                    base = name_node.child_by_field_name("name")
-                    name_node = base if base is not None else name_node
-                assigned.add(pf.text(name_node))
-        elif kind == "declaration_command":
-            keyword = current.children[0].type if current.children else ""
-            flags = "".join(
-                pf.text(c)[1:] for c in named_children(current) if pf.text(c).startswith("-")
-            )
-            for child in named_children(current):
-                target = child
-                if child.type == "variable_assignment":
-                    inner = child.child_by_field_name("name")
-                    target = inner if inner is not None else child
-                if target.type == "variable_name":
-                    name = pf.text(target)
-                    if keyword == "local" or (
-                        keyword in ("declare", "typeset") and "g" not in flags
-                    ):
-                        local.add(name)
-                    else:
-                        assigned.add(name)
-        elif kind in ("for_statement", "select_statement"):
-            variable = current.child_by_field_name("variable")
-            if variable is not None:
-                assigned.add(pf.text(variable))
-        elif kind == "command":
-            name_node = current.child_by_field_name("name")
-            words = [pf.text(c) for c in named_children(current) if c.type != "variable_assignment"]
-            if name_node is not None:
-                command = pf.text(name_node)
-                calls.add(command)
-                args = words[1:]
-                if command in ("read", "mapfile", "readarray"):
-                    skip = False
-                    for index, arg in enumerate(args):
-                        if skip:
-                            skip = False
-                            continue
-                        if arg in ("-d", "-p", "-t", "-n", "-N", "-u", "-i"):
-                            skip = True
-                            continue
-                        if arg == "-a" and index + 1 < len(args):
-                            assigned.add(args[index + 1])
-                            skip = True
-                            continue
-                        if re.fullmatch(r"[A-Za-z_]\w*", arg):
-                            assigned.add(arg)
-                elif command == "printf" and len(args) > 1 and args[0] == "-v":
-                    assigned.add(args[1])
-                elif command in ("let",):
-                    for arg in args:
-                        assigned.update(_arith_targets(arg))
-        elif (
-            kind in ("arithmetic_expansion", "compound_statement")
-            and current.children
-            and (current.children[0].type in ("$((", "(("))
-        ):
-            assigned.update(_arith_targets(pf.text(current)))
-        elif kind == "c_style_for_statement":
-            assigned.update(_arith_targets(pf.text(current).split("do", 1)[0]))
-        elif kind == "unset_command":
-            for child in named_children(current):
-                if child.type == "variable_name":
-                    assigned.add(pf.text(child))
-        stack.extend(current.children)
-    return assigned, local, calls
-
-
-def _arith_targets(text: str) -> set[str]:
-    out: set[str] = set()
-    for match in _ARITH_TARGET.finditer(text):
-        out.update(name for name in match.groups() if name)
-    return out
-
-
-def analyse(fn: FunctionDef, functions: dict[str, FunctionDef]) -> Analysis:
+def analyse(fn: FunctionDef, functions: Mapping[str, FunctionDef]) -> Analysis:
     """What a library function may do, including the library helpers it calls (memoised)."""
     key = ("analysis", fn.name, fn.body.start_byte)
     cached = fn.pf.memo.get(key)
@@ -322,10 +212,10 @@ def analyse(fn: FunctionDef, functions: dict[str, FunctionDef]) -> Analysis:
     return result
 
 
-def _analyse(fn: FunctionDef, functions: dict[str, FunctionDef], seen: set[str]) -> Analysis:
+def _analyse(fn: FunctionDef, functions: Mapping[str, FunctionDef], seen: set[str]) -> Analysis:
     seen.add(fn.name)
-    assigned, local, calls = _scan(fn.body, fn.pf)
-    may_launch = _LAUNCH_TEXT.search(fn.pf.data[fn.body.start_byte : fn.body.end_byte]) is not None
+    assigned, local, calls = scan(fn.body, fn.pf)
+    may_launch = LAUNCH_TEXT.search(fn.pf.data[fn.body.start_byte : fn.body.end_byte]) is not None
     globals_ = assigned - local
     for call in sorted(calls):
         callee = functions.get(call)
@@ -335,3 +225,24 @@ def _analyse(fn: FunctionDef, functions: dict[str, FunctionDef], seen: set[str])
         globals_ |= inner.assigns
         may_launch = may_launch or inner.may_launch
     return Analysis(frozenset(globals_), may_launch, frozenset(calls))
+
+
+def _library_call(fn: FunctionDef, functions: Mapping[str, FunctionDef]) -> LibraryCall:
+    analysis = analyse(fn, functions)
+    return LibraryCall(inline=analysis.may_launch, assigns=analysis.assigns)
+
+
+LIBRARY = SourceHandler(
+    name="benchmark_lib",
+    label="the benchmark library",
+    basenames=LIBRARY_NAMES,
+    fallback=LIBRARY_PATH,
+    analyse=_library_call,
+)
+
+
+def register(handlers: Handlers) -> None:
+    """The benchmark library: its sourced file and the functions modelled semantically."""
+    handlers.source(LIBRARY)
+    for name, model in MODELS.items():
+        handlers.command(name, model, defined_only=name in MODELLED_IF_DEFINED)

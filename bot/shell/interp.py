@@ -18,20 +18,23 @@ import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar
 
 from tree_sitter import Node
 
-from bot.shell import arith, library, patterns
+from bot.shell import arith, patterns
+from bot.shell.assigns import assigned_names
 from bot.shell.budget import Budget
 from bot.shell.builtins import BUILTINS as _BUILTINS
 from bot.shell.builtins import PURE as _PURE
+from bot.shell.conditions import evaluate_test
 from bot.shell.effects import classify
 from bot.shell.errors import BudgetExceeded, ExtractionError
+from bot.shell.handlers import Handlers
 from bot.shell.parse import ParsedFile, ScriptParser, first_token, named_children
 from bot.shell.result import ScriptResult, SourceSpan, Unresolved
+from bot.shell.signals import ExitSignal, Launch, LaunchSignal, LoopSignal, ReturnSignal
 from bot.shell.state import Capture, FileSystem, FunctionDef, State, Var, merge
 from bot.shell.text import (
     EMPTY,
@@ -55,8 +58,6 @@ from bot.shell.words import (
 )
 from bot.sources import FileSource
 
-LIBRARY_NAMES = frozenset({"benchmark_lib.sh"})
-LIBRARY_PATH = "benchmarks/benchmark_lib.sh"
 _DYNAMIC_OPAQUE = {
     "RANDOM": "process-id",
     "SRANDOM": "process-id",
@@ -83,44 +84,6 @@ _DYNAMIC_OPAQUE = {
 _NOT_LAUNCH_ENV = frozenset({"PATH", "HOME", "PWD", "OLDPWD", "SHLVL", "_"})
 
 
-class ExitSignal(Exception):
-    def __init__(self, code: int | None, span: SourceSpan, message: str | None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.span = span
-        self.message = message
-
-
-class ReturnSignal(Exception):
-    def __init__(self, status: int | None) -> None:
-        super().__init__()
-        self.status = status
-
-
-class LoopSignal(Exception):
-    def __init__(self, kind: str, levels: int) -> None:
-        super().__init__(kind)
-        self.kind = kind
-        self.levels = levels
-
-
-@dataclass
-class Launch:
-    argv: list[Text]
-    sources: list[SourceSpan]
-    env: list[tuple[str, Text]]
-    env_unset: list[str]
-    span: SourceSpan
-    files: dict[str, str]
-    glob_fields: list[int]
-
-
-class LaunchSignal(Exception):
-    def __init__(self, launch: Launch) -> None:
-        super().__init__("launch")
-        self.launch = launch
-
-
 @contextmanager
 def _recursion_room(limit: int = 6000) -> Iterator[None]:
     old = sys.getrecursionlimit()
@@ -133,7 +96,6 @@ def _recursion_room(limit: int = 6000) -> Iterator[None]:
             sys.setrecursionlimit(old)
 
 
-_LAUNCH_MODULES = ("vllm.entrypoints.openai.api_server", "vllm.entrypoints.api_server")
 # Commands that run their arguments as a command: stripped to find the program.
 _WRAPPERS = frozenset(
     ("env", "nohup", "exec", "command", "builtin", "time", "nice", "setsid", "stdbuf", "timeout")
@@ -143,30 +105,7 @@ _NUMACTL_VALUE_OPTS = frozenset(
 ) | {"--preferred", "--interleave"}
 
 
-def launch_kind(argv: Sequence[str]) -> bool:
-    """True for ``vllm serve …`` and ``python -m vllm.entrypoints.openai.api_server …``."""
-    if not argv:
-        return False
-    prog = argv[0].rsplit("/", 1)[-1]
-    if prog == "vllm":
-        return len(argv) > 1 and argv[1] == "serve"
-    if re.fullmatch(r"python(\d+(\.\d+)?)?", prog):
-        for index, arg in enumerate(argv[1:-1], 1):
-            if arg == "-m":
-                module = argv[index + 1]
-                if module in _LAUNCH_MODULES:
-                    return True
-                return (
-                    module == "vllm.entrypoints.cli.main"
-                    and len(argv) > index + 2
-                    and argv[index + 2] == "serve"
-                )
-            if not arg.startswith("-"):
-                return False
-    return False
-
-
-class Evaluator(Expander):
+class Evaluator:
     """Evaluates one script against one input environment; use :meth:`run` once."""
 
     def __init__(
@@ -179,8 +118,11 @@ class Evaluator(Expander):
         budget: Budget | None = None,
         workdir: str | None = None,
         env_label: str = "<job env>",
+        handlers: Handlers | None = None,
     ) -> None:
         self.source = source
+        self.expander = Expander(self)  # word expansion, reading variables back from here
+        self.handlers = handlers or Handlers()
         self.parser = parser
         self.script = script
         self.job_env = dict(env)
@@ -190,7 +132,7 @@ class Evaluator(Expander):
         self.assumptions: dict[tuple[str, str, str], Unresolved] = {}
         self.control: dict[Unresolved, None] = {}
         self.last_message: tuple[str, SourceSpan] | None = None
-        self.library_depth = 0
+        self.libraries: list[str] = []  # the sourced libraries being evaluated, innermost last
         self.sourced: list[str] = []  # repository files the script sourced, in order
         self.unknown_commands: dict[str, str] = {}  # bare name → why it is not evaluated
         self.zero = script
@@ -236,7 +178,8 @@ class Evaluator(Expander):
             status="no-launch",
             unresolved=tuple(self.control),
             assumptions=tuple(self.assumptions.values()),
-            reason=f"no vllm launch found: {self.script} ends without starting a vLLM server",
+            reason=f"no {self.handlers.launch_label} found: {self.script} ends without starting "
+            f"{self.handlers.server_label}",
             files=self._files(),
             steps=self.budget.steps,
         )
@@ -254,8 +197,8 @@ class Evaluator(Expander):
                 status="no-launch",
                 unresolved=tuple(self.control),
                 assumptions=tuple(self.assumptions.values()),
-                reason=f"no vllm launch found: the script exits with status 0 at {where} "
-                "before starting a vLLM server",
+                reason=f"no {self.handlers.launch_label} found: the script exits with status 0 "
+                f"at {where} before starting {self.handlers.server_label}",
                 files=self._files(),
                 steps=self.budget.steps,
             )
@@ -468,7 +411,7 @@ class Evaluator(Expander):
         return Text.lit(str(value))
 
     def substitute(self, pf: ParsedFile, node: Node | None, start: int, end: int) -> Text:
-        span = self.span_at(pf, node.start_byte if node is not None else start)
+        span = self.expander.span_at(pf, node.start_byte if node is not None else start)
         if node is not None:
             body: list[Node] = named_children(node)
             target_pf = pf
@@ -493,7 +436,7 @@ class Evaluator(Expander):
         capture = Capture()
         self.in_subshell(lambda: self.exec_nodes(named_children(node), pf), out=capture)
         text = capture.text()
-        span = self.span_at(pf, node.start_byte)
+        span = self.expander.span_at(pf, node.start_byte)
         self.budget.check_string(len(text.s), span.file, span.line)
         return text
 
@@ -595,7 +538,7 @@ class Evaluator(Expander):
         met: set[Unresolved] = set()
         for word in words:
             word_span = SourceSpan(pf.display, pf.node_line(word))
-            word_fields, word_taints = self.fields_and_taints(pf, word)
+            word_fields, word_taints = self.expander.fields_and_taints(pf, word)
             met |= word_taints
             for field in word_fields:
                 fields.append(field)
@@ -609,7 +552,7 @@ class Evaluator(Expander):
             name_node = assignment.child_by_field_name("name")
             value_node = assignment.child_by_field_name("value")
             name = pf.text(name_node) if name_node is not None else ""
-            value = self.string(pf, value_node) if value_node is not None else EMPTY
+            value = self.expander.string(pf, value_node) if value_node is not None else EMPTY
             prefix.append((name, value))
         if not fields:
             for assignment in assignments:
@@ -635,18 +578,20 @@ class Evaluator(Expander):
         argv = [f.text for f in fields]
         words = [t.s for t in argv]
         if not head.known:
-            self._opaque_command(argv, span, f"command name {head.s} is not known")
+            self.opaque_command(argv, span, f"command name {head.s} is not known")
             return
-        if launch_kind(words):
+        if self.handlers.is_launch(words):
             self._launch(fields, spans, prefix, span)
         name = head.s
         fn = self.st.functions.get(name)
+        handler = self.handlers.commands.get(name)
         if fn is not None and not fn.library:
             self._with_prefix(prefix, lambda: self.call_function(fn, argv[1:], span), True)
-        elif name in library.MODELS and (
-            fn.library if fn is not None else name not in library.MODELLED_IF_DEFINED
+        elif handler is not None and (
+            fn.library is not None if fn is not None else not handler.defined_only
         ):
-            self._with_prefix(prefix, lambda: library.MODELS[name](self, argv[1:], span), True)
+            model = handler.model
+            self._with_prefix(prefix, lambda: model(self, argv[1:], span), True)
         elif fn is not None:
             self._library_call(fn, argv, prefix, span)
         else:
@@ -791,7 +736,7 @@ class Evaluator(Expander):
             Launch(argv, sources, list(env.items()), unset, span, self._files(), globbed)
         )
 
-    def _opaque_command(self, argv: list[Text], span: SourceSpan, why: str) -> None:
+    def opaque_command(self, argv: list[Text], span: SourceSpan, why: str) -> None:
         if self.st.out is not None:
             what = f"output of `{_short(' '.join(t.s for t in argv))}`"
             item = self.unresolved(span, what, why)
@@ -813,13 +758,13 @@ class Evaluator(Expander):
         if effect is not None:
             if effect.category != "host-probe" and self.st.out is None:
                 self.assume(span, "side-effect", f"`{_short(' '.join(words))}`", effect.note)
-            self._opaque_command(
+            self.opaque_command(
                 argv, span, f"the output of {effect.kind} is only known at run time"
             )
             self.st.status = effect.status  # side effects are assumed to succeed; probes unknown
             return
         if any(not t.known for t in argv):
-            self._opaque_command(argv, span, "command with unknown arguments is not evaluated")
+            self.opaque_command(argv, span, "command with unknown arguments is not evaluated")
             return
         unknown = self._unknown_command(words[0])
         self.assume(
@@ -828,7 +773,7 @@ class Evaluator(Expander):
             f"`{_short(' '.join(words))}`",
             f"{unknown}; treated as having no effect on the launch",
         )
-        self._opaque_command(argv, span, f"{unknown}; its output and exit status are unknown")
+        self.opaque_command(argv, span, f"{unknown}; its output and exit status are unknown")
 
     def _unknown_command(self, word: str) -> str:
         """Why a command is not evaluated: for a bare name, where it was looked for."""
@@ -904,7 +849,9 @@ class Evaluator(Expander):
         if name_node is None or body is None:
             return
         name = pf.text(name_node)
-        self.st.functions[name] = FunctionDef(name, body, pf, library=self.library_depth > 0)
+        self.st.functions[name] = FunctionDef(
+            name, body, pf, library=self.libraries[-1] if self.libraries else None
+        )
         self.st.status = 0
 
     def call_function(self, fn: FunctionDef, args: Sequence[Text], span: SourceSpan) -> None:
@@ -933,9 +880,10 @@ class Evaluator(Expander):
     def _library_call(
         self, fn: FunctionDef, argv: list[Text], prefix: list[tuple[str, Text]], span: SourceSpan
     ) -> None:
-        """A benchmark-library helper: inlined if it may start the server, else a no-op."""
-        analysis = library.analyse(fn, self.st.functions)
-        if analysis.may_launch:
+        """A library helper without a model: inlined if its library says so, else a no-op."""
+        assert fn.library is not None
+        analysis = self.handlers.sources[fn.library].analyse(fn, self.st.functions)
+        if analysis.inline:
             self._with_prefix(prefix, lambda: self.call_function(fn, argv[1:], span), True)
             return
         item = self.unresolved(
@@ -953,7 +901,7 @@ class Evaluator(Expander):
             else:
                 self.st.store(name, Var(var.scalar, var.items, var.assoc, var.exported, marked))
         if self.st.out is not None:
-            self._opaque_command(argv, span, f"library function {fn.name} is not evaluated")
+            self.opaque_command(argv, span, f"library function {fn.name} is not evaluated")
         self.st.status = 0
 
     # variables --------------------------------------------------------------------------------
@@ -1016,7 +964,7 @@ class Evaluator(Expander):
             base = name_node.child_by_field_name("name")
             index = name_node.child_by_field_name("index")
             name = pf.text(base) if base is not None else pf.text(name_node)
-            key = self.string(pf, index).s if index is not None else "0"
+            key = self.expander.string(pf, index).s if index is not None else "0"
         else:
             name = pf.text(name_node)
         self.last_subst_status = None
@@ -1030,7 +978,7 @@ class Evaluator(Expander):
             else:
                 self.set_array(name, values, span, append=append)
         else:
-            value = self.string(pf, value_node) if value_node is not None else EMPTY
+            value = self.expander.string(pf, value_node) if value_node is not None else EMPTY
             value = _named_after(name, value)
             if key is not None:
                 if append:
@@ -1056,7 +1004,7 @@ class Evaluator(Expander):
             if element.type == "comment":
                 continue
             span = SourceSpan(pf.display, pf.node_line(element))
-            for field in self.fields(pf, element):
+            for field in self.expander.fields(pf, element):
                 values.append(field.text.stamped(span))
             self.budget.check_array(len(values), span.file, span.line)
         return values
@@ -1079,8 +1027,12 @@ class Evaluator(Expander):
             close = text.find(b"]=")
             if not text.startswith(b"[") or close == -1:
                 continue
-            key = join_pieces(self.scan(pf, element.start_byte + 1, element.start_byte + close)).s
-            value = join_pieces(self.scan(pf, element.start_byte + close + 2, element.end_byte))
+            key = join_pieces(
+                self.expander.scan(pf, element.start_byte + 1, element.start_byte + close)
+            ).s
+            value = join_pieces(
+                self.expander.scan(pf, element.start_byte + close + 2, element.end_byte)
+            )
             items[key] = value
         exported = old is not None and old.exported
         self.st.store(name, Var(assoc=tuple(items.items()), exported=exported))
@@ -1109,7 +1061,7 @@ class Evaluator(Expander):
             if child.type in ("word", "string", "raw_string", "concatenation") and pf.text(
                 child
             ).startswith(("-", "+")):
-                text = self.string(pf, child).s
+                text = self.expander.string(pf, child).s
                 if text.startswith("+"):
                     unexport = unexport or "x" in text
                 else:
@@ -1129,7 +1081,7 @@ class Evaluator(Expander):
                 self._mark(name, export, unexport, flags, local=False)
             elif child.type in ("variable_name", "word", "string", "raw_string", "concatenation"):
                 word = (
-                    self.string(pf, child)
+                    self.expander.string(pf, child)
                     if child.type != "variable_name"
                     else Text.lit(pf.text(child))
                 )
@@ -1159,7 +1111,7 @@ class Evaluator(Expander):
     def _declare_print(self, node: Node, pf: ParsedFile, span: SourceSpan) -> None:
         """``declare -p NAME…``: status says whether every name is set (a common test)."""
         names = [
-            pf.text(c) if c.type == "variable_name" else self.string(pf, c).s
+            pf.text(c) if c.type == "variable_name" else self.expander.string(pf, c).s
             for c in named_children(node)
             if not pf.text(c).startswith("-")
         ]
@@ -1205,7 +1157,11 @@ class Evaluator(Expander):
     def exec_unset(self, node: Node, pf: ParsedFile) -> None:
         functions = False
         for child in named_children(node):
-            text = self.string(pf, child).s if child.type != "variable_name" else pf.text(child)
+            text = (
+                self.expander.string(pf, child).s
+                if child.type != "variable_name"
+                else pf.text(child)
+            )
             if text == "-f":
                 functions = True
                 continue
@@ -1241,7 +1197,9 @@ class Evaluator(Expander):
                 continue
             if redirect.type == "herestring_redirect":
                 word = next((c for c in named_children(redirect)), None)
-                st.stdin = (self.string(pf, word) if word is not None else EMPTY) + Text.lit("\n")
+                st.stdin = (
+                    self.expander.string(pf, word) if word is not None else EMPTY
+                ) + Text.lit("\n")
                 continue
             descriptor = None
             operator = ""
@@ -1259,7 +1217,7 @@ class Evaluator(Expander):
                 if destination.type == "process_substitution" and pf.text(destination)[:2] == "<(":
                     st.stdin = self.process_output(destination, pf)  # `< <(cmd)`: its output
                     continue
-                target = self.string(pf, destination)
+                target = self.expander.string(pf, destination)
                 st.stdin = self.read_file(target, span)
                 continue
             to_stdout = descriptor in (None, "1") or operator.startswith("&")
@@ -1270,7 +1228,7 @@ class Evaluator(Expander):
                 if target_text == "2":
                     st.out = Capture()  # stdout into stderr: not captured
                 continue
-            target_path = self.string(pf, destination)
+            target_path = self.expander.string(pf, destination)
             capture = Capture()
             st.out = capture
             if target_path.known and target_path.s != "/dev/null":
@@ -1311,7 +1269,7 @@ class Evaluator(Expander):
                 text = "\n".join(line.lstrip("\t") for line in text.split("\n"))
             return Text.lit(text, SourceSpan(pf.display, pf.line_of(begin)))
         if not strip:
-            return self.heredoc(pf, begin, stop)
+            return self.expander.heredoc(pf, begin, stop)
         parts: list[Text] = []
         pos = begin
         while pos < stop:
@@ -1320,7 +1278,7 @@ class Evaluator(Expander):
             first = pos
             while first < line_end and data[first] == 0x09:
                 first += 1
-            parts.append(self.heredoc(pf, first, line_end))
+            parts.append(self.expander.heredoc(pf, first, line_end))
             if line_end < stop:
                 parts.append(Text.lit("\n"))
             pos = line_end + 1
@@ -1362,14 +1320,14 @@ class Evaluator(Expander):
             return None
         return "" if normal == "." else normal
 
-    def _fs_key(self, path: str) -> str:
+    def fs_key(self, path: str) -> str:
         if path.startswith("/"):
             return posixpath.normpath(path)
         base = self.st.cwd if self.st.cwd is not None else "<cwd>"
         return posixpath.normpath(posixpath.join(base, path))
 
     def write_file(self, path: str, content: Text, *, append: bool) -> None:
-        key = self._fs_key(path)
+        key = self.fs_key(path)
         if append and key in self.st.fs.files:
             content = self.st.fs.files[key] + content
         self.budget.check_string(len(content.s), self.script, None)
@@ -1384,7 +1342,7 @@ class Evaluator(Expander):
                 "command-output",
                 self.unresolved(span, "file contents", "the file name is not known"),
             )
-        key = self._fs_key(path.s)
+        key = self.fs_key(path.s)
         if key in self.st.fs.files:
             return self.st.fs.files[key]
         repo = self.repo_path(path)
@@ -1399,7 +1357,7 @@ class Evaluator(Expander):
     def file_test(self, op: str, path: Text, span: SourceSpan) -> bool | None:
         if not path.known:
             return None
-        key = self._fs_key(path.s)
+        key = self.fs_key(path.s)
         fs = self.st.fs
         if op in ("-f", "-e", "-s", "-r") and key in fs.files:
             return True if op != "-s" else bool(fs.files[key].s)
@@ -1458,9 +1416,7 @@ class Evaluator(Expander):
         self.exec_block(node, pf)
 
     def _arith_pieces(self, pf: ParsedFile, start: int, end: int) -> list[Piece]:
-        out: list[Piece] = []
-        self._scan(pf, start, end, out, dq=True, heredoc=True, operand=False)
-        return out
+        return self.expander.heredoc_pieces(pf, start, end)
 
     def run_condition(self, nodes: Sequence[Node], pf: ParsedFile) -> int | None:
         self.st.condition += 1
@@ -1688,8 +1644,6 @@ class Evaluator(Expander):
         self.st.status = status
 
     def exec_test(self, node: Node, pf: ParsedFile) -> None:
-        from bot.shell.conditions import evaluate_test
-
         result = evaluate_test(self, node, pf)
         self.st.status = (
             None if result is None else (0 if result is True else (2 if result == 2 else 1))
@@ -1699,7 +1653,7 @@ class Evaluator(Expander):
     def exec_case(self, node: Node, pf: ParsedFile) -> None:
         span = SourceSpan(pf.display, pf.node_line(node))
         value = node.child_by_field_name("value")
-        subject = self.string(pf, value) if value is not None else EMPTY
+        subject = self.expander.string(pf, value) if value is not None else EMPTY
         items = [c for c in named_children(node) if c.type == "case_item"]
         self._case_from(items, 0, subject, pf, span, fallthrough=False)
 
@@ -1736,7 +1690,7 @@ class Evaluator(Expander):
             matched: bool | None = fallthrough
             if not fallthrough:
                 for pattern_node in pats:
-                    pattern, taints = self.pattern(pf, pattern_node)
+                    pattern, taints = self.expander.pattern(pf, pattern_node)
                     if taints or not subject.known:
                         matched = None if pattern != "*" else True
                         if matched:
@@ -1798,7 +1752,7 @@ class Evaluator(Expander):
         values: list[Text] = []
         if has_in:
             for child in node.children_by_field_name("value"):
-                values.extend(f.text for f in self.fields(pf, child))
+                values.extend(f.text for f in self.expander.fields(pf, child))
                 self.budget.check_array(len(values), span.file, span.line)
         else:
             values = list(self.st.positional[-1])
@@ -1874,7 +1828,7 @@ class Evaluator(Expander):
     ) -> None:
         """The iteration count is undecidable: what the loop assigns becomes unknown."""
         why = f"assigned in the loop at {span}, whose iteration count cannot be decided"
-        for name in sorted(library.assigned_names(node, pf)):
+        for name in sorted(assigned_names(node, pf)):
             item = Unresolved(f"${name}", why, span.file, span.line)
             old = self.st.lookup(name)
             exported = old is not None and old.exported
@@ -1893,16 +1847,17 @@ class Evaluator(Expander):
         target = argv[1]
         path = self.repo_path(target)
         if path is not None and not self.source.exists(path):
-            base = posixpath.basename(path)
-            if base in LIBRARY_NAMES and self.source.exists(LIBRARY_PATH):
+            known = self.handlers.library_of(posixpath.basename(path))
+            fallback = known.fallback if known is not None else None
+            if known is not None and fallback is not None and self.source.exists(fallback):
                 self.assume(
                     span,
                     "source",
                     f"source {target.s}",
-                    f"no such file; the benchmark library at {LIBRARY_PATH} was used "
+                    f"no such file; {known.label} at {fallback} was used "
                     "(as the job environment provides it)",
                 )
-                path = LIBRARY_PATH
+                path = fallback
         if path is None or not self.source.exists(path):
             why = (
                 "the path is not statically known"
@@ -1915,12 +1870,13 @@ class Evaluator(Expander):
         pf = self.parser.parse_file(self.source, path)
         if path not in self.sourced:
             self.sourced.append(path)
-        library_file = posixpath.basename(path) in LIBRARY_NAMES
+        library = self.handlers.library_of(posixpath.basename(path))
         st = self.st
         if len(argv) > 2:
             st.positional.append(tuple(argv[2:]))
         st.sources.insert(0, target.s)
-        self.library_depth += int(library_file)
+        if library is not None:
+            self.libraries.append(library.name)
         self.budget.enter(span.file, span.line)
         try:
             self.exec_block(pf.root, pf)
@@ -1928,7 +1884,8 @@ class Evaluator(Expander):
             self.st.status = signal.status
         finally:
             self.budget.leave()
-            self.library_depth -= int(library_file)
+            if library is not None:
+                self.libraries.pop()
             self.st.sources.pop(0)
             if len(argv) > 2:
                 self.st.positional.pop()
@@ -2022,4 +1979,4 @@ Evaluator._handlers = {
 }
 
 
-__all__ = ["Evaluator", "ExitSignal", "ExtractionError", "LaunchSignal", "launch_kind"]
+__all__ = ["Evaluator", "ExtractionError"]

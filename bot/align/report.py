@@ -412,7 +412,15 @@ def plan_json(run: AlignRun) -> dict[str, Any]:
             "changed_files": list(run.change.changed_files),
             "removed_keys": list(run.change.removed_keys),
         },
-        "recipes": {"repo": inputs.recipes_repo or None, "base": inputs.recipes_sha or None},
+        "recipes": {
+            "repo": inputs.recipes_repo or None,
+            "base": inputs.recipes_sha or None,
+            **(
+                {"broken": [{"path": p, "reason": why} for p, why in run.broken_recipes]}
+                if run.broken_recipes
+                else {}
+            ),
+        },
         "keys": [_key_json(k) for k in run.keys],
         "plans": [_plan_json(o) for o in run.outcomes],
         "check": {

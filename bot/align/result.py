@@ -126,6 +126,7 @@ class AlignRun:
     check_title: str = ""
     check_summary: str = ""
     annotations: tuple[CheckAnnotation, ...] = ()
+    broken_recipes: tuple[tuple[str, str], ...] = ()  # (recipe path, why it does not load)
 
     @property
     def patches(self) -> tuple[RecipeOutcome, ...]:

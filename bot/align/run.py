@@ -27,8 +27,9 @@ from bot.benchmarks import BenchRepo, LaunchLine, extract, load_bench_repo, poin
 from bot.benchmarks.scope import multinode_reason
 from bot.errors import InputError, Location, RecipeSyncError
 from bot.evidence.model import EvidenceReport
-from bot.recipes import RecipesRepo, load_recipes
+from bot.recipes import RecipesRepo
 from bot.rules import Rules
+from bot.sources import FileSource
 
 # ------------------------------------------------------------------------------ points
 
@@ -185,7 +186,7 @@ def align(inputs: AlignInputs) -> AlignRun:
         raise InputError(
             Location(inputs.bench.label), "no PR base to compare with: give a base or config keys"
         )
-    recipes = load_recipes(inputs.recipes)
+    recipes, recipes_source, broken = _load_recipes(inputs.recipes)
     keys = tuple(key_result(head, recipes, rules, key) for key in change.keys)
     evidence = None
     if inputs.runs is not None and inputs.head_sha:
@@ -203,9 +204,29 @@ def align(inputs: AlignInputs) -> AlignRun:
             rules=rules,
         )
     outcomes = [
-        outcome(inputs, recipes, plan_recipe(recipes, inputs.recipes, rules, targets))
+        outcome(inputs, recipes, plan_recipe(recipes, recipes_source, rules, targets))
         for _, targets in sorted(targets_by_recipe(keys, head, evidence, rules).items())
     ]
-    run = AlignRun(inputs, head, recipes, change, keys, (), evidence)
+    run = AlignRun(inputs, head, recipes, change, keys, (), evidence, broken_recipes=broken)
     run = replace(run, outcomes=tuple(text.with_texts(run, o) for o in outcomes))
-    return report.finish(run)
+    run = report.finish(run)
+    if broken:
+        lines = "".join(f"\n- `{path}`: {why}" for path, why in broken)
+        note = f"\n\n**Recipe files that do not load** (left out, not aligned):{lines}\n"
+        run = replace(run, comment=run.comment.rstrip("\n") + note)
+    return run
+
+
+def _load_recipes(
+    source: FileSource,
+) -> tuple[RecipesRepo, FileSource, tuple[tuple[str, str], ...]]:
+    """The recipes without the files that do not load (one broken recipe file must not stop
+    the alignment of the others); a broken taxonomy or strategy is still an error."""
+    from bot.audit.load import _Without, load_recipes_tolerant  # audit imports align
+
+    loaded = load_recipes_tolerant(source)
+    if loaded.repo is None:
+        raise InputError(Location(source.label), loaded.error or "the recipes do not load")
+    broken = tuple(sorted(loaded.broken.items()))
+    view: FileSource = _Without(source, loaded.broken) if broken else source
+    return loaded.repo, view, broken

@@ -19,6 +19,7 @@ from bot.errors import RecipeSyncError
 COMMAND_MODULES: tuple[str, ...] = (
     "bot.align.cli",
     "bot.audit.cli",
+    "bot.backtest.cli",
     "bot.recipes.cli",
     "bot.benchmarks.cli",
     "bot.vllm.cli",

@@ -52,15 +52,30 @@ def _subjects(edit: EditRow) -> set[str]:
     return {s for s in found if s}
 
 
-def _match(recipe: str, node: str, after: str | None, edits: Sequence[EditRow]) -> str:
+def _subject_of(node: str, after: str | None, tree: dict[str, str]) -> set[str]:
+    """The flag or env var a leaf belongs to: its own value (``--flag``), its key (an env
+    var), or the flag before it in an argument list (``[--flag, value]``)."""
+    found = {node.rsplit(".", 1)[-1].split("[", 1)[0]}
+    if after:
+        found.add(after)
+    head, _, index = node.rpartition("[")
+    if index[:-1].isdigit() and int(index[:-1]) > 0:
+        previous = tree.get(f"{head}[{int(index[:-1]) - 1}]", "")
+        if previous.startswith("--"):
+            found.add(previous)
+    return found
+
+
+def _match(
+    recipe: str, node: str, after: str | None, tree: dict[str, str], edits: Sequence[EditRow]
+) -> str:
     mine = [e for e in edits if e.recipe == recipe]
     for edit in mine:
         if edit.node == node and (edit.after or "") == (after or ""):
             return "same edit"
-    last = node.rsplit(".", 1)[-1].split("[", 1)[0]
+    subjects = _subject_of(node, after, tree)
     for edit in mine:
-        subjects = _subjects(edit)
-        if (after or "") in subjects or last in subjects:
+        if subjects & _subjects(edit):
             return "same subject at another layer"
     return "not proposed by the bot"
 
@@ -81,6 +96,6 @@ def maintainer_edits(
                 old, new = before.get(node), after.get(node)
                 if old == new:
                     continue
-                match = _match(path, node, new, edits)
+                match = _match(path, node, new, after, edits)
                 out.append(MaintainerEdit(commit.sha, path, node, old, new, match))
     return tuple(out)

@@ -8,7 +8,7 @@ without checking anything out, let alone running it).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Protocol
@@ -184,3 +184,29 @@ def git_blob_sha_at(repo_path: Path) -> Callable[[str, str], str | None]:
         return tree.blob_sha(path)
 
     return blob_sha_at
+
+
+@dataclass
+class WithoutFiles:
+    """A view of ``inner`` without some files (e.g. recipes that do not load)."""
+
+    inner: FileSource
+    hidden: Mapping[str, str]
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        self.label = self.inner.label
+
+    def read_bytes(self, path: str) -> bytes:
+        if path in self.hidden:
+            raise InputError(Location(f"{self.label}:{path}"), "file does not exist")
+        return self.inner.read_bytes(path)
+
+    def exists(self, path: str) -> bool:
+        return path not in self.hidden and self.inner.exists(path)
+
+    def iter_files(self, directory: str = "") -> Iterator[str]:
+        return (p for p in self.inner.iter_files(directory) if p not in self.hidden)
+
+    def blob_sha(self, path: str) -> str:
+        return self.inner.blob_sha(path)

@@ -110,6 +110,7 @@ class AlignRun:
     keys: tuple[KeyResult, ...]
     outcomes: tuple[RecipeOutcome, ...]
     evidence: EvidenceReport | None
+    broken_recipes: tuple[tuple[str, str], ...] = ()  # (recipe path, why it does not load)
 
     @property
     def patches(self) -> tuple[RecipeOutcome, ...]:

@@ -26,8 +26,10 @@ from bot.benchmarks import BenchRepo, LaunchLine, extract, load_bench_repo, poin
 from bot.benchmarks.scope import multinode_reason
 from bot.errors import InputError, Location, RecipeSyncError
 from bot.evidence.model import EvidenceReport
-from bot.recipes import RecipesRepo, load_recipes
+from bot.recipes import RecipesRepo
+from bot.recipes.tolerant import load_recipes_tolerant
 from bot.rules import Rules
+from bot.sources import FileSource, WithoutFiles
 
 # ------------------------------------------------------------------------------ points
 
@@ -184,7 +186,7 @@ def align(inputs: AlignInputs) -> AlignRun:
         raise InputError(
             Location(inputs.bench.label), "no PR base to compare with: give a base or config keys"
         )
-    recipes = load_recipes(inputs.recipes)
+    recipes, recipes_source, broken = _load_recipes(inputs.recipes)
     keys = tuple(key_result(head, recipes, rules, key) for key in change.keys)
     evidence = None
     if inputs.runs is not None and inputs.head_sha:
@@ -202,7 +204,22 @@ def align(inputs: AlignInputs) -> AlignRun:
             rules=rules,
         )
     outcomes = [
-        outcome(inputs, recipes, plan_recipe(recipes, inputs.recipes, rules, targets))
+        outcome(inputs, recipes, plan_recipe(recipes, recipes_source, rules, targets))
         for _, targets in sorted(targets_by_recipe(keys, head, evidence, rules).items())
     ]
-    return AlignRun(inputs, head, recipes, change, keys, tuple(outcomes), evidence)
+    return AlignRun(
+        inputs, head, recipes, change, keys, tuple(outcomes), evidence, broken_recipes=broken
+    )
+
+
+def _load_recipes(
+    source: FileSource,
+) -> tuple[RecipesRepo, FileSource, tuple[tuple[str, str], ...]]:
+    """The recipes without the files that do not load (one broken recipe file must not stop
+    the alignment of the others); a broken taxonomy or strategy is still an error."""
+    loaded = load_recipes_tolerant(source)
+    if loaded.repo is None:
+        raise InputError(Location(source.label), loaded.error or "the recipes do not load")
+    broken = tuple(sorted(loaded.broken.items()))
+    view: FileSource = WithoutFiles(source, loaded.broken) if broken else source
+    return loaded.repo, view, broken

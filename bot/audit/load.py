@@ -10,7 +10,7 @@ audited.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ruamel.yaml import YAML
@@ -22,14 +22,12 @@ from bot.benchmarks import BenchRepo
 from bot.benchmarks.configs import ConfigNode, find_master_files
 from bot.benchmarks.runners import RunnersFile, load_runners
 from bot.errors import InputError, Location
-from bot.recipes import RecipesRepo, load_recipes
 from bot.rules import Rules
 from bot.rules.loader import line_of
 from bot.sources import FileSource, read_text
 
 # A top-level key of a master config: starts in column 0, not a comment or document marker.
 _TOP_KEY = re.compile(r"^(?![#\s-]|\.\.\.)(['\"]?)([^:#'\"]+)\1\s*:")
-MAX_BROKEN_RECIPES = 64  # past this many bad recipe files the repository is reported unusable
 
 
 @dataclass(frozen=True)
@@ -152,74 +150,3 @@ def load_bench(source: FileSource, rules: Rules) -> BenchLoad:
         )
     load.repo.runners = runners
     return load
-
-
-# --- recipes ---------------------------------------------------------------------------------
-
-
-@dataclass
-class _Without:
-    """A view of ``inner`` without some files (recipes that do not load)."""
-
-    inner: FileSource
-    hidden: Mapping[str, str]
-    label: str = ""
-
-    def __post_init__(self) -> None:
-        self.label = self.inner.label
-
-    def read_bytes(self, path: str) -> bytes:
-        if path in self.hidden:
-            raise InputError(Location(f"{self.label}:{path}"), "file does not exist")
-        return self.inner.read_bytes(path)
-
-    def exists(self, path: str) -> bool:
-        return path not in self.hidden and self.inner.exists(path)
-
-    def iter_files(self, directory: str = "") -> Iterator[str]:
-        return (p for p in self.inner.iter_files(directory) if p not in self.hidden)
-
-    def blob_sha(self, path: str) -> str:
-        return self.inner.blob_sha(path)
-
-
-@dataclass(frozen=True)
-class RecipesLoad:
-    """The recipes repository without its broken recipe files, or why it is unusable."""
-
-    repo: RecipesRepo | None
-    error: str | None = None  # taxonomy, strategies or too many recipes do not load
-    broken: Mapping[str, str] = field(default_factory=dict)  # recipe path → why
-
-    def broken_recipe_for(self, model: str) -> tuple[str, str] | None:
-        """(path, why) when ``model`` is the hf_id of a recipe file that does not load."""
-        path = f"models/{model}.yaml"
-        reason = self.broken.get(path)
-        return (path, reason) if reason is not None else None
-
-
-def _failed_recipe(err: InputError, label: str) -> str | None:
-    prefix = f"{label}:"
-    file = err.location.file
-    if not file.startswith(prefix):
-        return None
-    path = file[len(prefix) :]
-    return path if path.startswith("models/") and path.endswith(".yaml") else None
-
-
-def load_recipes_tolerant(source: FileSource) -> RecipesLoad:
-    """``load_recipes``, leaving out each recipe file that does not load (and saying why)."""
-    broken: dict[str, str] = {}
-    for _ in range(MAX_BROKEN_RECIPES + 1):
-        try:
-            repo = load_recipes(_Without(source, broken) if broken else source)
-        except InputError as err:
-            path = _failed_recipe(err, source.label)
-            if path is None or path in broken:
-                return RecipesLoad(None, str(err), dict(broken))
-            broken[path] = str(err)
-            continue
-        return RecipesLoad(repo, None, dict(broken))
-    return RecipesLoad(
-        None, f"more than {MAX_BROKEN_RECIPES} recipe files do not load", dict(broken)
-    )

@@ -28,13 +28,14 @@ from bot.align.compare import Comparison, bench_side, recipe_min_version, recipe
 from bot.align.compare import taxonomy_vram as compute_vram
 from bot.align.profile import Profile, Unmapped, map_profile
 from bot.audit.launch import describe_unresolved, unresolved_impact
-from bot.audit.load import BenchLoad, RecipesLoad, load_bench, load_recipes_tolerant
+from bot.audit.load import BenchLoad, load_bench
 from bot.audit.model import AuditReport, AuditRow, FlagRow, KeyAudit, OutOfScope, Status
 from bot.benchmarks import BenchRepo, LaunchLine, MasterEntry, Point, extract, points
 from bot.benchmarks.configs import ConfigNode
 from bot.benchmarks.scope import multinode_reason, serves_vllm
 from bot.errors import RecipeSyncError
 from bot.recipes import Rendering, render
+from bot.recipes.tolerant import RecipesLoad, load_recipes_tolerant
 from bot.rules import Rules
 from bot.shell import ScriptParser
 from bot.sources import DirectorySource, FileSource, GitTreeSource

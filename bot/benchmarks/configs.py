@@ -6,6 +6,8 @@ is first used, so one malformed key names its own file:line without hiding every
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -151,7 +153,25 @@ class ConfigNode:
     line: int | None
 
 
+_PARSED: OrderedDict[tuple[str, str], Any] = OrderedDict()
+PARSE_CACHE_SIZE = 8  # consecutive commits share most files: base of one PR = head of the last
+
+
 def parse_yaml(text: str, display: str) -> Any:
+    """The round-trip document of ``text``, from a small cache keyed by the text's hash (the
+    documents are only read, never mutated; a backtest parses the same blobs over and over)."""
+    key = (hashlib.sha1(text.encode("utf-8"), usedforsecurity=False).hexdigest(), display)
+    if key in _PARSED:
+        _PARSED.move_to_end(key)
+        return _PARSED[key]
+    document = _parse_yaml(text, display)
+    _PARSED[key] = document
+    while len(_PARSED) > PARSE_CACHE_SIZE:
+        _PARSED.popitem(last=False)
+    return document
+
+
+def _parse_yaml(text: str, display: str) -> Any:
     try:
         return YAML(typ="rt").load(text)
     except MarkedYAMLError as err:

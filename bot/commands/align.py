@@ -10,7 +10,8 @@ with --evidence, saved workflow runs (``recipe-sync evidence --from-dir`` layout
 ``OUT/recipe.patch``, ``OUT/pr-title.txt``, ``OUT/pr-body.md`` (when there is a patch),
 ``OUT/comment.md`` and ``OUT/plan.json``, and prints a short summary. With patches for
 several recipe files, each also gets ``OUT/prs/<recipe-slug>/``. No GitHub access; the same
-inputs give byte-identical files. Exit status 0 when the analysis ran (drift or not).
+inputs give byte-identical files. Exit status 0 when aligned (nothing to do), 1 when there
+is a PR to open or drift left, 2 for bad input or a failed plan.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -229,4 +231,18 @@ def run(args: argparse.Namespace) -> int:
     texts = present(result)
     written = write_outputs(result, texts, args.out)
     print("\n".join(summary_lines(result, texts, written)))
+    return exit_status(result)
+
+
+def exit_status(run: AlignRun) -> int:
+    """0: aligned, nothing to do; 1: a PR to open or drift left; 2: the plan failed (one line
+    on stderr naming the recipe file and the reason)."""
+    failed = [o for o in run.outcomes if o.status == "failed"]
+    for found in failed:
+        reason = found.reason.splitlines()[0] if found.reason else "the plan failed"
+        print(f"recipe-sync: error: {found.recipe_path}: plan failed: {reason}", file=sys.stderr)
+    if failed:
+        return 2
+    if any(o.status in ("patch", "blocked") for o in run.outcomes):
+        return 1
     return 0

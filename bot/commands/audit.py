@@ -3,7 +3,8 @@ recipes, as Markdown, JSON or a self-contained HTML page.
 
 Both repositories are read as directories or, with ``--bench-ref`` / ``--recipes-ref``, as a
 git commit (nothing is checked out). The audit always finishes: a row that cannot be
-compared carries the reason as its status. Exit status 0 once the report is written.
+compared carries the reason as its status. Exit status 0 when no row drifted, 1 when some
+did, 2 for bad input.
 """
 
 from __future__ import annotations
@@ -90,4 +91,4 @@ def audit_command(args: argparse.Namespace) -> int:
         f"{elapsed:.1f} s, {run.workers} process(es){where}",
         file=sys.stderr,
     )
-    return 0
+    return 1 if counts.get("drifted") else 0  # README "Exit codes"

@@ -16,6 +16,7 @@ from bot import __version__
 from bot.commands import (
     align,
     audit,
+    backtest,
     demo,
     diff,
     evidence,
@@ -32,6 +33,7 @@ from bot.errors import RecipeSyncError
 COMMANDS: tuple[ModuleType, ...] = (
     align,
     audit,
+    backtest,
     render,
     extract,
     diff,

@@ -114,6 +114,14 @@ def _verification_line(run: AlignRun, plan: AlignmentPlan) -> list[str]:
     return lines
 
 
+def _broken_recipes(run: AlignRun) -> list[str]:
+    """Recipe files that do not load: left out of the run, named so a maintainer can fix them."""
+    if not run.broken_recipes:
+        return []
+    lines = [f"- {code(path)}: {md.text(why)}" for path, why in run.broken_recipes]
+    return ["**Recipe files that do not load** (left out, not aligned):", "", *lines, ""]
+
+
 def comment(run: AlignRun) -> str:
     """The verification comment body (the service adds its marker, metadata and PR links)."""
     inputs = run.inputs
@@ -129,6 +137,7 @@ def comment(run: AlignRun) -> str:
         f"{ref(inputs.bench_ref)}{head} compared{recipes}.",
         "",
     ]
+    out += _broken_recipes(run)
     if not run.keys:
         out.append("No master-config key is affected by this PR, so no recipe is touched.")
         return neutralize("\n".join(out) + "\n")
@@ -413,7 +422,15 @@ def plan_json(run: AlignRun, texts: AlignTexts) -> dict[str, Any]:
             "changed_files": list(run.change.changed_files),
             "removed_keys": list(run.change.removed_keys),
         },
-        "recipes": {"repo": inputs.recipes_repo or None, "base": inputs.recipes_sha or None},
+        "recipes": {
+            "repo": inputs.recipes_repo or None,
+            "base": inputs.recipes_sha or None,
+            **(
+                {"broken": [{"path": p, "reason": why} for p, why in run.broken_recipes]}
+                if run.broken_recipes
+                else {}
+            ),
+        },
         "keys": [_key_json(k) for k in run.keys],
         "plans": [_plan_json(o, texts) for o in run.outcomes],
         "check": {

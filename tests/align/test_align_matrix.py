@@ -192,7 +192,7 @@ def test_a_failing_builder_blocks_the_alignment_pr(
     git(tree, "add", "-A")
     git(tree, "commit", "-qm", "add a builder")
     status, out = align_cli(recipes=tree, recipes_ref="HEAD")
-    assert status == 0 and not (out / "recipe.patch").exists()
+    assert status == 1 and not (out / "recipe.patch").exists()  # blocked: drift left
     comment = (out / "comment.md").read_text()
     assert (
         "— blocked" in comment

@@ -152,15 +152,15 @@ def test_cli_writes_each_format(
         "--recipes-ref",
         seed.recipes_base,
     ]
-    assert main([*common, "--format", "json", "--out", str(tmp_path / "a.json")]) == 0
+    assert main([*common, "--format", "json", "--out", str(tmp_path / "a.json")]) == 1  # drift
     data = json.loads((tmp_path / "a.json").read_text())
     assert data["summary"]["by_status"]["drifted"] == 7
     err = capsys.readouterr().err
     assert "audit: 40 launch lines (29 aligned, 7 drifted, 2 unmapped, 2 unresolved)" in err
     assert "\r" not in err  # not a terminal: no progress bar
-    assert main([*common, "--format", "html", "--out", str(tmp_path / "a.html")]) == 0
+    assert main([*common, "--format", "html", "--out", str(tmp_path / "a.html")]) == 1
     assert (tmp_path / "a.html").read_text().startswith("<!DOCTYPE html>")
-    assert main(common) == 0
+    assert main(common) == 1
     assert capsys.readouterr().out.startswith("# recipe-sync drift audit")
     assert main([*common, "--jobs", "-1"]) == 2
     assert "--jobs: must be 0" in capsys.readouterr().err

@@ -1,0 +1,59 @@
+"""Backtest speed on real history: PRs per second and peak memory, with the cold reference
+(the parsed-YAML cache disabled, so every PR parses its base and head from scratch) measured
+in the same run on the same machine.
+
+    python -m bench.backtest --bench-repo DIR --recipes DIR [--since DATE] [--until DATE]
+        [--limit N] [--jobs J]
+
+Both configurations run over the same consecutive merged PRs (the first N of the range), in
+this process, sequentially; no result cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+from pathlib import Path
+
+from bot.backtest import run as backtest_run
+from bot.backtest.history import default_branch, first_parent_log, merged_prs
+from bot.benchmarks import configs
+
+
+def measure(args: argparse.Namespace, prs: tuple[int, ...], cache_size: int) -> float:
+    configs.PARSE_CACHE_SIZE = cache_size
+    configs._PARSED.clear()
+    settings = backtest_run.settings_for(args.bench_repo, args.recipes)
+    started = time.perf_counter()
+    report = backtest_run.run_backtest(settings, only=prs, jobs=args.jobs)
+    elapsed = time.perf_counter() - started
+    print(f"  cache {cache_size}: {report.summary()}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--bench-repo", type=Path, required=True)
+    parser.add_argument("--recipes", type=Path, required=True)
+    parser.add_argument("--since")
+    parser.add_argument("--until")
+    parser.add_argument("--limit", type=int, default=10)
+    parser.add_argument("--jobs", type=int, default=1)
+    args = parser.parse_args()
+    branch = default_branch(args.bench_repo)
+    found = merged_prs(
+        first_parent_log(args.bench_repo, branch), since=args.since, until=args.until
+    )
+    prs = tuple(p.number for p in found[: args.limit])
+    print(f"{len(prs)} merged PRs ({found[0].day if found else '-'} …), jobs {args.jobs}")
+    cold = measure(args, prs, 0)
+    warm = measure(args, prs, 8)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"cold reference: {cold:.1f} s, {len(prs) / cold:.3f} PRs/s")
+    print(f"with caches:    {warm:.1f} s, {len(prs) / warm:.3f} PRs/s ({cold / warm:.2f}x)")
+    print(f"peak RSS: {peak:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""The rows a backtest reports: one per merged benchmark PR (plain, JSON-able values)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Outcome = Literal[
+    "alignment PR",
+    "aligned",
+    "blocked",
+    "context only",
+    "unmapped",
+    "out of scope",
+    "no vLLM change",
+    "bad input",
+    "error",
+]
+OUTCOMES: tuple[str, ...] = (
+    "alignment PR",
+    "aligned",
+    "blocked",
+    "context only",
+    "unmapped",
+    "out of scope",
+    "no vLLM change",
+    "bad input",
+    "error",
+)
+
+
+@dataclass(frozen=True)
+class EditRow:
+    recipe: str
+    kind: str
+    subject: str  # flag, env var, image, hardware
+    node: str  # YAML path
+    before: str | None
+    after: str | None
+
+
+@dataclass(frozen=True)
+class MaintainerEdit:
+    commit: str
+    recipe: str
+    node: str  # YAML path of a changed leaf
+    before: str | None
+    after: str | None
+    match: str  # "same edit" | "same subject at another layer" | "not proposed by the bot"
+
+
+@dataclass(frozen=True)
+class PRRow:
+    number: int
+    sha: str
+    base: str
+    day: str
+    title: str
+    recipes_sha: str  # "" for a plain directory
+    outcome: str
+    reason: str
+    files: tuple[str, ...] = ()  # recipe files the alignment PR would write
+    edits: tuple[EditRow, ...] = ()
+    notes: tuple[str, ...] = ()  # e.g. a broken recipe file elsewhere
+    keys: tuple[str, ...] = ()  # affected config keys
+    maintainers: tuple[MaintainerEdit, ...] = field(default=())
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("seconds")
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PRRow:
+        return cls(
+            number=int(data["number"]),
+            sha=data["sha"],
+            base=data["base"],
+            day=data["day"],
+            title=data["title"],
+            recipes_sha=data["recipes_sha"],
+            outcome=data["outcome"],
+            reason=data["reason"],
+            files=tuple(data.get("files", ())),
+            edits=tuple(EditRow(**e) for e in data.get("edits", ())),
+            notes=tuple(data.get("notes", ())),
+            keys=tuple(data.get("keys", ())),
+            maintainers=tuple(MaintainerEdit(**m) for m in data.get("maintainers", ())),
+        )
+
+
+@dataclass(frozen=True)
+class BacktestReport:
+    bench: str
+    recipes: str
+    rows: tuple[PRRow, ...]
+
+    def counts(self) -> dict[str, int]:
+        out = {name: 0 for name in OUTCOMES}
+        for row in self.rows:
+            out[row.outcome] = out.get(row.outcome, 0) + 1
+        return {k: v for k, v in out.items() if v}
+
+    @property
+    def errors(self) -> tuple[PRRow, ...]:
+        return tuple(r for r in self.rows if r.outcome == "error")
+
+    def summary(self) -> str:
+        parts = ", ".join(f"{n} {k}" for k, n in self.counts().items())
+        noted = sum(1 for r in self.rows if r.notes)
+        return (
+            f"{len(self.rows)} merged PRs: {parts or 'none'}; "
+            f"{len(self.errors)} errors; {noted} with notes"
+        )

@@ -1,0 +1,314 @@
+"""Replay merged benchmark PRs through the alignment engine (:func:`bot.align.run.align`).
+
+For each PR: its base is the first parent and its head the merge commit; the recipes are the
+recipes main commit current at the merge (or a plain directory for every PR). A PR whose diff
+touches no benchmark config, script or runner file is reported without loading anything.
+Results are cached in a JSON-lines file keyed by (bench sha, recipes sha, rules hash), so an
+interrupted backtest resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from bot.align.result import AlignInputs, AlignRun
+from bot.align.run import align
+from bot.backtest.history import (
+    Commit,
+    MergedPR,
+    RecipesTimeline,
+    changed_paths,
+    default_branch,
+    first_parent_log,
+    is_git_repo,
+    merged_prs,
+)
+from bot.backtest.maintainers import maintainer_edits
+from bot.backtest.model import BacktestReport, EditRow, PRRow
+from bot.errors import RecipeSyncError
+from bot.rules import Rules, default_rules, load_rules
+from bot.sources import DirectorySource, FileSource, GitTreeSource
+
+RELEVANT = ("benchmarks/", "configs/", ".github/configs/", "runners/")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Job:
+    pr: MergedPR
+    recipes_sha: str  # "" with a plain recipes directory
+    citing: tuple[Commit, ...]  # later recipes commits citing the PR
+
+
+@dataclass(frozen=True)
+class Settings:
+    bench_repo: Path
+    recipes: Path
+    recipes_is_git: bool
+    rules_dir: Path | None
+    bench_name: str = "SemiAnalysisAI/InferenceX"
+    recipes_name: str = "vllm-project/recipes"
+
+
+def rules_hash(rules_dir: Path | None) -> str:
+    """Hash of the rules and of recipe-sync's own code: a cached result of other rules or
+    another engine is never reused."""
+    digest = hashlib.sha256()
+    folders = [rules_dir or ROOT / "rules", ROOT / "bot"]
+    for folder in folders:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and path.suffix in (".py", ".yaml", ".yml"):
+                digest.update(str(path.relative_to(folder)).encode())
+                digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def plan_jobs(
+    settings: Settings,
+    *,
+    since: str | None = None,
+    until: str | None = None,
+    only: Sequence[int] = (),
+) -> tuple[tuple[Job, ...], RecipesTimeline | None]:
+    branch = default_branch(settings.bench_repo)
+    prs = merged_prs(
+        first_parent_log(settings.bench_repo, branch), since=since, until=until, only=only
+    )
+    if not settings.recipes_is_git:
+        return tuple(Job(pr, "", ()) for pr in prs), None
+    recipes_branch = default_branch(settings.recipes)
+    timeline = RecipesTimeline(first_parent_log(settings.recipes, recipes_branch, bodies=True))
+    jobs: list[Job] = []
+    for pr in prs:
+        current = timeline.at(pr.time) or (timeline.commits[0] if timeline.commits else None)
+        sha = current.sha if current is not None else ""
+        citing = tuple(c for c in timeline.citing(pr.number) if c.time >= pr.time)
+        jobs.append(Job(pr, sha, citing))
+    return tuple(jobs), timeline
+
+
+def _edits(run: AlignRun) -> tuple[EditRow, ...]:
+    return tuple(
+        EditRow(o.recipe_path, e.kind, e.subject, e.node, e.before, e.after)
+        for o in run.patches
+        for e in o.plan.edits
+    )
+
+
+def classify(run: AlignRun) -> tuple[str, str]:
+    """(outcome, reason) of one alignment run."""
+    patches = run.patches
+    if patches:
+        files = ", ".join(o.recipe_path for o in patches)
+        count = sum(len(o.plan.edits) for o in patches)
+        return "alignment PR", f"{count} edit(s) to {files}"
+    blocked = [o for o in run.outcomes if o.status in ("blocked", "failed")]
+    if blocked:
+        return "blocked", "; ".join(f"{o.recipe_path}: {o.reason}" for o in blocked)
+    if run.outcomes:
+        return "aligned", ", ".join(f"{o.recipe_path}: {o.reason}" for o in run.outcomes)
+    if not run.change.keys:
+        removed = run.change.removed_keys
+        if removed:
+            return "no vLLM change", "the PR only removes config keys: " + ", ".join(removed)
+        return "no vLLM change", "no master-config key is affected by the changed files"
+    if not run.change.in_scope:
+        why = sorted({k.out_of_scope or "" for k in run.change.keys})
+        return "out of scope", "; ".join(why)
+    reasons: dict[str, dict[str, None]] = {}
+    for key in run.keys:
+        if key.problem is not None:
+            reasons.setdefault("out of scope" if not key.error else "unmapped", {})[
+                f"{key.key.key}: {key.problem}"
+            ] = None
+        for point in key.points:
+            status = "context only" if point.status == "context" else "unmapped"
+            if point.status in ("represents", "other-point"):
+                status = "context only"
+            reasons.setdefault(status, {})[f"{key.key.key}: {point.reason or point.status}"] = None
+    for outcome in ("context only", "unmapped", "out of scope"):
+        if outcome in reasons:
+            found = list(reasons[outcome])
+            more = f" (+{len(found) - 3} more)" if len(found) > 3 else ""
+            return outcome, "; ".join(found[:3]) + more
+    return "unmapped", "no point of the affected keys was extracted"
+
+
+class Backtester:
+    """One per process: repositories and rules are opened once and reused across PRs."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.rules: Rules = (
+            load_rules(settings.rules_dir) if settings.rules_dir is not None else default_rules()
+        )
+        self._plain: FileSource | None = None
+
+    def recipes_source(self, sha: str) -> FileSource:
+        if not self.settings.recipes_is_git:
+            if self._plain is None:
+                self._plain = DirectorySource(self.settings.recipes)
+            return self._plain
+        return GitTreeSource(self.settings.recipes, sha)
+
+    def row(self, job: Job) -> PRRow:
+        started = time.perf_counter()
+        pr = job.pr
+        base = PRRow(pr.number, pr.sha, pr.base, pr.day, pr.title, job.recipes_sha, "error", "")
+        try:
+            row = self._row(job, base)
+        except RecipeSyncError as err:
+            row = replace(base, outcome="bad input", reason=str(err))
+        except Exception as err:
+            row = replace(base, outcome="error", reason=f"{type(err).__name__}: {err}")
+        if job.citing:
+            try:
+                found = maintainer_edits(self.settings.recipes, job.citing, row.edits)
+            except RecipeSyncError as err:
+                row = replace(row, notes=(*row.notes, f"maintainers' change not read: {err}"))
+            else:
+                row = replace(row, maintainers=found)
+        return replace(row, seconds=time.perf_counter() - started)
+
+    def _row(self, job: Job, base: PRRow) -> PRRow:
+        pr = job.pr
+        paths = changed_paths(self.settings.bench_repo, pr.base, pr.sha)
+        if not any(p.startswith(RELEVANT) for p in paths):
+            return replace(
+                base,
+                outcome="no vLLM change",
+                reason=f"no benchmark config, script or runner file changed ({len(paths)} files)",
+            )
+        bench = GitTreeSource(self.settings.bench_repo, pr.sha)
+        inputs = AlignInputs(
+            bench=bench,
+            bench_base=GitTreeSource(self.settings.bench_repo, pr.base),
+            recipes=self.recipes_source(job.recipes_sha),
+            rules=self.rules,
+            bench_repo=self.settings.bench_name,
+            pr_number=pr.number,
+            head_sha=pr.sha,
+            base_sha=pr.base,
+            recipes_repo=self.settings.recipes_name,
+            recipes_sha=job.recipes_sha,
+        )
+        run = align(inputs)
+        outcome, reason = classify(run)
+        notes = tuple(
+            f"recipe file {path} does not load: {why}" for path, why in run.broken_recipes
+        )
+        return replace(
+            base,
+            outcome=outcome,
+            reason=reason,
+            files=tuple(o.recipe_path for o in run.patches),
+            edits=_edits(run),
+            notes=notes,
+            keys=tuple(k.key for k in run.change.keys),
+        )
+
+
+# ------------------------------------------------------------------------------ cache
+
+
+def cache_key(job: Job, rules: str) -> str:
+    return f"{job.pr.sha}:{job.recipes_sha or 'dir'}:{rules}"
+
+
+def read_cache(path: Path | None) -> dict[str, PRRow]:
+    if path is None or not path.exists():
+        return {}
+    found: dict[str, PRRow] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            data = json.loads(line)
+            found[data["key"]] = PRRow.from_json(data["row"])
+        except (ValueError, KeyError, TypeError):
+            continue  # a line cut by an interrupted run
+    return found
+
+
+# ------------------------------------------------------------------------------ workers
+
+_WORKER: Backtester | None = None
+
+
+def _init(settings: Settings) -> None:
+    global _WORKER
+    _WORKER = Backtester(settings)
+
+
+def _work(job: Job) -> PRRow:
+    assert _WORKER is not None
+    return _WORKER.row(job)
+
+
+def _rows(settings: Settings, jobs: Sequence[Job], workers: int) -> Iterator[PRRow]:
+    if workers <= 1 or len(jobs) < 4:
+        tester = Backtester(settings)
+        for job in jobs:
+            yield tester.row(job)
+        return
+    with ProcessPoolExecutor(workers, initializer=_init, initargs=(settings,)) as pool:
+        yield from pool.map(_work, jobs, chunksize=4)
+
+
+def run_backtest(
+    settings: Settings,
+    *,
+    since: str | None = None,
+    until: str | None = None,
+    only: Sequence[int] = (),
+    jobs: int = 1,
+    cache: Path | None = None,
+    progress: Callable[[int, int, PRRow], Any] | None = None,
+) -> BacktestReport:
+    planned, _ = plan_jobs(settings, since=since, until=until, only=only)
+    rules = rules_hash(settings.rules_dir)
+    cached = read_cache(cache)
+    rows: dict[int, PRRow] = {}
+    todo: list[Job] = []
+    for index, job in enumerate(planned):
+        hit = cached.get(cache_key(job, rules))
+        if hit is not None:
+            rows[index] = hit
+        else:
+            todo.append(job)
+    index_of = {id(job): i for i, job in enumerate(planned)}
+    done = len(rows)
+    handle = cache.open("a", encoding="utf-8") if cache is not None else None
+    try:
+        for job, row in zip(todo, _rows(settings, todo, jobs), strict=True):
+            rows[index_of[id(job)]] = row
+            done += 1
+            if handle is not None:
+                record = {"key": cache_key(job, rules), "row": row.to_json()}
+                handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+                handle.flush()
+            if progress is not None:
+                progress(done, len(planned), row)
+    finally:
+        if handle is not None:
+            handle.close()
+    recipes_label = str(settings.recipes) + (" (git history)" if settings.recipes_is_git else "")
+    return BacktestReport(
+        bench=str(settings.bench_repo),
+        recipes=recipes_label,
+        rows=tuple(rows[i] for i in range(len(planned))),
+    )
+
+
+def settings_for(bench_repo: Path, recipes: Path, rules_dir: Path | None = None) -> Settings:
+    """A recipes path is a git history when it is a repository of its own (or bare);
+    otherwise a plain directory used for every PR."""
+    own = (recipes / ".git").exists() or (
+        (recipes / "HEAD").is_file() and (recipes / "objects").is_dir()
+    )
+    return Settings(bench_repo, recipes, own and is_git_repo(recipes), rules_dir)

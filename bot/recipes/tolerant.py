@@ -1,0 +1,60 @@
+"""Load a recipes repository so that one broken recipe file costs only that recipe.
+
+A maintainer's repository is never fully valid (upstream main has carried, for days, a
+feature with both ``args`` and ``modes``). The audit and the alignment both load the recipes
+this way: every recipe file that does not load is left out and named with its reason; the
+taxonomy, the strategies or too many broken files still make the repository unusable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from bot.errors import InputError
+from bot.recipes.repo import RecipesRepo, load_recipes
+from bot.sources import FileSource, WithoutFiles
+
+MAX_BROKEN_RECIPES = 64  # past this many bad recipe files the repository is reported unusable
+
+
+@dataclass(frozen=True)
+class RecipesLoad:
+    """The recipes repository without its broken recipe files, or why it is unusable."""
+
+    repo: RecipesRepo | None
+    error: str | None = None  # taxonomy, strategies or too many recipes do not load
+    broken: Mapping[str, str] = field(default_factory=dict)  # recipe path → why
+
+    def broken_recipe_for(self, model: str) -> tuple[str, str] | None:
+        """(path, why) when ``model`` is the hf_id of a recipe file that does not load."""
+        path = f"models/{model}.yaml"
+        reason = self.broken.get(path)
+        return (path, reason) if reason is not None else None
+
+
+def _failed_recipe(err: InputError, label: str) -> str | None:
+    prefix = f"{label}:"
+    file = err.location.file
+    if not file.startswith(prefix):
+        return None
+    path = file[len(prefix) :]
+    return path if path.startswith("models/") and path.endswith(".yaml") else None
+
+
+def load_recipes_tolerant(source: FileSource) -> RecipesLoad:
+    """``load_recipes``, leaving out each recipe file that does not load (and saying why)."""
+    broken: dict[str, str] = {}
+    for _ in range(MAX_BROKEN_RECIPES + 1):
+        try:
+            repo = load_recipes(WithoutFiles(source, broken) if broken else source)
+        except InputError as err:
+            path = _failed_recipe(err, source.label)
+            if path is None or path in broken:
+                return RecipesLoad(None, str(err), dict(broken))
+            broken[path] = str(err)
+            continue
+        return RecipesLoad(repo, None, dict(broken))
+    return RecipesLoad(
+        None, f"more than {MAX_BROKEN_RECIPES} recipe files do not load", dict(broken)
+    )

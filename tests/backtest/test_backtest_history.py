@@ -1,0 +1,173 @@
+"""The history walk, the recipes pairing, citations and the CLI, on small real git repos."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.backtest.history import RecipesTimeline, cited_prs, first_parent_log, merged_prs
+from bot.backtest.maintainers import maintainer_edits
+from bot.backtest.model import EditRow
+from bot.backtest.run import plan_jobs, settings_for
+from bot.commands.main import main
+from bot.fixtures import SeedFixtures
+from tests.backtest.conftest import commit, git, new_repo
+
+# the recipes shape a maintainer edits: a flag list at a hardware override
+RECIPE = """model:
+  hf_id: org/m
+hardware_overrides:
+  mi355x:
+    extra_args:
+      - "--max-num-seqs"
+      - "{seqs}"
+"""
+
+
+@pytest.fixture()
+def repos(tmp_path: Path) -> tuple[Path, Path]:
+    bench = new_repo(tmp_path / "bench")
+    commit(bench, "initial import", "2030-01-01T00:00:00Z", {"a.txt": "0\n"})
+    commit(bench, "Add a key (#5)", "2030-01-03T00:00:00Z", {"a.txt": "1\n"})
+    git(bench, "checkout", "-q", "-b", "topic")
+    commit(bench, "work on the topic", "2030-01-04T00:00:00Z", {"b.txt": "1\n"})
+    git(bench, "checkout", "-q", "main")
+    commit(bench, "unrelated direct push", "2030-01-05T00:00:00Z", {"c.txt": "1\n"})
+    git(
+        bench,
+        "merge",
+        "-q",
+        "--no-ff",
+        "topic",
+        "-m",
+        "Merge pull request #7 from o/topic",
+        when="2030-01-06T00:00:00Z",
+    )
+    commit(bench, "Tune (#9)", "2030-01-09T00:00:00Z", {"a.txt": "2\n"})
+    recipes = new_repo(tmp_path / "recipes")
+    commit(
+        recipes, "first (#1)", "2030-01-02T00:00:00Z", {"models/org/m.yaml": RECIPE.format(seqs=64)}
+    )
+    commit(
+        recipes,
+        "Align m with InferenceX PR #9 (#2)",
+        "2030-01-10T00:00:00Z",
+        {"models/org/m.yaml": RECIPE.format(seqs=128)},
+    )
+    return bench, recipes
+
+
+def test_merged_prs_are_first_parent_squashes_and_merges(repos: tuple[Path, Path]) -> None:
+    bench, _ = repos
+    commits = first_parent_log(bench, "main")
+    prs = merged_prs(commits)
+    assert [p.number for p in prs] == [5, 7, 9]  # the topic commit is not first-parent
+    merge = prs[1]
+    assert merge.base == git(bench, "rev-parse", f"{merge.sha}^1")
+    assert git(bench, "rev-parse", f"{merge.sha}^2") == git(bench, "rev-parse", "topic")
+    assert [p.number for p in merged_prs(commits, since="2030-01-06")] == [7, 9]
+    assert [p.number for p in merged_prs(commits, until="2030-01-05")] == [5]
+    assert [p.number for p in merged_prs(commits, only=[9])] == [9]
+
+
+def test_recipes_commit_current_at_the_merge(repos: tuple[Path, Path]) -> None:
+    bench, recipes = repos
+    jobs, timeline = plan_jobs(settings_for(bench, recipes))
+    assert timeline is not None
+    first, second = (c.sha for c in timeline.commits)
+    by_pr = {j.pr.number: j for j in jobs}
+    assert by_pr[5].recipes_sha == first  # the recipes commit of 01-02 is current on 01-03
+    assert by_pr[9].recipes_sha == first  # the recipes commit of 01-10 is newer
+    assert [c.sha for c in by_pr[9].citing] == [second]
+    assert by_pr[5].citing == ()
+    # before the first recipes commit: the earliest you have
+    assert RecipesTimeline(timeline.commits).at(0) is None
+
+
+def test_a_plain_directory_is_used_for_every_pr(repos: tuple[Path, Path], tmp_path: Path) -> None:
+    bench, _ = repos
+    plain = tmp_path / "snapshot" / "models"
+    plain.mkdir(parents=True)
+    jobs, timeline = plan_jobs(settings_for(bench, plain.parent))
+    assert timeline is None and {j.recipes_sha for j in jobs} == {""}
+
+
+def test_citations() -> None:
+    text = "Align (InferenceX#12, InferenceX PR #13)\nhttps://github.com/SemiAnalysisAI/InferenceX/pull/14"
+    assert cited_prs(text) == {12, 13, 14}
+    assert cited_prs("Add Laguna recipe (#608)") == set()
+
+
+def test_maintainers_edits_are_matched_by_path_value_and_subject(repos: tuple[Path, Path]) -> None:
+    _, recipes = repos
+    timeline = RecipesTimeline(first_parent_log(recipes, "main", bodies=True))
+    citing = timeline.citing(9)
+    node = "hardware_overrides.mi355x.extra_args[1]"
+    same = EditRow("models/org/m.yaml", "flag", "--max-num-seqs", node, "64", "128")
+    found = maintainer_edits(recipes, citing, [same])
+    assert [(m.node, m.before, m.after, m.match) for m in found] == [
+        (node, "64", "128", "same edit")
+    ]
+    elsewhere = EditRow(
+        "models/org/m.yaml",
+        "flag-new",
+        "--max-num-seqs",
+        "strategy_overrides.x.extra_args",
+        None,
+        "--max-num-seqs 128",
+    )
+    found = maintainer_edits(recipes, citing, [elsewhere])
+    assert found[0].match == "same subject at another layer"
+    assert maintainer_edits(recipes, citing, [])[0].match == "not proposed by the bot"
+
+
+def test_cli_reports_every_pr_with_a_reason_and_resumes(
+    seed_history: SeedFixtures, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache = tmp_path / "cache.jsonl"
+    out = tmp_path / "report.json"
+    args = [
+        "backtest",
+        "--bench-repo",
+        str(seed_history.bench_repo),
+        "--recipes",
+        str(seed_history.recipes_repo),
+        "--since",
+        "2030-01-01",
+        "--format",
+        "json",
+        "--out",
+        str(out),
+        "--cache",
+        str(cache),
+    ]
+    assert main(args) == 1  # a PR calls for an alignment PR
+    data = json.loads(out.read_text())
+    rows = {r["number"]: r for r in data["prs"]}
+    assert rows[3001]["outcome"] == "no vLLM change" and rows[3001]["reason"]
+    seed = rows[3058]
+    assert seed["outcome"] == "alignment PR", seed["reason"]
+    assert seed["files"] == ["models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"]
+    assert "hardware_overrides.amd.extra_env.AITER_TRITON_LOG_LEVEL" in {
+        e["node"] for e in seed["edits"]
+    }
+    assert all(r["reason"] for r in data["prs"]) and data["counts"].get("error") is None
+    assert len(cache.read_text().splitlines()) == 2
+    first = out.read_bytes()
+    assert main(args) == 1  # from the cache: same bytes, no new cache lines
+    assert out.read_bytes() == first
+    assert len(cache.read_text().splitlines()) == 2
+    assert "2 merged PRs: 1 alignment PR, 1 no vLLM change; 0 errors" in capsys.readouterr().err
+    for fmt in ("md", "html"):
+        assert main([*args[:-4], "--format", fmt, "--out", str(tmp_path / f"r.{fmt}")]) == 1
+    assert "| #3058 |" in (tmp_path / "r.md").read_text()
+
+
+def test_bad_input_is_exit_2(tmp_path: Path) -> None:
+    assert main(["backtest", "--bench-repo", str(tmp_path / "no"), "--recipes", str(tmp_path)]) == 2
+    assert (
+        main(["backtest", "--bench-repo", str(tmp_path), "--recipes", str(tmp_path), "--jobs", "0"])
+        == 2
+    )

@@ -1,0 +1,32 @@
+"""The backtest over the real InferenceX and recipes histories (bundles in ../shared)."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from bot.backtest.run import run_backtest, settings_for
+from bot.shared_data import shared_dir
+
+pytestmark = pytest.mark.slow
+
+# a docs PR, a non-vLLM framework, a multi-node vLLM key, a vLLM single-node key
+PRS = (2544, 2600, 2567, 2621)
+
+
+def test_real_prs_have_outcomes_with_reasons(tmp_path_factory: pytest.TempPathFactory) -> None:
+    history = shared_dir() / "data" / "history"
+    root = tmp_path_factory.mktemp("real")
+    for name, bundle in (
+        ("bench", "InferenceX-main-upto-2026-08-21.bundle"),
+        ("recipes", "recipes-main-upto-2026-07-02.bundle"),
+    ):
+        subprocess.run(["git", "clone", "-q", str(history / bundle), str(root / name)], check=True)
+    report = run_backtest(settings_for(root / "bench", root / "recipes"), only=PRS)
+    assert sorted(r.number for r in report.rows) == sorted(PRS)
+    for row in report.rows:
+        assert row.outcome not in ("error", "bad input"), (row.number, row.reason)
+        assert row.reason, row.number
+    outcomes = {r.number: r.outcome for r in report.rows}
+    assert outcomes[2544] == "no vLLM change" and outcomes[2600] == "out of scope"

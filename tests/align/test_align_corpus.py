@@ -18,8 +18,8 @@ from bot.recipes import RecipesRepo, RenderRequest, load_recipes, render
 from bot.recipes.jsvalues import js_str
 from bot.recipes.select import hardware_order
 from bot.rules import default_rules
-from bot.shared_data import corpus_dir
 from bot.sources import DirectorySource
+from tests.shared import corpus_dir
 
 NOT_RUN = BuilderReport(False, True, "", "not run: test")
 

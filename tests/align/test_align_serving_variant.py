@@ -8,8 +8,8 @@ from pathlib import Path
 from bot.align.profile import find_recipe
 from bot.recipes import load_recipes
 from bot.rules import default_rules
-from bot.shared_data import corpus_dir
 from bot.sources import DirectorySource
+from tests.shared import corpus_dir
 
 RECIPE = """\
 meta:

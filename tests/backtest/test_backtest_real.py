@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from bot.backtest.run import run_backtest, settings_for
-from bot.shared_data import shared_dir
+from tests.shared import shared_dir
 
 pytestmark = pytest.mark.slow
 

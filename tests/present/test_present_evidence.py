@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +25,7 @@ from tests.evidence.conftest import (
     rest_job,
     rest_run,
 )
+from tests.golden import assert_golden
 
 GOLDEN = Path(__file__).parent / "golden" / "seed-evidence-section.md"
 KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"
@@ -74,9 +74,7 @@ def test_seed_section_golden(
         changelog_key=KEY,
         pr_ref="#3058",
     )
-    if os.environ.get("UPDATE_GOLDEN"):
-        GOLDEN.write_text(section)
-    assert section == GOLDEN.read_text()
+    assert_golden(GOLDEN, section)
 
 
 def test_seed_section_states_what_the_seed_states(

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from bot.recipes import RecipesRepo, build_api, load_recipes
-from bot.shared_data import corpus_dir
 from bot.sources import DirectorySource
+from tests.shared import corpus_dir
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,7 @@ from bot.recipes.edit import (
     apply_edits,
 )
 from bot.recipes.edit.splice import Splice
-from bot.shared_data import corpus_dir
+from tests.shared import corpus_dir
 
 CORPUS = corpus_dir() / "models"
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="recipes corpus not available")

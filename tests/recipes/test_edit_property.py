@@ -35,7 +35,7 @@ from bot.recipes.edit import (
     SetScalar,
     apply_edits,
 )
-from bot.shared_data import corpus_dir
+from tests.shared import corpus_dir
 
 CORPUS = corpus_dir() / "models"
 FILES = sorted(str(path) for path in CORPUS.rglob("*.yaml")) if CORPUS.is_dir() else []

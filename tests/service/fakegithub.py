@@ -31,7 +31,7 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
-from bot.shared_data import github_data_dir
+from tests.shared import github_data_dir
 
 DATA = github_data_dir()
 TEMPLATE_API = "https://api.github.com"

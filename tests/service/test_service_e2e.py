@@ -10,7 +10,6 @@ import pytest
 
 from bot.github.sanitize import EDITED_MARKER, REAPPROVE_MARKER, VERIFY_MARKER, parse_meta
 from bot.service.triggers import CHECK_NAME, REBASE_LABEL
-from bot.shared_data import corpus_dir
 from tests.service.conftest import (
     BENCH,
     BOT,
@@ -24,6 +23,7 @@ from tests.service.conftest import (
 )
 from tests.service.engine_double import DeterministicTestEngine
 from tests.service.fakegithub import FakeGitHub, git
+from tests.shared import corpus_dir
 
 BRANCH = "recipe-sync/bench-1/deepseek-ai-deepseek-r1"
 

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from bot.github.signature import sign
-from bot.shared_data import github_data_dir
+from tests.shared import github_data_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = github_data_dir()

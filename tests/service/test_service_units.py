@@ -35,7 +35,7 @@ from bot.github.signature import sign, verify
 from bot.service.checks import batches
 from bot.service.triggers import CHECK_NAME, Ignored, PayloadError, Trigger, classify
 from bot.settings import CredentialsMissing, Settings, SettingsError
-from bot.shared_data import github_data_dir
+from tests.shared import github_data_dir
 
 DATA = github_data_dir()
 

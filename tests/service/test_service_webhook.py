@@ -16,8 +16,8 @@ from bot.service.boot import boot
 from bot.service.runtime import Runtime
 from bot.service.web import create_app
 from bot.settings import Settings
-from bot.shared_data import github_data_dir
 from tests.service.conftest import SECRET
+from tests.shared import github_data_dir
 
 DATA = github_data_dir()
 

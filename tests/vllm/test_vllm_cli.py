@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from bot.commands.main import main
-from bot.shared_data import corpus_dir
+from tests.shared import corpus_dir
 
 CORPUS = corpus_dir()
 SPEC = '{"method":"dspark","num_speculative_tokens":5,"rejection_sample_method":"%s"}'

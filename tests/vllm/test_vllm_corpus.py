@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from bot.shared_data import corpus_dir
 from bot.vllm.normalise import normalise, split_env_prefix
 from bot.vllm.versions import resolve_version
+from tests.shared import corpus_dir
 
 CORPUS = corpus_dir()
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="recipes corpus not present")

@@ -12,7 +12,6 @@ import pytest
 from bot.commands.diff import taxonomy_vram
 from bot.errors import InputError
 from bot.rules import load_rules
-from bot.shared_data import corpus_dir
 from bot.vllm.defaults import (
     DeviceScenario,
     VllmDefaults,
@@ -22,6 +21,7 @@ from bot.vllm.defaults import (
     tier_for,
 )
 from bot.vllm.defaults import pick as pick_entry
+from tests.shared import corpus_dir
 
 RULES = Path(__file__).resolve().parents[2] / "rules"
 CORPUS = corpus_dir()

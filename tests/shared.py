@@ -1,0 +1,38 @@
+"""The read-only shared data for tests, or a skip that says why it is missing.
+
+Tests read the real recipes corpus, histories and GitHub examples beside the checkout (see
+``bot/shared_data.py``). Without them the tests that need them are skipped with the reason
+(``RECIPE_SYNC_SHARED`` names another place); they never fail at collection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from bot import shared_data
+from bot.errors import InputError
+
+
+def _need(find: Callable[[], Path]) -> Path:
+    try:
+        return find()
+    except InputError as err:
+        pytest.skip(f"shared data missing: {err}", allow_module_level=True)
+
+
+def corpus_dir() -> Path:
+    """The real vllm-project/recipes corpus (skips without it)."""
+    return _need(shared_data.corpus_dir)
+
+
+def github_data_dir() -> Path:
+    """Real webhook payloads and REST examples (skips without them)."""
+    return _need(shared_data.github_data_dir)
+
+
+def shared_dir() -> Path:
+    """The whole shared directory (skips without it)."""
+    return _need(shared_data.shared_dir)

@@ -178,7 +178,7 @@ def invariants(
                 return f"after the edit, {label} renders {', '.join(repeated)} more than once"
         for representative in target.representatives:
             again = compare(after, rules, representative.launch, target.profile)
-            left = [d for d in again.drift if d.flag in meant]
+            left = [d for d in again.differences if d.flag in meant]
             if left:
                 reasons = "; ".join(d.reason for d in left)
                 return f"after the edit, {label} still differs: {reasons}"

@@ -62,6 +62,20 @@ class FlagNote:
 
 
 @dataclass(frozen=True)
+class Setting:
+    """A benchmark setting the plan does not carry into the recipe, and why (its knob class
+    and rules/policy.yaml knob_policy; the image when the recipe floats or no eval passed)."""
+
+    knob: str  # kernel | serving | accuracy | tuning | workload | harness | unclassified | image
+    kind: str  # flag | env | image
+    subject: str
+    bench: str | None
+    recipe: str | None
+    reason: str
+    target: str  # profile label
+
+
+@dataclass(frozen=True)
 class Verification:
     """Whether ``meta.hardware.<hw>: verified`` is written, and why (not)."""
 
@@ -85,6 +99,8 @@ class AlignmentPlan:
     skipped: tuple[str, ...]  # drift left unedited and why (conflict, no node, unknown value)
     notes: tuple[str, ...]
     verifications: tuple[Verification, ...]
+    settings: tuple[Setting, ...] = ()  # benchmark settings not carried, with the reason
+    to_classify: tuple[str, ...] = ()  # flags / env vars rules/knobs.yaml does not classify
     failure: str | None = None  # the plan cannot be applied (invariants, editor)
     result: EditResult | None = None
     after: RecipesRepo | None = field(default=None, compare=False, repr=False)

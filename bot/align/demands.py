@@ -282,10 +282,12 @@ class Collector:
         )
 
     def _scope_note(self, users: Sequence[Rendered]) -> str:
-        shown = ", ".join(f"{hw} {strategy}" + (f" ({v})" if v != "default" else "")
-                          for v, hw, strategy in users[:4])  # fmt: skip
-        more = f" and {len(users) - 4} more" if len(users) > 4 else ""
-        return f"also drawn by renderings no benchmarked point ran ({shown}{more})"
+        """``also drawn by 24 renderings no benchmarked point ran (mi300x, mi325x, …)``."""
+        hardware = list(dict.fromkeys(hw for _, hw, _ in users))
+        return (
+            f"also drawn by {len(users)} rendering{'s' if len(users) != 1 else ''} no "
+            f"benchmarked point ran (on {', '.join(hardware)})"
+        )
 
     def _override_container(self, unit_path: NodePath, profile: Profile, kind: str) -> NodePath:
         """The narrowest layer after ``unit_path``'s that applies only to the benchmarked

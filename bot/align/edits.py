@@ -120,6 +120,18 @@ def build_edits(
             envs.setdefault(demand.path, []).append(demand)
         elif isinstance(demand, FeatureDemand):
             features.setdefault(demand.path, []).append(demand)
+    for path, appended in appends.items():
+        current = lookup(data, path)
+        items = [token for demand in appended for token in demand.items]
+        if current is MISSING:
+            edit: Edit = EnsurePath(path, items)
+        elif isinstance(current, list):
+            edit = AppendItems(path, items)
+        else:
+            problems.append(f"{format_path(path)} is not a list; flags not added")
+            continue
+        for demand in appended:
+            planned.append(_planned(demand, edit, recipes, demand.value))
     for path, group in envs.items():
         current = lookup(data, path)
         if current is not MISSING and not isinstance(current, Mapping):
@@ -128,7 +140,7 @@ def build_edits(
         existing = list(current) if isinstance(current, Mapping) else []
         if current is MISSING:
             mapping = {d.subject: d.value for d in group}
-            edit: Edit = EnsurePath(path, mapping)
+            edit = EnsurePath(path, mapping)
             for demand in group:
                 planned.append(_planned(demand, edit, recipes, demand.value))
             continue
@@ -151,18 +163,6 @@ def build_edits(
                 else (existing.index(before) if before else len(existing))
             )
             existing.insert(position, demand.subject)
-    for path, appended in appends.items():
-        current = lookup(data, path)
-        items = [token for demand in appended for token in demand.items]
-        if current is MISSING:
-            edit = EnsurePath(path, items)
-        elif isinstance(current, list):
-            edit = AppendItems(path, items)
-        else:
-            problems.append(f"{format_path(path)} is not a list; flags not added")
-            continue
-        for demand in appended:
-            planned.append(_planned(demand, edit, recipes, demand.value))
     for path, wanted in features.items():
         planned.extend(_feature_edits(path, wanted, data, recipes))
     removals = sorted(

@@ -119,7 +119,7 @@ def _changes(plan: AlignmentPlan, recipes: RecipesRepo) -> list[str]:
             words.append(FLAG_WORDS.get(base, base.lstrip("-")))
         elif edit.kind == "flag-new" and edit.node == "opt_in_features":
             words.append(f"opt-in {edit.subject} feature")
-    if any(e.kind in ("env", "env-new") for e in plan.edits):
+    if not words and any(e.kind in ("env", "env-new") for e in plan.edits):
         words.append("env")
     words = list(dict.fromkeys(words))
     if not words and any(e.kind == "verified" for e in plan.edits):
@@ -151,8 +151,11 @@ def title(plan: AlignmentPlan, recipes: RecipesRepo, bench_repo: str, pr: int | 
 def _verb(edit: PlannedEdit) -> str:
     value = edit.after or ""
     if edit.kind == "image":
-        brand = edit.node.rsplit(".", 1)[-1]
-        what = f"the {brand.upper() if brand in PLATFORMS else brand} image"
+        parts = edit.node.split(".")
+        key = parts[-2] if parts[-1] == "docker_image" else parts[-1]
+        what = (
+            f"the {key.upper() if key in PLATFORMS or parts[-1] == 'docker_image' else key} image"
+        )
         return f"Pin {what} to {code(value)}"
     if edit.kind == "flag":
         return f"Set {code(edit.subject + ' ' + value)}"

@@ -123,9 +123,7 @@ def test_tuning_pin_keeps_the_narrowest_scope(
     pinned = replace(rules, policy=rules.policy.model_copy(update={"knob_policy": knobs}))
     plan = plan_recipe(recipes, source, pinned, [_target(recipes, pinned, launch)])
     new = _nodes(plan)[f"{SO_MI355X}.extra_args"]
-    assert new.edit == EnsurePath(
-        new.node, ["--moe-backend", "aiter", "--max-num-seqs", "128"]
-    )
+    assert new.edit == EnsurePath(new.node, ["--moe-backend", "aiter", "--max-num-seqs", "128"])
     assert "rules/flags.yaml tuning" in next(
         e.placement for e in plan.edits if e.subject == "--max-num-seqs"
     )

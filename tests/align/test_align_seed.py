@@ -187,7 +187,8 @@ def test_plan_json_explains_every_edit(seed_out: Path) -> None:
     assert ("tuning", "--max-num-seqs") in settings
     assert plan["verifications"][0]["state"] == "verified"
     assert plan["matrix"]["unexpected"] == [] and plan["matrix"]["builder"]["ran"] is False
-    assert [d["verdict"] for d in plan["defaults"]] == ["differs", "equivalent (default)"]
+    # --max-num-seqs is a benchmark setting now (plan["settings"]), not a default to match
+    assert [d["verdict"] for d in plan["defaults"]] == ["equivalent (default)"]
     assert data["check"]["conclusion"] == "action_required"
     lines = {(a["path"].rsplit("/", 1)[-1], a["line"]) for a in data["check"]["annotations"]}
     # --moe-backend on the CMD line and its value's assignment; the env export; the image

@@ -360,6 +360,36 @@ class Collector:
 
     # -- one comparison ----------------------------------------------------------------
 
+    def tp(self, target: Target) -> None:
+        """The variant's tp on the benchmarked hardware (only under the stated evidence)."""
+        if target.tp is None:
+            return
+        profile = target.profile
+        path: NodePath = ("variants", profile.variant, "tp", profile.hardware)
+        current = lookup(self.recipe.data, path[:-1])
+        if current is not MISSING and not isinstance(current, Mapping):
+            self.out.skipped.append(
+                f"{profile.label}: variants.{profile.variant}.tp is one number for every GPU; "
+                f"TP{target.tp} on {profile.hardware} is not written there"
+            )
+            return
+        before = lookup(self.recipe.data, path)
+        self.out.demands.append(
+            SetDemand(
+                node=format_path(path),
+                value=str(target.tp),
+                kind="tp",
+                subject="--tensor-parallel-size",
+                before=text_value(before) if before is not MISSING else None,
+                path=path,
+                create=before is MISSING,
+                reason=f"every benchmarked point of variant {profile.variant} on "
+                f"{profile.hardware} runs TP{target.tp} and its eval passed",
+                placement="the variant's tp, keyed by the benchmarked hardware",
+                target=profile.label,
+            )
+        )
+
     def collect(self, target: Target, comparison: Comparison) -> None:
         label = target.profile.label
         for note in comparison.notes:
@@ -659,7 +689,12 @@ class Collector:
             tokens[index : index + (2 if has_value else 1)] = list(items)
         else:
             tokens += list(items)
-        path = (*owner, "hardware_overrides", target.profile.hardware, "args")
+        modal = "modes" in [str(p) for p in owner]
+        # modes take hardware overrides by GPU id; a feature without modes by generation
+        key = target.profile.hardware
+        if not modal:
+            key = self.recipes.hardware[target.profile.hardware].generation
+        path = (*owner, "hardware_overrides", key, "args")
         if lookup(self.recipe.data, path) is not MISSING:
             self.out.skipped.append(
                 f"{label}: {diff.flag}: {format_path(path)} exists and is shared; not edited"
@@ -731,7 +766,9 @@ class Collector:
         items = self._bench_items(diff, label)
         if items is None:
             return
-        name, hw = workload.feature, target.profile.hardware
+        # a feature without modes takes hardware overrides by generation (layers.py gen_block)
+        name = workload.feature
+        hw = self.recipes.hardware[target.profile.hardware].generation
         features = as_dict(self.recipe.data.get("features"))
         exists = name in features
         base: tuple[str, ...] = ()

@@ -30,6 +30,7 @@ from bot.recipes.edit import (
     format_path,
 )
 from bot.recipes.repo import Recipe
+from bot.rules.knobs import canonical_flag
 
 
 def resolve_conflicts(demands: Sequence[Demand]) -> tuple[list[Demand], list[str]]:
@@ -164,7 +165,10 @@ def build_edits(
             )
             existing.insert(position, demand.subject)
     for path, wanted in features.items():
-        planned.extend(_feature_edits(path, wanted, data, recipes))
+        try:
+            planned.extend(_feature_edits(path, wanted, data, recipes))
+        except _NotEdited as err:
+            problems.append(str(err))
     removals = sorted(
         (d for d in demands if isinstance(d, RemoveDemand)), key=lambda d: (d.path, -d.index)
     )
@@ -176,13 +180,33 @@ def build_edits(
 
 def _set(demand: SetDemand, recipes: RecipesRepo) -> PlannedEdit:
     """A scalar change; a new override node (``create``) is written whole."""
+    value: object = int(demand.value) if demand.kind == "tp" else demand.value
     if not demand.create:
-        return _planned(demand, SetScalar(demand.path, demand.value), recipes, demand.value)
-    value: object = demand.value
+        return _planned(demand, SetScalar(demand.path, value), recipes, demand.value)  # type: ignore[arg-type]
     if demand.value.startswith("["):
         value = json.loads(demand.value)  # a replaced args list (feature hardware override)
     edit = EnsurePath(demand.path, value)  # type: ignore[arg-type]
     return _planned(demand, edit, recipes, demand.value)
+
+
+class _NotEdited(Exception):
+    """A demand the editor cannot express as one edit: reported, not applied."""
+
+
+def _without(tokens: Sequence[object], flags: set[str]) -> list[str]:
+    """``tokens`` without the flags in ``flags`` (any spelling) and their values."""
+    out: list[str] = []
+    skip = False
+    for token in (str(t) for t in tokens):
+        if skip and not token.startswith("-"):
+            skip = False
+            continue
+        skip = False
+        if token.startswith("--") and canonical_flag(token) in flags:
+            skip = "=" not in token
+            continue
+        out.append(token)
+    return out
 
 
 def _feature_edits(
@@ -194,7 +218,8 @@ def _feature_edits(
     """One hunk per workload feature: the new feature with its hardware override (and its
     name in ``opt_in_features``), or the override list of an existing feature."""
     first = wanted[0]
-    items = [*first.base, *(t for d in wanted for t in d.items)]
+    new = [t for d in wanted for t in d.items]
+    items = [*_without(first.base, {canonical_flag(d.items[0]) for d in wanted}), *new]
     planned: list[PlannedEdit] = []
     if first.new:
         block: dict[str, YamlValue] = {
@@ -228,8 +253,10 @@ def _feature_edits(
             )
         return planned
     current = lookup(data, path)
-    if isinstance(current, list):
-        edit = AppendItems(path, [t for d in wanted for t in d.items])
+    if isinstance(current, list) and list(_without(current, set())) == list(first.base):
+        if len(items) != len(first.base) + len(new):
+            raise _NotEdited(f"{format_path(path)} already sets {first.subject}; not edited")
+        edit = AppendItems(path, new)
     else:
         edit = EnsurePath(path, items)
     for demand in wanted:

@@ -78,6 +78,7 @@ def plan_recipe(
     recipe = recipes.by_path[path]
     planner = Collector(recipes, recipe, rules, targets)
     for target in targets:
+        planner.tp(target)
         for comparison in target.representatives:
             planner.collect(target, comparison)
     out = planner.out

@@ -12,7 +12,7 @@ from bot.recipes import RecipesRepo
 from bot.recipes.edit import Edit, EditResult
 from bot.shell.result import SourceSpan
 
-EditKind = Literal["image", "flag", "flag-new", "env", "env-new", "verified", "flag-remove"]
+EditKind = Literal["image", "flag", "flag-new", "env", "env-new", "verified", "flag-remove", "tp"]
 VerificationState = Literal["verified", "already", "not-verified", "no-evidence", "policy-off"]
 
 
@@ -26,6 +26,9 @@ class Target:
     evidence: Evidence | None = None  # the verifying eval job for this profile
     evidence_note: str = ""  # why there is none
     report: EvidenceReport | None = field(default=None, compare=False, repr=False)  # its jobs
+    # every benchmarked point of this variant x hardware runs this TP (not the recipe's) and
+    # its eval passed: the plan proposes it as the variant's tp on this hardware
+    tp: int | None = None
 
     @property
     def comparison(self) -> Comparison:

@@ -25,6 +25,7 @@ from bot.recipes.deploy import CommandRendering
 from bot.recipes.edit import AppendItems, EnsurePath, InsertKey, RemoveItems, SetScalar
 from bot.recipes.edit import format_path as fmt
 from bot.recipes.repo import HardwareProfile
+from bot.rules.knobs import canonical_flag
 
 IMAGE = "image"
 OTHER = "other"  # a change no edit subject names: never expected
@@ -190,6 +191,10 @@ def targets(
             parts[3], hw
         )
     if parts[0] == "features":
+        if "hardware_overrides" in parts[:-1]:
+            key = parts[parts.index("hardware_overrides") + 1]
+            if not _key_matches(key, hw):
+                return False
         return rid.features is None or (len(parts) > 1 and parts[1] in rid.features)
     return True
 
@@ -228,8 +233,8 @@ def expected_moves(
     }
     expected: dict[RenderingId, set[str]] = {rid: set() for rid, _ in rows}
     for edit in edits:
-        if edit.kind == "verified":
-            continue  # metadata: no rendering content
+        if edit.kind == "verified" or edit.node == "opt_in_features":
+            continue  # metadata: no rendering content (an opt-in feature is off by default)
         node, path, container = _edit_nodes(edit)
         users = [rid for rid, _ in rows if _drawn(node, container, drawn[rid])]
         if not users:
@@ -306,7 +311,12 @@ def describe_change(before: Rendering | None, after: Rendering | None) -> tuple[
 
 
 def _covered(subject: str, expected: frozenset[str]) -> bool:
-    """A moved subject an edit explains (``--x.key`` is part of ``--x``'s JSON value)."""
+    """A moved subject an edit explains (``--x.key`` is part of ``--x``'s JSON value;
+    ``--no-x`` is ``--x``)."""
+    if subject.startswith("--") and canonical_flag(subject) in {
+        canonical_flag(e) for e in expected
+    }:
+        return True
     return subject in expected or any(subject.startswith(e + ".") for e in expected)
 
 
@@ -429,8 +439,14 @@ def regression_matrix(
             )
     renderings: list[tuple[RenderingId, Rendering | None, Rendering | None]] = []
     seen: dict[tuple[Any, ...], None] = {}
+    declared = set(before.by_path[recipe_path].data.get("features") or {})
+    reduced: set[RenderingId] = set()  # rendered before without a feature the edit adds
     for rid in all_ids:
         rb, ra = _render(before, rid), _render(after, rid)
+        if rb is None and rid.features and not set(rid.features) <= declared:
+            kept = tuple(f for f in rid.features if f in declared)
+            rb = _render(before, replace(rid, features=kept))
+            reduced.add(rid)
         if rid.api_file is None and rb is None and ra is None:
             continue  # this feature set does not render on this profile
         resolved = (rb or ra).request if (rb or ra) is not None else None  # type: ignore[union-attr]
@@ -449,6 +465,9 @@ def regression_matrix(
         else:
             moved = (rb.json if rb else None) != (ra.json if ra else None)
         changed = describe_change(rb, ra) if moved else ()
+        if rid in reduced:  # a new opt-in feature: only its command content counts
+            changed = tuple(c for c in changed if not c[1].startswith("other fields"))
+            moved = bool(changed)
         subjects_here = tuple(dict.fromkeys(subject for subject, _ in changed))
         explained = bool(expected[rid]) and all(
             _covered(subject, expected[rid]) for subject in subjects_here

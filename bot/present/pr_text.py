@@ -113,7 +113,10 @@ def _changes(plan: AlignmentPlan, recipes: RecipesRepo) -> list[str]:
     for edit in plan.edits:
         if edit.kind == "image":
             words.append(f"{'/'.join(sorted(b.upper() for b in brands))} image".strip())
+    proposed = {e.subject for e in plan.edits if e.node == "opt_in_features"}
     for edit in plan.edits:
+        if edit.node.split(".")[:2] in (["features", f] for f in proposed):
+            continue  # named by the feature it goes behind
         if edit.kind in ("flag", "flag-new", "flag-remove") and edit.subject.startswith("--"):
             base = edit.subject.split(".", 1)[0]
             words.append(FLAG_WORDS.get(base, base.lstrip("-")))

@@ -219,10 +219,23 @@ def _drawn(node: str, container: bool, drawn: frozenset[str]) -> bool:
     return any(d == node or d.startswith(node + ".") or d.startswith(node + "[") for d in drawn)
 
 
+def _override_keys(edit: PlannedEdit) -> tuple[str, ...]:
+    """A new feature written whole with only hardware overrides applies to those keys."""
+    item = edit.edit
+    if not isinstance(item, EnsurePath) or item.path[:1] != ("features",):
+        return ()
+    value = item.value
+    if not isinstance(value, Mapping) or "args" in value or "modes" in value:
+        return ()
+    overrides = value.get("hardware_overrides")
+    return tuple(str(k) for k in overrides) if isinstance(overrides, Mapping) else ()
+
+
 def expected_moves(
     edits: Sequence[PlannedEdit],
     rows: Sequence[tuple[RenderingId, Rendering | None]],
     hardware: Mapping[str, HardwareProfile],
+    opt_in: frozenset[str] = frozenset(),
 ) -> dict[RenderingId, frozenset[str]]:
     """Per rendering, the subjects (flags, env vars, ``image``) the edits should move there:
     provenance first; a node no rendering draws from yet applies by its path (``targets``)."""
@@ -239,8 +252,18 @@ def expected_moves(
         users = [rid for rid, _ in rows if _drawn(node, container, drawn[rid])]
         if not users:
             users = [
-                rid for rid, _ in rows if targets(path, rid, hardware[rid.hardware], serving[rid])
-            ]
+                rid
+                for rid, _ in rows
+                if targets(path, rid, hardware[rid.hardware], serving[rid])
+                # an opt-in feature is not in the API's default feature set
+                and not (rid.features is None and len(path) > 1 and path[:1] == ("features",)
+                         and path[1] in opt_in)
+            ]  # fmt: skip
+            only = _override_keys(edit)
+            if only:
+                users = [
+                    u for u in users if any(_key_matches(k, hardware[u.hardware]) for k in only)
+                ]
         for rid in users:
             expected[rid].add(edit.subject)
     return {rid: frozenset(subjects) for rid, subjects in expected.items()}
@@ -456,7 +479,9 @@ def regression_matrix(
         seen[key] = None
         renderings.append((rid, rb, ra))
 
-    expected = expected_moves(edits, [(rid, rb) for rid, rb, _ in renderings], before.hardware)
+    opt_in = frozenset(str(f) for f in after.by_path[recipe_path].data.get("opt_in_features") or ())
+    rows_before = [(rid, rb) for rid, rb, _ in renderings]
+    expected = expected_moves(edits, rows_before, before.hardware, opt_in)
     edited_nodes = frozenset(_edit_nodes(e)[0] for e in edits)
     rows: list[Row] = []
     for rid, rb, ra in renderings:

@@ -4,7 +4,9 @@ narrow scope, images, parallelism)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from pathlib import Path
 from types import SimpleNamespace
 from typing import cast
 
@@ -20,6 +22,7 @@ from bot.fixtures import SeedFixtures
 from bot.recipes import RecipesRepo, RenderRequest, load_recipes, render
 from bot.rules import Rules, default_rules
 from bot.sources import FileSource, GitTreeSource
+from tests.align.conftest import AlignCli, commit_edit
 
 KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"
 RECIPE = "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"
@@ -259,3 +262,25 @@ def test_variant_tp_is_proposed_when_every_point_runs_it_and_the_eval_passed(
     assert edit.node == "variants.default.tp.mi355x" and edit.after == "8"
     assert plan.after is not None and "--tensor-parallel-size 8" in _render(plan.after, "mi355x")
     assert "--tensor-parallel-size 4" in _render(plan.after, "mi350x")
+
+
+def test_a_new_workload_feature_end_to_end_is_one_hunk_and_moves_only_amd_with_it(
+    align_cli: AlignCli, bench_clone: Path
+) -> None:
+    script = "benchmarks/single_node/agentic/dsv41flash_fp4_mi355x_vllm_mtp.sh"
+    commit_edit(
+        bench_clone,
+        script,
+        "  --disable-uvicorn-access-log\n)",
+        "  --disable-uvicorn-access-log\n  --no-enable-prefix-caching\n)",
+    )
+    status, out = align_cli(evidence=False, bench=bench_clone, bench_ref="pr")
+    assert status == 1
+    patch = (out / "recipe.patch").read_text()
+    hunk = next(h for h in patch.split("@@") if "+  agentic:" in h)
+    assert "+      amd:" in hunk and "+  - agentic" in hunk  # feature and opt-in together
+    data = json.loads((out / "plan.json").read_text())
+    matrix = data["plans"][0]["matrix"]
+    assert matrix["unexpected"] == [] and matrix["ineffective"] == []
+    title = (out / "pr-title.txt").read_text()
+    assert title.startswith("[DeepSeek-V4.1-Flash][MI355X] Align MoE backend and opt-in agentic")

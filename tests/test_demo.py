@@ -14,17 +14,15 @@ def test_demo_aligns_the_seed_and_the_audit_confirms_it(
 ) -> None:
     assert main(["demo", "--out", str(tmp_path / "demo")]) == 0
     out = capsys.readouterr().out
-    assert "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml: alignment PR (5 edits, +9/-2)" in out
+    assert "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml: alignment PR (4 edits, +11/-0)" in out
     assert "before the alignment PR: 29 aligned, 7 drifted, 2 unmapped, 2 unresolved" in out
     assert "after applying recipe.patch" in out and "0 drifted" in out
     align = tmp_path / "demo" / "align"
     assert (align / "pr-title.txt").read_text() == (
-        "[DeepSeek][ROCm] Align DeepSeek-V4.1-Flash MI355X with InferenceX #3058\n"
+        "[DeepSeek-V4.1-Flash][MI355X] Align AMD image and MoE backend with InferenceX #3058\n"
     )
     patch = (align / "recipe.patch").read_text()
-    assert (
-        '+    amd: "vllm/vllm-openai-rocm:nightly-eed1f3d0c6043bd494424a22443ee198dd56f657"'
-        in patch
-    )
+    nightly = "vllm/vllm-openai-rocm:nightly-eed1f3d0c6043bd494424a22443ee198dd56f657"
+    assert f'+        docker_image: "{nightly}"' in patch
     for report in ("audit-before.html", "audit-after.html", "audit-before.md", "audit-after.md"):
         assert (tmp_path / "demo" / report).stat().st_size > 1000

@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PAYLOAD = github_data_dir() / "pull_request.labeled.json"
 SECRET = "bench-secret"
 REDIS = "redis://127.0.0.1:6379/0"
+POSTGRES = os.environ.get("RECIPE_SYNC_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 
 
 def free_port() -> int:
@@ -51,6 +52,16 @@ def redis_reachable() -> bool:
         import redis
 
         redis.Redis.from_url(REDIS, socket_connect_timeout=1).ping()
+    except Exception:
+        return False
+    return True
+
+
+def postgres_reachable() -> bool:
+    try:
+        import psycopg
+
+        psycopg.connect(POSTGRES, connect_timeout=2).close()
     except Exception:
         return False
     return True
@@ -123,6 +134,8 @@ def run_backend(name: str, count: int, concurrency: int) -> dict[str, float] | N
     }
     if name == "redis":
         env["REDIS_URL"] = REDIS
+        if postgres_reachable():  # the scaled-out deployment: Redis queue + PostgreSQL state
+            env["DATABASE_URL"] = POSTGRES
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(

@@ -6,6 +6,8 @@ one conditional update, only one process wins it):
 
 * a ``running`` sync whose heartbeat is older than ``RECIPE_SYNC_STALE_AFTER`` → pending,
   enqueued again (same generation: the resumed run finds what the dead one already did);
+* a ``processing`` delivery whose heartbeat is older than ``RECIPE_SYNC_STALE_AFTER`` →
+  enqueued again (:meth:`Store.start_delivery` lets exactly one worker take it);
 * a ``pending`` sync or an unprocessed delivery untouched for longer than any retry delay
   (its enqueue was lost) → enqueued again.
 """
@@ -26,6 +28,8 @@ def reconcile_once(rt: Runtime) -> dict[str, list[int] | list[str]]:
     resumed = rt.store.requeue_stale(stale)
     lost = rt.store.lost_pending(MAX_DELAY + stale)
     deliveries = rt.store.unfinished_deliveries(MAX_DELAY + stale)
+    # a worker killed mid-dispatch: its heartbeat stopped (seconds, not the sweep above)
+    deliveries += [d for d in rt.store.stale_processing(stale) if d not in deliveries]
     for sync_id in [*resumed, *lost]:
         rt.enqueue_sync(sync_id)
     for delivery_id in deliveries:

@@ -229,6 +229,62 @@ class Store:
             if row is not None and row.status == "received":
                 session.delete(row)
 
+    def reclaim_unqueued(self, delivery_id: str, older_than: float) -> bool:
+        """A redelivery of a delivery recorded ``older_than`` seconds ago and never started
+        (the process died between the insert and the enqueue): True → enqueue it again."""
+        now = self.clock()
+        with self.tx() as session:
+            result: Any = session.execute(
+                update(Delivery)
+                .where(
+                    Delivery.delivery_id == delivery_id,
+                    Delivery.status == "received",
+                    Delivery.updated_at < now - older_than,
+                )
+                .values(updated_at=now)
+            )
+            return bool(result.rowcount == 1)
+
+    def start_delivery(self, delivery_id: str, stale_after: float) -> bool:
+        """Take a delivery for processing (one worker at a time); a ``processing`` one whose
+        heartbeat (``updated_at``) is older than ``stale_after`` was left by a dead worker."""
+        now = self.clock()
+        with self.tx() as session:
+            result: Any = session.execute(
+                update(Delivery)
+                .where(
+                    Delivery.delivery_id == delivery_id,
+                    Delivery.status.in_(("received", "enqueued"))
+                    | (
+                        (Delivery.status == "processing")
+                        & (Delivery.updated_at < now - stale_after)
+                    ),
+                )
+                .values(status="processing", updated_at=now, attempts=Delivery.attempts + 1)
+            )
+            return bool(result.rowcount == 1)
+
+    def touch_delivery(self, delivery_id: str) -> None:
+        """Heartbeat of a delivery being processed."""
+        with self.tx() as session:
+            session.execute(
+                update(Delivery)
+                .where(Delivery.delivery_id == delivery_id, Delivery.status == "processing")
+                .values(updated_at=self.clock())
+            )
+
+    def stale_processing(self, stale_after: float) -> list[str]:
+        """Deliveries whose worker stopped heart-beating (killed mid-dispatch)."""
+        cutoff = self.clock() - stale_after
+        with self.tx() as session:
+            return list(
+                session.scalars(
+                    select(Delivery.delivery_id).where(
+                        Delivery.status == "processing", Delivery.updated_at < cutoff
+                    )
+                )
+            )
+
     def set_delivery_status(self, delivery_id: str, status: str, error: str | None = None) -> None:
         with self.tx() as session:
             session.execute(

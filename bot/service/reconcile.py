@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 
+from bot.service.outage import Outage
 from bot.service.runtime import Runtime
 from bot.service.tasks import MAX_DELAY
 
@@ -49,17 +50,20 @@ class Reconciler:
 
     def __init__(self, rt: Runtime, interval: float | None = None) -> None:
         self.rt = rt
+        self.outage = Outage("database or queue (reconciler)", log, rt.metrics)
         self.interval = interval or max(1.0, min(rt.settings.stale_after_seconds / 2, 30.0))
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="reconciler", daemon=True)
 
     def _run(self) -> None:
         while True:
+            delay = self.interval
             try:
                 reconcile_once(self.rt)
-            except Exception:
-                log.exception("reconciler pass failed")
-            if self._stop.wait(self.interval):
+                self.outage.ok()
+            except Exception as err:  # an outage: one line per outage, not per pass
+                delay = min(self.interval, self.outage.failed(err))
+            if self._stop.wait(delay):
                 return
 
     def start(self) -> Reconciler:

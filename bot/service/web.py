@@ -14,6 +14,7 @@ again rather than answered "duplicate".
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -31,6 +32,7 @@ log = logging.getLogger("recipe_sync.web")
 
 MAX_PAYLOAD = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
 MAX_JSON_DEPTH = 64  # GitHub's payloads nest < 10 levels
+BODY_TIMEOUT = 30.0  # seconds to receive the body (a slow client is answered 408)
 REENQUEUE_AFTER = 10.0  # seconds: longer than any insert→enqueue gap of a live process
 
 
@@ -99,7 +101,7 @@ def _clean(event: str) -> str:
 KNOWN_EVENTS = frozenset({*ALLOWED, "ping"})
 
 
-def create_app(rt: Runtime) -> FastAPI:
+def create_app(rt: Runtime, *, body_timeout: float = BODY_TIMEOUT) -> FastAPI:
     secret = rt.settings.require_webhook_secret()
     policy = rt.policy
     metrics = rt.metrics
@@ -120,9 +122,11 @@ def create_app(rt: Runtime) -> FastAPI:
         if int(declared) > MAX_PAYLOAD:
             return answer(event, "bad_request", 413, started, error="payload too large")
         try:
-            body = await read_capped(request)
+            body = await asyncio.wait_for(read_capped(request), timeout=body_timeout)
         except TooLarge:
             return answer(event, "bad_request", 413, started, error="payload too large")
+        except TimeoutError:
+            return answer(event, "bad_request", 408, started, error="request body too slow")
         if not verify(secret, body, request.headers.get("x-hub-signature-256")):
             return answer(
                 event,

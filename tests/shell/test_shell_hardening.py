@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import time
 from pathlib import Path
 
 import pytest
 
 from bot.benchmarks.extractor import evaluate_script
-from bot.shell import BudgetExceeded
+from bot.shell import BudgetExceeded, JobTooLarge, Limits, job_budget
 from bot.sources import DirectorySource
 
 
@@ -59,3 +61,29 @@ def test_symlinks_are_reported_as_not_followed(tmp_path: Path) -> None:
     assert "secret" not in " ".join(result.argv)
     reasons = [str(u) for u in result.unresolved]
     assert sum("symlink not followed" in r for r in reasons) == 2, reasons
+
+
+def test_a_job_budget_spans_every_evaluation(tmp_path: Path) -> None:
+    """200 points of a script with an endless loop: one job-wide budget, not 200 budgets."""
+    (tmp_path / "x.sh").write_text("while true; do X=1; done\nvllm serve m\n")
+    limits = Limits(max_steps=50_000, max_loop_iterations=10**9)
+    started = time.monotonic()
+    evaluated = 0
+    with pytest.raises(JobTooLarge) as caught, job_budget(max_steps=500_000, seconds=60):
+        for _ in range(200):
+            with contextlib.suppress(BudgetExceeded):  # each point alone: its own budget
+                evaluate_script(DirectorySource(tmp_path), "x.sh", {}, limits=limits)
+            evaluated += 1
+    assert evaluated < 20 and time.monotonic() - started < 60
+    assert str(caught.value).startswith("too large to analyse: more than 500,000")
+
+
+def test_a_job_deadline_spans_every_evaluation(tmp_path: Path) -> None:
+    (tmp_path / "x.sh").write_text("while true; do X=1; done\nvllm serve m\n")
+    limits = Limits(max_steps=50_000, max_loop_iterations=10**9)
+    started = time.monotonic()
+    with pytest.raises(JobTooLarge, match="longer than 1 s"), job_budget(10**12, seconds=1.0):
+        for _ in range(10_000):
+            with contextlib.suppress(BudgetExceeded):
+                evaluate_script(DirectorySource(tmp_path), "x.sh", {}, limits=limits)
+    assert time.monotonic() - started < 30

@@ -8,7 +8,10 @@ measured in the same run against the same server, is ``GET /healthz`` at the sam
 concurrency: the ratio shows what verification + dedupe claim + enqueue cost on top of
 the HTTP stack. Every accepted delivery is one unique-insert claim and one enqueue.
 
-    python -m bench.webhook_load [--deliveries 2000] [--concurrency 32] [--backends sqlite,redis]
+    python -m bench.webhook_load [--deliveries 2000] [--concurrency 64] [--backends sqlite,redis]
+
+"redis" runs with PostgreSQL as the store when 127.0.0.1:5432 answers (db ``test``, a
+fresh schema per run; ``RECIPE_SYNC_BENCH_POSTGRES`` overrides the URL), as deployed.
 """
 
 from __future__ import annotations
@@ -81,17 +84,26 @@ async def fire(
     queue: asyncio.Queue[tuple[str, bytes, dict[str, str]]] = asyncio.Queue()
     for item in requests:
         queue.put_nowait(item)
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    # keep-alive shorter than the server's (5 s): no request races an idle-connection close
+    limits = httpx.Limits(
+        max_connections=concurrency, max_keepalive_connections=concurrency, keepalive_expiry=2.0
+    )
     async with httpx.AsyncClient(base_url=base, limits=limits, timeout=30) as client:
 
         async def worker() -> None:
             while not queue.empty():
                 method, body, headers = queue.get_nowait()
                 started = time.perf_counter()
-                if method == "GET":
-                    response = await client.get("/healthz")
-                else:
-                    response = await client.post("/webhooks/github", content=body, headers=headers)
+                try:
+                    if method == "GET":
+                        response = await client.get("/healthz")
+                    else:
+                        response = await client.post(
+                            "/webhooks/github", content=body, headers=headers
+                        )
+                except httpx.HTTPError:
+                    statuses[0] += 1  # a transport error counts as an error, not a crash
+                    continue
                 latencies.append(time.perf_counter() - started)
                 statuses[response.status_code] += 1
 
@@ -121,7 +133,21 @@ def deliveries(count: int) -> list[tuple[str, bytes, dict[str, str]]]:
     ]
 
 
-def run_backend(name: str, count: int, concurrency: int) -> dict[str, float] | None:
+def postgres_schema(create: bool, schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(POSTGRES, autocommit=True, connect_timeout=3) as admin:
+        if create:
+            admin.execute(f'CREATE SCHEMA "{schema}"')
+        else:
+            admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def run_backend(
+    name: str, count: int, concurrency: int, database_url: str | None = None
+) -> dict[str, float] | None:
+    """One server, one backend ("sqlite": SQLite store + queue; "redis": Redis queue +
+    PostgreSQL store when reachable, in a fresh schema dropped afterwards)."""
     data = Path(tempfile.mkdtemp(prefix=f"rs-bench-{name}-"))
     queue = f"rs_bench_{uuid.uuid4().hex[:8]}"  # Huey keeps only [A-Za-z0-9_] of the name
     env = {
@@ -132,10 +158,16 @@ def run_backend(name: str, count: int, concurrency: int) -> dict[str, float] | N
         "RECIPE_SYNC_DATA_DIR": str(data),
         "RECIPE_SYNC_QUEUE_NAME": queue,
     }
+    schema = None
     if name == "redis":
         env["REDIS_URL"] = REDIS
-        if postgres_reachable():  # the scaled-out deployment: Redis queue + PostgreSQL state
-            env["DATABASE_URL"] = POSTGRES
+        if database_url is None and postgres_reachable():
+            # the scaled-out deployment: Redis queue + PostgreSQL state (a fresh schema)
+            schema = f"rs_bench_{uuid.uuid4().hex[:8]}"
+            postgres_schema(True, schema)
+            database_url = f"{POSTGRES}?options=-csearch_path%3D{schema}"
+    if database_url is not None:
+        env["DATABASE_URL"] = database_url
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
@@ -184,7 +216,10 @@ def run_backend(name: str, count: int, concurrency: int) -> dict[str, float] | N
             client = redis.Redis.from_url(REDIS)
             for key in client.scan_iter(f"huey.*.{queue}*"):
                 client.delete(key)
+            client.close()
         shutil.rmtree(data, ignore_errors=True)
+        if schema is not None:
+            postgres_schema(False, schema)
     accepted = statuses.get(202, 0)
     return {
         "accepted": accepted,
@@ -205,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m bench.webhook_load", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--deliveries", type=int, default=2000)
-    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--backends", default="sqlite,redis")
     args = parser.parse_args(argv)
     if not 1 <= args.deliveries <= 20000 or not 1 <= args.concurrency <= 256:

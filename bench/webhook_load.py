@@ -235,6 +235,53 @@ def run_backend(
     }
 
 
+def ack_work(name: str, count: int = 300) -> tuple[float, float, float, float] | None:
+    """The ack path's own work, in process and without HTTP: (claim ms, claim CPU ms,
+    enqueue ms, enqueue CPU ms) per delivery, one thread (what each request waits for)."""
+    from bot.service.boot import boot
+    from bot.settings import Settings
+
+    data = Path(tempfile.mkdtemp(prefix=f"rs-ack-{name}-"))
+    queue = f"rs_ack_{uuid.uuid4().hex[:8]}"
+    options: dict[str, str] = {}
+    schema = None
+    if name == "redis":
+        if not postgres_reachable():
+            return None
+        schema = f"rs_ack_{uuid.uuid4().hex[:8]}"
+        postgres_schema(True, schema)
+        options = {
+            "redis_url": REDIS,
+            "database_url": f"{POSTGRES}?options=-csearch_path%3D{schema}",
+        }
+    rt = boot(Settings(webhook_secret=SECRET, data_dir=data, queue_name=queue, **options))
+    try:
+        ids = [str(uuid.uuid4()) for _ in range(count)]
+        wall, cpu = time.perf_counter(), time.process_time()
+        for delivery in ids:
+            rt.store.claim_delivery(
+                delivery, event="pull_request", action="l", repo="o/r", trigger="{}"
+            )
+        claim = (
+            (time.perf_counter() - wall) * 1000 / count,
+            (time.process_time() - cpu) * 1000 / count,
+        )
+        wall, cpu = time.perf_counter(), time.process_time()
+        for delivery in ids:
+            rt.enqueue_delivery(delivery)
+        enqueue = (
+            (time.perf_counter() - wall) * 1000 / count,
+            (time.process_time() - cpu) * 1000 / count,
+        )
+        rt.huey.storage.flush_queue()
+    finally:
+        rt.close()
+        shutil.rmtree(data, ignore_errors=True)
+        if schema is not None:
+            postgres_schema(False, schema)
+    return (*claim, *enqueue)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench.webhook_load", description=__doc__.splitlines()[0]
@@ -272,6 +319,16 @@ def main(argv: list[str] | None = None) -> int:
         if result["other"]:
             print(f"{'':8} {result['other']:.0f} deliveries were not answered 202")
         print(f"{'':8} p99 is {10_000 / result['p99_ms']:.0f}x under GitHub's 10 s ack budget")
+    print("\nack-path work per delivery (in process, one thread): claim + enqueue")
+    for backend in args.backends.split(","):
+        if backend == "redis" and not redis_reachable():
+            continue
+        work = ack_work(backend)
+        if work is not None:
+            print(
+                f"{backend:8} claim {work[0]:.2f} ms (CPU {work[1]:.2f} ms), "
+                f"enqueue {work[2]:.2f} ms (CPU {work[3]:.2f} ms)"
+            )
     return 0
 
 

@@ -110,3 +110,11 @@ def test_ordinary_aliases_still_load(tmp_path: Path) -> None:
     check_expansion([list(range(100))] * 100, "ok")  # 10^4 nodes: fine
     with pytest.raises(InputError):
         check_expansion([[0] * 1000] * (MAX_NODES // 1000 + 1), "big")
+
+
+def test_render_errors_never_repr_a_whole_list() -> None:
+    from bot.recipes.layers import _token_error
+
+    message = str(_token_error([("recipe.args", ["--x", ["lol"] * 100_000])]))
+    assert message == "recipe.args[1]: argument a list is not a string"
+    assert str(_token_error([("a", [7])])) == "a[0]: argument 7 is not a string"

@@ -8,7 +8,10 @@ measured in the same run against the same server, is ``GET /healthz`` at the sam
 concurrency: the ratio shows what verification + dedupe claim + enqueue cost on top of
 the HTTP stack. Every accepted delivery is one unique-insert claim and one enqueue.
 
-    python -m bench.webhook_load [--deliveries 2000] [--concurrency 32] [--backends sqlite,redis]
+    python -m bench.webhook_load [--deliveries 2000] [--concurrency 64] [--backends sqlite,redis]
+
+"redis" runs with PostgreSQL as the store when 127.0.0.1:5432 answers (db ``test``, a
+fresh schema per run; ``RECIPE_SYNC_BENCH_POSTGRES`` overrides the URL), as deployed.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PAYLOAD = github_data_dir() / "pull_request.labeled.json"
 SECRET = "bench-secret"
 REDIS = "redis://127.0.0.1:6379/0"
+POSTGRES = os.environ.get("RECIPE_SYNC_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 
 
 def free_port() -> int:
@@ -51,6 +55,16 @@ def redis_reachable() -> bool:
         import redis
 
         redis.Redis.from_url(REDIS, socket_connect_timeout=1).ping()
+    except Exception:
+        return False
+    return True
+
+
+def postgres_reachable() -> bool:
+    try:
+        import psycopg
+
+        psycopg.connect(POSTGRES, connect_timeout=2).close()
     except Exception:
         return False
     return True
@@ -70,17 +84,26 @@ async def fire(
     queue: asyncio.Queue[tuple[str, bytes, dict[str, str]]] = asyncio.Queue()
     for item in requests:
         queue.put_nowait(item)
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    # keep-alive shorter than the server's (5 s): no request races an idle-connection close
+    limits = httpx.Limits(
+        max_connections=concurrency, max_keepalive_connections=concurrency, keepalive_expiry=2.0
+    )
     async with httpx.AsyncClient(base_url=base, limits=limits, timeout=30) as client:
 
         async def worker() -> None:
             while not queue.empty():
                 method, body, headers = queue.get_nowait()
                 started = time.perf_counter()
-                if method == "GET":
-                    response = await client.get("/healthz")
-                else:
-                    response = await client.post("/webhooks/github", content=body, headers=headers)
+                try:
+                    if method == "GET":
+                        response = await client.get("/healthz")
+                    else:
+                        response = await client.post(
+                            "/webhooks/github", content=body, headers=headers
+                        )
+                except httpx.HTTPError:
+                    statuses[0] += 1  # a transport error counts as an error, not a crash
+                    continue
                 latencies.append(time.perf_counter() - started)
                 statuses[response.status_code] += 1
 
@@ -110,7 +133,21 @@ def deliveries(count: int) -> list[tuple[str, bytes, dict[str, str]]]:
     ]
 
 
-def run_backend(name: str, count: int, concurrency: int) -> dict[str, float] | None:
+def postgres_schema(create: bool, schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(POSTGRES, autocommit=True, connect_timeout=3) as admin:
+        if create:
+            admin.execute(f'CREATE SCHEMA "{schema}"')
+        else:
+            admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def run_backend(
+    name: str, count: int, concurrency: int, database_url: str | None = None
+) -> dict[str, float] | None:
+    """One server, one backend ("sqlite": SQLite store + queue; "redis": Redis queue +
+    PostgreSQL store when reachable, in a fresh schema dropped afterwards)."""
     data = Path(tempfile.mkdtemp(prefix=f"rs-bench-{name}-"))
     queue = f"rs_bench_{uuid.uuid4().hex[:8]}"  # Huey keeps only [A-Za-z0-9_] of the name
     env = {
@@ -121,8 +158,16 @@ def run_backend(name: str, count: int, concurrency: int) -> dict[str, float] | N
         "RECIPE_SYNC_DATA_DIR": str(data),
         "RECIPE_SYNC_QUEUE_NAME": queue,
     }
+    schema = None
     if name == "redis":
         env["REDIS_URL"] = REDIS
+        if database_url is None and postgres_reachable():
+            # the scaled-out deployment: Redis queue + PostgreSQL state (a fresh schema)
+            schema = f"rs_bench_{uuid.uuid4().hex[:8]}"
+            postgres_schema(True, schema)
+            database_url = f"{POSTGRES}?options=-csearch_path%3D{schema}"
+    if database_url is not None:
+        env["DATABASE_URL"] = database_url
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
@@ -171,7 +216,10 @@ def run_backend(name: str, count: int, concurrency: int) -> dict[str, float] | N
             client = redis.Redis.from_url(REDIS)
             for key in client.scan_iter(f"huey.*.{queue}*"):
                 client.delete(key)
+            client.close()
         shutil.rmtree(data, ignore_errors=True)
+        if schema is not None:
+            postgres_schema(False, schema)
     accepted = statuses.get(202, 0)
     return {
         "accepted": accepted,
@@ -187,12 +235,59 @@ def run_backend(name: str, count: int, concurrency: int) -> dict[str, float] | N
     }
 
 
+def ack_work(name: str, count: int = 300) -> tuple[float, float, float, float] | None:
+    """The ack path's own work, in process and without HTTP: (claim ms, claim CPU ms,
+    enqueue ms, enqueue CPU ms) per delivery, one thread (what each request waits for)."""
+    from bot.service.boot import boot
+    from bot.settings import Settings
+
+    data = Path(tempfile.mkdtemp(prefix=f"rs-ack-{name}-"))
+    queue = f"rs_ack_{uuid.uuid4().hex[:8]}"
+    options: dict[str, str] = {}
+    schema = None
+    if name == "redis":
+        if not postgres_reachable():
+            return None
+        schema = f"rs_ack_{uuid.uuid4().hex[:8]}"
+        postgres_schema(True, schema)
+        options = {
+            "redis_url": REDIS,
+            "database_url": f"{POSTGRES}?options=-csearch_path%3D{schema}",
+        }
+    rt = boot(Settings(webhook_secret=SECRET, data_dir=data, queue_name=queue, **options))
+    try:
+        ids = [str(uuid.uuid4()) for _ in range(count)]
+        wall, cpu = time.perf_counter(), time.process_time()
+        for delivery in ids:
+            rt.store.claim_delivery(
+                delivery, event="pull_request", action="l", repo="o/r", trigger="{}"
+            )
+        claim = (
+            (time.perf_counter() - wall) * 1000 / count,
+            (time.process_time() - cpu) * 1000 / count,
+        )
+        wall, cpu = time.perf_counter(), time.process_time()
+        for delivery in ids:
+            rt.enqueue_delivery(delivery)
+        enqueue = (
+            (time.perf_counter() - wall) * 1000 / count,
+            (time.process_time() - cpu) * 1000 / count,
+        )
+        rt.huey.storage.flush_queue()
+    finally:
+        rt.close()
+        shutil.rmtree(data, ignore_errors=True)
+        if schema is not None:
+            postgres_schema(False, schema)
+    return (*claim, *enqueue)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench.webhook_load", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--deliveries", type=int, default=2000)
-    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--backends", default="sqlite,redis")
     args = parser.parse_args(argv)
     if not 1 <= args.deliveries <= 20000 or not 1 <= args.concurrency <= 256:
@@ -224,6 +319,16 @@ def main(argv: list[str] | None = None) -> int:
         if result["other"]:
             print(f"{'':8} {result['other']:.0f} deliveries were not answered 202")
         print(f"{'':8} p99 is {10_000 / result['p99_ms']:.0f}x under GitHub's 10 s ack budget")
+    print("\nack-path work per delivery (in process, one thread): claim + enqueue")
+    for backend in args.backends.split(","):
+        if backend == "redis" and not redis_reachable():
+            continue
+        work = ack_work(backend)
+        if work is not None:
+            print(
+                f"{backend:8} claim {work[0]:.2f} ms (CPU {work[1]:.2f} ms), "
+                f"enqueue {work[2]:.2f} ms (CPU {work[3]:.2f} ms)"
+            )
     return 0
 
 

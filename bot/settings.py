@@ -46,8 +46,8 @@ class Settings:
     engine: str = DEFAULT_ENGINE
     queue_name: str = "recipe-sync"
     # A sync whose heartbeat is older than this is presumed dead and re-enqueued.
-    stale_after_seconds: float = 120.0
-    heartbeat_seconds: float = 10.0
+    stale_after_seconds: float = 30.0
+    heartbeat_seconds: float = 5.0
     # GitHub asks integrations to wait >= 1 s between writes; tests set 0.
     seconds_between_writes: float = 1.0
     rules_dir: Path | None = None
@@ -75,8 +75,8 @@ class Settings:
             bot_email=get("RECIPE_SYNC_BOT_EMAIL"),
             engine=get("RECIPE_SYNC_ENGINE", DEFAULT_ENGINE),
             queue_name=get("RECIPE_SYNC_QUEUE_NAME", "recipe-sync"),
-            stale_after_seconds=_number(env, "RECIPE_SYNC_STALE_AFTER", 120.0),
-            heartbeat_seconds=_number(env, "RECIPE_SYNC_HEARTBEAT", 10.0),
+            stale_after_seconds=_number(env, "RECIPE_SYNC_STALE_AFTER", 30.0),
+            heartbeat_seconds=_number(env, "RECIPE_SYNC_HEARTBEAT", 5.0),
             seconds_between_writes=_number(env, "RECIPE_SYNC_SECONDS_BETWEEN_WRITES", 1.0),
             rules_dir=Path(get("RECIPE_SYNC_RULES")) if get("RECIPE_SYNC_RULES") else None,
         )

@@ -82,6 +82,19 @@ class DirectorySource:
         except InputError:
             return False
 
+    def is_symlink(self, path: str) -> bool:
+        """Whether ``path`` (or a directory on it) is a symbolic link inside the root."""
+        try:
+            parts = _clean(path).split("/")
+        except InputError:
+            return False
+        current = self.root
+        for part in parts:
+            current = current / part
+            if current.is_symlink():
+                return True
+        return False
+
     def iter_files(self, directory: str = "") -> Iterator[str]:
         base = self._path(directory)
         if not base.is_dir():
@@ -137,6 +150,13 @@ class GitTreeSource:
 
     def exists(self, path: str) -> bool:
         return self._blob(path) is not None
+
+    def is_symlink(self, path: str) -> bool:
+        try:
+            item = self._tree / _clean(path)
+        except KeyError:
+            return False
+        return isinstance(item, git.Blob) and item.mode == 0o120000
 
     def iter_files(self, directory: str = "") -> Iterator[str]:
         clean = _clean(directory)

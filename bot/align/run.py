@@ -29,6 +29,7 @@ from bot.evidence.model import EvidenceReport
 from bot.recipes import RecipesRepo
 from bot.recipes.tolerant import load_recipes_tolerant
 from bot.rules import Rules
+from bot.shell import JobTooLarge, job_budget
 from bot.sources import FileSource, WithoutFiles
 
 # ------------------------------------------------------------------------------ points
@@ -59,6 +60,11 @@ def classify(
     return replace(result, status="represents")
 
 
+JOB_STEPS = 40_000_000  # evaluation steps across every point of one change
+JOB_SECONDS = 240.0  # wall time of evaluating every point of one change
+MAX_POINTS = 5_000  # launch points of one config key (real keys have tens)
+
+
 def key_result(head: BenchRepo, recipes: RecipesRepo, rules: Rules, key: AffectedKey) -> KeyResult:
     if key.out_of_scope is not None:
         return KeyResult(key, (), key.out_of_scope)
@@ -71,11 +77,18 @@ def key_result(head: BenchRepo, recipes: RecipesRepo, rules: Rules, key: Affecte
         pairs = points(head, key.key)
     except RecipeSyncError as err:
         return KeyResult(key, (), str(err), error=True)
+    if len(pairs) > MAX_POINTS:
+        raise JobTooLarge(
+            f"too large to analyse: config key '{key.key}' has {len(pairs):,} launch points "
+            f"(limit {MAX_POINTS:,})"
+        )
     vram = taxonomy_vram(recipes)
     results: list[PointResult] = []
     for point, arm in pairs:
         try:
             launch = extract(head, key.key, point, arm)
+        except JobTooLarge:
+            raise
         except RecipeSyncError as err:
             results.append(PointResult(key.key, point, arm, "error", str(err)))
             continue
@@ -226,7 +239,9 @@ def align(inputs: AlignInputs) -> AlignRun:
             Location(inputs.bench.label), "no PR base to compare with: give a base or config keys"
         )
     recipes, recipes_source, broken = _load_recipes(inputs.recipes)
-    keys = tuple(key_result(head, recipes, rules, key) for key in change.keys)
+    # one budget for the whole change: a per-script budget multiplies with the points
+    with job_budget(JOB_STEPS, JOB_SECONDS):
+        keys = tuple(key_result(head, recipes, rules, key) for key in change.keys)
     evidence = None
     if inputs.runs is not None and inputs.head_sha:
         evidence = collect(

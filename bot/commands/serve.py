@@ -27,16 +27,44 @@ def register(subparsers: Any) -> None:
         "--no-consumer", action="store_true", help="only accept deliveries; workers run jobs"
     )
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
+    limits = parser.add_argument_group(
+        "limits for slow or abusive clients (behind a reverse proxy, set its timeouts too)"
+    )
+    limits.add_argument(
+        "--limit-concurrency",
+        type=int,
+        default=256,
+        help="connections + requests in flight; above it new requests get 503 (default 256)",
+    )
+    limits.add_argument(
+        "--header-timeout",
+        type=float,
+        default=10.0,
+        help="seconds for a client to send its request headers, else closed (default 10)",
+    )
+    limits.add_argument(
+        "--body-timeout",
+        type=float,
+        default=30.0,
+        help="seconds for a client to send the request body, else 408 (default 30)",
+    )
+    limits.add_argument(
+        "--timeout-keep-alive",
+        type=float,
+        default=5.0,
+        help="seconds an idle keep-alive connection stays open (default 5)",
+    )
+    limits.add_argument("--backlog", type=int, default=2048, help="listen backlog (default 2048)")
     parser.set_defaults(func=serve)
 
 
 def serve(args: argparse.Namespace) -> int:
     # heavy imports here, so other subcommands start fast
-    import uvicorn
     from fastapi import FastAPI
 
     from bot.service.boot import boot
     from bot.service.consumer import EmbeddedConsumer
+    from bot.service.httpserver import ServerLimits, run
     from bot.service.web import create_app
     from bot.settings import Settings
 
@@ -59,7 +87,13 @@ def serve(args: argparse.Namespace) -> int:
                 consumer.stop()
             rt.close()
 
-    app = create_app(rt)
+    app = create_app(rt, body_timeout=args.body_timeout)
     app.router.lifespan_context = lifespan
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    limits = ServerLimits(
+        limit_concurrency=args.limit_concurrency,
+        backlog=args.backlog,
+        timeout_keep_alive=args.timeout_keep_alive,
+        header_timeout=args.header_timeout,
+    )
+    run(app, args.host, args.port, args.log_level, limits)
     return 0

@@ -19,7 +19,12 @@ from typing import Protocol
 import httpx
 import jwt
 
-from bot.github.errors import AppNotInstalled, GitHubRequestError, TransientGitHubError
+from bot.github.errors import (
+    AppNotInstalled,
+    CredentialsInvalid,
+    GitHubRequestError,
+    TransientGitHubError,
+)
 
 REFRESH_MARGIN = 300.0  # seconds before expiry at which a cached token is replaced
 API_VERSION = "2022-11-28"
@@ -46,6 +51,21 @@ def app_jwt(app_id: str, private_key: str, now: float) -> str:
     """The App's JWT (RS256): issued 60 s in the past against clock drift, valid 9 minutes."""
     payload = {"iat": int(now) - 60, "exp": int(now) + 540, "iss": str(app_id)}
     return jwt.encode(payload, private_key, algorithm="RS256")
+
+
+def check_private_key(key: str, where: str) -> None:
+    """Raise :class:`CredentialsInvalid` (never echoing the key) unless ``key`` is a PEM RSA
+    private key that can sign the App's RS256 JWT."""
+    from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    try:
+        parsed = load_pem_private_key(key.encode("utf-8"), password=None)
+    except Exception as err:  # ValueError, TypeError, cryptography's UnsupportedAlgorithm
+        kind = type(err).__name__
+        raise CredentialsInvalid(f"{where}: not a usable PEM private key ({kind})") from None
+    if not isinstance(parsed, RSAPrivateKey):
+        raise CredentialsInvalid(f"{where}: the App key must be an RSA private key")
 
 
 @dataclass(frozen=True)
@@ -89,7 +109,15 @@ class AppTokens:
         api_url: str,
         on_call: Callable[[str, str], None] | None = None,
     ) -> AppTokens:
-        return cls(app_id, key_path.read_text(encoding="utf-8"), api_url, on_call=on_call)
+        try:
+            key = key_path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            reason = getattr(err, "strerror", None) or "not UTF-8 text"
+            raise CredentialsInvalid(
+                f"RECIPE_SYNC_PRIVATE_KEY_PATH {key_path}: cannot read the key: {reason}"
+            ) from None
+        check_private_key(key, f"RECIPE_SYNC_PRIVATE_KEY_PATH {key_path}")
+        return cls(app_id, key, api_url, on_call=on_call)
 
     def _bearer(self) -> str:
         """The App JWT, re-signed when less than a minute of its 9 is left."""

@@ -7,8 +7,9 @@ import time
 from collections.abc import Callable, Mapping
 
 from bot.github.auth import AppTokens, PersonalToken, TokenProvider
+from bot.github.errors import CredentialsInvalid
 from bot.github.gateway import GitHubRepo, Observer
-from bot.settings import Settings
+from bot.settings import CredentialsMissing, Settings
 
 
 class GitHubConnector:
@@ -45,6 +46,17 @@ class GitHubConnector:
                 else:
                     self._tokens = PersonalToken(self.settings.github_token)
             return self._tokens
+
+    def credentials_problem(self) -> str | None:
+        """Why the configured credentials cannot be used (``/readyz``); None when they can,
+        or when none are configured yet (jobs wait for them)."""
+        try:
+            self.tokens()
+        except CredentialsInvalid as err:
+            return str(err)
+        except CredentialsMissing:
+            return None
+        return None
 
     def repo(self, full_name: str, scope: Mapping[str, str]) -> GitHubRepo:
         token = self.tokens().token(full_name, scope)

@@ -23,6 +23,11 @@ class GitHubRequestError(RecipeSyncError):
         self.message = message
 
 
+class CredentialsInvalid(RecipeSyncError):
+    """The configured credentials cannot be used (e.g. an unparseable private key): permanent
+    until the operator fixes them, so jobs fail with this reason instead of retrying."""
+
+
 class AppNotInstalled(RecipeSyncError):
     """The App has no installation on a repository it must act on."""
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from bot import markdown as md
@@ -22,8 +23,9 @@ from bot.contract import Annotation
 from bot.github.branches import alignment_branch
 from bot.github.sanitize import MAX_BODY, neutralize, truncate
 from bot.present.pr_text import code, plain, prose, pull_request_text, ref
+from bot.present.secrets import Masker, run_credentials
 from bot.present.settings import settings_lines
-from bot.present.texts import AlignTexts, CheckRun
+from bot.present.texts import AlignTexts, CheckRun, PullRequestText
 from bot.recipes.edit import edit_as_dict
 from bot.rules.loader import line_of
 from bot.vllm import FlagDiff
@@ -427,7 +429,23 @@ def _key_json(key: KeyResult) -> dict[str, Any]:
 
 
 def plan_json(run: AlignRun, texts: AlignTexts) -> dict[str, Any]:
-    """Everything the run decided, as JSON (deterministic: no times, stable order)."""
+    """Everything the run decided, as JSON (deterministic: no times, stable order);
+    credentials masked as in the texts."""
+    masked: dict[str, Any] = _masked(_plan_json_raw(run, texts), Masker(run_credentials(run)))
+    return masked
+
+
+def _masked(value: Any, mask: Masker) -> Any:
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, dict):
+        return {k: _masked(v, mask) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v, mask) for v in value]
+    return value
+
+
+def _plan_json_raw(run: AlignRun, texts: AlignTexts) -> dict[str, Any]:
     inputs = run.inputs
     return {
         "version": 1,
@@ -469,15 +487,22 @@ def plan_json(run: AlignRun, texts: AlignTexts) -> dict[str, Any]:
 
 
 def present(run: AlignRun, limit: int = MAX_BODY) -> AlignTexts:
-    """Every text of a run, rendered from the analysis alone (re-renderable at will)."""
+    """Every text of a run, rendered from the analysis alone (re-renderable at will).
+    Credentials the launch spelled out are masked as ``***`` in all of them."""
+    mask = Masker(run_credentials(run))
     prs = {}
     for found in run.outcomes:
         text = pull_request_text(run, found, limit)
         if text is not None:
-            prs[found.recipe_path] = text
+            prs[found.recipe_path] = PullRequestText(
+                mask(text.title), mask(text.body), mask(text.meta)
+            )
     conclusion, title, summary = check(run)
+    annotations = tuple(
+        replace(a, title=mask(a.title), message=mask(a.message)) for a in check_annotations(run)
+    )
     return AlignTexts(
         prs=prs,
-        comment=comment(run),
-        check=CheckRun(conclusion, title, summary, check_annotations(run)),
+        comment=mask(comment(run)),
+        check=CheckRun(conclusion, mask(title), mask(summary), annotations),
     )

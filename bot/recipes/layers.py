@@ -413,7 +413,10 @@ def _token_error(segments: Sequence[Segment]) -> RenderError:
         for index, token in enumerate(tokens):
             if not isinstance(token, str) and truthy(token):
                 path = prefix if prefix.startswith("generated:") else f"{prefix}[{index}]"
-                return RenderError(f"{path}: argument {token!r} is not a string")
+                # a scalar is shown; a list or mapping only by its type (never repr'd: bounded)
+                scalar = isinstance(token, int | float | bool)
+                shown = repr(token) if scalar else f"a {type(token).__name__}"
+                return RenderError(f"{path}: argument {shown} is not a string")
     return RenderError("an argument is not a string")  # pragma: no cover - caller checked
 
 

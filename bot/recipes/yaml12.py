@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 import yaml
 
 from bot.errors import InputError, Location
+from bot.safeyaml import check_expansion
 
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -193,7 +194,9 @@ _Loader.add_constructor("tag:yaml.org,2002:map", _Loader.construct_mapping)
 def load_yaml(text: str, name: str) -> Any:
     """Parse one document; malformed YAML raises :class:`InputError` naming file and line."""
     try:
-        return yaml.load(text, Loader=_Loader)
+        data = yaml.load(text, Loader=_Loader)
+    except RecursionError:
+        raise InputError(Location(name), "malformed YAML: nested too deeply") from None
     except yaml.MarkedYAMLError as err:
         # locate at the construct being parsed ("while parsing a flow sequence") if known
         mark = err.context_mark or err.problem_mark
@@ -205,6 +208,8 @@ def load_yaml(text: str, name: str) -> Any:
         raise InputError(Location(name, key, line), f"malformed YAML: {problem}") from err
     except yaml.YAMLError as err:
         raise InputError(Location(name), f"malformed YAML: {err}") from err
+    check_expansion(data, name, lambda path: line_of(text, path))
+    return data
 
 
 _KEY_LINE = re.compile(r"( *)(?:- +)*([^\s#'\"-][^:#]*?|'[^']*'|\"[^\"]*\"):(?:\s|$)")

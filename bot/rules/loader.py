@@ -16,6 +16,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from bot.errors import InputError, Location
+from bot.safeyaml import check_expansion
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -38,8 +39,19 @@ def read_yaml_with_positions(path: Path, display: str | None = None) -> Any:
         raise InputError(Location(name), f"cannot read file: {err.strerror}") from err
     except UnicodeDecodeError as err:
         raise InputError(Location(name), "file is not UTF-8") from err
+    return parse_untrusted(text, name)
+
+
+def parse_untrusted(text: str, name: str) -> Any:
+    """Round-trip parse of untrusted YAML text, bounded after alias expansion.
+
+    The one loader for rules, per-repo configs and benchmark master configs: a located
+    one-line :class:`InputError` for malformed YAML and for documents whose aliases expand
+    past :mod:`bot.safeyaml`'s limits (so :func:`to_plain` never sees an alias bomb)."""
     try:
-        return YAML(typ="rt").load(text)
+        data = YAML(typ="rt").load(text)
+    except RecursionError:
+        raise InputError(Location(name), "malformed YAML: nested too deeply") from None
     except MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -47,6 +59,8 @@ def read_yaml_with_positions(path: Path, display: str | None = None) -> Any:
         raise InputError(Location(name, line=line), f"malformed YAML: {problem}") from err
     except YAMLError as err:
         raise InputError(Location(name), f"malformed YAML: {err}") from err
+    check_expansion(data, name, lambda path: line_of(data, path))
+    return data
 
 
 def line_of(data: Any, path: Sequence[str | int]) -> int | None:

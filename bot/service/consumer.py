@@ -7,6 +7,7 @@ from typing import Any
 
 from huey.consumer import Consumer
 
+from bot.service.outage import Outage, guard_queue
 from bot.service.reconcile import Reconciler
 from bot.service.runtime import Runtime
 
@@ -33,6 +34,7 @@ class EmbeddedConsumer:
             check_worker_health=False,
         )
         self.reconciler = Reconciler(rt)
+        guard_queue(rt.huey, Outage("queue", log, rt.metrics))
 
     def start(self) -> EmbeddedConsumer:
         self.consumer.start()
@@ -47,6 +49,7 @@ class EmbeddedConsumer:
 
 def run_worker(rt: Runtime, workers: int, **options: Any) -> None:
     """Blocking consumer for ``recipe-sync worker`` (SIGINT: finish tasks, SIGTERM: stop)."""
+    guard_queue(rt.huey, Outage("queue", log, rt.metrics))
     reconciler = Reconciler(rt).start()
     try:
         consumer = Consumer(

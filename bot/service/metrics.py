@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 
 class Metrics:
@@ -38,6 +38,17 @@ class Metrics:
             "recipe_sync_github_api_errors",
             "GitHub API calls that failed, by operation",
             ["operation"],
+            registry=self.registry,
+        )
+        self.credentials_invalid = Gauge(
+            "recipe_sync_credentials_invalid",
+            "1 while the configured GitHub credentials cannot be used (see /readyz)",
+            registry=self.registry,
+        )
+        self.outages = Counter(
+            "recipe_sync_backend_outages",
+            "Times the database or the queue became unreachable, by backend",
+            ["backend"],
             registry=self.registry,
         )
         self.rate_limit_waits = Counter(

@@ -6,6 +6,8 @@ one conditional update, only one process wins it):
 
 * a ``running`` sync whose heartbeat is older than ``RECIPE_SYNC_STALE_AFTER`` → pending,
   enqueued again (same generation: the resumed run finds what the dead one already did);
+* a ``processing`` delivery whose heartbeat is older than ``RECIPE_SYNC_STALE_AFTER`` →
+  enqueued again (:meth:`Store.start_delivery` lets exactly one worker take it);
 * a ``pending`` sync or an unprocessed delivery untouched for longer than any retry delay
   (its enqueue was lost) → enqueued again.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 
+from bot.service.outage import Outage
 from bot.service.runtime import Runtime
 from bot.service.tasks import MAX_DELAY
 
@@ -26,6 +29,8 @@ def reconcile_once(rt: Runtime) -> dict[str, list[int] | list[str]]:
     resumed = rt.store.requeue_stale(stale)
     lost = rt.store.lost_pending(MAX_DELAY + stale)
     deliveries = rt.store.unfinished_deliveries(MAX_DELAY + stale)
+    # a worker killed mid-dispatch: its heartbeat stopped (seconds, not the sweep above)
+    deliveries += [d for d in rt.store.stale_processing(stale) if d not in deliveries]
     for sync_id in [*resumed, *lost]:
         rt.enqueue_sync(sync_id)
     for delivery_id in deliveries:
@@ -45,17 +50,20 @@ class Reconciler:
 
     def __init__(self, rt: Runtime, interval: float | None = None) -> None:
         self.rt = rt
+        self.outage = Outage("database or queue (reconciler)", log, rt.metrics)
         self.interval = interval or max(1.0, min(rt.settings.stale_after_seconds / 2, 30.0))
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="reconciler", daemon=True)
 
     def _run(self) -> None:
         while True:
+            delay = self.interval
             try:
                 reconcile_once(self.rt)
-            except Exception:
-                log.exception("reconciler pass failed")
-            if self._stop.wait(self.interval):
+                self.outage.ok()
+            except Exception as err:  # an outage: one line per outage, not per pass
+                delay = min(self.interval, self.outage.failed(err))
+            if self._stop.wait(delay):
                 return
 
     def start(self) -> Reconciler:

@@ -10,6 +10,7 @@ sync runs again on the next trigger.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import traceback
 from typing import Any
@@ -18,7 +19,7 @@ from huey.exceptions import RetryTask
 
 from bot.contract import EngineUnavailable
 from bot.errors import RecipeSyncError
-from bot.github.errors import HeadMoved, LeaseLost, TransientGitHubError
+from bot.github.errors import CredentialsInvalid, HeadMoved, LeaseLost, TransientGitHubError
 from bot.service.dashboard import register_dashboard, request_dashboard
 from bot.service.dispatch import dispatch
 from bot.service.runtime import Runtime, Tasks
@@ -49,11 +50,14 @@ def run_delivery(rt: Runtime, delivery_id: str) -> str:
     _, status, trigger_json = found
     if status in ("done", "failed"):
         return f"already {status}"
-    rt.store.set_delivery_status(delivery_id, "processing")
+    # one worker at a time (a redelivery or the reconciler may have enqueued it twice)
+    if not rt.store.start_delivery(delivery_id, rt.settings.stale_after_seconds):
+        return "being processed elsewhere"
     trigger = Trigger.from_json(trigger_json)
     started = time.perf_counter()
     try:
-        account = dispatch(rt, trigger)
+        with DeliveryHeartbeat(rt, delivery_id):
+            account = dispatch(rt, trigger)
     except RETRYABLE as err:
         attempts = _delivery_attempts(rt, delivery_id)
         log.error("delivery %s (%s): %s", delivery_id, trigger.kind, err)
@@ -64,14 +68,52 @@ def run_delivery(rt: Runtime, delivery_id: str) -> str:
         rt.store.set_delivery_status(delivery_id, "enqueued", str(err))
         raise RetryTask(str(err), delay=backoff(attempts, err)) from err
     except RecipeSyncError as err:
+        if isinstance(err, CredentialsInvalid):
+            rt.metrics.credentials_invalid.set(1)
         log.error("delivery %s (%s) failed: %s", delivery_id, trigger.kind, err)
         rt.store.set_delivery_status(delivery_id, "failed", str(err))
         rt.metrics.jobs.labels("delivery", "failed").observe(time.perf_counter() - started)
         return f"failed: {err}"
+    except Exception as err:  # a bug: a bounded number of retries, then failed with the reason
+        detail = "".join(traceback.format_exception_only(err)).strip()[:500]
+        log.exception("delivery %s (%s) crashed", delivery_id, trigger.kind)
+        rt.metrics.jobs.labels("delivery", "error").observe(time.perf_counter() - started)
+        attempts = _delivery_attempts(rt, delivery_id)
+        if attempts >= MAX_ATTEMPTS:
+            rt.store.set_delivery_status(delivery_id, "failed", detail)
+            return f"failed: {detail}"
+        rt.store.set_delivery_status(delivery_id, "enqueued", detail)
+        raise RetryTask(detail, delay=backoff(attempts, err)) from err
     rt.store.set_delivery_status(delivery_id, "done", account)
     rt.metrics.jobs.labels("delivery", "done").observe(time.perf_counter() - started)
     log.info("delivery %s (%s %s): %s", delivery_id, trigger.kind, trigger.serial_key, account)
     return account
+
+
+class DeliveryHeartbeat:
+    """Touches a delivery while it is dispatched, so one whose worker died is recognised by
+    its silence (``RECIPE_SYNC_STALE_AFTER``) and resumed in seconds, not after a sweep."""
+
+    def __init__(self, rt: Runtime, delivery_id: str) -> None:
+        self.rt = rt
+        self.delivery_id = delivery_id
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="delivery-heartbeat", daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.rt.settings.heartbeat_seconds):
+            try:
+                self.rt.store.touch_delivery(self.delivery_id)
+            except Exception:  # a DB hiccup: try again on the next beat
+                log.warning("heartbeat of delivery %s failed", self.delivery_id)
+
+    def __enter__(self) -> DeliveryHeartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
 
 
 def _delivery_attempts(rt: Runtime, delivery_id: str) -> int:

@@ -104,6 +104,34 @@ def _opt(payload: Any, path: str, default: Any = None) -> Any:
         return default
 
 
+MAX_TEXT = 255  # names, refs and SHAs; longer values are not GitHub's
+
+
+def _text(value: Any, path: str, *, empty_ok: bool = False) -> str:
+    """A short string field (signed payloads can still carry the wrong type: 400, not 500)."""
+    if value is None and empty_ok:
+        return ""
+    if not isinstance(value, str) or len(value) > MAX_TEXT:
+        raise PayloadError(f"'{path}' is not a string of at most {MAX_TEXT} characters")
+    return value
+
+
+def _int(value: Any, path: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
+        raise PayloadError(f"'{path}' is not a non-negative integer")
+    return value
+
+
+def _numbers(items: Any, path: str) -> tuple[int, ...]:
+    if not isinstance(items, list):
+        return ()
+    return tuple(
+        _int(item["number"], f"{path}.number")
+        for item in items[:100]
+        if isinstance(item, dict) and "number" in item
+    )
+
+
 def command_pattern(command: str) -> re.Pattern[str]:
     return re.compile(rf"^\s*{re.escape(command)}(?:\s+(\S+))?\s*$")
 
@@ -113,18 +141,22 @@ def classify(
 ) -> Trigger | Ignored:
     if event == "ping":
         return Ignored("ping")
-    action = str(_opt(payload, "action", ""))
+    action = _opt(payload, "action", "")
+    if not isinstance(action, str):
+        return Ignored("payload action is not a string")
     if event not in ALLOWED or action not in ALLOWED[event]:
         return Ignored(f"event '{event}.{action}' is not handled")
-    repo = str(_get(payload, "repository.full_name"))
-    sender = str(_opt(payload, "sender.login", ""))
-    sender_type = str(_opt(payload, "sender.type", ""))
+    repo = _text(_get(payload, "repository.full_name"), "repository.full_name")
+    sender = _text(_opt(payload, "sender.login", ""), "sender.login", empty_ok=True)
+    sender_type = _text(_opt(payload, "sender.type", ""), "sender.type", empty_ok=True)
     installation = _opt(payload, "installation.id")
     common: dict[str, Any] = {
         "repo": repo,
         "action": action,
         "sender": sender,
-        "installation_id": int(installation) if installation is not None else None,
+        "installation_id": (
+            _int(installation, "installation.id") if installation is not None else None
+        ),
     }
     if event == "pull_request":
         return _pull_request(payload, action, trigger_label, common)
@@ -133,7 +165,10 @@ def classify(
             return Ignored("comment by a bot (self-loop guard)")
         if not _opt(payload, "issue.pull_request"):
             return Ignored("comment on an issue, not a pull request")
-        first_line = str(_get(payload, "comment.body")).strip().splitlines()[:1]
+        body = _get(payload, "comment.body")
+        if not isinstance(body, str):
+            raise PayloadError("'comment.body' is not a string")
+        first_line = body[:1000].strip().splitlines()[:1]
         match = command_pattern(comment_command).match(first_line[0]) if first_line else None
         if not match:
             return Ignored("comment is not a command")
@@ -142,25 +177,23 @@ def classify(
             return Ignored(f"unknown command argument '{argument}'")
         return Trigger(
             kind="command",
-            pr_number=int(_get(payload, "issue.number")),
-            comment_id=int(_get(payload, "comment.id")),
+            pr_number=_int(_get(payload, "issue.number"), "issue.number"),
+            comment_id=_int(_get(payload, "comment.id"), "comment.id"),
             dry_run=argument == "dry-run",
             **common,
         )
     if event == "workflow_run":
         run = _get(payload, "workflow_run")
-        numbers = tuple(
-            int(pr["number"])
-            for pr in _opt(payload, "workflow_run.pull_requests", []) or []
-            if isinstance(pr, dict) and "number" in pr
-        )
+        numbers = _numbers(_opt(payload, "workflow_run.pull_requests"), "pull_requests")
         return Trigger(
             kind="workflow_run",
-            run_id=int(_get(run, "id")),
-            run_attempt=int(_opt(run, "run_attempt", 1) or 1),
-            head_sha=str(_get(run, "head_sha")),
-            head_ref=str(_opt(run, "head_branch", "") or ""),
-            head_repo=str(_opt(run, "head_repository.full_name", "") or ""),
+            run_id=_int(_get(run, "id"), "workflow_run.id"),
+            run_attempt=_int(_opt(run, "run_attempt", 1) or 1, "workflow_run.run_attempt"),
+            head_sha=_text(_get(run, "head_sha"), "workflow_run.head_sha"),
+            head_ref=_text(_opt(run, "head_branch"), "head_branch", empty_ok=True),
+            head_repo=_text(
+                _opt(run, "head_repository.full_name"), "head_repository", empty_ok=True
+            ),
             pr_numbers=numbers,
             **common,
         )
@@ -174,16 +207,12 @@ def classify(
         identifier = _opt(payload, "requested_action.identifier")
         if identifier != RECHECK_ACTION:
             return Ignored(f"unknown check run action '{identifier}'")
-    numbers = tuple(
-        int(pr["number"])
-        for pr in _opt(run, "pull_requests", []) or []
-        if isinstance(pr, dict) and "number" in pr
-    )
+    numbers = _numbers(_opt(run, "pull_requests"), "check_run.pull_requests")
     return Trigger(
         kind="check_run",
-        check_run_id=int(_get(run, "id")),
-        head_sha=str(_get(run, "head_sha")),
-        external_id=str(_opt(run, "external_id", "") or ""),
+        check_run_id=_int(_get(run, "id"), "check_run.id"),
+        head_sha=_text(_get(run, "head_sha"), "check_run.head_sha"),
+        external_id=_text(_opt(run, "external_id"), "check_run.external_id", empty_ok=True),
         pr_numbers=numbers,
         **common,
     )
@@ -193,18 +222,23 @@ def _pull_request(
     payload: Any, action: str, trigger_label: str, common: dict[str, Any]
 ) -> Trigger | Ignored:
     pr = _get(payload, "pull_request")
-    head_repo = str(_opt(pr, "head.repo.full_name", "") or "")
-    base_repo = str(_get(pr, "base.repo.full_name"))
+    head_repo = _text(_opt(pr, "head.repo.full_name"), "head.repo.full_name", empty_ok=True)
+    base_repo = _text(_get(pr, "base.repo.full_name"), "base.repo.full_name")
     fields_: dict[str, Any] = {
-        "pr_number": int(_get(pr, "number")),
-        "head_sha": str(_get(pr, "head.sha")),
-        "head_ref": str(_get(pr, "head.ref")),
+        "pr_number": _int(_get(pr, "number"), "pull_request.number"),
+        "head_sha": _text(_get(pr, "head.sha"), "head.sha"),
+        "head_ref": _text(_get(pr, "head.ref"), "head.ref"),
         "head_repo": head_repo,
         # a deleted fork has head.repo null: treat it as a fork (untrusted)
         "is_fork": head_repo != base_repo,
         **common,
     }
-    labels = {str(label.get("name")) for label in _opt(pr, "labels", []) or []}
+    raw_labels = _opt(pr, "labels", [])
+    labels = {
+        label.get("name")
+        for label in (raw_labels if isinstance(raw_labels, list) else [])
+        if isinstance(label, dict)
+    }
     if action in ("labeled", "unlabeled"):
         if action == "labeled" and _opt(payload, "label.name") == REBASE_LABEL:
             return Trigger(kind="rebase", **fields_)

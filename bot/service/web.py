@@ -1,14 +1,20 @@
 """The FastAPI app: ``POST /webhooks/github``, ``/healthz``, ``/readyz``, ``/metrics``.
 
-A delivery is acknowledged in milliseconds: verify the HMAC over the raw body (before
-parsing anything), classify the event (allow-list, self-loop guard), claim the
-``X-GitHub-Delivery`` id with a unique insert (replays and redeliveries of a processed
-delivery answer 200 "duplicate"), enqueue one small job, answer 202. All GitHub work happens
-in the job.
+A delivery is acknowledged in milliseconds: read at most 25 MB of body (streamed, counted
+as it arrives: a chunked body without Content-Length is cut off at the cap), verify the HMAC
+over the raw body (before parsing anything), parse it (depth-bounded; any malformed or
+wrongly typed input is a 4xx, never a 500), classify the event (allow-list, self-loop guard),
+claim the ``X-GitHub-Delivery`` id with one unique insert (replays answer 200 "duplicate"),
+enqueue one small job, answer 202. All GitHub work happens in the job.
+
+The process can die between the insert and the enqueue: GitHub's redelivery of such a
+delivery (same id, recorded ``REENQUEUE_AFTER`` seconds ago, never started) is enqueued
+again rather than answered "duplicate".
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -20,11 +26,48 @@ from fastapi.responses import JSONResponse, Response
 from bot.github.signature import verify
 from bot.service.queue import ping as ping_queue
 from bot.service.runtime import Runtime
-from bot.service.triggers import Ignored, PayloadError, Trigger, classify
+from bot.service.triggers import ALLOWED, Ignored, PayloadError, Trigger, classify
 
 log = logging.getLogger("recipe_sync.web")
 
 MAX_PAYLOAD = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
+MAX_JSON_DEPTH = 64  # GitHub's payloads nest < 10 levels
+BODY_TIMEOUT = 30.0  # seconds to receive the body (a slow client is answered 408)
+REENQUEUE_AFTER = 10.0  # seconds: longer than any insert→enqueue gap of a live process
+
+
+class TooLarge(Exception):
+    pass
+
+
+async def read_capped(request: Request, limit: int = MAX_PAYLOAD) -> bytes:
+    """The body, counted chunk by chunk; raises :class:`TooLarge` as soon as it passes
+    ``limit`` (never buffering more than ``limit`` plus one chunk)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise TooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def json_depth_ok(body: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether brackets nest at most ``limit`` deep (a linear pre-scan; brackets inside
+    strings count too, which only errs on the safe side)."""
+    depth = 0
+    for byte in body.translate(None, _NOT_BRACKETS):
+        if byte in (0x5B, 0x7B):
+            depth += 1
+            if depth > limit:
+                return False
+        else:
+            depth -= 1
+    return True
+
+
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
 
 def accept(rt: Runtime, delivery_id: str, event: str, trigger: Trigger) -> str:
@@ -36,7 +79,7 @@ def accept(rt: Runtime, delivery_id: str, event: str, trigger: Trigger) -> str:
         repo=trigger.repo,
         trigger=trigger.to_json(),
     )
-    if not claimed:
+    if not claimed and not rt.store.reclaim_unqueued(delivery_id, REENQUEUE_AFTER):
         return "duplicate"
     try:
         rt.enqueue_delivery(delivery_id)
@@ -46,14 +89,26 @@ def accept(rt: Runtime, delivery_id: str, event: str, trigger: Trigger) -> str:
     return "accepted"
 
 
-def create_app(rt: Runtime) -> FastAPI:
+def _header_ok(value: str, limit: int) -> bool:
+    return 0 < len(value) <= limit and value.isascii() and value.isprintable()
+
+
+def _clean(event: str) -> str:
+    """The event as a metrics label: forged values must not grow the label set unboundedly."""
+    return event if event in KNOWN_EVENTS else "other"
+
+
+KNOWN_EVENTS = frozenset({*ALLOWED, "ping"})
+
+
+def create_app(rt: Runtime, *, body_timeout: float = BODY_TIMEOUT) -> FastAPI:
     secret = rt.settings.require_webhook_secret()
     policy = rt.policy
     metrics = rt.metrics
     app = FastAPI(title="recipe-sync", docs_url=None, redoc_url=None, openapi_url=None)
 
     def answer(event: str, outcome: str, status: int, started: float, **body: str) -> JSONResponse:
-        metrics.deliveries.labels(event or "-", outcome).inc()
+        metrics.deliveries.labels(_clean(event), outcome).inc()
         metrics.ack_seconds.observe(time.perf_counter() - started)
         return JSONResponse({"status": outcome, **body}, status_code=status)
 
@@ -61,10 +116,17 @@ def create_app(rt: Runtime) -> FastAPI:
     async def webhook(request: Request) -> JSONResponse:
         started = time.perf_counter()
         event = request.headers.get("x-github-event", "")
-        length = int(request.headers.get("content-length") or 0)
-        if length > MAX_PAYLOAD:
+        declared = request.headers.get("content-length") or "0"
+        if not declared.isdigit() or len(declared) > 12:
+            return answer(event, "bad_request", 400, started, error="invalid Content-Length")
+        if int(declared) > MAX_PAYLOAD:
             return answer(event, "bad_request", 413, started, error="payload too large")
-        body = await request.body()
+        try:
+            body = await asyncio.wait_for(read_capped(request), timeout=body_timeout)
+        except TooLarge:
+            return answer(event, "bad_request", 413, started, error="payload too large")
+        except TimeoutError:
+            return answer(event, "bad_request", 408, started, error="request body too slow")
         if not verify(secret, body, request.headers.get("x-hub-signature-256")):
             return answer(
                 event,
@@ -74,14 +136,16 @@ def create_app(rt: Runtime) -> FastAPI:
                 error="missing or invalid X-Hub-Signature-256",
             )
         delivery_id = request.headers.get("x-github-delivery", "")
-        if not delivery_id or len(delivery_id) > 80 or not event:
+        if not _header_ok(delivery_id, 80) or not _header_ok(event, 40):
             return answer(
-                event,
+                _clean(event),
                 "bad_request",
                 400,
                 started,
                 error="X-GitHub-Event and X-GitHub-Delivery headers are required",
             )
+        if not json_depth_ok(body):
+            return answer(event, "bad_request", 400, started, error="payload nested too deeply")
         try:
             payload = json.loads(body)
             result = classify(
@@ -91,8 +155,10 @@ def create_app(rt: Runtime) -> FastAPI:
                 comment_command=policy.comment_command,
                 bot_login=rt.settings.bot_login,
             )
-        except (ValueError, PayloadError) as err:
+        except PayloadError as err:
             return answer(event, "bad_request", 400, started, error=f"unreadable payload: {err}")
+        except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError too
+            return answer(event, "bad_request", 400, started, error="payload is not JSON")
         if isinstance(result, Ignored):
             return answer(event, "ignored", 200, started, reason=result.reason)
         try:
@@ -118,6 +184,10 @@ def create_app(rt: Runtime) -> FastAPI:
             ping_queue(rt.huey)
         except Exception as err:
             problems["queue"] = type(err).__name__
+        credentials = rt.connector.credentials_problem()
+        metrics.credentials_invalid.set(1 if credentials else 0)
+        if credentials:
+            problems["credentials"] = credentials
         if problems:
             return JSONResponse({"status": "unavailable", **problems}, status_code=503)
         return JSONResponse({"status": "ready"})

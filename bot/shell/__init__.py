@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from bot.shell.budget import Budget, Limits
-from bot.shell.errors import BudgetExceeded, ExtractionError
+from bot.shell.budget import Budget, Limits, job_budget
+from bot.shell.errors import BudgetExceeded, ExtractionError, JobTooLarge
 from bot.shell.handlers import Handlers
 from bot.shell.interp import Evaluator
 from bot.shell.parse import ScriptParser
@@ -25,12 +25,14 @@ __all__ = [
     "BudgetExceeded",
     "ExtractionError",
     "Handlers",
+    "JobTooLarge",
     "Limits",
     "ScriptParser",
     "ScriptResult",
     "SourceSpan",
     "Unresolved",
     "evaluate_script",
+    "job_budget",
 ]
 
 

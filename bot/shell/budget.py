@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from bot.shell.errors import BudgetExceeded
+from bot.shell.errors import BudgetExceeded, JobTooLarge
 
 
 @dataclass(frozen=True)
@@ -20,13 +24,65 @@ class Limits:
 
 
 @dataclass
+class JobBudget:
+    """Steps and wall time shared by every evaluation of one job (all points of all keys):
+    a per-script budget alone multiplies with the number of points."""
+
+    max_steps: int
+    seconds: float
+    steps: int = 0
+    deadline: float = 0.0
+    _next_clock_check: int = 0
+
+    def __post_init__(self) -> None:
+        self.deadline = time.monotonic() + self.seconds
+
+    def charge(self, amount: int) -> None:
+        self.steps += amount
+        if self.steps > self.max_steps:
+            raise JobTooLarge(
+                f"too large to analyse: more than {self.max_steps:,} evaluation steps "
+                "across all points of the change"
+            )
+        if self.steps >= self._next_clock_check:
+            self._next_clock_check = self.steps + 2048
+            if time.monotonic() > self.deadline:
+                raise JobTooLarge(
+                    f"too large to analyse: evaluating every point took longer than "
+                    f"{self.seconds:.0f} s"
+                )
+
+
+_JOB: ContextVar[JobBudget | None] = ContextVar("recipe_sync_job_budget", default=None)
+
+
+@contextmanager
+def job_budget(max_steps: int, seconds: float) -> Iterator[JobBudget]:
+    """Every :class:`Budget` created inside (this thread/context) also charges one
+    :class:`JobBudget`; nested calls keep the outer one."""
+    current = _JOB.get()
+    if current is not None:
+        yield current
+        return
+    job = JobBudget(max_steps, seconds)
+    token = _JOB.set(job)
+    try:
+        yield job
+    finally:
+        _JOB.reset(token)
+
+
+@dataclass
 class Budget:
     limits: Limits = field(default_factory=Limits)
     steps: int = 0
     depth: int = 0
+    job: JobBudget | None = field(default_factory=_JOB.get)
 
     def step(self, file: str, line: int | None, amount: int = 1) -> None:
         self.steps += amount
+        if self.job is not None:
+            self.job.charge(amount)
         if self.steps > self.limits.max_steps:
             raise BudgetExceeded(
                 file,

@@ -72,7 +72,12 @@ def b_printf(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> 
     if not args:
         ev.st.status = 2
         return
-    output, status = purecmd.printf(args[0].s, [a.s for a in args[1:]])
+    try:
+        limit = ev.budget.limits.max_string
+        output, status = purecmd.printf(args[0].s, [a.s for a in args[1:]], limit)
+    except purecmd.OutputTooLarge as err:  # checked before allocating, not after
+        ev.budget.check_string(err.size, span.file, span.line)
+        raise AssertionError("unreachable: the size is over the limit") from err
     text = Text.lit(output, None, _taints(args))
     if target is not None:
         ev.set_var(target, text, span)

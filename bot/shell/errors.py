@@ -23,3 +23,8 @@ class ExtractionError(RecipeSyncError):
 
 class BudgetExceeded(ExtractionError):
     """The step, size, depth or loop budget ran out (deep recursion, huge loops, blow-up)."""
+
+
+class JobTooLarge(RecipeSyncError):
+    """A whole job (every point of a PR) ran out of its shared step budget or deadline: the
+    PR is reported as "too large to analyse", not retried point by point."""

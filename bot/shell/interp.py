@@ -23,6 +23,7 @@ from typing import ClassVar
 
 from tree_sitter import Node
 
+from bot.errors import InputError
 from bot.shell import arith, patterns
 from bot.shell.assigns import assigned_names
 from bot.shell.budget import Budget
@@ -419,10 +420,15 @@ class Evaluator:
             text = pf.slice(start, end)
             target_pf = self.parser.parse_fragment(text, pf.display, pf.line_of(start))
             body = named_children(target_pf.root)
-        capture = Capture()
-        status = self.in_subshell(lambda: self.exec_nodes(body, target_pf), out=capture)
-        self.last_subst_status = status
-        text_out = capture.text()
+        redirected = _read_only_redirect(body, target_pf)
+        if redirected is not None:  # `$(< file)`: the file's contents (bash reads, runs nothing)
+            text_out = self.read_file(self.expander.string(target_pf, redirected), span) or EMPTY
+            self.last_subst_status = 0
+        else:
+            capture = Capture()
+            status = self.in_subshell(lambda: self.exec_nodes(body, target_pf), out=capture)
+            self.last_subst_status = status
+            text_out = capture.text()
         # $(…) drops trailing newlines
         stripped = text_out.s.rstrip("\n")
         result = text_out.slice(0, len(stripped))
@@ -1346,12 +1352,21 @@ class Evaluator:
         if key in self.st.fs.files:
             return self.st.fs.files[key]
         repo = self.repo_path(path)
+        if repo is not None and is_symlink(self.source, repo):
+            item = self.unresolved(span, f"contents of {path.s}", "symlink not followed")
+            return opaque("file", "command-output", item)
         if repo is not None and self.source.exists(repo):
-            data = self.source.read_bytes(repo)
+            try:
+                data = self.source.read_bytes(repo)
+            except (InputError, OSError) as err:
+                reason = getattr(err, "reason", None) or "file could not be read"
+                item = self.unresolved(span, f"contents of {path.s}", f"not read: {reason}")
+                return opaque("file", "command-output", item)
             return Text.lit(data.decode("utf-8", "replace"))
-        item = self.unresolved(
-            span, f"contents of {path.s}", "file outside the repository, not read"
-        )
+        reason = "file outside the repository, not read"
+        if repo is not None:
+            reason = "file does not exist in the repository"
+        item = self.unresolved(span, f"contents of {path.s}", reason)
         return opaque("file", "command-output", item)
 
     def file_test(self, op: str, path: Text, span: SourceSpan) -> bool | None:
@@ -1980,3 +1995,21 @@ Evaluator._handlers = {
 
 
 __all__ = ["Evaluator", "ExtractionError"]
+
+
+def _read_only_redirect(body: Sequence[Node], pf: ParsedFile) -> Node | None:
+    """The file word of ``$(< file)`` (a substitution that is one input redirection)."""
+    if len(body) != 1 or body[0].type != "file_redirect":
+        return None
+    redirect = body[0]
+    operators = [c.type for c in redirect.children if not c.is_named]
+    targets = [c for c in redirect.children if c.is_named and c.type != "file_descriptor"]
+    if operators != ["<"] or len(targets) != 1 or redirect.child_by_field_name("descriptor"):
+        return None
+    return targets[0]
+
+
+def is_symlink(source: FileSource, path: str) -> bool:
+    """Whether ``path`` is a symbolic link in ``source`` (never followed: reported as such)."""
+    probe = getattr(source, "is_symlink", None)
+    return bool(probe(path)) if callable(probe) else False

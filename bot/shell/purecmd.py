@@ -93,8 +93,19 @@ def _float_arg(arg: str) -> tuple[float, bool]:
         return 0.0, False
 
 
-def printf(fmt: str, args: Sequence[str]) -> tuple[str, int]:
-    """Bash ``printf FORMAT ARGS…``: the format is reused while arguments remain."""
+class OutputTooLarge(Exception):
+    """A command would produce more than its size limit; raised *before* allocating it."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.size = size
+
+
+def printf(fmt: str, args: Sequence[str], max_size: int = 1_000_000) -> tuple[str, int]:
+    """Bash ``printf FORMAT ARGS…``: the format is reused while arguments remain.
+
+    Raises :class:`OutputTooLarge` before formatting a width or precision (``%*s`` with
+    20000000000) or accumulating output beyond ``max_size``."""
     out = bytearray()
     status = 0
     queue = list(args)
@@ -142,6 +153,10 @@ def printf(fmt: str, args: Sequence[str]) -> tuple[str, int]:
                 precision = int(precision_s or "0")
             had_arg = bool(queue)
             arg = take()
+            numeric = conv in "diouxXfFeEgG"  # a string's precision only truncates
+            for size in (width, precision if numeric else None):
+                if size is not None and abs(size) + len(out) > max_size:
+                    raise OutputTooLarge(abs(size) + len(out))
             spec = "%" + flags + (str(width) if width is not None else "")
             spec += f".{precision}" if precision is not None else ""
             if conv in "diouxX":
@@ -164,6 +179,8 @@ def printf(fmt: str, args: Sequence[str]) -> tuple[str, int]:
                 out += encode((spec.split(".")[0] + "s") % shell_quote(arg))
             else:
                 out += encode((spec + "s") % arg)
+            if len(out) > max_size:
+                raise OutputTooLarge(len(out))
         if consumed == 0:
             break
     return to_text(bytes(out)), status

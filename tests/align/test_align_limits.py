@@ -1,0 +1,29 @@
+"""A change too large to analyse is one line, not minutes of evaluation."""
+
+from __future__ import annotations
+
+import pytest
+
+import bot.align.run
+from tests.align.conftest import AlignCli
+
+
+def test_too_many_points_is_too_large_to_analyse(
+    align_cli: AlignCli, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(bot.align.run, "MAX_POINTS", 2)
+    status, _ = align_cli(evidence=False)
+    assert status == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("recipe-sync: error: too large to analyse: ")
+    assert "launch points (limit 2)" in err[0]
+
+
+def test_the_job_step_budget_covers_all_points(
+    align_cli: AlignCli, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(bot.align.run, "JOB_STEPS", 1_000)  # less than the seed's points need
+    status, _ = align_cli(evidence=False)
+    assert status == 2
+    err = capsys.readouterr().err
+    assert "too large to analyse: more than 1,000 evaluation steps" in err

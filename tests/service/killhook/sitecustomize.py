@@ -1,0 +1,14 @@
+"""Fault injection for the kill tests (on PYTHONPATH of a subprocess only): with
+``RECIPE_SYNC_TEST_DIE_BEFORE_ENQUEUE=1`` the process SIGKILLs itself after the delivery is
+recorded and before it is enqueued (the window a crash can hit)."""
+
+import os
+import signal
+
+if os.environ.get("RECIPE_SYNC_TEST_DIE_BEFORE_ENQUEUE") == "1":
+    from bot.service.runtime import Runtime
+
+    def _die(self: object, delivery_id: str) -> None:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    Runtime.enqueue_delivery = _die  # type: ignore[method-assign]

@@ -1,0 +1,191 @@
+"""Kill tests of the intake, with real processes and SIGKILL:
+
+* the web process dies between recording a delivery and enqueueing it → GitHub's redelivery
+  (same ``X-GitHub-Delivery``) is enqueued and processed;
+* a worker dies in the middle of dispatching a delivery → with the default settings
+  (heartbeat 5 s, stale after 30 s) another worker finishes it within 60 s.
+
+Each ends with exactly one set of side effects (PR, comment, check run, commit)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bot.github.sanitize import VERIFY_MARKER
+from bot.github.signature import sign
+from tests.service.conftest import BENCH, RECIPES, SECRET, Harness, push
+from tests.service.fakegithub import FakeGitHub, git
+from tests.service.test_service_kill import ROOT, wait_for, worker
+
+HOOK = Path(__file__).resolve().parent / "killhook"
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def serve(harness: Harness, log: Path, port: int, *, die: bool) -> subprocess.Popen[bytes]:
+    settings = harness.settings
+    assert settings.private_key_path is not None
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(settings.data_dir.parent),
+        "PYTHONPATH": f"{HOOK}{os.pathsep}{ROOT}",
+        "RECIPE_SYNC_WEBHOOK_SECRET": settings.webhook_secret,
+        "RECIPE_SYNC_APP_ID": settings.app_id,
+        "RECIPE_SYNC_PRIVATE_KEY_PATH": str(settings.private_key_path),
+        "RECIPE_SYNC_RECIPES_REPO": settings.recipes_repo,
+        "RECIPE_SYNC_DATA_DIR": str(settings.data_dir),
+        "RECIPE_SYNC_GITHUB_API_URL": settings.github_api_url,
+        "RECIPE_SYNC_BOT_LOGIN": settings.bot_login,
+        "RECIPE_SYNC_ENGINE": settings.engine,
+        "RECIPE_SYNC_SECONDS_BETWEEN_WRITES": "0",
+        "RECIPE_SYNC_TEST_DIE_BEFORE_ENQUEUE": "1" if die else "0",
+    }
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "bot", "serve", "--port", str(port), "--workers", "1"],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+
+    def up() -> bool:
+        assert proc.poll() is None, log.read_text()[-3000:]
+        try:
+            return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    wait_for(up, 60, "the server", log)
+    return proc
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def exactly_one_set_of_side_effects(fake: FakeGitHub, number: int) -> None:
+    assert len(fake.pulls[RECIPES]) == 1 and fake.calls("POST", r"/repos/org/recipes/pulls$") == 1
+    pr = next(iter(fake.pulls[RECIPES].values()))
+    comments = [c for c in fake.comments_on(BENCH, number) if c["body"].startswith(VERIFY_MARKER)]
+    assert len(comments) == 1
+    checks = fake.check_runs_on(BENCH)
+    assert len(checks) == 1 and checks[0]["status"] == "completed"
+    assert git(fake.repos[RECIPES].path, "rev-list", "--count", f"main..{pr['head_ref']}") == "1"
+
+
+def synced(harness: Harness, number: int) -> bool:
+    sync = harness.rt.store.find_sync(BENCH, number)
+    return sync is not None and sync.state == "done"
+
+
+@pytest.mark.slow
+def test_web_killed_between_record_and_enqueue_then_redelivered(
+    fake: FakeGitHub, tmp_path: Path, app_key: tuple[str, str]
+) -> None:
+    harness = Harness(fake, tmp_path, app_key, stale_after_seconds=30.0, heartbeat_seconds=5.0)
+    log = tmp_path / "serve.log"
+    push(fake, 256)
+    number = fake.open_pull(BENCH, head_ref="bump")
+    fake.pulls[BENCH][number]["labels"].append("recipe-sync")
+    payload = fake.pull_request_payload(
+        BENCH, number, "labeled", sender="maintainer", label="recipe-sync"
+    )
+    body = json.dumps(payload).encode()
+    headers = {
+        "X-GitHub-Event": "pull_request",
+        "X-GitHub-Delivery": "delivery-killed",
+        "X-Hub-Signature-256": sign(SECRET, body),
+        "Content-Type": "application/json",
+    }
+    port = free_port()
+    first = serve(harness, log, port, die=True)
+    try:
+        with pytest.raises(httpx.HTTPError):  # the process dies before answering
+            httpx.post(f"http://127.0.0.1:{port}/webhooks/github", content=body, headers=headers)
+        first.wait(timeout=20)
+        assert first.returncode == -signal.SIGKILL
+    finally:
+        stop(first)
+    found = harness.rt.store.delivery("delivery-killed")
+    assert found is not None and found[1] == "received"  # recorded, never enqueued
+
+    second = serve(harness, log, port, die=False)
+    try:
+        answers: list[str] = []
+
+        def redelivered() -> bool:  # GitHub's "Redeliver": same id, same body
+            response = httpx.post(
+                f"http://127.0.0.1:{port}/webhooks/github", content=body, headers=headers
+            )
+            answers.append(response.json()["status"])
+            if response.status_code == 202:
+                return True
+            time.sleep(1)
+            return False
+
+        wait_for(redelivered, 40, "the redelivery to be accepted", log)
+        assert answers[-1] == "accepted" and set(answers[:-1]) <= {"duplicate"}
+        wait_for(lambda: synced(harness, number), 60, "the sync", log)
+    finally:
+        stop(second)
+    exactly_one_set_of_side_effects(fake, number)
+    harness.close()
+
+
+@pytest.mark.slow
+def test_worker_killed_mid_dispatch_is_finished_within_60_s(
+    fake: FakeGitHub, tmp_path: Path, app_key: tuple[str, str]
+) -> None:
+    # the defaults: heartbeat 5 s, a silent worker presumed dead after 30 s
+    harness = Harness(fake, tmp_path, app_key, stale_after_seconds=30.0, heartbeat_seconds=5.0)
+    log = tmp_path / "worker.log"
+    hold = fake.hold("GET", r"/repos/org/bench/collaborators/[^/]+/permission$")
+    push(fake, 256)
+    number = fake.open_pull(BENCH, head_ref="bump")
+    assert harness.label(number, delivery="delivery-dispatch").status_code == 202
+    first = worker(harness, log)
+    try:
+        wait_for(hold.entered.is_set, 60, "the permission check", log)
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    killed = time.monotonic()
+    fake.holds.remove(hold)
+    hold.release.set()
+    found = harness.rt.store.delivery("delivery-dispatch")
+    assert found is not None and found[1] == "processing"
+
+    second = worker(harness, log)
+    try:
+        wait_for(lambda: synced(harness, number), 60, "the resumed delivery and its sync", log)
+        assert time.monotonic() - killed < 60
+    finally:
+        second.send_signal(signal.SIGINT)
+        try:
+            second.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            second.kill()
+    found = harness.rt.store.delivery("delivery-dispatch")
+    assert found is not None and found[1] == "done"
+    exactly_one_set_of_side_effects(fake, number)
+    harness.close()

@@ -18,6 +18,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar
 
@@ -35,7 +36,7 @@ from bot.shell.handlers import Handlers
 from bot.shell.parse import ParsedFile, ScriptParser, first_token, named_children
 from bot.shell.result import ScriptResult, SourceSpan, Unresolved
 from bot.shell.signals import ExitSignal, Launch, LaunchSignal, LoopSignal, ReturnSignal
-from bot.shell.state import Capture, FileSystem, FunctionDef, State, Var, merge
+from bot.shell.state import Capture, FileSystem, FunctionDef, State, Var, changed_names, merge
 from bot.shell.text import (
     EMPTY,
     EMPTY_TAINTS,
@@ -105,6 +106,59 @@ _NUMACTL_VALUE_OPTS = frozenset(
 ) | {"--preferred", "--interleave"}
 
 
+@dataclass
+class _Outcome:
+    """What one explored branch of an undecidable condition left behind."""
+
+    st: State
+    signal: BaseException | None  # exit / return / break / launch; None: it fell through
+    capture: Capture | None
+    control: dict[Unresolved, None]  # control items it added
+    assumptions: dict[tuple[str, str, str], Unresolved]  # assumptions it added
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A condition known only at run time whose branches lead to different places."""
+
+    span: SourceSpan
+    why: str  # "the condition `[[ -d "$dir" ]]` (x.sh:4)"
+    labels: tuple[str, ...]  # how each branch reads: "holds", "does not hold"
+    taken: int
+    decides: str  # what the branches differ in: "$RAIL, an exit"
+
+    def condition(self) -> str:
+        """``the condition `[[ … ]]` (x.sh:4) holds`` (what it reads is said elsewhere)."""
+        head = self.why.split(", which ", 1)[0]
+        return f"{head} {self.labels[self.taken]}"
+
+
+def _decides(outcomes: list[_Outcome], base: State) -> str:
+    """What the branches of a decision differ in, for "assumed irrelevant: decides only …"."""
+    parts: list[str] = []
+    normal = [o.st for o in outcomes if o.signal is None]
+    parts += [f"${name}" for name in changed_names(normal)]
+    if len(normal) == 1 and len(outcomes) > 1:
+        parts += [f"${name}" for name in changed_names([normal[0], base])]
+    kinds = {
+        ExitSignal: "whether the script exits",
+        ReturnSignal: "whether the function returns early",
+        LoopSignal: "when the loop ends",
+        LaunchSignal: "where the launch is reached",
+    }
+    for kind, text in kinds.items():
+        if any(isinstance(o.signal, kind) for o in outcomes) and text not in parts:
+            parts.append(text)
+    files = {
+        key
+        for o in outcomes
+        for key in o.st.fs.files
+        if o.signal is None and key not in base.fs.files
+    }
+    parts += sorted(f"the contents of {key}" for key in files)
+    return ", ".join(dict.fromkeys(parts)) or "nothing visible to the launch"
+
+
 class Evaluator:
     """Evaluates one script against one input environment; use :meth:`run` once."""
 
@@ -119,8 +173,15 @@ class Evaluator:
         workdir: str | None = None,
         env_label: str = "<job env>",
         handlers: Handlers | None = None,
+        plan: Sequence[int] | None = None,
     ) -> None:
         self.source = source
+        # path-sensitive mode (a plan, possibly empty): undecidable conditions whose branches
+        # lead to different places are decisions, taken as the plan says (then branch 0)
+        self.path_mode = plan is not None
+        self.plan = tuple(plan or ())
+        self.trail: list[Choice] = []
+        self.exploring = 0
         self.expander = Expander(self)  # word expansion, reading variables back from here
         self.handlers = handlers or Handlers()
         self.parser = parser
@@ -1427,34 +1488,106 @@ class Evaluator:
         finally:
             self.st.condition -= 1
 
-    def fork(self, branches: list[Callable[[], None]], why: str, span: SourceSpan) -> None:
-        """Run every branch on a copy of the state and merge what they leave behind."""
+    def fork(
+        self,
+        branches: list[Callable[[], None]],
+        why: str,
+        span: SourceSpan,
+        labels: Sequence[str] = (),
+    ) -> None:
+        """Run every branch on a copy of the state, then join what they leave behind.
+
+        Branches that leave the same state (or only exit) are merged here. Otherwise, in
+        path-sensitive mode, this is a decision: one branch is taken (the plan says which;
+        :func:`bot.shell.paths.evaluate_paths` runs the script again for the others); outside
+        it, values that differ become named unknowns.
+        """
+        outcomes = self._explore(branches, span)
+        if self.path_mode and not self.exploring and self._diverge(outcomes):
+            self._decide(branches, outcomes, why, span, labels)
+            return
+        self._join(outcomes, why, span)
+
+    def _explore(self, branches: list[Callable[[], None]], span: SourceSpan) -> list[_Outcome]:
         base = self.st
-        normal: list[State] = []
-        exits: list[ExitSignal] = []
-        jumps: list[tuple[BaseException, State]] = []
-        outputs: list[Capture] = []
+        outcomes: list[_Outcome] = []
         for branch in branches:
             self.st = base.clone()
+            self.st.fs = FileSystem(dict(base.fs.files), set(base.fs.dirs))
             capture = Capture() if base.out is not None else None
             self.st.out = capture
+            control, assumptions = dict(self.control), dict(self.assumptions)
+            self.exploring += 1
+            signal: BaseException | None = None
             try:
                 branch()
-                normal.append(self.st)
-                if capture is not None:
-                    outputs.append(capture)
-            except ExitSignal as exited:
-                exits.append(exited)
-            except (ReturnSignal, LoopSignal) as jumped:
-                jumps.append((jumped, self.st))
-            except LaunchSignal:
-                self.st = base
-                self.control[
-                    self.unresolved(span, "launch", f"reached only on one side of {why}")
-                ] = None
-                raise
+            except (ExitSignal, ReturnSignal, LoopSignal, LaunchSignal) as caught:
+                signal = caught
+            finally:
+                self.exploring -= 1
+            outcomes.append(
+                _Outcome(
+                    self.st,
+                    signal,
+                    capture,
+                    {k: None for k in self.control if k not in control},
+                    {k: v for k, v in self.assumptions.items() if k not in assumptions},
+                )
+            )
+            self.control, self.assumptions = control, assumptions
         self.st = base
+        return outcomes
+
+    def _diverge(self, outcomes: list[_Outcome]) -> bool:
+        """True when the branches lead to different places: a join would lose information."""
+        kinds = {type(o.signal) for o in outcomes if not isinstance(o.signal, ExitSignal)}
+        if not kinds:
+            return True  # every branch exits: which exit decides the result
+        if kinds != {type(None)}:
+            return True  # a launch, return or break on some side
+        normal = [o for o in outcomes if o.signal is None]
+        if any(o.control != normal[0].control for o in normal[1:]):
+            return True
+        if changed_names([o.st for o in normal]):
+            return True
+        if any(o.st.fs.files != normal[0].st.fs.files for o in normal[1:]):
+            return True
+        texts = [o.capture.text() for o in normal if o.capture is not None]
+        return any(t != texts[0] for t in texts[1:])
+
+    def _decide(
+        self,
+        branches: list[Callable[[], None]],
+        outcomes: list[_Outcome],
+        why: str,
+        span: SourceSpan,
+        labels: Sequence[str],
+    ) -> None:
+        index = self.plan[len(self.trail)] if len(self.trail) < len(self.plan) else 0
+        names = [labels[i] if i < len(labels) else f"branch {i + 1}" for i in range(len(branches))]
+        self.trail.append(
+            Choice(span, why, tuple(names), index, _decides(outcomes, self.st))
+        )
+        branches[index]()
+
+    def _join(self, outcomes: list[_Outcome], why: str, span: SourceSpan) -> None:
+        base = self.st
+        normal = [o for o in outcomes if o.signal is None]
+        exits = [o.signal for o in outcomes if isinstance(o.signal, ExitSignal)]
+        jumps = [o for o in outcomes if isinstance(o.signal, (ReturnSignal, LoopSignal))]
+        launches = [o for o in outcomes if isinstance(o.signal, LaunchSignal)]
+        for outcome in outcomes:
+            self.assumptions.update(outcome.assumptions)
+            if not isinstance(outcome.signal, ExitSignal):
+                self.control.update(outcome.control)  # an exiting side reaches no launch
+        if launches:
+            self.control[self.unresolved(span, "launch", f"reached only on one side of {why}")] = (
+                None
+            )
+            assert launches[0].signal is not None
+            raise launches[0].signal
         if not normal and not jumps:
+            assert exits
             raise exits[0]
         for gone in exits:
             self.assume(
@@ -1465,14 +1598,20 @@ class Evaluator:
                 "assumed not taken" + (f" ({gone.message})" if gone.message else ""),
             )
         if jumps and not normal:
-            states = [state for _, state in jumps]
+            states = [o.st for o in jumps]
             self.st = merge(states, base, why, span.file, span.line)
-            raise jumps[0][0]
+            self._join_files([o.st.fs for o in jumps], base.fs, why, span)
+            self.st.fs = base.fs
+            assert jumps[0].signal is not None
+            raise jumps[0].signal
         if jumps:
             self.control[
                 self.unresolved(span, "control flow", f"return/break depends on {why}")
             ] = None
-        self.st = merge(normal, base, why, span.file, span.line)
+        self.st = merge([o.st for o in normal], base, why, span.file, span.line)
+        self._join_files([o.st.fs for o in normal], base.fs, why, span)
+        self.st.fs = base.fs
+        outputs = [o.capture for o in normal if o.capture is not None]
         if base.out is not None and outputs:
             texts = [c.text() for c in outputs]
             if all(t == texts[0] for t in texts):
@@ -1480,6 +1619,22 @@ class Evaluator:
             else:
                 item = self.unresolved(span, "output", f"differs between branches of {why}")
                 base.out.chunks.append(opaque("output", "undecidable-branch", item))
+
+    def _join_files(
+        self, systems: list[FileSystem], into: FileSystem, why: str, span: SourceSpan
+    ) -> None:
+        """Files the branches wrote, in place (a subshell's parent shares them); a file whose
+        contents differ between branches becomes unknown."""
+        files: dict[str, Text] = {}
+        for fs in systems:
+            for key, text in fs.files.items():
+                if key in files and files[key] != text:
+                    item = self.unresolved(span, f"contents of {key}", f"differ between branches of {why}")
+                    text = opaque("file", "undecidable-branch", item)
+                files[key] = text
+            into.dirs |= fs.dirs
+        into.files.clear()
+        into.files.update(files)
 
     def exec_if(self, node: Node, pf: ParsedFile) -> None:
         clauses: list[tuple[list[Node] | None, list[Node]]] = []
@@ -1541,6 +1696,7 @@ class Evaluator:
                 ],
                 why,
                 span,
+                ("holds", "does not hold"),
             )
             return
         if status == 0:
@@ -1601,7 +1757,8 @@ class Evaluator:
             def skip() -> None:
                 self.st.status = None
 
-            self.fork([lambda: self.exec_stmt(target, pf), skip], why, span)
+            labels = ("is 0", "is not 0") if op == "&&" else ("is not 0", "is 0")
+            self.fork([lambda: self.exec_stmt(target, pf), skip], why, span, labels)
             return
         if run_right:
             self.exec_stmt(right, pf)
@@ -1710,6 +1867,10 @@ class Evaluator:
                     ],
                     why,
                     span,
+                    (
+                        f"matches the pattern at line {pf.node_line(items[index])}",
+                        f"does not match the pattern at line {pf.node_line(items[index])}",
+                    ),
                 )
                 return
             if matched:

@@ -39,6 +39,20 @@ def sort_key(item: Unresolved) -> tuple[str, int, str, str]:
 Status = Literal["launched", "invalid", "no-launch"]
 
 
+@dataclass(frozen=True)
+class Alternative:
+    """One launch line of a script whose run-time conditions select between several.
+
+    ``conditions`` says which way each undecidable condition went on the paths that launch
+    this line (``"`[[ … ]]` (x.sh:9) holds"``); paths that exit are never alternatives.
+    """
+
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    env_unset: tuple[str, ...]
+    conditions: tuple[str, ...]
+
+
 @dataclass(frozen=True, eq=False)
 class ScriptResult:
     """What one benchmark script launches for one input environment.
@@ -64,6 +78,10 @@ class ScriptResult:
     files: Mapping[str, str] = field(default_factory=dict)
     launch: SourceSpan | None = None
     steps: int = 0
+    # several launch lines, selected by conditions only known at run time (empty: one line);
+    # argv/env above then hold the common line with placeholders where they differ
+    alternatives: tuple[Alternative, ...] = ()
+    paths: int = 1  # paths through the script's run-time conditions that were evaluated
 
     @property
     def resolved(self) -> bool:

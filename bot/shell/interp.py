@@ -182,6 +182,14 @@ class Evaluator:
         self.plan = tuple(plan or ())
         self.trail: list[Choice] = []
         self.exploring = 0
+        # only decisions at these conditions (file, line) split the path; others are joined
+        self.split_at: frozenset[tuple[str, int]] = frozenset()
+        # conditions joined with differences: (file, line) → (why, what the branches decide)
+        self.joins: dict[tuple[str, int], tuple[str, str]] = {}
+        # states of branches that left early, joined where they land: the end of the
+        # function (`return`) or of the loop (`break`); a subshell or script starts afresh
+        self.returns: list[list[State]] = []
+        self.breaks: list[list[State]] = []
         self.expander = Expander(self)  # word expansion, reading variables back from here
         self.handlers = handlers or Handlers()
         self.parser = parser
@@ -889,7 +897,8 @@ class Evaluator:
         try:
             self.budget.enter(pf.display, None)
             try:
-                self.exec_block(pf.root, pf)
+                with self._barrier():
+                    self.exec_block(pf.root, pf)
                 status = self.st.status
             except ExitSignal as signal:
                 status = signal.code
@@ -923,13 +932,21 @@ class Evaluator:
         st.funcnames.append(fn.name)
         st.sources.insert(0, fn.pf.display)
         depth = len(st.frames)
+        pending: list[State] = []
+        self.returns.append(pending)
+        saved_breaks, self.breaks = self.breaks, []
         try:
-            if fn.body.type == "compound_statement":
-                self.exec_block(fn.body, fn.pf)
-            else:
-                self.exec_stmt(fn.body, fn.pf)
-        except ReturnSignal as signal:
-            self.st.status = signal.status
+            try:
+                if fn.body.type == "compound_statement":
+                    self.exec_block(fn.body, fn.pf)
+                else:
+                    self.exec_stmt(fn.body, fn.pf)
+            except ReturnSignal as signal:
+                self.st.status = signal.status
+            finally:
+                self.returns.pop()
+                self.breaks = saved_breaks
+            self._landed(pending, f"an early return from {fn.name}", span)
         finally:
             st = self.st
             del st.frames[depth - 1 :]
@@ -1447,7 +1464,8 @@ class Evaluator:
         self.st = child
         try:
             try:
-                run()
+                with self._barrier():
+                    run()
                 status = self.st.status
             except ExitSignal as signal:
                 status = signal.code
@@ -1503,9 +1521,16 @@ class Evaluator:
         it, values that differ become named unknowns.
         """
         outcomes = self._explore(branches, span)
-        if self.path_mode and not self.exploring and self._diverge(outcomes):
-            self._decide(branches, outcomes, why, span, labels)
-            return
+        if self._diverge(outcomes):
+            if (
+                self.path_mode
+                and not self.exploring
+                and (span.file, span.line) in self.split_at
+            ):
+                self._decide(branches, outcomes, why, span, labels)
+                return
+            if not self.exploring:
+                self.joins.setdefault((span.file, span.line), (why, _decides(outcomes, self.st)))
         self._join(outcomes, why, span)
 
     def _explore(self, branches: list[Callable[[], None]], span: SourceSpan) -> list[_Outcome]:
@@ -1597,6 +1622,8 @@ class Evaluator:
                 f"taken only if {why} goes that way, which cannot be decided statically; "
                 "assumed not taken" + (f" ({gone.message})" if gone.message else ""),
             )
+        if jumps and normal and self._land(jumps):
+            jumps = []
         if jumps and not normal:
             states = [o.st for o in jumps]
             self.st = merge(states, base, why, span.file, span.line)
@@ -1619,6 +1646,46 @@ class Evaluator:
             else:
                 item = self.unresolved(span, "output", f"differs between branches of {why}")
                 base.out.chunks.append(opaque("output", "undecidable-branch", item))
+
+    def _land(self, jumps: list[_Outcome]) -> bool:
+        """Keep early ``return``s / ``break``s to join where they land; False when one
+        cannot be followed (a ``continue``, several levels, no enclosing function/loop)."""
+        targets: list[tuple[list[State], State]] = []
+        for outcome in jumps:
+            signal = outcome.signal
+            if isinstance(signal, ReturnSignal) and self.returns:
+                outcome.st.status = signal.status
+                targets.append((self.returns[-1], outcome.st))
+            elif (
+                isinstance(signal, LoopSignal)
+                and signal.kind == "break"
+                and signal.levels == 1
+                and self.breaks
+            ):
+                targets.append((self.breaks[-1], outcome.st))
+            else:
+                return False
+        for into, state in targets:
+            into.append(state)
+        return True
+
+    def _landed(self, pending: list[State], why: str, span: SourceSpan) -> None:
+        """Join the states of branches that left early with the one that fell through."""
+        if pending:
+            merged = merge([self.st, *pending], self.st, why, span.file, span.line)
+            merged.out = self.st.out
+            self.st = merged
+
+    @contextmanager
+    def _barrier(self) -> Iterator[None]:
+        """A new process (subshell, pipeline stage, child script): returns and breaks inside
+        it do not land outside it."""
+        saved = self.returns, self.breaks
+        self.returns, self.breaks = [], []
+        try:
+            yield
+        finally:
+            self.returns, self.breaks = saved
 
     def _join_files(
         self, systems: list[FileSystem], into: FileSystem, why: str, span: SourceSpan
@@ -1789,7 +1856,8 @@ class Evaluator:
             self.st = child
             try:
                 try:
-                    self.exec_stmt(stage, pf)
+                    with self._barrier():
+                        self.exec_stmt(stage, pf)
                     status = self.st.status
                 except ExitSignal as signal:
                     status = signal.code
@@ -1892,6 +1960,19 @@ class Evaluator:
 
     # loops ------------------------------------------------------------------------------------
 
+    @contextmanager
+    def _loop(self, span: SourceSpan) -> Iterator[None]:
+        """Breaks on run-time conditions inside the loop land at its end, joined there."""
+        pending: list[State] = []
+        self.breaks.append(pending)
+        try:
+            yield
+        finally:
+            self.breaks.pop()
+        status = self.st.status
+        self._landed(pending, f"a break out of the loop at {span}", span)
+        self.st.status = status
+
     def _loop_body(self, body: Node | None, pf: ParsedFile) -> str | None:
         """Run one iteration; returns 'break' or None (continue/normal)."""
         if body is None:
@@ -1918,11 +1999,12 @@ class Evaluator:
         else:
             values = list(self.st.positional[-1])
         self.st.status = 0
-        for count, value in enumerate(values, 1):
-            self.budget.check_iterations(count, span.file, span.line)
-            self.set_var(name, value, span)
-            if self._loop_body(body, pf) == "break":
-                break
+        with self._loop(span):
+            for count, value in enumerate(values, 1):
+                self.budget.check_iterations(count, span.file, span.line)
+                self.set_var(name, value, span)
+                if self._loop_body(body, pf) == "break":
+                    break
 
     def exec_c_for(self, node: Node, pf: ParsedFile) -> None:
         span = SourceSpan(pf.display, pf.node_line(node))
@@ -1971,17 +2053,18 @@ class Evaluator:
         if not condition:
             condition = [c for c in named_children(node) if c != body]
         count = 0
-        while True:
-            count += 1
-            self.budget.check_iterations(count, span.file, span.line)
-            status = self.run_condition(condition, pf)
-            if status is None:
-                self._unknown_loop(node, pf, span, EMPTY_TAINTS)
-                return
-            if (status != 0) != until:
-                break
-            if self._loop_body(body, pf) == "break":
-                break
+        with self._loop(span):
+            while True:
+                count += 1
+                self.budget.check_iterations(count, span.file, span.line)
+                status = self.run_condition(condition, pf)
+                if status is None:
+                    self._unknown_loop(node, pf, span, EMPTY_TAINTS)
+                    return
+                if (status != 0) != until:
+                    break
+                if self._loop_body(body, pf) == "break":
+                    break
         self.st.status = 0
 
     def _unknown_loop(

@@ -32,33 +32,80 @@ Run = tuple[ScriptResult, tuple[Choice, ...]]
 
 
 def evaluate_paths(make: Make, limits: Limits) -> ScriptResult:
-    """Evaluate every path through the run-time decisions ``make``'s evaluator meets."""
+    """Evaluate the script once with every undecidable condition joined; where a join made a
+    value unknown that reaches the launch, evaluate every path through those conditions."""
+    evaluator = make(None, Budget(limits))
+    result = evaluator.run()
+    split = _responsible(evaluator, result)
+    if not split:
+        return _irrelevant([(result, evaluator)], result)
+    runs: list[tuple[ScriptResult, Evaluator]] = []
+    for _ in range(4):
+        found = _enumerate(make, limits, frozenset(split))
+        if isinstance(found, str):
+            return _merged(result, found)
+        runs = found
+        more = set().union(*(_responsible(ev, r) for r, ev in runs))
+        if more <= split:
+            break
+        split |= more
+    if len(runs) == 1:
+        return _irrelevant(runs, runs[0][0])
+    return _join([(r, tuple(ev.trail)) for r, ev in runs], runs, result)
+
+
+def _responsible(evaluator: Evaluator, result: ScriptResult) -> set[tuple[str, int]]:
+    """Conditions whose join made something unknown that reaches the launch."""
+    if result.status != "launched":
+        return set()
+    return {
+        (item.file, item.line)
+        for item in result.unresolved
+        if item.line is not None and (item.file, item.line) in evaluator.joins
+    }
+
+
+def _irrelevant(runs: list[tuple[ScriptResult, Evaluator]], result: ScriptResult) -> ScriptResult:
+    """List the joined conditions that changed nothing the launch sees."""
+    reached = {(u.file, u.line) for u in result.unresolved}
+    notes: dict[Unresolved, None] = dict.fromkeys(result.assumptions)
+    for _, evaluator in runs:
+        for (file, line), (why, decides) in evaluator.joins.items():
+            if (file, line) in reached or result.status != "launched":
+                continue
+            notes[Unresolved(why, f"assumed irrelevant: decides only {decides}", file, line)] = None
+    return replace(result, assumptions=tuple(notes))
+
+
+def _enumerate(
+    make: Make, limits: Limits, split: frozenset[tuple[str, int]]
+) -> list[tuple[ScriptResult, Evaluator]] | str:
+    """Every path through the decisions at ``split`` (depth first); a string when the
+    bounds are exceeded."""
     pending: list[tuple[int, ...]] = [()]
-    runs: list[Run] = []
+    runs: list[tuple[ScriptResult, Evaluator]] = []
     steps = 0
     while pending:
         plan = pending.pop()
         if len(runs) >= MAX_PATHS:
-            return _merged(make, limits, f"more than {MAX_PATHS} paths")
+            return f"more than {MAX_PATHS} paths"
         evaluator = make(plan, Budget(limits))
+        evaluator.split_at = split
         result = evaluator.run()
         steps += result.steps
         if steps > limits.max_steps:
-            return _merged(make, limits, f"their evaluation exceeds {limits.max_steps} steps")
+            return f"their evaluation exceeds {limits.max_steps} steps"
         trail = tuple(evaluator.trail)
-        runs.append((result, trail))
+        runs.append((result, evaluator))
         taken = tuple(choice.taken for choice in trail)
         for depth in range(len(trail) - 1, len(plan) - 1, -1):
             for other in range(len(trail[depth].labels) - 1, -1, -1):
                 if other != trail[depth].taken:
                     pending.append((*taken[:depth], other))
-    if len(runs) == 1:
-        return runs[0][0]
-    return _join(runs, make, limits)
+    return runs
 
 
-def _merged(make: Make, limits: Limits, why: str) -> ScriptResult:
-    result = make(None, Budget(limits)).run()
+def _merged(result: ScriptResult, why: str) -> ScriptResult:
     note = Unresolved(
         "paths through run-time conditions",
         f"not evaluated one by one ({why}); the branches were merged, values that differ "
@@ -77,11 +124,13 @@ def _decision(choice: Choice) -> tuple[str, int, str]:
     return (choice.span.file, choice.span.line, choice.why)
 
 
-def _join(runs: list[Run], make: Make, limits: Limits) -> ScriptResult:
+def _join(
+    runs: list[Run], evaluated: list[tuple[ScriptResult, Evaluator]], merged: ScriptResult
+) -> ScriptResult:
     launched = [run for run in runs if run[0].status == "launched"]
     if not launched:
         # every path exits (or ends): the merged evaluation says why, as before
-        return replace(make(None, Budget(limits)).run(), paths=len(runs))
+        return replace(merged, paths=len(runs))
     groups: dict[tuple[object, ...], list[Run]] = {}
     for run in launched:
         groups.setdefault(_key(run[0]), []).append(run)
@@ -132,12 +181,13 @@ def _join(runs: list[Run], make: Make, limits: Limits) -> ScriptResult:
         assumptions[item] = None
     first = launched[0][0]
     if len(lines) == 1:
-        return replace(
+        single = replace(
             first,
             unresolved=tuple(unresolved),
             assumptions=tuple(assumptions),
             paths=len(runs),
         )
+        return _irrelevant(evaluated, single)
     alternatives = tuple(
         Alternative(
             group[0][0].argv,
@@ -155,7 +205,7 @@ def _join(runs: list[Run], make: Make, limits: Limits) -> ScriptResult:
     argv, env, items = _common(alternatives, first)
     items = [replace(item, why=item.why + reads) for item in items]
     unresolved.update(dict.fromkeys(items))
-    return replace(
+    several = replace(
         first,
         argv=argv,
         env=env,
@@ -164,6 +214,7 @@ def _join(runs: list[Run], make: Make, limits: Limits) -> ScriptResult:
         alternatives=alternatives,
         paths=len(runs),
     )
+    return _irrelevant(evaluated, several)
 
 
 def _splitting(lines: list[list[Run]]) -> set[tuple[str, int, str]]:

@@ -1522,11 +1522,7 @@ class Evaluator:
         """
         outcomes = self._explore(branches, span)
         if self._diverge(outcomes):
-            if (
-                self.path_mode
-                and not self.exploring
-                and (span.file, span.line) in self.split_at
-            ):
+            if self.path_mode and not self.exploring and (span.file, span.line) in self.split_at:
                 self._decide(branches, outcomes, why, span, labels)
                 return
             if not self.exploring:
@@ -1590,9 +1586,7 @@ class Evaluator:
     ) -> None:
         index = self.plan[len(self.trail)] if len(self.trail) < len(self.plan) else 0
         names = [labels[i] if i < len(labels) else f"branch {i + 1}" for i in range(len(branches))]
-        self.trail.append(
-            Choice(span, why, tuple(names), index, _decides(outcomes, self.st))
-        )
+        self.trail.append(Choice(span, why, tuple(names), index, _decides(outcomes, self.st)))
         branches[index]()
 
     def _join(self, outcomes: list[_Outcome], why: str, span: SourceSpan) -> None:
@@ -1696,7 +1690,9 @@ class Evaluator:
         for fs in systems:
             for key, text in fs.files.items():
                 if key in files and files[key] != text:
-                    item = self.unresolved(span, f"contents of {key}", f"differ between branches of {why}")
+                    item = self.unresolved(
+                        span, f"contents of {key}", f"differ between branches of {why}"
+                    )
                     text = opaque("file", "undecidable-branch", item)
                 files[key] = text
             into.dirs |= fs.dirs

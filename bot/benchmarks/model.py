@@ -86,6 +86,8 @@ class LaunchLine:
     # model argument holds, the model it is a copy of: the config's MODEL)
     staged_model: tuple[str, str] | None = None
     alternatives: tuple[Alternative, ...] = ()  # launch lines selected at run time
+    # where each unresolved item reaches: "argv:<index>" / "env:<NAME>" (none: the whole line)
+    reach: Mapping[Unresolved, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def resolved(self) -> bool:

@@ -196,7 +196,7 @@ def extract(
     unresolved = tuple(extra) + result.unresolved
     staged = _staged_model(result, choice.launcher, env, job.get("MODEL", entry.model))
     if staged is not None:
-        token, model, item = staged
+        _, model, item = staged
         unresolved = tuple(u for u in unresolved if u != item)
         notes.append(
             f"the model argument is the launcher's staged copy of {model} (rules/hardware.yaml: "
@@ -221,6 +221,7 @@ def extract(
         notes=tuple(notes),
         staged_model=(staged[0], staged[1]) if staged is not None else None,
         alternatives=result.alternatives,
+        reach=result.reach,
     )
 
 

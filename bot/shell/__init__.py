@@ -2,7 +2,8 @@
 
 ``evaluate_script(source, path, env, handlers=...)`` parses the script with tree-sitter-bash
 and partially evaluates it (quoting, expansions, arrays, arithmetic, conditionals, loops,
-functions; every way a run-time condition can go, :mod:`bot.shell.paths`) until it reaches the command the :class:`Handlers` registry calls the launch.
+functions; the ways a run-time condition can go, :mod:`bot.shell.paths`) until it
+reaches the command the :class:`Handlers` registry calls the launch.
 Libraries and launchers are registered from outside (``bot.benchmarks.extractor`` registers
 InferenceX's benchmark library and ``vllm serve``). Unknown values become named placeholders
 with :class:`Unresolved` explanations; nothing is executed or written.

@@ -286,12 +286,19 @@ class Evaluator:
 
     def _launched(self, launch: Launch) -> ScriptResult:
         unresolved: dict[Unresolved, None] = {}
-        for text in launch.argv:
-            unresolved.update(dict.fromkeys(sorted(text.taints, key=_item_key)))
+        reach: dict[Unresolved, tuple[str, ...]] = {}
+        for index, text in enumerate(launch.argv):
+            for item in sorted(text.taints, key=_item_key):
+                unresolved[item] = None
+                reach[item] = (*reach.get(item, ()), f"argv:{index}")
         env: dict[str, str] = {}
         for name, value in launch.env:
             env[name] = value.s
-            unresolved.update(dict.fromkeys(sorted(value.taints, key=_item_key)))
+            for item in sorted(value.taints, key=_item_key):
+                unresolved[item] = None
+                reach[item] = (*reach.get(item, ()), f"env:{name}")
+        for item in self.control:
+            reach.pop(item, None)  # about the whole line, wherever else it shows
         unresolved.update(self.control)
         for index in launch.glob_fields:
             self.assume(
@@ -312,6 +319,7 @@ class Evaluator:
             files=launch.files,
             launch=launch.span,
             steps=self.budget.steps,
+            reach=reach,
         )
 
     def assume(self, span: SourceSpan, category: str, what: str, why: str) -> None:

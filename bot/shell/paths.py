@@ -147,9 +147,12 @@ def _join(
     relevant |= _splitting(lines)
     assumptions: dict[Unresolved, None] = {}
     unresolved: dict[Unresolved, None] = {}
+    reach: dict[Unresolved, tuple[str, ...]] = {}
     for result, _ in launched:
         assumptions.update(dict.fromkeys(result.assumptions))
         unresolved.update(dict.fromkeys(result.unresolved))
+        for item, places in result.reach.items():
+            reach[item] = tuple(dict.fromkeys((*reach.get(item, ()), *places)))
     seen_choices: dict[tuple[str, int, str], Choice] = {}
     for _, trail in runs:
         for choice in trail:
@@ -183,6 +186,7 @@ def _join(
     if len(lines) == 1:
         single = replace(
             first,
+            reach=reach,
             unresolved=tuple(unresolved),
             assumptions=tuple(assumptions),
             paths=len(runs),
@@ -202,11 +206,14 @@ def _join(
         for key, choice in seen_choices.items()
         if key in relevant and ", which " in choice.why
     )
-    argv, env, items = _common(alternatives, first)
-    items = [replace(item, why=item.why + reads) for item in items]
-    unresolved.update(dict.fromkeys(items))
+    argv, env, located = _common(alternatives, first)
+    for item, places in located:
+        item = replace(item, why=item.why + reads)
+        unresolved[item] = None
+        reach[item] = places
     several = replace(
         first,
+        reach=reach,
         argv=argv,
         env=env,
         unresolved=tuple(unresolved),
@@ -299,8 +306,11 @@ def _groups(argv: Sequence[str]) -> tuple[tuple[str, ...], dict[str, tuple[str, 
     return tuple(head), groups
 
 
+Located = list[tuple[Unresolved, tuple[str, ...]]]
+
+
 def _align_options(
-    alternatives: Sequence[Alternative], items: list[Unresolved], file: str, line: int | None
+    alternatives: Sequence[Alternative], items: Located, file: str, line: int | None
 ) -> list[str]:
     """Alternatives of different lengths, aligned option by option: an option present in only
     some of them, or with different words, becomes one named unknown."""
@@ -309,7 +319,7 @@ def _align_options(
     if any(s is None for s in split) or len(heads) != 1:
         words = [" ".join(a.argv) for a in alternatives]
         described = _describe(words, alternatives).replace("differs", "differ", 1)
-        items.append(Unresolved("the launch arguments", described, file, line))
+        items.append((Unresolved("the launch arguments", described, file, line), ()))
         return list(alternatives[0].argv)
     parts = [s for s in split if s is not None]
     argv = list(parts[0][0])
@@ -317,24 +327,25 @@ def _align_options(
     for _, groups in parts:
         order.update(dict.fromkeys(groups))
     for name in order:
-        words = [groups.get(name) for _, groups in parts]
-        if all(w == words[0] for w in words) and words[0] is not None:
-            argv.extend(words[0])
+        found = [groups.get(name) for _, groups in parts]
+        if all(w == found[0] for w in found) and found[0] is not None:
+            argv.extend(found[0])
             continue
         argv.append(placeholder(name, "undecidable-branch"))
-        values = [" ".join(w) if w is not None else "" for w in words]
-        items.append(Unresolved(name, _describe(values, alternatives), file, line))
+        values = [" ".join(w) if w is not None else "" for w in found]
+        item = Unresolved(name, _describe(values, alternatives), file, line)
+        items.append((item, (f"argv:{len(argv) - 1}",)))
     return argv
 
 
 def _common(
     alternatives: Sequence[Alternative], first: ScriptResult
-) -> tuple[tuple[str, ...], dict[str, str], list[Unresolved]]:
+) -> tuple[tuple[str, ...], dict[str, str], Located]:
     """The line the alternatives share, a named unknown wherever they differ."""
     where = first.launch
     file = where.file if where is not None else first.script
     line = where.line if where is not None else None
-    items: list[Unresolved] = []
+    items: Located = []
     lengths = {len(a.argv) for a in alternatives}
     argv = list(alternatives[0].argv)
     if len(lengths) == 1:
@@ -351,7 +362,8 @@ def _common(
                 argv[index] = placeholder(flag, "undecidable-branch")
             else:
                 argv[index] = placeholder(flag, "undecidable-branch")
-            items.append(Unresolved(flag, _describe(values, alternatives), file, line))
+            item = Unresolved(flag, _describe(values, alternatives), file, line)
+            items.append((item, (f"argv:{index}",)))
     else:
         argv = _align_options(alternatives, items, file, line)
     env: dict[str, str] = {}
@@ -365,7 +377,8 @@ def _common(
             env[name] = values[0]
             continue
         env[name] = placeholder(name, "undecidable-branch")
-        items.append(Unresolved(f"${name}", _describe(values, alternatives), file, line))
+        item = Unresolved(f"${name}", _describe(values, alternatives), file, line)
+        items.append((item, (f"env:{name}",)))
     return tuple(argv), env, items
 
 

@@ -82,6 +82,9 @@ class ScriptResult:
     # argv/env above then hold the common line with placeholders where they differ
     alternatives: tuple[Alternative, ...] = ()
     paths: int = 1  # paths through the script's run-time conditions that were evaluated
+    # where each unresolved item reaches the launch: "argv:<index>", "env:<NAME>"; an item
+    # without places is about the whole line (a launch reached on one side, a syntax error)
+    reach: Mapping[Unresolved, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def resolved(self) -> bool:

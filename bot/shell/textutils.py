@@ -256,6 +256,26 @@ def _parse_sed(script: str, extended: bool) -> list[_SedCommand] | None:
     return commands
 
 
+def _substitute(
+    regex: re.Pattern[str], replacement: str, line: str, every: bool
+) -> str | bool | None:
+    """``s///`` on one line: the new line, False when nothing matched, None when the
+    replacement refers to a group the expression does not have."""
+    pieces: list[str] = []
+    pos = 0
+    for match in regex.finditer(line):
+        text = _sed_replacement(replacement, match)
+        if text is None:
+            return None
+        pieces.append(line[pos : match.start()] + text)
+        pos = match.end()
+        if not every:
+            break
+    if not pieces:
+        return False
+    return "".join(pieces) + line[pos:]
+
+
 def sed(args: Sequence[str], read: Read) -> tuple[str, int] | None:
     """``sed [-n] [-E] [-e] SCRIPT [FILE…]``: ``s/RE/REPL/[gp]``, ``d``, ``p``, ``q`` with
     an optional line-number or ``$`` address (no in-place editing: that is a side effect)."""
@@ -308,23 +328,11 @@ def sed(args: Sequence[str], read: Read) -> tuple[str, int] | None:
             else:
                 assert isinstance(data, tuple)
                 regex, replacement, every, show = data
-                replaced: list[str] = []
-                failed = False
-
-                def substitute(match: re.Match[str]) -> str:
-                    nonlocal failed
-                    text = _sed_replacement(replacement, match)
-                    if text is None:
-                        failed = True
-                        return ""
-                    replaced.append(text)
-                    return text
-
-                line_after = regex.sub(substitute, line, count=0 if every else 1)
-                if failed:
+                substituted = _substitute(regex, replacement, line, every)
+                if substituted is None:
                     return None
-                if replaced:
-                    line = line_after
+                if substituted is not False:
+                    line = str(substituted)
                     if show:
                         out.append(line)
         if not deleted and not quiet:

@@ -129,7 +129,10 @@ def test_a_library_function_the_sourced_library_lacks_is_named_as_such(
     assert "benchmarks/benchmark_lib.sh" in why
     # the undecidable branch says which helper it would take to decide it: two alternative
     # launch lines, the flag that differs between them is the unknown
-    assert [a.argv for a in result.alternatives] == [("vllm", "serve", "m", "--enforce-eager"), ("vllm", "serve", "m")]
+    assert [a.argv for a in result.alternatives] == [
+        ("vllm", "serve", "m", "--enforce-eager"),
+        ("vllm", "serve", "m"),
+    ]
     (item,) = [u for u in result.unresolved if u.what == "--enforce-eager"]
     assert (
         "the condition `acme_profiling_enabled`" in item.why

@@ -292,7 +292,9 @@ vllm serve "$SNAP"
     )
     # the root cause (the Python output) and the word the two alternatives differ in
     assert sorted(u.line or 0 for u in result.unresolved) == [1, 3]
-    assert f"the condition `[[ -z \"$SNAP\" ]]` ({SCRIPT}:2) does not hold" in result.unresolved[-1].why
+    assert (
+        f'the condition `[[ -z "$SNAP" ]]` ({SCRIPT}:2) does not hold' in result.unresolved[-1].why
+    )
 
 
 def test_syntax_errors_in_functions_never_called_are_not_reported(run_script: Runner) -> None:

@@ -136,10 +136,10 @@ class Choice:
 def _decides(outcomes: list[_Outcome], base: State) -> str:
     """What the branches of a decision differ in, for "assumed irrelevant: decides only …"."""
     parts: list[str] = []
-    normal = [o.st for o in outcomes if o.signal is None]
-    parts += [f"${name}" for name in changed_names(normal)]
-    if len(normal) == 1 and len(outcomes) > 1:
-        parts += [f"${name}" for name in changed_names([normal[0], base])]
+    staying = [
+        o.st for o in outcomes if not isinstance(o.signal, (ExitSignal, LaunchSignal))
+    ]  # the states the script goes on with, here or where a return/break lands
+    parts += [f"${name}" for name in changed_names([base, *staying])]
     kinds = {
         ExitSignal: "whether the script exits",
         ReturnSignal: "whether the function returns early",

@@ -115,6 +115,7 @@ class _Outcome:
     capture: Capture | None
     control: dict[Unresolved, None]  # control items it added
     assumptions: dict[tuple[str, str, str], Unresolved]  # assumptions it added
+    landed: list[tuple[list[State], list[State]]]  # (where, states) of returns/breaks it left
 
 
 @dataclass(frozen=True)
@@ -1546,6 +1547,7 @@ class Evaluator:
             capture = Capture() if base.out is not None else None
             self.st.out = capture
             control, assumptions = dict(self.control), dict(self.assumptions)
+            pending = [(into, len(into)) for into in (*self.returns, *self.breaks)]
             self.exploring += 1
             signal: BaseException | None = None
             try:
@@ -1554,6 +1556,10 @@ class Evaluator:
                 signal = caught
             finally:
                 self.exploring -= 1
+            # early returns/breaks it left: kept only if this branch is joined, not decided
+            landed = [(into, into[size:]) for into, size in pending]
+            for into, size in pending:
+                del into[size:]
             outcomes.append(
                 _Outcome(
                     self.st,
@@ -1561,6 +1567,7 @@ class Evaluator:
                     capture,
                     {k: None for k in self.control if k not in control},
                     {k: v for k, v in self.assumptions.items() if k not in assumptions},
+                    landed,
                 )
             )
             self.control, self.assumptions = control, assumptions
@@ -1607,6 +1614,8 @@ class Evaluator:
             self.assumptions.update(outcome.assumptions)
             if not isinstance(outcome.signal, ExitSignal):
                 self.control.update(outcome.control)  # an exiting side reaches no launch
+                for into, states in outcome.landed:
+                    into.extend(states)
         if launches:
             self.control[self.unresolved(span, "launch", f"reached only on one side of {why}")] = (
                 None

@@ -34,7 +34,7 @@ from bot.shell.effects import classify
 from bot.shell.errors import BudgetExceeded, ExtractionError
 from bot.shell.handlers import Handlers
 from bot.shell.parse import ParsedFile, ScriptParser, first_token, named_children
-from bot.shell.result import ScriptResult, SourceSpan, Unresolved
+from bot.shell.result import ScriptResult, SourceSpan, Unresolved, mentions
 from bot.shell.signals import ExitSignal, Launch, LaunchSignal, LoopSignal, ReturnSignal
 from bot.shell.state import Capture, FileSystem, FunctionDef, State, Var, changed_names, merge
 from bot.shell.text import (
@@ -298,6 +298,13 @@ class Evaluator:
             for item in sorted(value.taints, key=_item_key):
                 unresolved[item] = None
                 reach[item] = (*reach.get(item, ()), f"env:{name}")
+        for path, content in self.st.fs.files.items():
+            # a file the server reads (`--config x.yaml`) whose contents are not known
+            for index, text in enumerate(launch.argv):
+                if content.taints and mentions(text.s, path):
+                    for item in sorted(content.taints, key=_item_key):
+                        unresolved[item] = None
+                        reach[item] = (*reach.get(item, ()), f"argv:{index}")
         for item in self.control:
             reach.pop(item, None)  # about the whole line, wherever else it shows
         unresolved.update(self.control)

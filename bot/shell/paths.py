@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from bot.shell.budget import Budget, Limits
 from bot.shell.interp import Choice, Evaluator
-from bot.shell.result import Alternative, ScriptResult, Unresolved
+from bot.shell.result import Alternative, ScriptResult, Unresolved, mentions
 from bot.shell.text import placeholder
 
 MAX_PATHS = 96  # evaluations of one script for one input environment
@@ -117,7 +117,8 @@ def _merged(result: ScriptResult, why: str) -> ScriptResult:
 
 
 def _key(result: ScriptResult) -> tuple[object, ...]:
-    return (result.argv, tuple(result.env.items()), result.env_unset)
+    files = tuple(sorted(result.read_files().items()))
+    return (result.argv, tuple(result.env.items()), result.env_unset, files)
 
 
 def _decision(choice: Choice) -> tuple[str, int, str]:
@@ -207,6 +208,7 @@ def _join(
         if key in relevant and ", which " in choice.why
     )
     argv, env, located = _common(alternatives, first)
+    located += _files_differ([group[0][0] for group in lines], alternatives, first)
     for item, places in located:
         item = replace(item, why=item.why + reads)
         unresolved[item] = None
@@ -260,6 +262,31 @@ def _conditions(group: list[Run], relevant: set[tuple[str, int, str]]) -> tuple[
         for key, taken in ways.items()
         if len(taken) == 1 and all(key in {_decision(c) for c in t} for _, t in group)
     )
+
+
+def _files_differ(
+    results: Sequence[ScriptResult], alternatives: Sequence[Alternative], first: ScriptResult
+) -> Located:
+    """A file the server reads whose contents differ between the alternatives."""
+    out: Located = []
+    where = first.launch
+    file = where.file if where is not None else first.script
+    line = where.line if where is not None else None
+    contents = [r.read_files() for r in results]
+    for path in dict.fromkeys(p for c in contents for p in c):
+        values = [c.get(path, "") for c in contents]
+        if len(set(values)) == 1:
+            continue
+        places = tuple(f"argv:{i}" for i, word in enumerate(first.argv) if mentions(word, path))
+        item = Unresolved(
+            f"contents of {path}",
+            "differ between the alternative launch lines, selected by "
+            + " | ".join("; ".join(a.conditions) or "the other paths" for a in alternatives),
+            file,
+            line,
+        )
+        out.append((item, places))
+    return out
 
 
 def _flag_name(argv: Sequence[str], index: int) -> str:

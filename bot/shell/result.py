@@ -86,7 +86,26 @@ class ScriptResult:
     # without places is about the whole line (a launch reached on one side, a syntax error)
     reach: Mapping[Unresolved, tuple[str, ...]] = field(default_factory=dict)
 
+    def read_files(self) -> dict[str, str]:
+        """The written files the launch names (``--config x.yaml``): the server reads them."""
+        words = [*self.argv, *self.env.values()]
+        return {
+            path: text
+            for path, text in self.files.items()
+            if any(mentions(word, path) for word in words)
+        }
+
     @property
     def resolved(self) -> bool:
         """True when the launch was found and every argv element and env value is known."""
         return self.status == "launched" and not self.unresolved
+
+
+def mentions(word: str, path: str) -> bool:
+    """True when an argv word or env value names ``path`` (as written, or by its file name
+    relative to the working directory)."""
+    name = path.rsplit("/", 1)[-1]
+    value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+    if not name:
+        return value == path
+    return value in (path, name) or value.endswith("/" + name)

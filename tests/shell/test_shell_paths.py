@@ -144,3 +144,23 @@ def test_too_many_paths_fall_back_to_the_merged_evaluation(run_script: Runner) -
     assert result.alternatives == ()
     assert "not evaluated one by one (more than" in notes(result)
     assert {u.what for u in result.unresolved} == {f"$V{i}" for i in range(8)}
+
+
+def test_a_probe_that_selects_a_config_file_the_server_reads_is_an_unknown(
+    run_script: Runner,
+) -> None:
+    # the same argv, but the --config file it names differs: not the same launch line
+    result = run_script(
+        """if [ -e /dev/shm/big ]; then SEQS=512; else SEQS=256; fi
+cat > config.yaml <<EOF
+max-num-seqs: $SEQS
+EOF
+vllm serve "$MODEL" --config config.yaml
+""",
+        ENV,
+    )
+    assert result.argv == ("vllm", "serve", "acme/Foo-7B", "--config", "config.yaml")
+    assert len(result.alternatives) == 2
+    (item,) = result.unresolved
+    assert item.what.startswith("contents of ") and item.what.endswith("config.yaml")
+    assert result.reach[item] == ("argv:4",)

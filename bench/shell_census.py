@@ -148,9 +148,7 @@ def main() -> None:
             words = re.findall(r"'[^']*'|\"(?:[^\"\\\\]|\\\\.)*\"|\S+", text)
             # run-time operands ("$FILE") are left out; single-quoted text is literal
             args = [
-                w[1:-1] if w[:1] in "'\"" else w
-                for w in words[1:]
-                if not w.startswith(("$", '"$'))
+                w[1:-1] if w[:1] in "'\"" else w for w in words[1:] if not w.startswith(("$", '"$'))
             ]
             modelled = "modelled" if _try(name, args) else "not modelled"
             print(f"- {count}× `{text[:110]}`: {modelled}")

@@ -87,12 +87,13 @@ class ScriptResult:
     reach: Mapping[Unresolved, tuple[str, ...]] = field(default_factory=dict)
 
     def read_files(self) -> dict[str, str]:
-        """The written files the launch names (``--config x.yaml``): the server reads them."""
-        words = [*self.argv, *self.env.values()]
+        """The written files the launch's arguments name (``--config x.yaml``): the server
+        reads them as flags. (A file named by an env var, such as a KV connector's config,
+        is the connector's, not the server's flags.)"""
         return {
             path: text
             for path, text in self.files.items()
-            if any(mentions(word, path) for word in words)
+            if any(mentions(word, path) for word in self.argv)
         }
 
     @property

@@ -2143,7 +2143,8 @@ class Evaluator:
             self.libraries.append(library.name)
         self.budget.enter(span.file, span.line)
         try:
-            self.exec_block(pf.root, pf)
+            with self._barrier():  # a `return` here leaves the file, not the caller
+                self.exec_block(pf.root, pf)
         except ReturnSignal as signal:
             self.st.status = signal.status
         finally:

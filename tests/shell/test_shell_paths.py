@@ -164,3 +164,25 @@ vllm serve "$MODEL" --config config.yaml
     (item,) = result.unresolved
     assert item.what.startswith("contents of ") and item.what.endswith("config.yaml")
     assert result.reach[item] == ("argv:4",)
+
+
+def test_a_return_in_a_sourced_file_does_not_land_at_the_callers_end(run_script: Runner) -> None:
+    # the early `return` leaves the sourced file, and the caller goes on to the launch:
+    # its state must not be dropped until the end of the calling function
+    result = run_script(
+        """setup() {
+    source "$(dirname "$0")/opts.sh"
+    vllm serve "$MODEL" --max-num-seqs "$SEQS"
+}
+setup
+""",
+        ENV,
+        files={
+            "benchmarks/single_node/fixed_seq_len/opts.sh": (
+                "SEQS=256\nif [ -e /dev/shm/small ]; then return 0; fi\nSEQS=512\n"
+            )
+        },
+    )
+    assert result.status == "launched"
+    assert [a.argv[-1] for a in result.alternatives] == ["256", "512"]
+    assert [u.what for u in result.unresolved] == ["--max-num-seqs"]

@@ -25,7 +25,7 @@ from bot.shell.interp import Choice, Evaluator
 from bot.shell.result import Alternative, ScriptResult, Unresolved, mentions
 from bot.shell.text import placeholder
 
-MAX_PATHS = 96  # evaluations of one script for one input environment
+MAX_PATHS = 64  # evaluations of one script for one input environment (each a full run)
 
 Make = Callable[[Sequence[int] | None, Budget], Evaluator]
 Run = tuple[ScriptResult, tuple[Choice, ...]]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import SCRIPT, Runner
+from tests.shell.conftest import SCRIPT, Runner
 
 ENV = {"MODEL": "acme/Foo-7B", "TP": "4", "CONC": "8", "ISL": "1024", "OSL": "1024"}
 

@@ -128,7 +128,11 @@ def recipe_side(rendering: Rendering) -> LaunchSide:
 
 
 def bench_side(launch: LaunchLine) -> LaunchSide:
-    return LaunchSide(argv=tuple(launch.argv), env=dict(launch.env), image=launch.image)
+    argv = tuple(launch.argv)
+    if launch.staged_model is not None and argv[2:3] == (launch.staged_model[0],):
+        # a launcher-staged copy: the served model is the config's (the path is host-specific)
+        argv = (*argv[:2], launch.staged_model[1], *argv[3:])
+    return LaunchSide(argv=argv, env=dict(launch.env), image=launch.image)
 
 
 def recipe_min_version(recipes: RecipesRepo, profile: Profile) -> str | None:

@@ -93,29 +93,61 @@ def placeholder_uses(launch: LaunchLine, rules: Rules) -> dict[str, list[Use]]:
     return uses
 
 
+def _use_at(launch: LaunchLine, place: str, rules: Rules) -> Use:
+    """The flag or env var at ``argv:<index>`` / ``env:<NAME>``."""
+    kind, _, key = place.partition(":")
+    if kind == "env":
+        found = rules.env.classify(key)
+        inert = found is not None and found[0] in ("benchmark_only", "front_end")
+        return Use(f"env {key}", inert)
+    index = int(key)
+    if index >= len(launch.argv):
+        return Use("the launch arguments", False)
+    token = launch.argv[index]
+    named = PLACEHOLDER_RE.fullmatch(token)
+    if named is not None and named.group(1).startswith("-"):
+        flag: str | None = named.group(1)  # an option present in only some alternatives
+    else:
+        flag = _flag_of(launch.argv, index)
+    if flag is None:
+        where = "the model argument" if index == 2 else "a positional argument"
+        return Use(where, False)
+    return Use(flag, flag_is_inert(flag, rules))
+
+
 @dataclass(frozen=True)
 class UnresolvedImpact:
     serving: tuple[Unresolved, ...]  # may change the served configuration: row unresolved
+    # where each serving item sits ("--max-model-len", "env VLLM_X", "the model argument")
+    serving_where: tuple[tuple[str, ...], ...]
     inert: tuple[tuple[Unresolved, tuple[str, ...]], ...]  # (item, where it sits): a note
 
 
 def unresolved_impact(launch: LaunchLine, rules: Rules) -> UnresolvedImpact:
     if not launch.unresolved:
-        return UnresolvedImpact((), ())
+        return UnresolvedImpact((), (), ())
     uses = placeholder_uses(launch, rules)
     serving: list[Unresolved] = []
+    serving_where: list[tuple[str, ...]] = []
     inert: list[tuple[Unresolved, tuple[str, ...]]] = []
     for item in launch.unresolved:
-        name = item.what[1:] if item.what.startswith("$") else None
-        found = uses.get(name) if name else None
+        places = launch.reach.get(item)
+        if places:
+            found: list[Use] | None = [_use_at(launch, place, rules) for place in places]
+        else:
+            name = item.what[1:] if item.what.startswith("$") else item.what
+            found = uses.get(name)
         if found and all(use.inert for use in found):
             inert.append((item, tuple(dict.fromkeys(use.where for use in found))))
         else:
             serving.append(item)
-    return UnresolvedImpact(tuple(serving), tuple(inert))
+            serving_where.append(tuple(dict.fromkeys(use.where for use in found or ())))
+    return UnresolvedImpact(tuple(serving), tuple(serving_where), tuple(inert))
 
 
-def describe_unresolved(item: Unresolved) -> str:
-    """``output of `nvidia-smi -L` (benchmarks/…/x.sh:8): the output of a host probe …``."""
+def describe_unresolved(item: Unresolved, reaches: Sequence[str] = ()) -> str:
+    """``output of `nvidia-smi -L` (benchmarks/…/x.sh:8): the output of a host probe …``,
+    with ``, in --tensor-parallel-size`` when it is known where the item sits."""
     where = item.file if item.line is None else f"{item.file}:{item.line}"
-    return f"{item.what} ({where}): {item.why}"
+    sits = f", in {', '.join(reaches)}" if reaches else ""
+    return f"{item.what} ({where}{sits}): {item.why}"

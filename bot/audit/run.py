@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.align.compare import (
@@ -33,7 +33,7 @@ from bot.align.compare import (
 )
 from bot.align.compare import taxonomy_vram as compute_vram
 from bot.align.profile import Profile, Unmapped, map_profile
-from bot.audit.launch import describe_unresolved, unresolved_impact
+from bot.audit.launch import UnresolvedImpact, describe_unresolved, unresolved_impact
 from bot.audit.load import BenchLoad, load_bench
 from bot.audit.model import AuditReport, AuditRow, FlagRow, KeyAudit, OutOfScope, Status
 from bot.benchmarks import BenchRepo, LaunchLine, MasterEntry, Point, extract, points
@@ -67,6 +67,13 @@ class Compared:
     reason: str = ""
     flags: tuple[FlagRow, ...] = ()
     notes: tuple[str, ...] = ()
+
+
+def _verdict(compared: Compared) -> str:
+    if compared.status == "drifted":
+        differing = [f.flag for f in compared.flags if f.drift]
+        return f"drifted ({len(differing)}: {', '.join(differing)})"
+    return compared.status + (f" ({compared.reason})" if compared.reason else "")
 
 
 def _text(value: Any) -> str:
@@ -251,7 +258,11 @@ class Auditor:
             return row("unresolved", "; ".join(why))
         impact = unresolved_impact(launch, self.rules)
         if impact.serving:
-            return row("unresolved", "; ".join(describe_unresolved(u) for u in impact.serving))
+            reasons = (
+                describe_unresolved(u, where)
+                for u, where in zip(impact.serving, impact.serving_where, strict=True)
+            )
+            return row("unresolved", "; ".join(reasons), notes=self._alternatives(launch, impact))
         notes = tuple(
             f"{item.what} is only known at run time but reaches only {', '.join(where)} "
             "(not serving configuration)"
@@ -270,6 +281,38 @@ class Auditor:
             notes = (mapped.note, *notes)
         compared = self._compare(launch, mapped)
         return row(compared.status, compared.reason, profile=mapped, compared=compared, notes=notes)
+
+    def _alternatives(self, launch: LaunchLine, impact: UnresolvedImpact) -> tuple[str, ...]:
+        """Each run-time alternative of the line compared on its own: what it would show."""
+        if not launch.alternatives or self.recipes.repo is None:
+            return ()
+        differing = {u for u in impact.serving if launch.reach.get(u)}
+        others = tuple(u for u in launch.unresolved if u not in differing)
+        out: list[str] = []
+        for number, alternative in enumerate(launch.alternatives, 1):
+            line = replace(
+                launch,
+                argv=alternative.argv,
+                env=alternative.env,
+                env_unset=alternative.env_unset,
+                unresolved=others,
+                alternatives=(),
+                reach={u: p for u, p in launch.reach.items() if u in others},
+            )
+            when = "; ".join(alternative.conditions) or "otherwise"
+            if unresolved_impact(line, self.rules).serving:
+                verdict = "unresolved"
+            else:
+                mapped = self._map(line)
+                verdict = (
+                    f"unmapped ({mapped.reason})"
+                    if isinstance(mapped, Unmapped)
+                    else _verdict(self._compare(line, mapped))
+                )
+            out.append(
+                f"alternative {number} of {len(launch.alternatives)}, when {when}: {verdict}"
+            )
+        return tuple(out)
 
     def _map(self, launch: LaunchLine) -> Profile | Unmapped:
         assert self.recipes.repo is not None

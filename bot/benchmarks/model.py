@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from bot.shell.result import SourceSpan, Unresolved
+from bot.shell.result import Alternative, SourceSpan, Unresolved
 
 Arm = Literal["throughput", "eval"]
 ARMS: tuple[str, ...] = ("throughput", "eval")
@@ -82,6 +82,12 @@ class LaunchLine:
     # facts a reader needs that are neither unknown nor assumed: e.g. the label also runs on
     # a fleet whose launcher changes this line
     notes: tuple[str, ...] = ()
+    # the launcher stages the model in a directory chosen on the node: (the placeholder the
+    # model argument holds, the model it is a copy of: the config's MODEL)
+    staged_model: tuple[str, str] | None = None
+    alternatives: tuple[Alternative, ...] = ()  # launch lines selected at run time
+    # where each unresolved item reaches: "argv:<index>" / "env:<NAME>" (none: the whole line)
+    reach: Mapping[Unresolved, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def resolved(self) -> bool:

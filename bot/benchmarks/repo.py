@@ -25,6 +25,7 @@ from bot.rules import Rules, default_rules
 from bot.rules.models import Launcher
 from bot.shell import ScriptParser, ScriptResult
 from bot.shell.result import Unresolved
+from bot.shell.text import REASONS, placeholder
 from bot.sources import FileSource
 
 
@@ -192,6 +193,16 @@ def extract(
                 "choose the fleet"
             )
     parsed = repo.parser.parse_file(repo.source, choice.path)
+    unresolved = tuple(extra) + result.unresolved
+    staged = _staged_model(result, choice.launcher, env, job.get("MODEL", entry.model))
+    if staged is not None:
+        _, model, item = staged
+        unresolved = tuple(u for u in unresolved if u != item)
+        notes.append(
+            f"the model argument is the launcher's staged copy of {model} (rules/hardware.yaml: "
+            f"launchers.{choice.fleet}.model_paths; the directory is chosen on the node): "
+            f"the served model is {model}, from the config"
+        )
     return replace(
         base,
         script=choice.path,
@@ -199,7 +210,7 @@ def extract(
         argv=result.argv,
         argv_sources=result.argv_sources,
         env=result.env,
-        unresolved=tuple(extra) + result.unresolved,
+        unresolved=unresolved,
         invalid=result.invalid,
         status=result.status,
         reason=result.reason,
@@ -208,7 +219,41 @@ def extract(
         files=result.files,
         launch=result.launch,
         notes=tuple(notes),
+        staged_model=(staged[0], staged[1]) if staged is not None else None,
+        alternatives=result.alternatives,
+        reach=result.reach,
     )
+
+
+def _staged_model(
+    result: ScriptResult, launcher: Launcher | None, env: Mapping[str, str], model: str
+) -> tuple[str, str, Unresolved] | None:
+    """(placeholder, model, its item) when the only unknown the launcher's staged model
+    directory leaves is the model argument of ``vllm serve`` itself."""
+    if launcher is None or result.status != "launched" or len(result.argv) < 3:
+        return None
+    token = env.get("MODEL_PATH", "")
+    if token != placeholder("MODEL_PATH", "launcher-staged-model"):
+        return None
+    item = next(
+        (
+            u
+            for u in result.unresolved
+            if u.what == "$MODEL_PATH" and u.why == REASONS["launcher-staged-model"]
+        ),
+        None,
+    )
+    if item is None or result.argv[2] != token or result.argv[1] != "serve":
+        return None
+    # anywhere else (a tokenizer path, an env var) it is a value the comparison would read
+    others = [
+        a
+        for i, a in enumerate(result.argv)
+        if token in a and i != 2 and result.argv[i - 1] != "--served-model-name"
+    ]
+    if others or any(token in v for v in result.env.values()):
+        return None
+    return token, model, item
 
 
 def line_change(line: ScriptResult, other: ScriptResult) -> str:

@@ -24,7 +24,7 @@ from bot.benchmarks.repo import BenchRepo, extract, extract_script, load_bench_r
 from bot.benchmarks.scope import multinode_reason
 from bot.errors import InputError, Location, RecipeSyncError
 from bot.rules import load_rules
-from bot.shell import ScriptParser, ScriptResult
+from bot.shell import Alternative, ScriptParser, ScriptResult
 from bot.shell.result import SourceSpan, Unresolved
 from bot.sources import FileSource, open_source
 
@@ -205,6 +205,16 @@ def launch_line_json(line: LaunchLine) -> dict[str, object]:
         "notes": list(line.notes),
         "files": dict(line.files),
         "launch": _span(line.launch),
+        "alternatives": [_alternative(a) for a in line.alternatives],
+    }
+
+
+def _alternative(alternative: Alternative) -> dict[str, object]:
+    return {
+        "argv": list(alternative.argv),
+        "env": dict(alternative.env),
+        "env_unset": list(alternative.env_unset),
+        "conditions": list(alternative.conditions),
     }
 
 
@@ -222,6 +232,8 @@ def script_result_json(result: ScriptResult) -> dict[str, object]:
         "assumptions": [_item(u) for u in result.assumptions],
         "files": dict(result.files),
         "launch": _span(result.launch),
+        "alternatives": [_alternative(a) for a in result.alternatives],
+        "paths": result.paths,
     }
 
 
@@ -291,7 +303,18 @@ def _human_line(line: LaunchLine) -> str:
         out.append(f"  {line.reason}")
     out += _notes(line.unresolved, line.assumptions)
     out += [f"  note:       {note}" for note in line.notes]
+    out += _alternatives(line.alternatives)
     return "\n".join(out)
+
+
+def _alternatives(alternatives: tuple[Alternative, ...]) -> list[str]:
+    """The launch lines a run-time condition selects between, each with its condition."""
+    out: list[str] = []
+    for number, alternative in enumerate(alternatives, 1):
+        when = "; ".join(alternative.conditions) or "otherwise"
+        out.append(f"# alternative {number} of {len(alternatives)}, when {when}:")
+        out.append(_command(alternative.argv, alternative.env))
+    return out
 
 
 def _human_script(result: ScriptResult) -> str:
@@ -301,4 +324,5 @@ def _human_script(result: ScriptResult) -> str:
     else:
         out.append(f"  {result.reason}")
     out += _notes(result.unresolved, result.assumptions)
+    out += _alternatives(result.alternatives)
     return "\n".join(out)

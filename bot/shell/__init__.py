@@ -2,7 +2,8 @@
 
 ``evaluate_script(source, path, env, handlers=...)`` parses the script with tree-sitter-bash
 and partially evaluates it (quoting, expansions, arrays, arithmetic, conditionals, loops,
-functions) until it reaches the command the :class:`Handlers` registry calls the launch.
+functions; the ways a run-time condition can go, :mod:`bot.shell.paths`) until it
+reaches the command the :class:`Handlers` registry calls the launch.
 Libraries and launchers are registered from outside (``bot.benchmarks.extractor`` registers
 InferenceX's benchmark library and ``vllm serve``). Unknown values become named placeholders
 with :class:`Unresolved` explanations; nothing is executed or written.
@@ -10,17 +11,19 @@ with :class:`Unresolved` explanations; nothing is executed or written.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from bot.shell.budget import Budget, Limits, job_budget
 from bot.shell.errors import BudgetExceeded, ExtractionError, JobTooLarge
 from bot.shell.handlers import Handlers
 from bot.shell.interp import Evaluator
 from bot.shell.parse import ScriptParser
-from bot.shell.result import ScriptResult, SourceSpan, Unresolved
+from bot.shell.paths import evaluate_paths
+from bot.shell.result import Alternative, ScriptResult, SourceSpan, Unresolved
 from bot.sources import FileSource
 
 __all__ = [
+    "Alternative",
     "Budget",
     "BudgetExceeded",
     "ExtractionError",
@@ -54,15 +57,20 @@ def evaluate_script(
     be evaluated at all; everything else is reported inside the result.
     """
     parser = parser or ScriptParser(limits)
-    budget = Budget(limits or parser.limits)
-    evaluator = Evaluator(
-        source,
-        parser,
-        script,
-        env,
-        budget=budget,
-        workdir=workdir,
-        env_label=env_label,
-        handlers=handlers,
-    )
-    return evaluator.run()
+    active = parser
+    chosen = limits or parser.limits
+
+    def make(plan: Sequence[int] | None, budget: Budget) -> Evaluator:
+        return Evaluator(
+            source,
+            active,
+            script,
+            env,
+            budget=budget,
+            workdir=workdir,
+            env_label=env_label,
+            handlers=handlers,
+            plan=plan,
+        )
+
+    return evaluate_paths(make, chosen)

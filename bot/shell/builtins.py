@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from bot.shell import purecmd
+from bot.shell import purecmd, textutils
 from bot.shell.api import Interp
 from bot.shell.conditions import posix_test
 from bot.shell.parse import ParsedFile
@@ -555,7 +555,46 @@ def _option_values(name: str, args: list[str]) -> set[str]:
     return values
 
 
+def _text_tool(
+    name: str, model: Callable[[Sequence[str], textutils.Read], tuple[str, int] | None]
+) -> Pure:
+    """``paste``/``sed``/``awk`` on known input; unknown input gives an unknown output."""
+
+    def run(ev: Interp, argv: list[Text], span: SourceSpan) -> bool:
+        if not all(a.known for a in argv[1:]):
+            return False
+        texts: list[Text] = []
+
+        def read(operand: str | None) -> str | None:
+            if operand is None:
+                text = _stdin(ev, span, name)
+            else:
+                text = ev.read_file(Text.lit(operand), span) or EMPTY
+            texts.append(text)
+            return text.s if text.known else None
+
+        result = model([a.s for a in argv[1:]], read)
+        taints = _taints(texts)
+        if taints:
+            # filtering an unknown text gives an unknown text: never compute on a guess
+            ev.write_out(Text.lit(placeholder(name, "derived"), None, taints), span)
+            ev.st.status = None
+            return True
+        if result is None:
+            return False
+        out, status = result
+        ev.budget.check_string(len(out), span.file, span.line)
+        _emit(ev, out, frozenset(), span)
+        ev.st.status = status
+        return True
+
+    return run
+
+
 PURE: dict[str, Pure] = {
+    "paste": _text_tool("paste", textutils.paste),
+    "sed": _text_tool("sed", textutils.sed),
+    "awk": _text_tool("awk", textutils.awk),
     "dirname": p_dirname,
     "basename": p_basename,
     "seq": p_seq,

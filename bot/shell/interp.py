@@ -18,6 +18,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar
 
@@ -34,9 +35,9 @@ from bot.shell.effects import classify
 from bot.shell.errors import BudgetExceeded, ExtractionError
 from bot.shell.handlers import Handlers
 from bot.shell.parse import ParsedFile, ScriptParser, first_token, named_children
-from bot.shell.result import ScriptResult, SourceSpan, Unresolved
+from bot.shell.result import ScriptResult, SourceSpan, Unresolved, mentions
 from bot.shell.signals import ExitSignal, Launch, LaunchSignal, LoopSignal, ReturnSignal
-from bot.shell.state import Capture, FileSystem, FunctionDef, State, Var, merge
+from bot.shell.state import Capture, FileSystem, FunctionDef, State, Var, changed_names, merge
 from bot.shell.text import (
     EMPTY,
     EMPTY_TAINTS,
@@ -106,6 +107,60 @@ _NUMACTL_VALUE_OPTS = frozenset(
 ) | {"--preferred", "--interleave"}
 
 
+@dataclass
+class _Outcome:
+    """What one explored branch of an undecidable condition left behind."""
+
+    st: State
+    signal: BaseException | None  # exit / return / break / launch; None: it fell through
+    capture: Capture | None
+    control: dict[Unresolved, None]  # control items it added
+    assumptions: dict[tuple[str, str, str], Unresolved]  # assumptions it added
+    landed: list[tuple[list[State], list[State]]]  # (where, states) of returns/breaks it left
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A condition known only at run time whose branches lead to different places."""
+
+    span: SourceSpan
+    why: str  # "the condition `[[ -d "$dir" ]]` (x.sh:4)"
+    labels: tuple[str, ...]  # how each branch reads: "holds", "does not hold"
+    taken: int
+    decides: str  # what the branches differ in: "$RAIL, an exit"
+
+    def condition(self) -> str:
+        """``the condition `[[ … ]]` (x.sh:4) holds`` (what it reads is said elsewhere)."""
+        head = self.why.split(", which ", 1)[0]
+        return f"{head} {self.labels[self.taken]}"
+
+
+def _decides(outcomes: list[_Outcome], base: State) -> str:
+    """What the branches of a decision differ in, for "assumed irrelevant: decides only …"."""
+    parts: list[str] = []
+    staying = [
+        o.st for o in outcomes if not isinstance(o.signal, (ExitSignal, LaunchSignal))
+    ]  # the states the script goes on with, here or where a return/break lands
+    parts += [f"${name}" for name in changed_names([base, *staying])]
+    kinds = {
+        ExitSignal: "whether the script exits",
+        ReturnSignal: "whether the function returns early",
+        LoopSignal: "when the loop ends",
+        LaunchSignal: "where the launch is reached",
+    }
+    for kind, text in kinds.items():
+        if any(isinstance(o.signal, kind) for o in outcomes) and text not in parts:
+            parts.append(text)
+    files = {
+        key
+        for o in outcomes
+        for key in o.st.fs.files
+        if o.signal is None and key not in base.fs.files
+    }
+    parts += sorted(f"the contents of {key}" for key in files)
+    return ", ".join(dict.fromkeys(parts)) or "nothing visible to the launch"
+
+
 class Evaluator:
     """Evaluates one script against one input environment; use :meth:`run` once."""
 
@@ -120,8 +175,23 @@ class Evaluator:
         workdir: str | None = None,
         env_label: str = "<job env>",
         handlers: Handlers | None = None,
+        plan: Sequence[int] | None = None,
     ) -> None:
         self.source = source
+        # path-sensitive mode (a plan, possibly empty): undecidable conditions whose branches
+        # lead to different places are decisions, taken as the plan says (then branch 0)
+        self.path_mode = plan is not None
+        self.plan = tuple(plan or ())
+        self.trail: list[Choice] = []
+        self.exploring = 0
+        # only decisions at these conditions (file, line) split the path; others are joined
+        self.split_at: frozenset[tuple[str, int]] = frozenset()
+        # conditions joined with differences: (file, line) → (why, what the branches decide)
+        self.joins: dict[tuple[str, int], tuple[str, str]] = {}
+        # states of branches that left early, joined where they land: the end of the
+        # function (`return`) or of the loop (`break`); a subshell or script starts afresh
+        self.returns: list[list[State]] = []
+        self.breaks: list[list[State]] = []
         self.expander = Expander(self)  # word expansion, reading variables back from here
         self.handlers = handlers or Handlers()
         self.parser = parser
@@ -218,12 +288,26 @@ class Evaluator:
 
     def _launched(self, launch: Launch) -> ScriptResult:
         unresolved: dict[Unresolved, None] = {}
-        for text in launch.argv:
-            unresolved.update(dict.fromkeys(sorted(text.taints, key=_item_key)))
+        reach: dict[Unresolved, tuple[str, ...]] = {}
+        for index, text in enumerate(launch.argv):
+            for item in sorted(text.taints, key=_item_key):
+                unresolved[item] = None
+                reach[item] = (*reach.get(item, ()), f"argv:{index}")
         env: dict[str, str] = {}
         for name, value in launch.env:
             env[name] = value.s
-            unresolved.update(dict.fromkeys(sorted(value.taints, key=_item_key)))
+            for item in sorted(value.taints, key=_item_key):
+                unresolved[item] = None
+                reach[item] = (*reach.get(item, ()), f"env:{name}")
+        for path, content in self.st.fs.files.items():
+            # a file the server reads (`--config x.yaml`) whose contents are not known
+            for index, text in enumerate(launch.argv):
+                if content.taints and mentions(text.s, path):
+                    for item in sorted(content.taints, key=_item_key):
+                        unresolved[item] = None
+                        reach[item] = (*reach.get(item, ()), f"argv:{index}")
+        for item in self.control:
+            reach.pop(item, None)  # about the whole line, wherever else it shows
         unresolved.update(self.control)
         for index in launch.glob_fields:
             self.assume(
@@ -244,6 +328,7 @@ class Evaluator:
             files=launch.files,
             launch=launch.span,
             steps=self.budget.steps,
+            reach=reach,
         )
 
     def assume(self, span: SourceSpan, category: str, what: str, why: str) -> None:
@@ -834,7 +919,8 @@ class Evaluator:
         try:
             self.budget.enter(pf.display, None)
             try:
-                self.exec_block(pf.root, pf)
+                with self._barrier():
+                    self.exec_block(pf.root, pf)
                 status = self.st.status
             except ExitSignal as signal:
                 status = signal.code
@@ -868,13 +954,21 @@ class Evaluator:
         st.funcnames.append(fn.name)
         st.sources.insert(0, fn.pf.display)
         depth = len(st.frames)
+        pending: list[State] = []
+        self.returns.append(pending)
+        saved_breaks, self.breaks = self.breaks, []
         try:
-            if fn.body.type == "compound_statement":
-                self.exec_block(fn.body, fn.pf)
-            else:
-                self.exec_stmt(fn.body, fn.pf)
-        except ReturnSignal as signal:
-            self.st.status = signal.status
+            try:
+                if fn.body.type == "compound_statement":
+                    self.exec_block(fn.body, fn.pf)
+                else:
+                    self.exec_stmt(fn.body, fn.pf)
+            except ReturnSignal as signal:
+                self.st.status = signal.status
+            finally:
+                self.returns.pop()
+                self.breaks = saved_breaks
+            self._landed(pending, f"an early return from {fn.name}", span)
         finally:
             st = self.st
             del st.frames[depth - 1 :]
@@ -1401,7 +1495,8 @@ class Evaluator:
         self.st = child
         try:
             try:
-                run()
+                with self._barrier():
+                    run()
                 status = self.st.status
             except ExitSignal as signal:
                 status = signal.code
@@ -1442,34 +1537,115 @@ class Evaluator:
         finally:
             self.st.condition -= 1
 
-    def fork(self, branches: list[Callable[[], None]], why: str, span: SourceSpan) -> None:
-        """Run every branch on a copy of the state and merge what they leave behind."""
+    def fork(
+        self,
+        branches: list[Callable[[], None]],
+        why: str,
+        span: SourceSpan,
+        labels: Sequence[str] = (),
+    ) -> None:
+        """Run every branch on a copy of the state, then join what they leave behind.
+
+        Branches that leave the same state (or only exit) are merged here. Otherwise, in
+        path-sensitive mode, this is a decision: one branch is taken (the plan says which;
+        :func:`bot.shell.paths.evaluate_paths` runs the script again for the others); outside
+        it, values that differ become named unknowns.
+        """
+        outcomes = self._explore(branches, span)
+        if self._diverge(outcomes):
+            if self.path_mode and not self.exploring and (span.file, span.line) in self.split_at:
+                self._decide(branches, outcomes, why, span, labels)
+                return
+            if not self.exploring:
+                self.joins.setdefault((span.file, span.line), (why, _decides(outcomes, self.st)))
+        self._join(outcomes, why, span)
+
+    def _explore(self, branches: list[Callable[[], None]], span: SourceSpan) -> list[_Outcome]:
         base = self.st
-        normal: list[State] = []
-        exits: list[ExitSignal] = []
-        jumps: list[tuple[BaseException, State]] = []
-        outputs: list[Capture] = []
+        outcomes: list[_Outcome] = []
         for branch in branches:
             self.st = base.clone()
+            self.st.fs = FileSystem(dict(base.fs.files), set(base.fs.dirs))
             capture = Capture() if base.out is not None else None
             self.st.out = capture
+            control, assumptions = dict(self.control), dict(self.assumptions)
+            pending = [(into, len(into)) for into in (*self.returns, *self.breaks)]
+            self.exploring += 1
+            signal: BaseException | None = None
             try:
                 branch()
-                normal.append(self.st)
-                if capture is not None:
-                    outputs.append(capture)
-            except ExitSignal as exited:
-                exits.append(exited)
-            except (ReturnSignal, LoopSignal) as jumped:
-                jumps.append((jumped, self.st))
-            except LaunchSignal:
-                self.st = base
-                self.control[
-                    self.unresolved(span, "launch", f"reached only on one side of {why}")
-                ] = None
-                raise
+            except (ExitSignal, ReturnSignal, LoopSignal, LaunchSignal) as caught:
+                signal = caught
+            finally:
+                self.exploring -= 1
+            # early returns/breaks it left: kept only if this branch is joined, not decided
+            landed = [(into, into[size:]) for into, size in pending]
+            for into, size in pending:
+                del into[size:]
+            outcomes.append(
+                _Outcome(
+                    self.st,
+                    signal,
+                    capture,
+                    {k: None for k in self.control if k not in control},
+                    {k: v for k, v in self.assumptions.items() if k not in assumptions},
+                    landed,
+                )
+            )
+            self.control, self.assumptions = control, assumptions
         self.st = base
+        return outcomes
+
+    def _diverge(self, outcomes: list[_Outcome]) -> bool:
+        """True when the branches lead to different places: a join would lose information."""
+        kinds = {type(o.signal) for o in outcomes if not isinstance(o.signal, ExitSignal)}
+        if not kinds:
+            return True  # every branch exits: which exit decides the result
+        if kinds != {type(None)}:
+            return True  # a launch, return or break on some side
+        normal = [o for o in outcomes if o.signal is None]
+        if any(o.control != normal[0].control for o in normal[1:]):
+            return True
+        if changed_names([o.st for o in normal]):
+            return True
+        if any(o.st.fs.files != normal[0].st.fs.files for o in normal[1:]):
+            return True
+        texts = [o.capture.text() for o in normal if o.capture is not None]
+        return any(t != texts[0] for t in texts[1:])
+
+    def _decide(
+        self,
+        branches: list[Callable[[], None]],
+        outcomes: list[_Outcome],
+        why: str,
+        span: SourceSpan,
+        labels: Sequence[str],
+    ) -> None:
+        index = self.plan[len(self.trail)] if len(self.trail) < len(self.plan) else 0
+        names = [labels[i] if i < len(labels) else f"branch {i + 1}" for i in range(len(branches))]
+        self.trail.append(Choice(span, why, tuple(names), index, _decides(outcomes, self.st)))
+        branches[index]()
+
+    def _join(self, outcomes: list[_Outcome], why: str, span: SourceSpan) -> None:
+        base = self.st
+        normal = [o for o in outcomes if o.signal is None]
+        exits = [o.signal for o in outcomes if isinstance(o.signal, ExitSignal)]
+        jumps = [o for o in outcomes if isinstance(o.signal, (ReturnSignal, LoopSignal))]
+        launches = [o for o in outcomes if isinstance(o.signal, LaunchSignal)]
+        for outcome in outcomes:
+            self.assumptions.update(outcome.assumptions)
+            if not isinstance(outcome.signal, ExitSignal):
+                self.control.update(outcome.control)  # an exiting side reaches no launch
+                for into, states in outcome.landed:
+                    into.extend(states)
+        if launches:
+            self.control[self.unresolved(span, "launch", f"reached only on one side of {why}")] = (
+                None
+            )
+            assert launches[0].signal is not None
+            raise launches[0].signal
         if not normal and not jumps:
+            assert exits
             raise exits[0]
         for gone in exits:
             self.assume(
@@ -1479,15 +1655,23 @@ class Evaluator:
                 f"taken only if {why} goes that way, which cannot be decided statically; "
                 "assumed not taken" + (f" ({gone.message})" if gone.message else ""),
             )
+        if jumps and normal and self._land(jumps):
+            jumps = []
         if jumps and not normal:
-            states = [state for _, state in jumps]
+            states = [o.st for o in jumps]
             self.st = merge(states, base, why, span.file, span.line)
-            raise jumps[0][0]
+            self._join_files([o.st.fs for o in jumps], base.fs, why, span)
+            self.st.fs = base.fs
+            assert jumps[0].signal is not None
+            raise jumps[0].signal
         if jumps:
             self.control[
                 self.unresolved(span, "control flow", f"return/break depends on {why}")
             ] = None
-        self.st = merge(normal, base, why, span.file, span.line)
+        self.st = merge([o.st for o in normal], base, why, span.file, span.line)
+        self._join_files([o.st.fs for o in normal], base.fs, why, span)
+        self.st.fs = base.fs
+        outputs = [o.capture for o in normal if o.capture is not None]
         if base.out is not None and outputs:
             texts = [c.text() for c in outputs]
             if all(t == texts[0] for t in texts):
@@ -1495,6 +1679,64 @@ class Evaluator:
             else:
                 item = self.unresolved(span, "output", f"differs between branches of {why}")
                 base.out.chunks.append(opaque("output", "undecidable-branch", item))
+
+    def _land(self, jumps: list[_Outcome]) -> bool:
+        """Keep early ``return``s / ``break``s to join where they land; False when one
+        cannot be followed (a ``continue``, several levels, no enclosing function/loop)."""
+        targets: list[tuple[list[State], State]] = []
+        for outcome in jumps:
+            signal = outcome.signal
+            if isinstance(signal, ReturnSignal) and self.returns:
+                outcome.st.status = signal.status
+                targets.append((self.returns[-1], outcome.st))
+            elif (
+                isinstance(signal, LoopSignal)
+                and signal.kind == "break"
+                and signal.levels == 1
+                and self.breaks
+            ):
+                targets.append((self.breaks[-1], outcome.st))
+            else:
+                return False
+        for into, state in targets:
+            into.append(state)
+        return True
+
+    def _landed(self, pending: list[State], why: str, span: SourceSpan) -> None:
+        """Join the states of branches that left early with the one that fell through."""
+        if pending:
+            merged = merge([self.st, *pending], self.st, why, span.file, span.line)
+            merged.out = self.st.out
+            self.st = merged
+
+    @contextmanager
+    def _barrier(self) -> Iterator[None]:
+        """A new process (subshell, pipeline stage, child script): returns and breaks inside
+        it do not land outside it."""
+        saved = self.returns, self.breaks
+        self.returns, self.breaks = [], []
+        try:
+            yield
+        finally:
+            self.returns, self.breaks = saved
+
+    def _join_files(
+        self, systems: list[FileSystem], into: FileSystem, why: str, span: SourceSpan
+    ) -> None:
+        """Files the branches wrote, in place (a subshell's parent shares them); a file whose
+        contents differ between branches becomes unknown."""
+        files: dict[str, Text] = {}
+        for fs in systems:
+            for key, text in fs.files.items():
+                if key in files and files[key] != text:
+                    item = self.unresolved(
+                        span, f"contents of {key}", f"differ between branches of {why}"
+                    )
+                    text = opaque("file", "undecidable-branch", item)
+                files[key] = text
+            into.dirs |= fs.dirs
+        into.files.clear()
+        into.files.update(files)
 
     def exec_if(self, node: Node, pf: ParsedFile) -> None:
         clauses: list[tuple[list[Node] | None, list[Node]]] = []
@@ -1556,6 +1798,7 @@ class Evaluator:
                 ],
                 why,
                 span,
+                ("holds", "does not hold"),
             )
             return
         if status == 0:
@@ -1616,7 +1859,8 @@ class Evaluator:
             def skip() -> None:
                 self.st.status = None
 
-            self.fork([lambda: self.exec_stmt(target, pf), skip], why, span)
+            labels = ("is 0", "is not 0") if op == "&&" else ("is not 0", "is 0")
+            self.fork([lambda: self.exec_stmt(target, pf), skip], why, span, labels)
             return
         if run_right:
             self.exec_stmt(right, pf)
@@ -1647,7 +1891,8 @@ class Evaluator:
             self.st = child
             try:
                 try:
-                    self.exec_stmt(stage, pf)
+                    with self._barrier():
+                        self.exec_stmt(stage, pf)
                     status = self.st.status
                 except ExitSignal as signal:
                     status = signal.code
@@ -1725,6 +1970,10 @@ class Evaluator:
                     ],
                     why,
                     span,
+                    (
+                        f"matches the pattern at line {pf.node_line(items[index])}",
+                        f"does not match the pattern at line {pf.node_line(items[index])}",
+                    ),
                 )
                 return
             if matched:
@@ -1745,6 +1994,19 @@ class Evaluator:
             self._case_from(items, index + 1, subject, pf, span, fallthrough=False)
 
     # loops ------------------------------------------------------------------------------------
+
+    @contextmanager
+    def _loop(self, span: SourceSpan) -> Iterator[None]:
+        """Breaks on run-time conditions inside the loop land at its end, joined there."""
+        pending: list[State] = []
+        self.breaks.append(pending)
+        try:
+            yield
+        finally:
+            self.breaks.pop()
+        status = self.st.status
+        self._landed(pending, f"a break out of the loop at {span}", span)
+        self.st.status = status
 
     def _loop_body(self, body: Node | None, pf: ParsedFile) -> str | None:
         """Run one iteration; returns 'break' or None (continue/normal)."""
@@ -1772,11 +2034,12 @@ class Evaluator:
         else:
             values = list(self.st.positional[-1])
         self.st.status = 0
-        for count, value in enumerate(values, 1):
-            self.budget.check_iterations(count, span.file, span.line)
-            self.set_var(name, value, span)
-            if self._loop_body(body, pf) == "break":
-                break
+        with self._loop(span):
+            for count, value in enumerate(values, 1):
+                self.budget.check_iterations(count, span.file, span.line)
+                self.set_var(name, value, span)
+                if self._loop_body(body, pf) == "break":
+                    break
 
     def exec_c_for(self, node: Node, pf: ParsedFile) -> None:
         span = SourceSpan(pf.display, pf.node_line(node))
@@ -1825,17 +2088,18 @@ class Evaluator:
         if not condition:
             condition = [c for c in named_children(node) if c != body]
         count = 0
-        while True:
-            count += 1
-            self.budget.check_iterations(count, span.file, span.line)
-            status = self.run_condition(condition, pf)
-            if status is None:
-                self._unknown_loop(node, pf, span, EMPTY_TAINTS)
-                return
-            if (status != 0) != until:
-                break
-            if self._loop_body(body, pf) == "break":
-                break
+        with self._loop(span):
+            while True:
+                count += 1
+                self.budget.check_iterations(count, span.file, span.line)
+                status = self.run_condition(condition, pf)
+                if status is None:
+                    self._unknown_loop(node, pf, span, EMPTY_TAINTS)
+                    return
+                if (status != 0) != until:
+                    break
+                if self._loop_body(body, pf) == "break":
+                    break
         self.st.status = 0
 
     def _unknown_loop(
@@ -1894,7 +2158,8 @@ class Evaluator:
             self.libraries.append(library.name)
         self.budget.enter(span.file, span.line)
         try:
-            self.exec_block(pf.root, pf)
+            with self._barrier():  # a `return` here leaves the file, not the caller
+                self.exec_block(pf.root, pf)
         except ReturnSignal as signal:
             self.st.status = signal.status
         finally:

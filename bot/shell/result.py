@@ -39,6 +39,20 @@ def sort_key(item: Unresolved) -> tuple[str, int, str, str]:
 Status = Literal["launched", "invalid", "no-launch"]
 
 
+@dataclass(frozen=True)
+class Alternative:
+    """One launch line of a script whose run-time conditions select between several.
+
+    ``conditions`` says which way each undecidable condition went on the paths that launch
+    this line (``"`[[ … ]]` (x.sh:9) holds"``); paths that exit are never alternatives.
+    """
+
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    env_unset: tuple[str, ...]
+    conditions: tuple[str, ...]
+
+
 @dataclass(frozen=True, eq=False)
 class ScriptResult:
     """What one benchmark script launches for one input environment.
@@ -64,8 +78,35 @@ class ScriptResult:
     files: Mapping[str, str] = field(default_factory=dict)
     launch: SourceSpan | None = None
     steps: int = 0
+    # several launch lines, selected by conditions only known at run time (empty: one line);
+    # argv/env above then hold the common line with placeholders where they differ
+    alternatives: tuple[Alternative, ...] = ()
+    paths: int = 1  # paths through the script's run-time conditions that were evaluated
+    # where each unresolved item reaches the launch: "argv:<index>", "env:<NAME>"; an item
+    # without places is about the whole line (a launch reached on one side, a syntax error)
+    reach: Mapping[Unresolved, tuple[str, ...]] = field(default_factory=dict)
+
+    def read_files(self) -> dict[str, str]:
+        """The written files the launch's arguments name (``--config x.yaml``): the server
+        reads them as flags. (A file named by an env var, such as a KV connector's config,
+        is the connector's, not the server's flags.)"""
+        return {
+            path: text
+            for path, text in self.files.items()
+            if any(mentions(word, path) for word in self.argv)
+        }
 
     @property
     def resolved(self) -> bool:
         """True when the launch was found and every argv element and env value is known."""
         return self.status == "launched" and not self.unresolved
+
+
+def mentions(word: str, path: str) -> bool:
+    """True when an argv word or env value names ``path`` (as written, or by its file name
+    relative to the working directory)."""
+    name = path.rsplit("/", 1)[-1]
+    value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+    if not name:
+        return value == path
+    return value in (path, name) or value.endswith("/" + name)

@@ -158,6 +158,21 @@ def _differs(a: Var | None, b: Var | None) -> bool:
     return a is not b and _value(a) != _value(b)
 
 
+def changed_names(states: list[State]) -> list[str]:
+    """Variables whose value differs between ``states`` (all frames, innermost wins)."""
+    if len(states) < 2:
+        return []
+    views = [dict(state.visible()) for state in states]
+    names: dict[str, None] = {}
+    for view in views:
+        names.update(dict.fromkeys(view))
+    return [
+        name
+        for name in names
+        if any(_differs(views[0].get(name), other.get(name)) for other in views[1:])
+    ]
+
+
 def merge(states: list[State], base: State, why: str, file: str, line: int | None) -> State:
     """One state standing for several branches: values that differ become named unknowns."""
     if len(states) == 1:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from bot.audit.launch import unresolved_impact
+from dataclasses import replace
+
+from bot.audit.launch import describe_unresolved, unresolved_impact
 from bot.benchmarks import LaunchLine, Point, SourceSpan, Unresolved
 from bot.rules import default_rules
 
@@ -41,3 +43,30 @@ def test_a_derived_value_in_a_serving_env_var_counts() -> None:
     line = launch("--port", "<$((PORT+1)):opaque:derived>",
                   env={"VLLM_RPC_BASE_PORT": "<$((PORT+100)):opaque:derived>"})  # fmt: skip
     assert unresolved_impact(line, default_rules()).serving == (PORT,)
+
+
+PYTHON = Unresolved("output of `python3 -c …`", "Python is never executed", SCRIPT, 4)
+
+
+def test_an_unknown_located_only_in_a_front_end_flag_is_a_note() -> None:
+    # the item is not named after a variable: where it reaches comes from the extractor
+    line = launch("--served-model-name", "<NAME:opaque:command-output>", "--port", "8888")
+    line = replace(line, unresolved=(PYTHON,), reach={PYTHON: ("argv:4",)})
+    impact = unresolved_impact(line, default_rules())
+    assert impact.serving == ()
+    assert impact.inert == ((PYTHON, ("--served-model-name",)),)
+
+
+def test_an_unknown_in_the_model_argument_names_it() -> None:
+    line = replace(
+        launch("--port", "8888"),
+        argv=("vllm", "serve", "<MODEL_PATH:opaque:command-output>", "--port", "8888"),
+        unresolved=(PYTHON,),
+        reach={PYTHON: ("argv:2", "env:MODEL_PATH")},
+    )
+    impact = unresolved_impact(line, default_rules())
+    assert impact.serving == (PYTHON,)
+    assert impact.serving_where == (("the model argument", "env MODEL_PATH"),)
+    assert "in the model argument, env MODEL_PATH" in describe_unresolved(
+        PYTHON, impact.serving_where[0]
+    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import SCRIPT, Runner
+from tests.shell.conftest import SCRIPT, Runner
 
 ENV = {"MODEL": "acme/Foo-7B", "TP": "4", "CONC": "8", "ISL": "1024", "OSL": "1024"}
 
@@ -127,8 +127,13 @@ def test_a_library_function_the_sourced_library_lacks_is_named_as_such(
     why = " ".join(u.why for u in (*result.unresolved, *result.assumptions))
     assert "`acme_profiling_enabled` is not defined by the script or the files it sources" in why
     assert "benchmarks/benchmark_lib.sh" in why
-    # the undecidable branch says which helper it would take to decide it
-    (item,) = [u for u in result.unresolved if "differs between branches" in u.why]
+    # the undecidable branch says which helper it would take to decide it: two alternative
+    # launch lines, the flag that differs between them is the unknown
+    assert [a.argv for a in result.alternatives] == [
+        ("vllm", "serve", "m", "--enforce-eager"),
+        ("vllm", "serve", "m"),
+    ]
+    (item,) = [u for u in result.unresolved if u.what == "--enforce-eager"]
     assert (
         "the condition `acme_profiling_enabled`" in item.why
         and ", which runs an unknown command: `acme_profiling_enabled` is not defined" in item.why

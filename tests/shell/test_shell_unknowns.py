@@ -54,7 +54,7 @@ def test_input_placeholders_stay_unknown(run_script: Runner) -> None:
     assert "Slurm job id" in result.unresolved[0].why
 
 
-def test_undecidable_condition_merges_branches(run_script: Runner) -> None:
+def test_undecidable_condition_gives_alternatives(run_script: Runner) -> None:
     result = run_script(
         """if [ -d /opt/models/foo ]; then
     MODEL_DIR=/opt/models/foo
@@ -67,12 +67,19 @@ vllm serve "$MODEL_DIR" --same $SAME
 """,
         ENV,
     )
+    # two launch lines, each with the condition selecting it; only the word that differs
+    # between them is unknown (the second probe assigns the same value on both sides)
     assert result.argv == (
-        "vllm", "serve", "<MODEL_DIR:opaque:undecidable-branch>", "--same", "1",
+        "vllm", "serve", "<argv[2]:opaque:undecidable-branch>", "--same", "1",
     )  # fmt: skip
+    assert [(a.argv[2], a.conditions) for a in result.alternatives] == [
+        ("/opt/models/foo", (f"the condition `[ -d /opt/models/foo ]` ({SCRIPT}:1) holds",)),
+        ("acme/Foo-7B", (f"the condition `[ -d /opt/models/foo ]` ({SCRIPT}:1) does not hold",)),
+    ]
     (item,) = result.unresolved
-    assert item.what == "$MODEL_DIR" and item.line == 1
-    assert "[ -d /opt/models/foo ]" in item.why
+    assert item.what == "argv[2]" and item.line == 8
+    assert "'/opt/models/foo' when the condition `[ -d /opt/models/foo ]`" in item.why
+    assert result.paths == 2
 
 
 def test_guard_that_only_exits_is_an_assumption_not_an_unknown(run_script: Runner) -> None:
@@ -105,8 +112,10 @@ vllm serve slow
 """,
         ENV,
     )
-    assert result.argv == ("vllm", "serve", "fast")
-    assert whats(result.unresolved) == ["launch"]
+    # two alternative launch lines, the word between them unknown
+    assert result.argv == ("vllm", "serve", "<argv[2]:opaque:undecidable-branch>")
+    assert [a.argv[2] for a in result.alternatives] == ["fast", "slow"]
+    assert whats(result.unresolved) == ["argv[2]"]
 
 
 def test_loop_with_undecidable_bound_taints_what_it_assigns(run_script: Runner) -> None:
@@ -281,7 +290,11 @@ vllm serve "$SNAP"
 """,
         ENV,
     )
-    assert sorted(u.line or 0 for u in result.unresolved) == [1, 2]
+    # the root cause (the Python output) and the word the two alternatives differ in
+    assert sorted(u.line or 0 for u in result.unresolved) == [1, 3]
+    assert (
+        f'the condition `[[ -z "$SNAP" ]]` ({SCRIPT}:2) does not hold' in result.unresolved[-1].why
+    )
 
 
 def test_syntax_errors_in_functions_never_called_are_not_reported(run_script: Runner) -> None:

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.align.compare import Comparison, bench_side, recipe_min_version, recipe_side
@@ -30,6 +30,12 @@ from bot.align.profile import Profile, Unmapped, map_profile
 from bot.audit.launch import describe_unresolved, unresolved_impact
 from bot.audit.load import BenchLoad, load_bench
 from bot.audit.model import AuditReport, AuditRow, FlagRow, KeyAudit, OutOfScope, Status
+from bot.audit.provenance import (
+    bench_origin,
+    locate_recipe_lines,
+    recipe_origin,
+    with_bench_origins,
+)
 from bot.benchmarks import BenchRepo, LaunchLine, MasterEntry, Point, extract, points
 from bot.benchmarks.configs import ConfigNode
 from bot.benchmarks.scope import multinode_reason, serves_vllm
@@ -61,13 +67,15 @@ class Compared:
     reason: str = ""
     flags: tuple[FlagRow, ...] = ()
     notes: tuple[str, ...] = ()
+    diffs: tuple[FlagDiff, ...] = ()  # the differences the flags describe (script lines)
+    recipe_file: str = ""
 
 
 def _text(value: Any) -> str:
     return "" if value is None else compact(value)
 
 
-def flag_row(diff: FlagDiff) -> FlagRow:
+def flag_row(diff: FlagDiff, rendering: Rendering | None = None) -> FlagRow:
     return FlagRow(
         kind=diff.kind,
         flag=diff.flag,
@@ -76,6 +84,8 @@ def flag_row(diff: FlagDiff) -> FlagRow:
         verdict=diff.verdict.value,
         reason=diff.reason,
         drift=diff.verdict in (Verdict.DIFFERS, Verdict.RECIPE_ONLY),
+        category=diff.category,
+        recipe_at=recipe_origin(rendering, diff) if rendering is not None else "",
     )
 
 
@@ -109,12 +119,14 @@ def judge(comparison: Comparison) -> Compared:
     if parallel:
         return Compared("unmapped", parallelism_text(parallel, comparison.profile.hardware), (), ())
     drift = comparison.drift
-    flags = tuple(flag_row(d) for d in drift) + tuple(flag_row(d) for d in comparison.unknown)
+    diffs = tuple(drift) + tuple(comparison.unknown)
+    flags = tuple(flag_row(d, comparison.rendering) for d in diffs)
     notes = list(comparison.notes)
     if comparison.unknown:
         undecided = ", ".join(d.flag for d in comparison.unknown)
         notes.append(f"undecided (no drift counted): {undecided}")
-    return Compared("drifted" if drift else "aligned", "", flags, tuple(notes))
+    status: Status = "drifted" if drift else "aligned"
+    return Compared(status, "", flags, tuple(notes), diffs, comparison.rendering.recipe_path)
 
 
 # --- the auditor ---------------------------------------------------------------------------
@@ -202,7 +214,15 @@ class Auditor:
             status=status,
             reason=reason,
             profile=profile.label if profile is not None else "",
-            flags=compared.flags if compared is not None else (),
+            flags=(
+                with_bench_origins(
+                    compared.flags, {d.flag: bench_origin(launch, d) for d in compared.diffs}
+                )
+                if compared is not None and launch is not None
+                else compared.flags
+                if compared is not None
+                else ()
+            ),
             notes=(
                 notes
                 + (compared.notes if compared is not None else ())
@@ -210,6 +230,14 @@ class Auditor:
             ),
             context=profile is not None and not profile.represents_recipe,
             script=launch.script if launch is not None else None,
+            recipe_file=(
+                compared.recipe_file
+                if compared is not None and compared.recipe_file
+                else profile.recipe_path
+                if profile is not None
+                else ""
+            ),
+            launch_at=str(launch.launch) if launch is not None and launch.launch else "",
         )
 
     # -- one point --------------------------------------------------------------------------
@@ -578,6 +606,8 @@ def run_audit(
     cache: bool = True,
     progress: Progress | None = None,
     on_plan: Callable[[int], None] | None = None,
+    bench_name: str = "",
+    recipes_name: str = "",
 ) -> AuditRun:
     """Audit every vLLM config key of ``bench_source`` against ``recipes_source``.
 
@@ -596,6 +626,14 @@ def run_audit(
     auditor = Auditor(load.repo, recipes, rules, cache=cache)
     results, workers = audit_keys(auditor, plan, jobs=jobs, progress=progress)
     report = assemble(load, recipes, plan, results)
+    report = replace(
+        report,
+        rows=locate_recipe_lines(report.rows, recipes_source),
+        bench_name=bench_name,
+        bench_commit=getattr(bench_source, "commit_sha", ""),
+        recipes_name=recipes_name,
+        recipes_commit=getattr(recipes_source, "commit_sha", ""),
+    )
     stats: Counter[str] = Counter()
     for result in results:
         stats.update(result.stats)

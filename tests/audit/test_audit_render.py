@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from bot.audit import AuditReport, AuditRow, FlagRow, OutOfScope, render_html, render_markdown
+from bot.audit.groups import group_report
+from bot.audit.html import HistoryPoint
 from bot.audit.progress import ProgressBar
 from bot.benchmarks import Point
 from bot.commands.main import main
@@ -107,18 +109,81 @@ def test_html_is_self_contained_and_escapes() -> None:
     report = AuditReport(
         "bench",
         "recipes",
-        (evil, row("k", "drifted", flags=(DRIFT,))),
+        (evil, row("k", "drifted", flags=(DRIFT,), recipe_file="models/acme/Acme-7B.yaml")),
         (OutOfScope("s", "f", 1, "sglang", "framework", "not rendered"),),
     )
     page = render_html(report)
     parsed = _Collect()
     parsed.feed(page)
-    assert [r["data-status"] for r in parsed.rows] == ["unmapped", "drifted"]
+    assert [r["data-status"] for r in parsed.rows] == ["drifted", "unmapped"]  # drift first
     assert parsed.scripts == 1 and parsed.links == []
     offline = page.replace("xmlns='http://www.w3.org/2000/svg'", "")
     assert "http://" not in offline and "https://" not in offline
     assert "<script>alert(1)</script>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page
-    assert "id=drift-chart" in page and "data-status='drifted' data-count='1'" in page
+    assert "id=heatmap" in page and "data-flag='--max-num-seqs' data-count='1'" in page
+    assert "data-drifted='1' data-compared='1'" in page  # the heat-map cell of the drifted row
+
+
+def test_grouping_collapses_identical_differences_across_points() -> None:
+    recipe = "models/acme/Acme-7B.yaml"
+    other = FlagRow("flag", "--max-num-seqs", "256", "", "differs", "omitting it is 1024", True)
+    rows = [row("k", "drifted", c, flags=(DRIFT,), recipe_file=recipe) for c in (4, 8, 64)]
+    rows += [row("k", "drifted", 128, flags=(other,), recipe_file=recipe)]
+    rows += [row("k", "aligned", c, arm="eval", recipe_file=recipe) for c in (4, 8)]
+    rows += [row("z", "unmapped", 4, reason="no recipe for model z/Z", model="z/Z")]
+    groups = group_report(AuditReport("b", "r", tuple(rows)))
+    assert [g.recipe for g in groups] == [recipe, "(no recipe) z/Z"]
+    (profile,) = groups[0].profiles
+    (key,) = profile.keys
+    assert [(e.status, len(e.rows)) for e in key.entries] == [
+        ("drifted", 3),
+        ("drifted", 1),
+        ("aligned", 2),
+    ]
+    assert key.entries[0].points_text() == "TP4 · 1024/1024 · conc 4, 8, 64 · throughput"
+    assert groups[0].top_flags() == [("--max-num-seqs", 1)]  # counted per config key
+    page = render_html(AuditReport("b", "r", tuple(rows)))
+    assert page.count("<tr class=entry") == 4
+    assert "3 launch lines: TP4 · 1024/1024 · conc 4, 8, 64 · throughput" in page
+
+
+def test_dashboard_links_at_the_audited_commits() -> None:
+    flag = FlagRow(
+        "flag",
+        "--max-num-seqs",
+        "128",
+        "512",
+        "differs",
+        "r",
+        True,
+        category="engine",
+        recipe_at="models/acme/Acme-7B.yaml:12",
+        bench_at="benchmarks/acme.sh:40",
+    )
+    report = AuditReport(
+        "b",
+        "r",
+        (row("k", "drifted", flags=(flag,), recipe_file="models/acme/Acme-7B.yaml"),),
+        bench_name="o/bench",
+        bench_commit="a" * 40,
+        recipes_name="",  # a local recipes repository: links are repository paths
+    )
+    page = render_html(report)
+    assert f"href='https://github.com/o/bench/blob/{'a' * 40}/benchmarks/acme.sh#L40'" in page
+    assert "href='models/acme/Acme-7B.yaml#L12'" in page
+    assert f"href='https://github.com/o/bench/blob/{'a' * 40}/configs/amd-master.yaml#L3'" in page
+
+
+def test_history_chart_counts_alignment_prs_per_month() -> None:
+    history = [
+        HistoryPoint("2026-06-02", "alignment PR"),
+        HistoryPoint("2026-06-20", "aligned"),
+        HistoryPoint("2026-07-01", "alignment PR"),
+    ]
+    page = render_html(big_report(2), history)
+    assert "data-month='2026-06' data-drift='1' data-other='1'" in page
+    assert "data-month='2026-07' data-drift='1' data-other='0'" in page
+    assert "id=history-chart" not in render_html(big_report(2))
 
 
 def test_progress_bar_draws_only_on_a_terminal() -> None:

@@ -38,6 +38,15 @@ class Entry:
     def points_text(self) -> str:
         return points_text(self.rows)
 
+    def bench_values(self, index: int) -> list[str]:
+        """The distinct benchmark values of flag ``index`` across the entry's launch lines."""
+        values: list[str] = []
+        for row in self.rows:
+            value = row.flags[index].bench
+            if value not in values:
+                values.append(value)
+        return values
+
 
 @dataclass(frozen=True)
 class KeyGroup:

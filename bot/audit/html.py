@@ -15,8 +15,9 @@ config keys (coloured by class), and, given backtest output, drift over time. Fi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from html import escape
 
 from bot.audit.groups import Entry, KeyGroup, RecipeGroup, group_report, top_flags
@@ -318,39 +319,68 @@ def flags_svg(report: AuditReport) -> str:
     return "".join(parts)
 
 
+DRIFT_OUTCOMES = ("alignment PR", "blocked")  # a backtest PR that called for a recipe change
+
+
+def _buckets(days: Sequence[str]) -> tuple[str, Callable[[str], str]]:
+    """Days when the history spans a month or less, ISO weeks up to half a year, else months."""
+    first, last = date.fromisoformat(min(days)[:10]), date.fromisoformat(max(days)[:10])
+    span = (last - first).days
+    if span <= 31:
+        return "day", lambda day: day[5:10]
+    if span <= 183:
+
+        def week(day: str) -> str:
+            year, number, _ = date.fromisoformat(day[:10]).isocalendar()
+            return f"{year}-W{number:02d}"
+
+        return "week", week
+    return "month", lambda day: day[:7]
+
+
 def history_svg(history: Sequence[HistoryPoint]) -> str:
-    """Merged benchmark PRs per month: those that called for an alignment PR, and the rest."""
-    months: dict[str, list[int]] = {}
+    """Merged benchmark PRs per day, week or month, by whether they called for a recipe change."""
+    unit, bucket = _buckets([p.day for p in history])
+    periods: dict[str, list[int]] = {}
     for point in sorted(history, key=lambda p: p.day):
-        counts = months.setdefault(point.day[:7], [0, 0])
-        counts[0 if point.outcome == "alignment PR" else 1] += 1
-    label_h, bar_w, gap, top, left = 20, 34, 10, 24, 30
-    width = left + max(1, len(months)) * (bar_w + gap) + 10
-    plot = 160
-    biggest = max((sum(c) for c in months.values()), default=1) or 1
-    height = top + plot + label_h + 8
+        counts = periods.setdefault(bucket(point.day), [0, 0, 0])
+        if point.outcome in DRIFT_OUTCOMES:
+            counts[DRIFT_OUTCOMES.index(point.outcome)] += 1
+        else:
+            counts[2] += 1
+    colors = (COLORS["drifted"], "#fb8f44", OTHER_COLOR)
+    legend = ("alignment PR", "blocked drift", "no recipe change")
+    bar_w, gap, top, left, plot = 34, 8, 26, 30, 150
+    width = max(440, left + max(1, len(periods)) * (bar_w + gap) + 10)
+    biggest = max((sum(c) for c in periods.values()), default=1) or 1
+    height = top + plot + 28
     parts = [
         f"<svg id=history-chart xmlns='http://www.w3.org/2000/svg' width='{width}' "
         f"height='{height}' viewBox='0 0 {width} {height}' role='img' "
-        "aria-label='drift over time'><title>Merged benchmark PRs per month</title>"
-        f"<rect x='{left}' y='4' width='11' height='11' fill='{COLORS['drifted']}'/>"
-        f"<text x='{left + 15}' y='14'>called for an alignment PR</text>"
-        f"<rect x='{left + 200}' y='4' width='11' height='11' fill='{OTHER_COLOR}'/>"
-        f"<text x='{left + 215}' y='14'>other outcomes</text>"
+        f"aria-label='drift over time'><title>Merged benchmark PRs per {unit}</title>"
     ]
-    for index, (month, (drift, other)) in enumerate(months.items()):
-        x = left + index * (bar_w + gap)
-        base = top + plot
-        h_drift = plot * drift / biggest
-        h_other = plot * other / biggest
+    for index, (color, text) in enumerate(zip(colors, legend, strict=True)):
+        x = left + index * 140
         parts.append(
-            f"<g class=month data-month='{month}' data-drift='{drift}' data-other='{other}'>"
-            f"<rect x='{x}' y='{base - h_drift:.1f}' width='{bar_w}' height='{h_drift:.1f}' "
-            f"fill='{COLORS['drifted']}'/><rect x='{x}' y='{base - h_drift - h_other:.1f}' "
-            f"width='{bar_w}' height='{h_other:.1f}' fill='{OTHER_COLOR}'/>"
-            f"<text x='{x + bar_w / 2:.0f}' y='{base + 14}' text-anchor='middle'>{month[2:]}"
-            f"</text><title>{month}: {drift} of {drift + other} merged PRs called for an "
-            "alignment PR</title></g>"
+            f"<rect x='{x}' y='4' width='11' height='11' fill='{color}'/>"
+            f"<text x='{x + 15}' y='14'>{text}</text>"
+        )
+    for index, (period, counts) in enumerate(periods.items()):
+        x = left + index * (bar_w + gap)
+        y = float(top + plot)
+        marks = []
+        for n, color in zip(counts, colors, strict=True):
+            h = plot * n / biggest
+            y -= h
+            marks.append(
+                f"<rect x='{x}' y='{y:.1f}' width='{bar_w}' height='{h:.1f}' fill='{color}'/>"
+            )
+        parts.append(
+            f"<g class=period data-period='{period}' data-drift='{counts[0]}' "
+            f"data-blocked='{counts[1]}' data-other='{counts[2]}'>{''.join(marks)}"
+            f"<text x='{x + bar_w / 2:.0f}' y='{top + plot + 14}' text-anchor='middle'>"
+            f"{_e(period[-5:])}</text><title>{_e(period)}: {counts[0]} alignment PRs, "
+            f"{counts[1]} blocked, {counts[2]} without a recipe change</title></g>"
         )
     parts.append("</svg>")
     return "".join(parts)
@@ -359,18 +389,24 @@ def history_svg(history: Sequence[HistoryPoint]) -> str:
 # --- the grouped table -----------------------------------------------------------------------
 
 
-def _diff(flag: FlagRow, recipes: Links, bench: Links) -> str:
+def _diff(flag: FlagRow, values: Sequence[str], recipes: Links, bench: Links) -> str:
     color = CATEGORY_COLORS.get(flag.category, OTHER_COLOR)
     counted = "counted" if flag.drift else "uncounted"
     verdict = flag.verdict if flag.drift else f"{flag.verdict}, not counted"
+    if len(values) > 1:  # the benchmark's value follows the point (e.g. = concurrency)
+        shown = " ".join(_code(v) for v in values[:8]) + (" …" if len(values) > 8 else "")
+        bench_text = f"{shown} <span class=notes>(varies by point)</span>"
+        reason = f"e.g. {flag.reason}"
+    else:
+        bench_text, reason = _code(flag.bench), flag.reason
     return (
         f"<div class='diff {counted}' data-flag='{_e(flag.flag)}'>"
         f"<span class=cat style='background:{color}' title='{_e(flag.category)}'></span>"
-        f"<code>{_e(flag.flag)}</code> benchmark {_code(flag.bench)} · recipe "
+        f"<code>{_e(flag.flag)}</code> benchmark {bench_text} · recipe "
         f"{_code(flag.recipe)} <span class=notes>({_e(verdict)})</span>"
         f"{recipes.anchor(flag.recipe_at, 'recipe ' + _short_at(flag.recipe_at))}"
         f"{bench.anchor(flag.bench_at, 'script ' + _short_at(flag.bench_at))}"
-        f"<div class=why>{_e(flag.reason)}</div></div>"
+        f"<div class=why>{_e(reason)}</div></div>"
     )
 
 
@@ -396,7 +432,10 @@ def _entry(key: KeyGroup, entry: Entry, recipes: Links, bench: Links) -> str:
     why = ""
     if row.reason:
         why += f"<div class=diff>{_e(row.reason)}</div>"
-    why += "".join(_diff(flag, recipes, bench) for flag in row.flags)
+    why += "".join(
+        _diff(flag, entry.bench_values(index), recipes, bench)
+        for index, flag in enumerate(row.flags)
+    )
     if row.notes:
         why += f"<div class=notes>{_e('; '.join(row.notes))}</div>"
     return (
@@ -474,12 +513,10 @@ def render_html(report: AuditReport, history: Sequence[HistoryPoint] = ()) -> st
             f"<p class=warn>{report.internal_errors} launch lines hit an internal error "
             "(status unresolved (internal error: …); traceback in the log).</p>"
         )
-    charts = (
-        f"<div><h2>Serving drift by recipe and hardware</h2>{heatmap_svg(groups)}</div>"
-        f"<div><h2>Top differing flags</h2>{flags_svg(report)}</div>"
-    )
+    left = f"<h2>Serving drift by recipe and hardware</h2>{heatmap_svg(groups)}"
     if history:
-        charts += f"<div><h2>Drift over time</h2>{history_svg(history)}</div>"
+        left += f"<h2>Drift over time</h2>{history_svg(history)}"
+    charts = f"<div>{left}</div><div><h2>Top differing flags</h2>{flags_svg(report)}</div>"
     hardware = sorted({row.hardware for row in report.rows})
     models = sorted({row.model for row in report.rows})
     entries = sum(len(g.entries()) for g in groups)

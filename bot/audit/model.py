@@ -29,9 +29,13 @@ class FlagRow:
     recipe_at: str = ""  # "models/x.yaml:42" (or the YAML path when the line is unknown)
     bench_at: str = ""  # "benchmarks/…/x.sh:17": where the benchmark spells it
 
-    def same_difference(self) -> tuple[str, str, str, str, str]:
-        """What makes two launch lines' differences "the same" (collapsed into one row)."""
-        return (self.kind, self.flag, self.bench, self.recipe, self.verdict)
+    def same_difference(self) -> tuple[str, str, str, str, bool]:
+        """What makes two launch lines' differences "the same" (collapsed into one entry).
+
+        The benchmark's value is left out: a value that follows the point (``--max-num-seqs``
+        = concurrency) is one difference with per-point values, not one entry per point.
+        """
+        return (self.kind, self.flag, self.recipe, self.verdict, self.drift)
 
 
 @dataclass(frozen=True)

@@ -62,13 +62,13 @@ def load_history(path: Path) -> list[HistoryPoint]:
     """(day, outcome) of each PR of a backtest JSON report."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        rows = data["rows"]
+        rows = data["prs"] if "prs" in data else data["rows"]
         return [HistoryPoint(str(row["day"]), str(row["outcome"])) for row in rows]
     except FileNotFoundError as err:
         raise InputError(Location("--history"), f"{path} does not exist") from err
     except (ValueError, KeyError, TypeError) as err:
         raise InputError(
-            Location(str(path)), f"not a backtest JSON report (rows with day, outcome): {err}"
+            Location(str(path)), f"not a backtest JSON report (prs with day and outcome): {err}"
         ) from err
 
 

@@ -19,9 +19,11 @@ import pytest
 
 from bot.audit import render_html, run_audit
 from bot.audit.html import heat_color
+from bot.errors import InputError
 from bot.fixtures import SeedFixtures
 from bot.rules import default_rules
-from bot.sources import GitTreeSource
+from bot.shared_data import corpus_dir, shared_dir
+from bot.sources import DirectorySource, GitTreeSource
 
 pytestmark = pytest.mark.slow  # a browser per test (a few seconds each)
 
@@ -313,3 +315,39 @@ def test_screenshot_shows_the_chart_and_the_table(
     in_table = colours(visible_table)
     ink = sum(n for c, n in in_table.items() if max(c) < 160)  # dark text pixels
     assert ink > 2000
+
+
+@pytest.fixture(scope="module")
+def real_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The dashboard of the real InferenceX main (2026-08-21) against the recipes corpus."""
+    try:
+        shared = shared_dir()
+    except InputError as err:
+        pytest.skip(f"the real repositories are not here: {err}")
+    bundle = shared / "data" / "history" / "InferenceX-main-upto-2026-08-21.bundle"
+    if not bundle.exists() or not corpus_dir().is_dir():
+        pytest.skip("the InferenceX bundle or the recipes corpus is missing from ../shared")
+    root = tmp_path_factory.mktemp("real-dashboard")
+    subprocess.run(["git", "clone", "-q", str(bundle), str(root / "ix")], check=True)
+    report = run_audit(
+        GitTreeSource(root / "ix", "main"),
+        DirectorySource(corpus_dir()),
+        default_rules(),
+        bench_name="SemiAnalysisAI/InferenceX",
+        recipes_name="vllm-project/recipes",
+    ).report
+    path = root / "real.html"
+    path.write_text(render_html(report), encoding="utf-8")
+    return path
+
+
+def test_real_dashboard_layout_at_1400_px(chromium: str, real_page: Path, tmp_path: Path) -> None:
+    assert_layout(chromium, real_page, tmp_path)
+    seen = dom(browse(chromium, tmp_path, real_page.as_uri(), "--dump-dom"))
+    drifted = [r for r in seen.rows if r["status"] == "drifted"]
+    # 116 drifted launch lines read as a handful of entries, one per distinct difference set
+    assert sum(int(str(r["lines"])) for r in drifted) == 116 and len(drifted) <= 116 // 4
+    page = real_page.read_text(encoding="utf-8")
+    assert "href='https://github.com/SemiAnalysisAI/InferenceX/blob/" in page  # script lines
+    assert "href='models/deepseek-ai/DeepSeek-V4-Pro.yaml#L" in page  # a directory: paths
+    assert page.index("id=out-of-scope") > page.index("id=rows")  # folded at the bottom

@@ -135,16 +135,16 @@ def test_grouping_collapses_identical_differences_across_points() -> None:
     assert [g.recipe for g in groups] == [recipe, "(no recipe) z/Z"]
     (profile,) = groups[0].profiles
     (key,) = profile.keys
-    assert [(e.status, len(e.rows)) for e in key.entries] == [
-        ("drifted", 3),
-        ("drifted", 1),
-        ("aligned", 2),
-    ]
-    assert key.entries[0].points_text() == "TP4 · 1024/1024 · conc 4, 8, 64 · throughput"
+    # --max-num-seqs 128 at three points and 256 at the fourth: one difference whose
+    # benchmark value varies by point, not two entries
+    assert [(e.status, len(e.rows)) for e in key.entries] == [("drifted", 4), ("aligned", 2)]
+    assert key.entries[0].bench_values(0) == ["128", "256"]
+    assert key.entries[0].points_text() == "TP4 · 1024/1024 · conc 4, 8, 64, 128 · throughput"
     assert groups[0].top_flags() == [("--max-num-seqs", 1)]  # counted per config key
     page = render_html(AuditReport("b", "r", tuple(rows)))
-    assert page.count("<tr class=entry") == 4
-    assert "3 launch lines: TP4 · 1024/1024 · conc 4, 8, 64 · throughput" in page
+    assert page.count("<tr class=entry") == 3
+    assert "4 launch lines: TP4 · 1024/1024 · conc 4, 8, 64, 128 · throughput" in page
+    assert "(varies by point)" in page
 
 
 def test_dashboard_links_at_the_audited_commits() -> None:
@@ -174,15 +174,20 @@ def test_dashboard_links_at_the_audited_commits() -> None:
     assert f"href='https://github.com/o/bench/blob/{'a' * 40}/configs/amd-master.yaml#L3'" in page
 
 
-def test_history_chart_counts_alignment_prs_per_month() -> None:
+def test_history_chart_counts_drift_per_period() -> None:
     history = [
         HistoryPoint("2026-06-02", "alignment PR"),
+        HistoryPoint("2026-06-03", "blocked"),
         HistoryPoint("2026-06-20", "aligned"),
         HistoryPoint("2026-07-01", "alignment PR"),
     ]
-    page = render_html(big_report(2), history)
-    assert "data-month='2026-06' data-drift='1' data-other='1'" in page
-    assert "data-month='2026-07' data-drift='1' data-other='0'" in page
+    weeks = render_html(big_report(2), history)  # a 29-day span: one bar per day
+    assert "data-period='06-02' data-drift='1' data-blocked='0' data-other='0'" in weeks
+    assert "data-period='06-03' data-drift='0' data-blocked='1' data-other='0'" in weeks
+    history.append(HistoryPoint("2027-01-15", "out of scope"))
+    months = render_html(big_report(2), history)
+    assert "data-period='2026-06' data-drift='1' data-blocked='1' data-other='1'" in months
+    assert "data-period='2027-01' data-drift='0' data-blocked='0' data-other='1'" in months
     assert "id=history-chart" not in render_html(big_report(2))
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from bot.errors import RecipeSyncError
@@ -40,6 +40,8 @@ class SyncRequest:
     runs: RunSource | None  # workflow-run evidence for the PR head
     dry_run: bool
     head_repo: str | None = None  # OWNER/NAME the head branch lives in (a fork's, for fork PRs)
+    # recipe path → flags a maintainer ignored for it on the dashboard issue (never proposed)
+    ignored_flags: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

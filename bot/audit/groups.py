@@ -83,7 +83,7 @@ class RecipeGroup:
     def entries(self) -> tuple[Entry, ...]:
         return tuple(e for p in self.profiles for k in p.keys for e in k.entries)
 
-    def top_flags(self, limit: int = 3) -> list[tuple[str, int]]:
+    def top_flags(self, limit: int | None = 3) -> list[tuple[str, int]]:
         """Drifting flags of this recipe by how many config keys they drift in."""
         return top_flags(self.rows, limit)
 
@@ -155,7 +155,12 @@ def _rank(group: RecipeGroup) -> tuple[int, int, int, str]:
 
 
 def _range(values: Sequence[int]) -> str:
-    return ", ".join(str(v) for v in sorted(set(values)))
+    """``4, 8, 16`` (a long list: its first six and last two, and how many)."""
+    ordered = sorted(set(values))
+    if len(ordered) <= 10:
+        return ", ".join(str(v) for v in ordered)
+    head = ", ".join(str(v) for v in ordered[:6])
+    return f"{head}, …, {ordered[-2]}, {ordered[-1]} ({len(ordered)} values)"
 
 
 def points_text(rows: Sequence[AuditRow]) -> str:

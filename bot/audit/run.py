@@ -230,15 +230,19 @@ class Auditor:
             ),
             context=profile is not None and not profile.represents_recipe,
             script=launch.script if launch is not None else None,
-            recipe_file=(
-                compared.recipe_file
-                if compared is not None and compared.recipe_file
-                else profile.recipe_path
-                if profile is not None
-                else ""
-            ),
+            recipe_file=self._recipe_file(entry.model, profile, compared),
             launch_at=str(launch.launch) if launch is not None and launch.launch else "",
         )
+
+    def _recipe_file(self, model: str, profile: Profile | None, compared: Compared | None) -> str:
+        """The recipe file a row belongs to: the one compared, else the model's own file."""
+        if compared is not None and compared.recipe_file:
+            return compared.recipe_file
+        if profile is not None:
+            return profile.recipe_path
+        repo = self.recipes.repo
+        recipe = repo.by_hf_id.get(model) if repo is not None else None
+        return recipe.path if recipe is not None else ""
 
     # -- one point --------------------------------------------------------------------------
 

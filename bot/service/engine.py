@@ -92,6 +92,7 @@ class AlignEngine:
             recipes_sha=request.recipes_base_sha,
             blob_sha_at=blob_sha_at,
             builder=builder,
+            ignored_flags=request.ignored_flags,
         )
 
     def sync(self, request: SyncRequest) -> SyncOutcome:

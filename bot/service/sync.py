@@ -240,6 +240,7 @@ def _run_engine(
         runs=GitHubRunSource(bench),
         dry_run=lease.dry_run,
         head_repo=pr.head_repo or None,
+        ignored_flags=rt.store.ignored_flags(lease.bench_repo),
     )
     stickies = StickyComments(bench, rt.store, rt.connector.bot_login())
     try:

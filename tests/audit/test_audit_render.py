@@ -49,18 +49,32 @@ def big_report(rows: int) -> AuditReport:
     return AuditReport("bench@abc", "recipes@def", tuple(made))
 
 
-def test_markdown_limit_cuts_at_a_row_and_says_so() -> None:
-    report = big_report(400)
+def many_recipes(recipes: int) -> AuditReport:
+    rows = [
+        row(f"key-{i}", "drifted", c, flags=(DRIFT,), recipe_file=f"models/o/M{i}.yaml")
+        for i in range(recipes)
+        for c in (4, 8, 16)
+    ]
+    return AuditReport("bench@abc", "recipes@def", tuple(rows))
+
+
+def test_markdown_is_one_line_per_distinct_difference() -> None:
+    text = render_markdown(big_report(400))  # 800 launch lines of 8 config keys
+    assert len(text) < 20_000 and max(len(line) for line in text.splitlines()) < 1000
+    assert text.count("- `acme-") == 8
+    assert "conc 0, 1, 2, 3, 4, 5, …, 398, 399 (400 values)" in text
+
+
+def test_markdown_limit_cuts_at_a_recipe_and_says_so() -> None:
+    report = many_recipes(200)
     full = render_markdown(report)
-    assert len(full) > 65_536
     cut = render_markdown(report, limit=20_000)
-    assert len(cut) <= 20_000
-    assert "## Summary" in cut and "| drifted | 400 |" in cut  # the summary always survives
-    shown = sum(1 for line in cut.splitlines() if line.startswith("| `acme-"))
-    assert shown > 10
-    assert f"… {800 - shown} more launch lines are not shown (length limit)" in cut
-    lines = cut.rstrip().splitlines()
-    assert lines[-1].startswith("… ") and [x for x in lines[:-1] if x][-1].startswith("| `acme-")
+    assert len(full) > 20_000 >= len(cut)
+    assert cut.count("| `models/o/M") == 200  # the one-line-per-recipe table always survives
+    shown = cut.count("### `models/o/M")
+    assert 0 < shown < 200
+    assert f"… the details of {200 - shown} more recipes are not shown (length limit)" in cut
+    assert cut.count("<details>") == cut.count("</details>")  # never cut inside a block
 
 
 def test_markdown_safe_mode_neutralises_untrusted_text() -> None:
@@ -79,11 +93,14 @@ def test_markdown_safe_mode_neutralises_untrusted_text() -> None:
 
 
 def test_markdown_escapes_table_breaking_values() -> None:
-    nasty = FlagRow("flag", "--x", "a|b", "c\nd", "differs", "r", True)
-    text = render_markdown(AuditReport("b", "r", (row("k", "drifted", flags=(nasty,)),)))
-    (line,) = [line for line in text.splitlines() if line.startswith("| `k`")]
-    assert "`a\\|b`" in line and "`c d`" in line
-    assert line.count(" | ") == 12  # 13 cells
+    nasty = FlagRow("flag", "--x|y", "a|b", "c\nd", "differs", "r", True)
+    report = AuditReport("b", "r", (row("k", "drifted", flags=(nasty,), recipe_file="m|n.yaml"),))
+    text = render_markdown(report)
+    (line,) = [line for line in text.splitlines() if line.startswith("| `m")]
+    assert line.startswith("| `m\\|n.yaml` |") and "`--x\\|y`" in line
+    assert line.count(" | ") == 5  # 6 cells
+    (entry,) = [line for line in text.splitlines() if line.startswith("- `k`")]
+    assert "`a|b` → `c d`" in entry  # a list line: no escape
 
 
 class _Collect(HTMLParser):

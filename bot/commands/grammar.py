@@ -81,11 +81,17 @@ def jobs(args: argparse.Namespace) -> int:
     return value
 
 
-def add_output(parser: argparse.ArgumentParser, out_help: str, default: str = "md") -> None:
+def add_output(
+    parser: argparse.ArgumentParser,
+    out_help: str,
+    default: str = "md",
+    formats: tuple[str, ...] = FORMATS,
+) -> None:
     parser.add_argument(
         "--format",
-        choices=FORMATS,
-        help=f"report format (default: from the extension of --out, else {default})",
+        choices=formats,
+        help=f"output format (default: from the extension of --out, else {default}; "
+        "md is the human-readable text)",
     )
     parser.add_argument("--out", type=Path, help=out_help)
     parser.set_defaults(format_default=default)
@@ -101,7 +107,17 @@ def output_format(args: argparse.Namespace) -> str:
     return str(getattr(args, "format_default", "md"))
 
 
-def _must_exist(path: Path, flag: str) -> None:
+def write(args: argparse.Namespace, text: str) -> None:
+    """``text`` to ``--out`` (its directory created), else to stdout."""
+    out = getattr(args, "out", None)
+    if out is None:
+        sys.stdout.write(text)
+        return
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(text, encoding="utf-8")
+
+
+def must_exist(path: Path, flag: str) -> None:
     if not path.exists():
         raise InputError(Location(flag), f"{path} does not exist")
     if not path.is_dir():
@@ -118,7 +134,7 @@ def is_git(path: Path) -> bool:
 
 def open_repo(path: Path, ref: str | None, flag: str, *, quiet: bool = False) -> FileSource:
     """The files of ``path`` at ``ref`` (default HEAD of a git repository; said on stderr)."""
-    _must_exist(path, flag)
+    must_exist(path, flag)
     if ref:
         return GitTreeSource(path, ref)
     ref_flag = "--bench-ref" if flag == "--bench-repo" else f"{flag}-ref"

@@ -70,7 +70,8 @@ def _load_json(path: Path) -> Any:
 
 def _launch(data: Any, name: str) -> dict[str, Any]:
     """The {argv, env, image[, config_files]} of extract's or render's JSON (else ``data``)."""
-    if isinstance(data, list):  # recipe-sync extract --config-key …: one object per point
+    if isinstance(data, list) and all(isinstance(item, dict) for item in data):
+        # recipe-sync extract --config-key …: one object per point
         if len(data) != 1:
             raise InputError(
                 Location(name),

@@ -2,7 +2,7 @@
 
 * ``--bench-repo``/``--bench-ref`` and ``--recipes``/``--recipes-ref``: a repository is read
   at a git commit, never checked out. Without a ref a git repository is read at ``HEAD``
-  (said on stderr); a plain directory (no ``.git``) is read as it is on disk (said too).
+  (said on stderr); a plain directory (not a git repository) is read as it is on disk.
   A path that does not exist is the same one-line error for every repository flag.
 * ``--jobs N``: worker processes (``--workers`` is an alias that warns).
 * ``--format md|json|html`` and ``--out FILE``: without ``--format`` the format follows the
@@ -143,9 +143,7 @@ def open_repo(path: Path, ref: str | None, flag: str, *, quiet: bool = False) ->
         if not quiet:
             note(f"{flag}: reading HEAD ({source.commit_sha[:12]}) of {path}; {ref_flag} to choose")
         return source
-    if not quiet:
-        note(f"{flag}: {path} is not a git repository; reading its files as they are")
-    return DirectorySource(path)
+    return DirectorySource(path)  # not a git repository: its files are all there is
 
 
 def repo_name(path: Path | None, given: str | None) -> str:

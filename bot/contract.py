@@ -18,6 +18,7 @@ from typing import Literal, Protocol
 
 from bot.errors import RecipeSyncError
 from bot.evidence.source import RunSource
+from bot.rules.models import Policy
 from bot.sources import FileSource
 
 Conclusion = Literal["success", "neutral", "action_required", "failure"]
@@ -42,6 +43,9 @@ class SyncRequest:
     head_repo: str | None = None  # OWNER/NAME the head branch lives in (a fork's, for fork PRs)
     # recipe path → flags a maintainer ignored for it on the dashboard issue (never proposed)
     ignored_flags: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # the benchmark repository's .github/recipe-sync.yml over the service's policy (None: the
+    # engine's own rules/policy.yaml)
+    policy: Policy | None = None
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 
 from bot.errors import InputError, Location
-from bot.rules.loader import load_validated
+from bot.rules.loader import load_validated, parse_yaml_with_positions, validate
 from bot.rules.models import EnvRules, FlagRules, HardwareRules, ModelRules, Policy
 
 RULE_FILES = ("hardware.yaml", "models.yaml", "flags.yaml", "env.yaml", "policy.yaml")
@@ -57,6 +57,21 @@ def load_rules(directory: Path | None = None) -> Rules:
         env=load("env.yaml", EnvRules),  # type: ignore[arg-type]
         policy=load("policy.yaml", Policy),  # type: ignore[arg-type]
     )
+
+
+REPO_POLICY_PATH = ".github/recipe-sync.yml"
+
+
+def repo_policy(text: str, base: Policy, display: str = REPO_POLICY_PATH) -> Policy:
+    """A benchmark repository's ``.github/recipe-sync.yml`` over ``base`` (the service's policy).
+
+    Same schema as ``rules/policy.yaml``; every key is optional and overrides the service's
+    (``pr`` key by key). Raises :class:`InputError` naming file, key and line.
+    """
+    data = parse_yaml_with_positions(text, display)
+    if data is not None and not isinstance(data, dict):
+        raise InputError(Location(display, line=1), "expected a mapping of policy keys")
+    return validate(data, Policy, display, defaults=base.model_dump())
 
 
 @cache

@@ -220,7 +220,7 @@ def heatmap_svg(groups: Sequence[RecipeGroup]) -> str:
     """Recipe × hardware: the share of compared launch lines that drift, with counts."""
     recipes = [g for g in groups if g.has_recipe]
     hardware = sorted({row.hardware for g in recipes for row in g.rows})
-    label_w, cell_w, cell_h, top = 210, 74, 24, 28
+    label_w, cell_w, cell_h, top = 200, 64, 24, 28
     width = label_w + max(1, len(hardware)) * cell_w + 10
     height = top + max(1, len(recipes)) * cell_h + 10
     parts = [
@@ -282,8 +282,8 @@ def flags_svg(report: AuditReport) -> str:
         for found in row.flags:
             if found.drift:
                 classes.setdefault(found.flag, found.category)
-    label_w, bar_h, gap, top = 250, 18, 5, 30
-    width = 620
+    label_w, bar_h, gap, top = 240, 18, 5, 30
+    width = 560
     biggest = max((n for _, n in ranked), default=1)
     scale = (width - label_w - 40) / biggest
     height = top + max(1, len(ranked)) * (bar_h + gap) + 8

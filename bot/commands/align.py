@@ -59,7 +59,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--bench-base", help="the PR base (default: merge-base with main)")
     add_repo(parser, "recipes")
     parser.add_argument(
-        "--config-key", action="append", default=[], help="only this key (repeatable)"
+        "--config-key", action="append", default=[], help="only this master-config key"
     )
     parser.add_argument("--evidence", type=Path, help="saved workflow runs and job logs")
     parser.add_argument("--bench-pr", type=int, help="benchmark PR number")

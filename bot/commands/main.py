@@ -23,6 +23,7 @@ from bot.commands import (
     evidence,
     extract,
     fixtures,
+    reference,
     render,
     rules,
     serve,
@@ -44,6 +45,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     rules,
     fixtures,
     demo,
+    reference,
 )
 
 

@@ -95,6 +95,12 @@ def _merge_base(repo_path: Path, ref: str) -> str:
     )
 
 
+def _named(source: GitTreeSource, name: str) -> GitTreeSource:
+    """Label a source ``OWNER/NAME@sha`` (or ``local@sha``): no local path in any text."""
+    source.label = f"{name}@{source.commit_sha[:12]}"
+    return source
+
+
 def _recipes_source(args: argparse.Namespace) -> tuple[FileSource, str]:
     source = open_repo(args.recipes, args.recipes_ref, "--recipes")
     return source, getattr(source, "commit_sha", "")
@@ -118,7 +124,8 @@ def inputs_from_args(args: argparse.Namespace) -> AlignInputs:
             raise InputError(Location("--bench-repo"), f"{args.bench_repo} is not a git repository")
         args.bench_ref = "HEAD"
         note(f"--bench-ref: reading HEAD of {args.bench_repo}")
-    bench = GitTreeSource(args.bench_repo, args.bench_ref)
+    bench_name = args.bench_name or repo_name(args.bench_repo, None)
+    bench = _named(GitTreeSource(args.bench_repo, args.bench_ref), bench_name)
     if args.config_key and not args.bench_base:
         base_ref: str | None = None
         try:
@@ -127,8 +134,10 @@ def inputs_from_args(args: argparse.Namespace) -> AlignInputs:
             base_ref = None
     else:
         base_ref = args.bench_base or _merge_base(args.bench_repo, args.bench_ref)
-    base = GitTreeSource(args.bench_repo, base_ref) if base_ref else None
+    base = _named(GitTreeSource(args.bench_repo, base_ref), bench_name) if base_ref else None
     recipes, recipes_sha = _recipes_source(args)
+    if isinstance(recipes, GitTreeSource):
+        _named(recipes, repo_name(args.recipes, args.recipes_name))
     runs = DirRunSource(args.evidence) if args.evidence is not None else None
     pull = _pull(runs)
     number = args.bench_pr if args.bench_pr is not None else _field(pull, "number")

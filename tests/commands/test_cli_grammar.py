@@ -188,3 +188,17 @@ def test_repository_names_come_from_origin_else_local(tmp_path: Path) -> None:
 def test_did_you_mean_is_case_insensitive() -> None:
     assert did_you_mean("MI355", ["mi355x", "h200"]) == " (did you mean 'mi355x'?)"
     assert did_you_mean("zzz", ["mi355x"]) == ""
+
+
+def test_align_without_names_writes_no_local_path(
+    seed: SeedFixtures, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    argv = ["align", "--bench-repo", str(seed.bench_repo), "--bench-ref", seed.bench_pr_head]
+    argv += ["--recipes", str(seed.recipes_repo), "--recipes-ref", seed.recipes_base]
+    assert main([*argv, "--out", str(out)]) == 1
+    body = (out / "pr-body.md").read_text()
+    for name in ("pr-body.md", "pr-title.txt", "comment.md", "plan.json"):
+        text = (out / name).read_text()
+        assert str(seed.bench_repo) not in text and str(seed.recipes_repo) not in text, name
+    assert "with the launch line local@" in body  # no origin remote: "local"

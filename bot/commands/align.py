@@ -35,14 +35,14 @@ from bot.align.builder import run_builder
 from bot.align.matrix import BuilderReport
 from bot.align.result import AlignInputs, AlignRun
 from bot.align.run import align
-from bot.commands.grammar import add_repo, is_git, note, open_repo, repo_name
+from bot.commands.grammar import WORKTREE, add_repo, is_git, note, open_repo, repo_name
 from bot.errors import InputError, Location
 from bot.evidence.source import DirRunSource
 from bot.github.branches import recipe_slug
 from bot.present import AlignTexts, plan_json, present
 from bot.recipes import RecipesRepo
 from bot.rules import default_rules, load_rules
-from bot.sources import FileSource, GitTreeSource, git_blob_sha_at
+from bot.sources import DirectorySource, FileSource, GitTreeSource, git_blob_sha_at
 
 OUTPUTS = ("recipe.patch", "pr-title.txt", "pr-body.md", "comment.md", "plan.json")
 DEFAULT_BRANCHES = ("main", "master", "origin/main", "origin/master")
@@ -118,6 +118,10 @@ def _field(data: dict[str, Any], *path: str) -> Any:
 
 
 def inputs_from_args(args: argparse.Namespace) -> AlignInputs:
+    if args.bench_ref and args.bench_ref.upper() == WORKTREE:
+        raise InputError(
+            Location("--bench-ref"), "align reads the benchmark PR as git commits: give a ref"
+        )
     if not args.bench_ref:
         if not is_git(args.bench_repo):
             open_repo(args.bench_repo, None, "--bench-repo", quiet=True)  # the same messages
@@ -145,7 +149,10 @@ def inputs_from_args(args: argparse.Namespace) -> AlignInputs:
     recipes_dir: Path = args.recipes
 
     def builder(edited: Mapping[str, bytes], after: RecipesRepo) -> BuilderReport:
-        node_modules = None if args.recipes_ref else recipes_dir / "node_modules"
+        # the recipes builder's dependencies, when the recipes are read from the disk
+        node_modules = (
+            recipes_dir / "node_modules" if isinstance(recipes, DirectorySource) else None
+        )
         return run_builder(recipes, edited, after, node_modules=node_modules)
 
     return AlignInputs(

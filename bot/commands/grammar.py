@@ -2,7 +2,8 @@
 
 * ``--bench-repo``/``--bench-ref`` and ``--recipes``/``--recipes-ref``: a repository is read
   at a git commit, never checked out. Without a ref a git repository is read at ``HEAD``
-  (said on stderr); a plain directory (not a git repository) is read as it is on disk.
+  (said on stderr); ``WORKTREE`` reads the files on disk, uncommitted changes included (said
+  too); a plain directory (not a git repository) is read as it is on disk.
   A path that does not exist is the same one-line error for every repository flag.
 * ``--jobs N``: worker processes (``--workers`` is an alias that warns).
 * ``--format md|json|html`` and ``--out FILE``: without ``--format`` the format follows the
@@ -31,6 +32,7 @@ FORMATS = ("md", "json", "html")
 _EXTENSIONS = {".json": "json", ".html": "html", ".htm": "html", ".md": "md"}
 _GITHUB = re.compile(r"github\.com[:/]([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+?)(?:\.git)?/?$")
 LOCAL = "local"
+WORKTREE = "WORKTREE"  # --bench-ref/--recipes-ref value: the files on disk, said on stderr
 
 
 def note(text: str) -> None:
@@ -46,7 +48,8 @@ def add_repo(parser: argparse.ArgumentParser, which: str, *, required: bool = Tr
         parser.add_argument(
             "--bench-ref",
             help="git commit, branch or tag of --bench-repo to read "
-            "(default: HEAD; a plain directory is read as it is)",
+            "(default: HEAD; WORKTREE: the files on disk, uncommitted changes included; "
+            "a plain directory is read as it is)",
         )
         parser.add_argument(
             "--bench-name", help="OWNER/NAME of the benchmark repository (default: from origin)"
@@ -58,7 +61,8 @@ def add_repo(parser: argparse.ArgumentParser, which: str, *, required: bool = Tr
         parser.add_argument(
             "--recipes-ref",
             help="git commit, branch or tag of --recipes to read "
-            "(default: HEAD; a plain directory is read as it is)",
+            "(default: HEAD; WORKTREE: the files on disk, uncommitted changes included; "
+            "a plain directory is read as it is)",
         )
         parser.add_argument(
             "--recipes-name", help="OWNER/NAME of the recipes repository (default: from origin)"
@@ -135,6 +139,10 @@ def is_git(path: Path) -> bool:
 def open_repo(path: Path, ref: str | None, flag: str, *, quiet: bool = False) -> FileSource:
     """The files of ``path`` at ``ref`` (default HEAD of a git repository; said on stderr)."""
     must_exist(path, flag)
+    if ref and ref.upper() == WORKTREE:
+        if not quiet:
+            note(f"{flag}: reading the working tree of {path} (uncommitted changes included)")
+        return DirectorySource(path)
     if ref:
         return GitTreeSource(path, ref)
     ref_flag = "--bench-ref" if flag == "--bench-repo" else f"{flag}-ref"

@@ -96,6 +96,9 @@ def test_without_a_ref_head_is_read_and_said(
     err = capsys.readouterr().err
     assert "--bench-repo: reading HEAD (" in err and "--recipes: reading HEAD (" in err
     assert json.loads(out.read_text())["summary"]["rows"] > 0  # JSON from the extension
+    # the files on disk only when asked for, and said
+    assert main([*argv, "--recipes-ref", "WORKTREE", "--out", str(out)]) in (0, 1)
+    assert "--recipes: reading the working tree of" in capsys.readouterr().err
 
 
 def test_extract_checks_the_runner_node(

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from bot.errors import RecipeSyncError
 from bot.evidence.source import RunSource
+from bot.rules.models import Policy
 from bot.sources import FileSource
 
 Conclusion = Literal["success", "neutral", "action_required", "failure"]
@@ -40,6 +41,11 @@ class SyncRequest:
     runs: RunSource | None  # workflow-run evidence for the PR head
     dry_run: bool
     head_repo: str | None = None  # OWNER/NAME the head branch lives in (a fork's, for fork PRs)
+    # recipe path → flags a maintainer ignored for it on the dashboard issue (never proposed)
+    ignored_flags: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # the benchmark repository's .github/recipe-sync.yml over the service's policy (None: the
+    # engine's own rules/policy.yaml)
+    policy: Policy | None = None
 
 
 @dataclass(frozen=True)

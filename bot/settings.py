@@ -51,6 +51,9 @@ class Settings:
     # GitHub asks integrations to wait >= 1 s between writes; tests set 0.
     seconds_between_writes: float = 1.0
     rules_dir: Path | None = None
+    # where this service is reachable (https://…): the dashboard issue links its HTML report
+    # at <public_url>/dashboards/<owner>/<name>.html; empty: no link
+    public_url: str = ""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -78,6 +81,7 @@ class Settings:
             stale_after_seconds=_number(env, "RECIPE_SYNC_STALE_AFTER", 30.0),
             heartbeat_seconds=_number(env, "RECIPE_SYNC_HEARTBEAT", 5.0),
             seconds_between_writes=_number(env, "RECIPE_SYNC_SECONDS_BETWEEN_WRITES", 1.0),
+            public_url=get("RECIPE_SYNC_PUBLIC_URL").rstrip("/"),
             rules_dir=Path(get("RECIPE_SYNC_RULES")) if get("RECIPE_SYNC_RULES") else None,
         )
         settings.validate()

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from bot.align.compare import compare
-from bot.align.demands import Collector
+from bot.align.demands import Collector, KeepDemand
 from bot.align.edits import build_edits, merge, resolve_conflicts, unique_edits, verified_edit
 from bot.align.nodes import scope_of, text_value
 from bot.align.overlay import OverlaySource
@@ -70,9 +70,18 @@ def repeated_flags(argv: Sequence[str]) -> list[str]:
 
 
 def plan_recipe(
-    recipes: RecipesRepo, source: FileSource, rules: Rules, targets: Sequence[Target]
+    recipes: RecipesRepo,
+    source: FileSource,
+    rules: Rules,
+    targets: Sequence[Target],
+    *,
+    ignored: frozenset[str] = frozenset(),
 ) -> AlignmentPlan:
-    """The plan for one recipe file (all ``targets`` share ``recipe_path``)."""
+    """The plan for one recipe file (all ``targets`` share ``recipe_path``).
+
+    ``ignored``: flags a maintainer ignored for this recipe on the dashboard issue; their
+    demands are dropped and listed as skipped.
+    """
     assert targets, "a plan needs at least one target"
     path = targets[0].profile.recipe_path
     recipe = recipes.by_path[path]
@@ -90,9 +99,14 @@ def plan_recipe(
         else t
         for t in targets
     ]
-    demands, conflicts = resolve_conflicts(out.demands)
+    dropped = sorted(
+        {d.subject for d in out.demands if d.subject in ignored and not isinstance(d, KeepDemand)}
+    )
+    wanted = [d for d in out.demands if d.subject not in ignored]
+    demands, conflicts = resolve_conflicts(wanted)
     planned, problems = build_edits(merge(demands), recipe, recipes)
     skipped = [*out.skipped, *conflicts, *problems]
+    skipped += [f"{flag}: ignored for this recipe on the drift dashboard" for flag in dropped]
     base = AlignmentPlan(
         recipe_path=path,
         targets=tuple(targets),

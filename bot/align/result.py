@@ -53,6 +53,8 @@ class AlignInputs:
     blob_sha_at: BlobShaAt | None = None  # (commit, path) → blob sha, for stale evidence
     earlier_heads: tuple[str, ...] = ()
     builder: Builder | None = None  # runs the recipes builder; None: not run
+    # recipe path → flags ignored for it (the dashboard issue): no demand is planned for them
+    ignored_flags: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     @property
     def bench_ref(self) -> str:

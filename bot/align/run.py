@@ -258,8 +258,18 @@ def align(inputs: AlignInputs) -> AlignRun:
             rules=rules,
         )
     outcomes = [
-        outcome(inputs, recipes, plan_recipe(recipes, recipes_source, rules, targets))
-        for _, targets in sorted(targets_by_recipe(keys, head, evidence, rules).items())
+        outcome(
+            inputs,
+            recipes,
+            plan_recipe(
+                recipes,
+                recipes_source,
+                rules,
+                targets,
+                ignored=inputs.ignored_flags.get(path, frozenset()),
+            ),
+        )
+        for path, targets in sorted(targets_by_recipe(keys, head, evidence, rules).items())
     ]
     return AlignRun(
         inputs, head, recipes, change, keys, tuple(outcomes), evidence, broken_recipes=broken

@@ -1,18 +1,28 @@
-"""The audit as one self-contained HTML page: inline CSS and JS, no network.
+"""The audit as one self-contained HTML page: inline CSS, JS and SVG, no network.
 
-The table is rendered on the server (it reads fine without JavaScript); the script adds
-sorting (click a column header), filters (status, hardware, model, free text) and keeps the
-view in the URL fragment, so a filtered view can be linked. The drift-by-hardware chart is
-inline SVG: one stacked bar per hardware, drifted first.
+What a maintainer needs first is *why* a recipe drifts, so the page is built around
+:func:`bot.audit.groups.group_report`: one section per recipe file, then profile, then config
+key, with identical differences across points collapsed into one entry that lists the
+points. Every difference shows its reason, a link to the recipe YAML line and to the
+script line (GitHub blob URLs at the audited commits when the repository names are known,
+else paths relative to each repository). The table has a fixed layout: nothing scrolls
+sideways at 1400 px.
+
+Charts: a recipe × hardware heat-map of serving drift, the flags that drift in the most
+config keys (coloured by class), and, given backtest output, drift over time. Filters
+(status, hardware, model, text) live in the URL fragment, so a view can be linked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
 from html import escape
 
+from bot.audit.groups import Entry, KeyGroup, RecipeGroup, group_report, top_flags
 from bot.audit.markdown import TITLE
-from bot.audit.model import STATUSES, AuditReport, AuditRow
+from bot.audit.model import STATUSES, AuditReport, FlagRow
 
 COLORS: Mapping[str, str] = {
     "aligned": "#2da44e",
@@ -20,155 +30,145 @@ COLORS: Mapping[str, str] = {
     "unmapped": "#bf8700",
     "unresolved": "#8250df",
 }
-COLUMNS = (
-    ("key", "config key", "text"),
-    ("tp", "tp", "num"),
-    ("ep", "ep", "num"),
-    ("dpattn", "dp-attn", "text"),
-    ("conc", "conc", "num"),
-    ("scenario", "scenario", "text"),
-    ("islosl", "isl/osl", "text"),
-    ("spec", "spec", "text"),
-    ("arm", "arm", "text"),
-    ("hardware", "hardware", "text"),
-    ("profile", "recipe profile", "text"),
-    ("status", "status", "text"),
-    ("flags", "differing flags", "num"),
-    ("notes", "notes", "text"),
-)
+# difference classes (FlagDiff.category): serving configuration first
+CATEGORY_COLORS: Mapping[str, str] = {
+    "engine": "#cf222e",
+    "maybe": "#fb8f44",
+    "env": "#8250df",
+    "image": "#0969da",
+    "api": "#1a7f37",
+    "front-end": "#6e7781",
+    "topology": "#bf8700",
+}
+OTHER_COLOR = "#afb8c1"
 MAX_VALUE = 160
+TOP_FLAGS = 15
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    """One merged benchmark PR of a backtest: its day and outcome (``alignment PR`` = drift)."""
+
+    day: str  # YYYY-MM-DD
+    outcome: str
+
 
 CSS = """
 :root { color-scheme: light; --fg:#1f2328; --muted:#59636e; --line:#d1d9e0; --bg:#ffffff; }
 * { box-sizing: border-box; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg);
-  background: var(--bg); margin: 0; padding: 24px 32px; }
+  background: var(--bg); margin: 0; padding: 20px 28px; }
 h1 { font-size: 22px; margin: 0 0 4px; }
-h2 { font-size: 17px; margin: 28px 0 10px; }
-.sub { color: var(--muted); margin: 0 0 18px; word-break: break-all; }
-.cards { display: flex; gap: 12px; flex-wrap: wrap; margin-bottom: 20px; }
-.card { border: 1px solid var(--line); border-radius: 8px; padding: 10px 16px; min-width: 130px; }
-.card b { display: block; font-size: 24px; }
+h2 { font-size: 17px; margin: 24px 0 8px; }
+a { color: #0969da; text-decoration: none; } a:hover { text-decoration: underline; }
+.sub { color: var(--muted); margin: 0 0 14px; overflow-wrap: anywhere; }
+.cards { display: flex; gap: 12px; flex-wrap: wrap; margin-bottom: 14px; }
+.card { border: 1px solid var(--line); border-radius: 8px; padding: 8px 14px; min-width: 120px; }
+.card b { display: block; font-size: 22px; }
 .card.aligned b { color: #2da44e; } .card.drifted b { color: #cf222e; }
 .card.unmapped b { color: #bf8700; } .card.unresolved b { color: #8250df; }
-.grid { display: flex; gap: 32px; flex-wrap: wrap; align-items: flex-start; }
+.charts { display: flex; gap: 28px; flex-wrap: wrap; align-items: flex-start; }
+.charts > div { max-width: 100%; overflow: hidden; }
 table { border-collapse: collapse; }
-th, td { border-bottom: 1px solid var(--line); padding: 5px 8px; text-align: left;
-  vertical-align: top; }
-table.counts td.n, table.counts th.n { text-align: right; font-variant-numeric: tabular-nums; }
-.scroll { overflow-x: auto; }
-#rows { min-width: 100%; font-size: 13px; }
-#rows td.flags { min-width: 340px; } #rows td.notes { min-width: 280px; }
-#rows td.profile { min-width: 180px; }
-#rows td.status-cell { min-width: 160px; max-width: 360px; }
-#rows th { position: sticky; top: 0; background: #f6f8fa; cursor: pointer; user-select: none;
-  white-space: nowrap; }
-#rows th[aria-sort=ascending]::after { content: " ▲"; }
-#rows th[aria-sort=descending]::after { content: " ▼"; }
-#rows td.key { white-space: nowrap; font-family: ui-monospace, monospace; }
+#rows { width: 100%; table-layout: fixed; font-size: 13px; }
+#rows col.where { width: 27%; } #rows col.state { width: 13%; } #rows col.why { width: 60%; }
+#rows td, #rows th { border-bottom: 1px solid var(--line); padding: 5px 8px; text-align: left;
+  vertical-align: top; overflow-wrap: anywhere; }
+#rows tr.recipe th { background: #f6f8fa; font-size: 14px; padding-top: 10px;
+  border-top: 2px solid var(--line); }
+#rows tr.profile th { font-weight: 600; color: var(--muted); padding-left: 16px; }
 .status { font-weight: 600; }
 .status.aligned { color: #2da44e; } .status.drifted { color: #cf222e; }
 .status.unmapped { color: #9a6700; } .status.unresolved { color: #8250df; }
+.badge { display: inline-block; border-radius: 10px; padding: 0 7px; margin-right: 4px;
+  font-size: 12px; font-weight: 600; color: #fff; }
 code { font: 12px ui-monospace, SFMono-Regular, monospace; background: #f6f8fa;
-  padding: 1px 4px; border-radius: 4px; word-break: break-all; }
-ul.flags { margin: 0; padding-left: 16px; } ul.flags li.uncounted { color: var(--muted); }
-.notes { color: var(--muted); }
-.filters { display: flex; gap: 12px; flex-wrap: wrap; align-items: center; margin: 10px 0; }
+  padding: 1px 4px; border-radius: 4px; overflow-wrap: anywhere; }
+.key { font-family: ui-monospace, monospace; font-size: 12px; }
+.points { color: var(--muted); font-size: 12px; }
+.diff { margin: 0 0 6px; } .diff.uncounted { opacity: .7; }
+.why { color: var(--muted); font-size: 12px; }
+.at { font-size: 11px; margin-left: 6px; }
+.cat { display: inline-block; width: 9px; height: 9px; border-radius: 2px; margin-right: 4px; }
+.notes { color: var(--muted); font-size: 12px; }
+.filters { display: flex; gap: 12px; flex-wrap: wrap; align-items: center; margin: 8px 0; }
 .filters label { color: var(--muted); }
 #shown { color: var(--muted); }
 .warn { border-left: 4px solid #bf8700; padding: 4px 12px; background: #fff8c5; }
+details#out-of-scope { margin-top: 28px; } details summary { cursor: pointer; }
+details table td { border-bottom: 1px solid var(--line); padding: 4px 8px; vertical-align: top; }
 svg text { font: 12px system-ui, sans-serif; fill: #1f2328; }
+svg .cell { cursor: pointer; }
 """
 
 SCRIPT = r"""
 (function () {
   var table = document.getElementById('rows');
-  var body = table.tBodies[0];
-  var rows = Array.prototype.slice.call(body.rows);
-  var heads = Array.prototype.slice.call(table.tHead.rows[0].cells);
-  var filters = {
-    status: document.getElementById('filter-status'),
-    hardware: document.getElementById('filter-hardware'),
-    model: document.getElementById('filter-model'),
-    text: document.getElementById('filter-text')
-  };
+  var groups = Array.prototype.slice.call(table.tBodies);
+  var entries = Array.prototype.slice.call(table.querySelectorAll('tr.entry'));
+  var names = ['status', 'hardware', 'model', 'text'];
+  var filters = {};
+  names.forEach(function (n) { filters[n] = document.getElementById('filter-' + n); });
   var shown = document.getElementById('shown');
-  var state = { sort: null, dir: 1 };
-
-  function cellValue(row, index, kind) {
-    var cell = row.cells[index];
-    var raw = cell.getAttribute('data-sort');
-    if (raw === null) { raw = cell.textContent.trim(); }
-    if (kind === 'num') { var n = parseFloat(raw); return isNaN(n) ? -Infinity : n; }
-    return raw.toLowerCase();
-  }
-  function sortBy(index, dir) {
-    var kind = heads[index].getAttribute('data-kind');
-    var keyed = rows.map(function (row, i) { return [cellValue(row, index, kind), i, row]; });
-    keyed.sort(function (a, b) {
-      if (a[0] < b[0]) { return -dir; }
-      if (a[0] > b[0]) { return dir; }
-      return a[1] - b[1];
-    });
-    keyed.forEach(function (item) { body.appendChild(item[2]); });
-    heads.forEach(function (h, i) {
-      if (i === index) { h.setAttribute('aria-sort', dir > 0 ? 'ascending' : 'descending'); }
-      else { h.removeAttribute('aria-sort'); }
-    });
-    state.sort = heads[index].getAttribute('data-col');
-    state.dir = dir;
-  }
-  function applyFilters() {
-    var status = filters.status.value, hardware = filters.hardware.value;
-    var model = filters.model.value, text = filters.text.value.trim().toLowerCase();
-    var count = 0;
-    rows.forEach(function (row) {
-      var ok = (!status || row.getAttribute('data-status') === status) &&
-        (!hardware || row.getAttribute('data-hardware') === hardware) &&
-        (!model || row.getAttribute('data-model') === model) &&
-        (!text || row.textContent.toLowerCase().indexOf(text) >= 0);
+  function apply() {
+    var f = {};
+    names.forEach(function (n) { f[n] = filters[n].value; });
+    var text = f.text.trim().toLowerCase(), count = 0, lines = 0;
+    entries.forEach(function (row) {
+      var ok = (!f.status || row.getAttribute('data-status') === f.status) &&
+        (!f.hardware || row.getAttribute('data-hardware') === f.hardware) &&
+        (!f.model || row.getAttribute('data-model') === f.model) &&
+        (!text || row.textContent.toLowerCase().indexOf(text) >= 0 ||
+          row.parentNode.rows[0].textContent.toLowerCase().indexOf(text) >= 0);
       row.hidden = !ok;
-      if (ok) { count += 1; }
+      if (ok) { count += 1; lines += parseInt(row.getAttribute('data-lines'), 10); }
     });
-    shown.textContent = 'showing ' + count + ' of ' + rows.length + ' launch lines';
+    groups.forEach(function (body) {
+      var any = body.querySelector('tr.entry:not([hidden])') !== null;
+      body.hidden = !any;
+      Array.prototype.slice.call(body.querySelectorAll('tr.profile')).forEach(function (p) {
+        var next = p.nextElementSibling, seen = false;
+        while (next && !next.classList.contains('profile')) {
+          if (next.classList.contains('entry') && !next.hidden) { seen = true; }
+          next = next.nextElementSibling;
+        }
+        p.hidden = !seen;
+      });
+    });
+    shown.textContent = 'showing ' + count + ' of ' + entries.length + ' entries (' + lines +
+      ' launch lines)';
     table.setAttribute('data-shown', String(count));
   }
-  function saveState() {
+  function save() {
     var parts = [];
-    ['status', 'hardware', 'model', 'text'].forEach(function (name) {
-      if (filters[name].value) { parts.push(name + '=' + encodeURIComponent(filters[name].value)); }
+    names.forEach(function (n) {
+      if (filters[n].value) { parts.push(n + '=' + encodeURIComponent(filters[n].value)); }
     });
-    if (state.sort) { parts.push('sort=' + state.sort + (state.dir < 0 ? ':desc' : '')); }
     var hash = parts.join('&');
     if (window.history && history.replaceState) {
       history.replaceState(null, '', hash ? '#' + hash : location.pathname + location.search);
     }
   }
-  heads.forEach(function (head, index) {
-    head.addEventListener('click', function () {
-      var col = head.getAttribute('data-col');
-      sortBy(index, state.sort === col ? -state.dir : 1);
-      saveState();
+  names.forEach(function (n) {
+    filters[n].addEventListener(n === 'text' ? 'input' : 'change', function () {
+      apply(); save();
     });
   });
-  Object.keys(filters).forEach(function (name) {
-    var el = filters[name];
-    el.addEventListener(name === 'text' ? 'input' : 'change', function () {
-      applyFilters(); saveState();
+  Array.prototype.slice.call(document.querySelectorAll('[data-filter]')).forEach(function (el) {
+    el.addEventListener('click', function () {
+      el.getAttribute('data-filter').split('&').forEach(function (part) {
+        var eq = part.indexOf('=');
+        filters[part.slice(0, eq)].value = decodeURIComponent(part.slice(eq + 1));
+      });
+      apply(); save(); table.scrollIntoView();
     });
   });
   (location.hash || '').replace(/^#/, '').split('&').forEach(function (part) {
     var eq = part.indexOf('='); if (eq < 0) { return; }
-    var name = part.slice(0, eq), value = decodeURIComponent(part.slice(eq + 1));
-    if (filters[name]) { filters[name].value = value; }
-    if (name === 'sort') {
-      var bits = value.split(':');
-      heads.forEach(function (h, i) {
-        if (h.getAttribute('data-col') === bits[0]) { sortBy(i, bits[1] === 'desc' ? -1 : 1); }
-      });
-    }
+    var name = part.slice(0, eq);
+    if (filters[name]) { filters[name].value = decodeURIComponent(part.slice(eq + 1)); }
   });
-  applyFilters();
+  apply();
 })();
 """
 
@@ -179,133 +179,333 @@ def _e(text: str) -> str:
 
 def _code(text: str) -> str:
     if not text:
-        return "<span class=notes>—</span>"
+        return "<span class=notes>(omitted)</span>"
     short = text if len(text) <= MAX_VALUE else text[: MAX_VALUE - 1] + "…"
     return f"<code title='{_e(text)}'>{_e(short)}</code>"
 
 
-def chart_svg(report: AuditReport) -> str:
-    """Stacked horizontal bars per hardware (drifted, unresolved, unmapped, aligned)."""
-    groups = report.by_hardware()
-    order = sorted(groups, key=lambda hw: (-groups[hw]["drifted"], -sum(groups[hw].values()), hw))
-    width, label_w, bar_h, gap, top = 760, 150, 22, 8, 34
-    biggest = max((sum(c.values()) for c in groups.values()), default=1) or 1
-    scale = (width - label_w - 130) / biggest
-    height = top + max(1, len(order)) * (bar_h + gap) + 10
+class Links:
+    """``file:line`` → a GitHub blob URL at the audited commit, else a repository path."""
+
+    def __init__(self, name: str, commit: str) -> None:
+        self.base = f"https://github.com/{name}/blob/{commit}/" if name and commit else ""
+
+    def href(self, at: str) -> str | None:
+        file, sep, line = at.rpartition(":")
+        if not sep or not line.isdigit():
+            return None
+        return f"{self.base}{file}#L{line}"
+
+    def anchor(self, at: str, label: str) -> str:
+        if not at:
+            return ""
+        href = self.href(at)
+        if href is None:
+            return f"<span class=at title='{_e(at)}'>{_e(label)}</span>"
+        return f"<a class=at href='{_e(href)}' title='{_e(at)}'>{_e(label)}</a>"
+
+
+def _short_at(at: str) -> str:
+    return at.rsplit("/", 1)[-1]
+
+
+# --- charts ------------------------------------------------------------------------------
+
+
+def _recipe_name(recipe: str) -> str:
+    return recipe.rsplit("/", 1)[-1].removesuffix(".yaml")
+
+
+def heatmap_svg(groups: Sequence[RecipeGroup]) -> str:
+    """Recipe × hardware: the share of compared launch lines that drift, with counts."""
+    recipes = [g for g in groups if g.has_recipe]
+    hardware = sorted({row.hardware for g in recipes for row in g.rows})
+    label_w, cell_w, cell_h, top = 200, 64, 24, 28
+    width = label_w + max(1, len(hardware)) * cell_w + 10
+    height = top + max(1, len(recipes)) * cell_h + 10
     parts = [
-        f"<svg id=drift-chart xmlns='http://www.w3.org/2000/svg' width='{width}' "
-        f"height='{height}' viewBox='0 0 {width} {height}' role='img' "
-        "aria-label='launch lines by hardware and status'>",
-        "<title>Drift by hardware</title>",
+        f"<svg id=heatmap xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
+        f"viewBox='0 0 {width} {height}' role='img' aria-label='serving drift by recipe and "
+        "hardware'><title>Serving drift: drifted / compared launch lines</title>"
     ]
-    x = label_w
-    for status in ("drifted", "unresolved", "unmapped", "aligned"):
+    for col, hw in enumerate(hardware):
+        x = label_w + col * cell_w + cell_w / 2
+        parts.append(f"<text x='{x:.0f}' y='18' text-anchor='middle'>{_e(hw)}</text>")
+    if not recipes:
+        parts.append(f"<text x='10' y='{top + 16}'>no launch line maps to a recipe</text>")
+    for index, group in enumerate(recipes):
+        y = top + index * cell_h
+        name = _recipe_name(group.recipe)
         parts.append(
-            f"<rect x='{x}' y='6' width='12' height='12' fill='{COLORS[status]}'/>"
-            f"<text x='{x + 16}' y='16'>{status}</text>"
+            f"<text x='{label_w - 8}' y='{y + 16}' text-anchor='end'>{_e(name[:30])}</text>"
         )
-        x += 100
-    if not order:
-        parts.append(f"<text x='{label_w}' y='{top + 15}'>no launch lines audited</text>")
-    for index, hardware in enumerate(order):
-        counts = groups[hardware]
-        y = top + index * (bar_h + gap)
-        parts.append(
-            f"<text x='{label_w - 8}' y='{y + 15}' text-anchor='end'>{_e(hardware)}</text>"
-        )
-        x0 = float(label_w)
-        for status in ("drifted", "unresolved", "unmapped", "aligned"):
-            n = counts.get(status, 0)
-            if not n:
+        for col, hw in enumerate(hardware):
+            rows = [r for r in group.rows if r.hardware == hw]
+            if not rows:
                 continue
-            w = max(2.0, n * scale)
+            compared = [r for r in rows if r.status in ("drifted", "aligned")]
+            drifted = sum(1 for r in compared if r.status == "drifted")
+            x = label_w + col * cell_w
+            if compared:
+                share = drifted / len(compared)
+                fill = heat_color(share)
+                text = f"{drifted}/{len(compared)}"
+            else:  # nothing compared here: unmapped / unresolved only
+                fill, text = "#eaeef2", "–"
+            model = rows[0].model
             parts.append(
-                f"<rect class='bar {status}' data-hardware='{_e(hardware)}' "
-                f"data-status='{status}' data-count='{n}' x='{x0:.1f}' y='{y}' "
-                f"width='{w:.1f}' height='{bar_h}' fill='{COLORS[status]}'>"
-                f"<title>{_e(hardware)}: {n} {status}</title></rect>"
+                f"<g class=cell data-filter='model={_e(model)}&amp;hardware={_e(hw)}' "
+                f"data-recipe='{_e(name)}' data-hardware='{_e(hw)}' data-drifted='{drifted}' "
+                f"data-compared='{len(compared)}'><rect x='{x + 1}' y='{y + 1}' "
+                f"width='{cell_w - 2}' height='{cell_h - 2}' rx='3' fill='{fill}'/>"
+                f"<text x='{x + cell_w / 2:.0f}' y='{y + 16}' text-anchor='middle'>{text}</text>"
+                f"<title>{_e(name)} on {_e(hw)}: {drifted} of {len(compared)} compared launch "
+                f"lines drift ({len(rows) - len(compared)} not comparable)</title></g>"
             )
-            x0 += w
-        drifted = counts.get("drifted", 0)
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def heat_color(share: float) -> str:
+    """Pale green (nothing drifts) to the drifted red (everything drifts)."""
+    low, high = (0xDA, 0xFB, 0xE1), (0xCF, 0x22, 0x2E)
+    return "#" + "".join(
+        f"{round(x + (y - x) * share):02x}" for x, y in zip(low, high, strict=True)
+    )
+
+
+def flags_svg(report: AuditReport) -> str:
+    """The flags that drift in the most config keys, each bar split by difference class."""
+    ranked = top_flags(report.rows, TOP_FLAGS)
+    classes: dict[str, str] = {}
+    for row in report.rows:
+        for found in row.flags:
+            if found.drift:
+                classes.setdefault(found.flag, found.category)
+    label_w, bar_h, gap, top = 240, 18, 5, 30
+    width = 560
+    biggest = max((n for _, n in ranked), default=1)
+    scale = (width - label_w - 40) / biggest
+    height = top + max(1, len(ranked)) * (bar_h + gap) + 8
+    parts = [
+        f"<svg id=flags-chart xmlns='http://www.w3.org/2000/svg' width='{width}' "
+        f"height='{height}' viewBox='0 0 {width} {height}' role='img' "
+        "aria-label='flags that drift in the most config keys'>"
+        "<title>Top differing flags (config keys)</title>"
+    ]
+    used = sorted({classes[f] for f, _ in ranked})
+    x = 10
+    for category in used:
+        color = CATEGORY_COLORS.get(category, OTHER_COLOR)
         parts.append(
-            f"<text x='{x0 + 6:.1f}' y='{y + 15}'>{drifted} drifted / {sum(counts.values())}</text>"
+            f"<rect x='{x}' y='6' width='11' height='11' fill='{color}'/>"
+            f"<text x='{x + 15}' y='16'>{_e(category or 'other')}</text>"
+        )
+        x += 24 + 7 * len(category or "other")
+    if not ranked:
+        parts.append(f"<text x='10' y='{top + 14}'>no flag drifts</text>")
+    for index, (flag, count) in enumerate(ranked):
+        y = top + index * (bar_h + gap)
+        color = CATEGORY_COLORS.get(classes[flag], OTHER_COLOR)
+        parts.append(
+            f"<g class=cell data-filter='text={_e(flag)}' data-flag='{_e(flag)}' "
+            f"data-count='{count}'><text x='{label_w - 8}' y='{y + 13}' text-anchor='end'>"
+            f"{_e(flag[:36])}</text><rect x='{label_w}' y='{y}' width='{count * scale:.1f}' "
+            f"height='{bar_h}' fill='{color}'/><text x='{label_w + count * scale + 5:.1f}' "
+            f"y='{y + 13}'>{count}</text><title>{_e(flag)}: drifts in {count} config keys "
+            f"({_e(classes[flag] or 'other')})</title></g>"
         )
     parts.append("</svg>")
     return "".join(parts)
 
 
-def _counts_table(title: str, groups: Mapping[str, Mapping[str, int]]) -> str:
-    head = "".join(f"<th class=n>{s}</th>" for s in STATUSES)
-    body = "".join(
-        f"<tr><td>{_e(name)}</td>"
-        + "".join(f"<td class=n>{counts.get(s, 0)}</td>" for s in STATUSES)
-        + f"<td class=n>{sum(counts.values())}</td></tr>"
-        for name, counts in groups.items()
-    )
-    return (
-        f"<div><h2>{_e(title)}</h2><table class=counts><thead><tr><th>{_e(title.split()[-1])}"
-        f"</th>{head}<th class=n>total</th></tr></thead><tbody>{body}</tbody></table></div>"
-    )
+DRIFT_OUTCOMES = ("alignment PR", "blocked")  # a backtest PR that called for a recipe change
 
 
-def _row(row: AuditRow) -> str:
-    p = row.point_fields()
-    flags = "".join(
-        f"<li class='{'counted' if f.drift else 'uncounted'}' title='{_e(f.reason)}'>"
-        f"{_code(f.flag)} {_code(f.bench)} vs {_code(f.recipe)} "
-        f"<span class=notes>{_e(f.verdict)}</span></li>"
-        for f in row.flags
-    )
-    notes = list(row.notes)
-    cells = [
-        f"<td class=key title='{_e(row.config_file)}:{row.config_line or ''}'>"
-        f"{_e(row.config_key)}</td>",
-        f"<td data-sort='{_e(p['tp'])}'>{_e(p['tp'])}</td>",
-        f"<td>{_e(p['ep'])}</td>",
-        f"<td>{_e(p['dp-attn'])}</td>",
-        f"<td data-sort='{_e(p['conc'])}'>{_e(p['conc'])}</td>",
-        f"<td>{_e(p['scenario'])}</td>",
-        f"<td>{_e(p['isl-osl'])}</td>",
-        f"<td>{_e(p['spec'])}</td>",
-        f"<td>{_e(row.arm)}</td>",
-        f"<td>{_e(row.hardware)}</td>",
-        f"<td class=profile>{_e(row.profile) or '—'}</td>",
-        f"<td class=status-cell data-sort='{STATUSES.index(row.status)}{_e(row.status)}'>"
-        f"<span class='status {row.status}'>{_e(row.status_text)}</span></td>",
-        f"<td class=flags data-sort='{row.drift_count}'>"
-        + (f"<ul class=flags>{flags}</ul>" if flags else "")
-        + "</td>",
-        f"<td class=notes>{_e('; '.join(notes))}</td>",
+def _buckets(days: Sequence[str]) -> tuple[str, Callable[[str], str]]:
+    """Days when the history spans a month or less, ISO weeks up to half a year, else months."""
+    first, last = date.fromisoformat(min(days)[:10]), date.fromisoformat(max(days)[:10])
+    span = (last - first).days
+    if span <= 31:
+        return "day", lambda day: day[5:10]
+    if span <= 183:
+
+        def week(day: str) -> str:
+            year, number, _ = date.fromisoformat(day[:10]).isocalendar()
+            return f"{year}-W{number:02d}"
+
+        return "week", week
+    return "month", lambda day: day[:7]
+
+
+def history_svg(history: Sequence[HistoryPoint]) -> str:
+    """Merged benchmark PRs per day, week or month, by whether they called for a recipe change."""
+    unit, bucket = _buckets([p.day for p in history])
+    periods: dict[str, list[int]] = {}
+    for point in sorted(history, key=lambda p: p.day):
+        counts = periods.setdefault(bucket(point.day), [0, 0, 0])
+        if point.outcome in DRIFT_OUTCOMES:
+            counts[DRIFT_OUTCOMES.index(point.outcome)] += 1
+        else:
+            counts[2] += 1
+    colors = (COLORS["drifted"], "#fb8f44", OTHER_COLOR)
+    legend = ("alignment PR", "blocked drift", "no recipe change")
+    bar_w, gap, top, left, plot = 34, 8, 26, 30, 150
+    width = max(440, left + max(1, len(periods)) * (bar_w + gap) + 10)
+    biggest = max((sum(c) for c in periods.values()), default=1) or 1
+    height = top + plot + 28
+    parts = [
+        f"<svg id=history-chart xmlns='http://www.w3.org/2000/svg' width='{width}' "
+        f"height='{height}' viewBox='0 0 {width} {height}' role='img' "
+        f"aria-label='drift over time'><title>Merged benchmark PRs per {unit}</title>"
     ]
+    for index, (color, text) in enumerate(zip(colors, legend, strict=True)):
+        x = left + index * 140
+        parts.append(
+            f"<rect x='{x}' y='4' width='11' height='11' fill='{color}'/>"
+            f"<text x='{x + 15}' y='14'>{text}</text>"
+        )
+    for index, (period, counts) in enumerate(periods.items()):
+        x = left + index * (bar_w + gap)
+        y = float(top + plot)
+        marks = []
+        for n, color in zip(counts, colors, strict=True):
+            h = plot * n / biggest
+            y -= h
+            marks.append(
+                f"<rect x='{x}' y='{y:.1f}' width='{bar_w}' height='{h:.1f}' fill='{color}'/>"
+            )
+        parts.append(
+            f"<g class=period data-period='{period}' data-drift='{counts[0]}' "
+            f"data-blocked='{counts[1]}' data-other='{counts[2]}'>{''.join(marks)}"
+            f"<text x='{x + bar_w / 2:.0f}' y='{top + plot + 14}' text-anchor='middle'>"
+            f"{_e(period[-5:])}</text><title>{_e(period)}: {counts[0]} alignment PRs, "
+            f"{counts[1]} blocked, {counts[2]} without a recipe change</title></g>"
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+# --- the grouped table -----------------------------------------------------------------------
+
+
+def _diff(flag: FlagRow, values: Sequence[str], recipes: Links, bench: Links) -> str:
+    color = CATEGORY_COLORS.get(flag.category, OTHER_COLOR)
+    counted = "counted" if flag.drift else "uncounted"
+    verdict = flag.verdict if flag.drift else f"{flag.verdict}, not counted"
+    if len(values) > 1:  # the benchmark's value follows the point (e.g. = concurrency)
+        shown = " ".join(_code(v) for v in values[:8]) + (" …" if len(values) > 8 else "")
+        bench_text = f"{shown} <span class=notes>(varies by point)</span>"
+        reason = f"e.g. {flag.reason}"
+    else:
+        bench_text, reason = _code(flag.bench), flag.reason
     return (
-        f"<tr data-status='{row.status}' data-hardware='{_e(row.hardware)}' "
-        f"data-model='{_e(row.model)}'>" + "".join(cells) + "</tr>"
+        f"<div class='diff {counted}' data-flag='{_e(flag.flag)}'>"
+        f"<span class=cat style='background:{color}' title='{_e(flag.category)}'></span>"
+        f"<code>{_e(flag.flag)}</code> benchmark {bench_text} · recipe "
+        f"{_code(flag.recipe)} <span class=notes>({_e(verdict)})</span>"
+        f"{recipes.anchor(flag.recipe_at, 'recipe ' + _short_at(flag.recipe_at))}"
+        f"{bench.anchor(flag.bench_at, 'script ' + _short_at(flag.bench_at))}"
+        f"<div class=why>{_e(reason)}</div></div>"
     )
+
+
+def _entry(key: KeyGroup, entry: Entry, recipes: Links, bench: Links) -> str:
+    row = entry.first
+    where = (
+        f"<div class=key>{bench.anchor(f'{key.config_file}:{key.config_line}', key.config_key)}"
+        if key.config_line
+        else f"<div class=key>{_e(key.config_key)}"
+    )
+    where += (
+        f" <span class=notes>{_e(key.hardware)}</span></div>"
+        f"<div class=points>{len(entry.rows)} launch line{'s' if len(entry.rows) != 1 else ''}"
+        f": {_e(entry.points_text())}</div>"
+    )
+    if row.launch_at:
+        where += f"<div>{bench.anchor(row.launch_at, 'launch ' + _short_at(row.launch_at))}</div>"
+    state = f"<span class='status {row.status}'>{_e(row.status)}</span>"
+    if row.status == "drifted":
+        state += f" <span class=notes>{row.drift_count} flags</span>"
+    if row.context:
+        state += "<div class=notes>context only</div>"
+    why = ""
+    if row.reason:
+        why += f"<div class=diff>{_e(row.reason)}</div>"
+    why += "".join(
+        _diff(flag, entry.bench_values(index), recipes, bench)
+        for index, flag in enumerate(row.flags)
+    )
+    if row.notes:
+        why += f"<div class=notes>{_e('; '.join(row.notes))}</div>"
+    return (
+        f"<tr class=entry data-status='{row.status}' data-hardware='{_e(row.hardware)}' "
+        f"data-model='{_e(row.model)}' data-key='{_e(key.config_key)}' "
+        f"data-lines='{len(entry.rows)}'><td>{where}</td><td>{state}</td>"
+        f"<td class=reasons>{why or '—'}</td></tr>"
+    )
+
+
+def _badges(counts: Mapping[str, int]) -> str:
+    return "".join(
+        f"<span class=badge style='background:{COLORS[s]}'>{counts[s]} {s}</span>"
+        for s in STATUSES
+        if counts[s]
+    )
+
+
+def _group(group: RecipeGroup, recipes: Links, bench: Links) -> str:
+    title = (
+        recipes.anchor(f"{group.recipe}:1", group.recipe) if group.has_recipe else _e(group.recipe)
+    )
+    top = ", ".join(f"{flag} ({n})" for flag, n in group.top_flags())
+    head = (
+        f"<tr class=recipe><th colspan=3>{title} {_badges(group.counts())}"
+        + (f" <span class=notes>most differing: {_e(top)}</span>" if top else "")
+        + "</th></tr>"
+    )
+    body = [head]
+    for profile in group.profiles:
+        label = profile.profile or "no recipe profile"
+        body.append(f"<tr class=profile><th colspan=3>{_e(label)}</th></tr>")
+        for key in profile.keys:
+            body.extend(_entry(key, entry, recipes, bench) for entry in key.entries)
+    return f"<tbody data-recipe='{_e(group.recipe)}'>" + "".join(body) + "</tbody>"
 
 
 def _options(values: list[str]) -> str:
     return "".join(f"<option value='{_e(v)}'>{_e(v)}</option>" for v in values)
 
 
-def render_html(report: AuditReport) -> str:
-    counts = report.by_status()
-    cards = "".join(
-        f"<div class='card {s}' data-status='{s}'><b>{counts[s]}</b>{s}</div>" for s in STATUSES
-    )
+def _out_of_scope(report: AuditReport) -> str:
     scope = report.out_of_scope_by_framework()
+    if not scope:
+        return "<p>Every config key is a single-node vLLM configuration.</p>"
     reasons = report.out_of_scope_reasons()
     keys = report.out_of_scope_keys()
-    scope_html = (
-        "<table class=counts id=out-of-scope><thead><tr><th>framework</th><th class=n>"
-        "config keys</th><th>reason</th><th>keys</th></tr></thead><tbody>"
-        + "".join(
-            f"<tr><td>{_e(g)}</td><td class=n>{n}</td><td>{_e(reasons[g])}</td>"
-            f"<td class=notes>{_e(', '.join(keys[g]))}</td></tr>"
-            for g, n in scope.items()
-        )
-        + "</tbody></table>"
-        if scope
-        else "<p>Every config key is a single-node vLLM configuration.</p>"
+    total = len(report.out_of_scope)
+    summary = ", ".join(f"{g} {n}" for g, n in scope.items())
+    rows = "".join(
+        f"<tr><td>{_e(g)}</td><td>{n}</td><td>{_e(reasons[g])}</td>"
+        f"<td class=notes>{_e(', '.join(keys[g]))}</td></tr>"
+        for g, n in scope.items()
+    )
+    return (
+        f"<details id=out-of-scope><summary><b>{total} config keys out of scope</b> "
+        f"<span class=notes>({_e(summary)})</span></summary><table><tbody>{rows}</tbody>"
+        "</table></details>"
+    )
+
+
+def render_html(report: AuditReport, history: Sequence[HistoryPoint] = ()) -> str:
+    counts = report.by_status()
+    groups = group_report(report)
+    recipes = Links(report.recipes_name, report.recipes_commit)
+    bench = Links(report.bench_name, report.bench_commit)
+    cards = "".join(
+        f"<div class='card {s}' data-status='{s}' data-filter='status={s}'><b>{counts[s]}</b>"
+        f"{s}</div>"
+        for s in STATUSES
     )
     warnings = "".join(f"<p class=warn>{_e(w)}</p>" for w in report.warnings)
     if report.internal_errors:
@@ -313,13 +513,20 @@ def render_html(report: AuditReport) -> str:
             f"<p class=warn>{report.internal_errors} launch lines hit an internal error "
             "(status unresolved (internal error: …); traceback in the log).</p>"
         )
-    heads = "".join(
-        f"<th data-col='{col}' data-kind='{kind}' scope=col>{_e(label)}</th>"
-        for col, label, kind in COLUMNS
-    )
+    left = f"<h2>Serving drift by recipe and hardware</h2>{heatmap_svg(groups)}"
+    if history:
+        left += f"<h2>Drift over time</h2>{history_svg(history)}"
+    charts = f"<div>{left}</div><div><h2>Top differing flags</h2>{flags_svg(report)}</div>"
     hardware = sorted({row.hardware for row in report.rows})
     models = sorted({row.model for row in report.rows})
-    body = "".join(_row(row) for row in report.rows)
+    entries = sum(len(g.entries()) for g in groups)
+    bench_label = report.bench_name or report.bench_label
+    if report.bench_name and report.bench_commit:
+        bench_label += f"@{report.bench_commit[:12]}"
+    recipes_label = report.recipes_name or report.recipes_label or "(does not load)"
+    if report.recipes_name and report.recipes_commit:
+        recipes_label += f"@{report.recipes_commit[:12]}"
+    table = "".join(_group(group, recipes, bench) for group in groups)
     return (
         "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
         "<meta name=viewport content='width=device-width, initial-scale=1'>"
@@ -327,15 +534,12 @@ def render_html(report: AuditReport) -> str:
         "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
         f"<title>{_e(TITLE)}</title><style>{CSS}</style></head><body>"
         f"<h1>{_e(TITLE)}</h1>"
-        f"<p class=sub>benchmark repository <code>{_e(report.bench_label)}</code> · recipes "
-        f"repository <code>{_e(report.recipes_label or '(does not load)')}</code> · "
-        f"{len(report.rows)} launch lines of {report.keys_audited} vLLM config keys</p>"
+        f"<p class=sub>benchmark repository <code>{_e(bench_label)}</code> · recipes "
+        f"repository <code>{_e(recipes_label)}</code> · {len(report.rows)} launch lines of "
+        f"{report.keys_audited} vLLM config keys, {entries} distinct entries</p>"
         f"<div class=cards id=summary>{cards}</div>{warnings}"
-        f"<h2>Drift by hardware</h2>{chart_svg(report)}"
-        f"<div class=grid>{_counts_table('By hardware', report.by_hardware())}"
-        f"{_counts_table('By model', report.by_model())}"
-        f"<div><h2>Out of scope</h2>{scope_html}</div></div>"
-        "<h2>Launch lines</h2><div class=filters>"
+        f"<div class=charts>{charts}</div>"
+        "<h2>By recipe</h2><div class=filters>"
         "<label>status <select id=filter-status><option value=''>all</option>"
         f"{_options(list(STATUSES))}</select></label>"
         "<label>hardware <select id=filter-hardware><option value=''>all</option>"
@@ -343,8 +547,10 @@ def render_html(report: AuditReport) -> str:
         "<label>model <select id=filter-model><option value=''>all</option>"
         f"{_options(models)}</select></label>"
         "<label>search <input id=filter-text type=search></label>"
-        f"<span id=shown>{len(report.rows)} launch lines</span></div>"
-        f"<div class=scroll><table id=rows data-total='{len(report.rows)}'><thead><tr>{heads}"
-        f"</tr></thead><tbody>{body}</tbody></table></div>"
+        f"<span id=shown>{entries} entries</span></div>"
+        f"<table id=rows data-total='{entries}'><colgroup><col class=where><col class=state>"
+        "<col class=why></colgroup><thead><tr><th>config key · points</th><th>status</th>"
+        f"<th>differences and why</th></tr></thead>{table}</table>"
+        f"{_out_of_scope(report)}"
         f"<script>{SCRIPT}</script></body></html>\n"
     )

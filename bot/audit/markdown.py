@@ -1,33 +1,30 @@
-"""The audit as Markdown: summary counts first, then one table row per launch line, grouped by
-status (drifted, unresolved, unmapped, aligned), so a cut for length loses aligned rows first.
+"""The audit as Markdown, grouped the way the HTML dashboard is (:mod:`bot.audit.groups`):
+the counts, one table line per recipe file with the flags that drift most, then per recipe
+one line per distinct difference set (the points it covers listed on the line), folded in
+``<details>``. Reasons and links are in the HTML report.
 
 ``limit`` keeps the text under a length (the dashboard issue: GitHub refuses bodies over
-65,536 characters): rows stop at a row boundary and a note says how many were left out.
+65,536 characters): recipes stop at a recipe boundary and a note says how many were left out.
 ``safe`` neutralises text from the benchmark repository (mentions, closing keywords, HTML
 comment markers) for posting on GitHub.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Sequence
 
-from bot.audit.model import STATUSES, AuditReport, AuditRow, FlagRow
+from bot.audit.groups import Entry, KeyGroup, RecipeGroup, group_report
+from bot.audit.model import STATUSES, AuditReport
 from bot.github.sanitize import inline, neutralize
 
 TITLE = "recipe-sync drift audit"
 MAX_VALUE = 100  # characters of a flag value shown in a cell
 KEYS_SHOWN = 8  # out-of-scope keys named per framework (the JSON lists them all)
-SECTIONS = (
-    ("drifted", "Drifted", "the recipe renders something else than this launch line"),
-    ("unresolved", "Unresolved", "the launch line is not statically known"),
-    ("unmapped", "Unmapped", "no recipe rendering corresponds to this launch line"),
-    ("aligned", "Aligned", "the recipe renders this launch line"),
-)
-HEADER = (
-    "| config key | tp | ep | dp-attn | conc | scenario | isl/osl | spec | arm "
-    "| recipe profile | status | differing flags | notes |"
-)
-RULE = "|" + "---|" * 13
+STATUS_ORDER = ("drifted", "unresolved", "unmapped", "aligned")
+
+
+def _n(count: int, one: str, many: str = "") -> str:
+    return f"{count} {one if count == 1 else many or one + 's'}"
 
 
 def _short(text: str, limit: int = MAX_VALUE) -> str:
@@ -40,61 +37,50 @@ class _Cells:
     def __init__(self, safe: bool) -> None:
         self.safe = safe
 
-    def text(self, value: str) -> str:
+    def text(self, value: str, *, table: bool = True) -> str:
         value = value.replace("\r", " ").replace("\n", " ")
         if self.safe:
             value = neutralize(value)
-        return value.replace("|", "\\|")
+        return value.replace("|", "\\|") if table else value
 
-    def code(self, value: str) -> str:
+    def code(self, value: str, *, table: bool = True) -> str:
+        """A code span; in a table cell a ``|`` is escaped (GitHub splits cells first)."""
         value = _short(value)
         if self.safe:
             value = value.replace("<!--", "<!-\u200b-")
-        return inline(value).replace("|", "\\|") if value else "—"
+        if not value:
+            return "—"
+        span = inline(value)
+        return span.replace("|", "\\|") if table else span
 
 
-def _flag(cells: _Cells, flag: FlagRow) -> str:
-    if flag.benchmark_setting:
-        verdict = f"benchmark setting ({flag.knob}), not counted"
-    else:
-        verdict = flag.verdict if flag.drift else f"{flag.verdict}, not counted"
-    return (
-        f"{cells.code(flag.flag)}: {cells.code(flag.bench)} (benchmark) vs "
-        f"{cells.code(flag.recipe)} (recipe), {verdict}"
+ENTRY_FLAGS = 6  # differences named per entry line (the HTML report has them all)
+Extra = Callable[[RecipeGroup], list[str]]
+
+
+def _entry_line(cells: _Cells, key: KeyGroup, entry: Entry) -> str:
+    """One list line (not a table: a ``|`` in a value needs no escape here)."""
+    row = entry.first
+    lines = len(entry.rows)
+
+    def code(value: str) -> str:
+        return cells.code(value, table=False) if value else "(omitted)"
+
+    head = (
+        f"- {code(key.config_key)} {cells.text(key.hardware, table=False)} · "
+        f"{_n(lines, 'launch line')} ({cells.text(entry.points_text(), table=False)}): "
     )
+    if row.status == "drifted":
+        shown = [f"{code(f.flag)} {code(f.bench)} → {code(f.recipe)}" for f in row.flags if f.drift]
+        more = len(shown) - ENTRY_FLAGS
+        text = "; ".join(shown[:ENTRY_FLAGS]) + (f"; … {more} more" if more > 0 else "")
+        return head + f"**drifted ({row.drift_count})**: benchmark → recipe: {text}"
+    reason = cells.text(_short(row.reason, 240), table=False) if row.reason else ""
+    return head + f"**{row.status}**" + (f": {reason}" if reason else "")
 
 
-def row_line(cells: _Cells, row: AuditRow) -> str:
-    p = row.point_fields()
-    notes = list(row.notes)
-    parts = [
-        cells.code(row.config_key),
-        p["tp"],
-        p["ep"],
-        p["dp-attn"],
-        p["conc"],
-        p["scenario"],
-        p["isl-osl"],
-        p["spec"],
-        row.arm,
-        cells.text(row.profile) or "—",
-        cells.text(row.status_text),
-        "<br>".join(_flag(cells, f) for f in row.flags) or "—",
-        cells.text("; ".join(notes)) or "",
-    ]
-    return "| " + " | ".join(parts) + " |"
-
-
-def _counts_table(
-    title: str, groups: Mapping[str, Mapping[str, int]], label: Callable[[str], str]
-) -> list[str]:
-    lines = [f"### {title}", "", f"| {title.split()[-1]} | " + " | ".join(STATUSES) + " | total |"]
-    lines.append("|---|" + "---:|" * (len(STATUSES) + 1))
-    for name, counts in groups.items():
-        total = sum(counts.values())
-        cells = " | ".join(str(counts.get(s, 0)) for s in STATUSES)
-        lines.append(f"| {label(name)} | {cells} | {total} |")
-    return [*lines, ""]
+def _recipe_cell(cells: _Cells, group: RecipeGroup) -> str:
+    return cells.code(group.recipe) if group.has_recipe else cells.text(group.recipe)
 
 
 def _drift_lines(report: AuditReport, cells: _Cells) -> list[str]:
@@ -126,9 +112,43 @@ def _drift_lines(report: AuditReport, cells: _Cells) -> list[str]:
     return lines
 
 
-def summary_lines(report: AuditReport, cells: _Cells) -> list[str]:
-    counts = report.by_status()
+def recipe_table(cells: _Cells, groups: Sequence[RecipeGroup]) -> list[str]:
+    """One line per recipe file: counts and the flags that drift in the most config keys."""
     lines = [
+        "| recipe | " + " | ".join(STATUS_ORDER) + " | most differing flags (config keys) |",
+        "|---|" + "---:|" * len(STATUS_ORDER) + "---|",
+    ]
+    for group in groups:
+        counts = group.counts()
+        top = ", ".join(f"{cells.code(flag)} ({n})" for flag, n in group.top_flags())
+        lines.append(
+            f"| {_recipe_cell(cells, group)} | "
+            + " | ".join(str(counts[s]) for s in STATUS_ORDER)
+            + f" | {top or '—'} |"
+        )
+    return lines
+
+
+def render_markdown(
+    report: AuditReport,
+    *,
+    limit: int | None = None,
+    safe: bool = False,
+    details_url: str = "",
+    extra: Extra | None = None,
+) -> str:
+    """The grouped audit: one table line per recipe, then per recipe its entries.
+
+    Sized by design: a line per distinct difference set (not per launch line), values cut at
+    100 characters, at most six flags per line. ``limit`` stops at a recipe boundary and says
+    how many recipes were left out; ``extra(group)`` adds lines under a recipe's heading
+    (the dashboard issue's checkboxes).
+    """
+    cells = _Cells(safe)
+    groups = group_report(report)
+    counts = report.by_status()
+    scope = report.out_of_scope_by_framework()
+    out = [
         f"# {TITLE}",
         "",
         f"Benchmark repository {cells.code(report.bench_label)} · "
@@ -139,85 +159,97 @@ def summary_lines(report: AuditReport, cells: _Cells) -> list[str]:
         + ".",
         "",
         *_drift_lines(report, cells),
-        "## Summary",
-        "",
-        "### By status",
-        "",
-        "| status | launch lines |",
-        "|---|---:|",
-        *(f"| {s} | {counts[s]} |" for s in STATUSES),
-        "",
     ]
-    lines += _counts_table("By hardware", report.by_hardware(), cells.text)
-    lines += _counts_table("By model", report.by_model(), cells.code)
-    lines += ["### Out of scope", ""]
-    scope = report.out_of_scope_by_framework()
     if scope:
-        reasons = report.out_of_scope_reasons()
-        keys = report.out_of_scope_keys()
-        lines += ["| framework | config keys | reason | keys |", "|---|---:|---|---|"]
-        for group, count in scope.items():
-            names = ", ".join(cells.code(k) for k in keys[group][:KEYS_SHOWN])
-            if count > KEYS_SHOWN:
-                names += f", … {count - KEYS_SHOWN} more"
-            lines.append(
-                f"| {cells.text(group)} | {count} | {cells.text(reasons[group])} | {names} |"
-            )
-    else:
-        lines.append("Every config key is a single-node vLLM configuration.")
-    lines.append("")
+        out += [
+            "",
+            f"{_n(len(report.out_of_scope), 'config key')} out of scope: "
+            + ", ".join(f"{cells.text(g)} {n}" for g, n in scope.items())
+            + " (listed at the end).",
+        ]
+    if details_url:
+        out += [
+            "",
+            f"Every difference with its reason and links: [the full report]({details_url}).",
+        ]
     if report.internal_errors:
-        lines += [
+        out += [
+            "",
             f"**{report.internal_errors} launch lines hit an internal error** (status "
             "`unresolved (internal error: …)`, traceback in the log).",
-            "",
         ]
     if report.warnings:
-        lines += ["### Warnings", ""]
-        lines += [f"- {cells.text(w)}" for w in report.warnings]
-        lines.append("")
-    return lines
-
-
-def render_markdown(report: AuditReport, *, limit: int | None = None, safe: bool = False) -> str:
-    cells = _Cells(safe)
-    out = summary_lines(report, cells)
-    size = sum(len(line) + 1 for line in out)
-    # room for the note that says how many rows were left out
-    budget = None if limit is None else limit - 200
-    shown = 0
-    stopped = False
-    for status, title, meaning in SECTIONS:
-        rows = [row for row in report.rows if row.status == status]
-        if not rows:
+        out += ["", "Warnings:", ""] + [f"- {cells.text(w)}" for w in report.warnings]
+    out += ["", "## Recipes", "", *recipe_table(cells, groups), ""]
+    tail = _out_of_scope_lines(report, cells)
+    size = sum(len(line) + 1 for line in out) + sum(len(line) + 1 for line in tail)
+    budget = None if limit is None else limit - 300  # room for the note on what was cut
+    left: list[str] = []
+    for group in groups:
+        block = _group_block(cells, group, extra)
+        block_size = sum(len(line) + 1 for line in block)
+        if left or (budget is not None and size + block_size > budget):
+            left.append(group.recipe)
             continue
-        head = [f"## {title} ({len(rows)})", "", f"_{meaning}_", "", HEADER, RULE]
-        head_size = sum(len(line) + 1 for line in head)
-        if stopped or (budget is not None and size + head_size > budget):
-            stopped = True
-            break
-        out += head
-        size += head_size
-        for row in rows:
-            line = row_line(cells, row)
-            if budget is not None and size + len(line) + 1 > budget:
-                stopped = True
-                break
-            out.append(line)
-            size += len(line) + 1
-            shown += 1
-        out.append("")
-        size += 1
-        if stopped:
-            break
-    if stopped:
-        left = len(report.rows) - shown
-        out.append(
-            f"… {left} more launch lines are not shown (length limit); run "
-            "`recipe-sync audit` for the full report."
+        out += block
+        size += block_size
+    if left:
+        where = (
+            f"[the full report]({details_url})"
+            if details_url
+            else ("`recipe-sync audit --format html`")
         )
+        out += [
+            f"… the details of {len(left)} more recipes are not shown (length limit); see {where}.",
+            "",
+        ]
+    out += tail
     text = "\n".join(out).rstrip("\n") + "\n"
     if limit is not None and len(text) > limit:  # a pathological summary: cut hard, say so
         note = "\n… truncated (length limit).\n"
         text = text[: limit - len(note)] + note
     return text
+
+
+def _group_block(cells: _Cells, group: RecipeGroup, extra: Extra | None) -> list[str]:
+    entries = group.entries()
+    lines = [f"### {_recipe_cell(cells, group)}", ""]
+    if extra is not None:
+        added = extra(group)
+        if added:
+            lines += [*added, ""]
+    lines += [
+        f"<details><summary>{_n(len(entries), 'entry', 'entries')} "
+        f"({_n(len(group.rows), 'launch line')})</summary>",
+        "",
+    ]
+    for profile in group.profiles:
+        if profile.profile:
+            lines.append(f"**{cells.text(profile.profile)}**")
+            lines.append("")
+        for key in profile.keys:
+            lines += [_entry_line(cells, key, entry) for entry in key.entries]
+        lines.append("")
+    return [*lines, "</details>", ""]
+
+
+def _out_of_scope_lines(report: AuditReport, cells: _Cells) -> list[str]:
+    scope = report.out_of_scope_by_framework()
+    if not scope:
+        return []
+    reasons = report.out_of_scope_reasons()
+    keys = report.out_of_scope_keys()
+    lines = [
+        "## Out of scope",
+        "",
+        f"<details><summary>{len(report.out_of_scope)} config keys</summary>",
+        "",
+        "| framework | config keys | reason | keys |",
+        "|---|---:|---|---|",
+    ]
+    for group, count in scope.items():
+        names = ", ".join(cells.code(k) for k in keys[group][:KEYS_SHOWN])
+        if count > KEYS_SHOWN:
+            names += f", … {count - KEYS_SHOWN} more"
+        lines.append(f"| {cells.text(group)} | {count} | {cells.text(reasons[group])} | {names} |")
+    return [*lines, "", "</details>", ""]

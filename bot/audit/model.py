@@ -33,6 +33,18 @@ class FlagRow:
     def benchmark_setting(self) -> bool:
         return self.knob in ("tuning", "workload", "harness")
 
+    category: str = ""  # engine | maybe | env | image | front-end | … (bot.vllm.diff)
+    recipe_at: str = ""  # "models/x.yaml:42" (or the YAML path when the line is unknown)
+    bench_at: str = ""  # "benchmarks/…/x.sh:17": where the benchmark spells it
+
+    def same_difference(self) -> tuple[str, str, str, str, bool]:
+        """What makes two launch lines' differences "the same" (collapsed into one entry).
+
+        The benchmark's value is left out: a value that follows the point (``--max-num-seqs``
+        = concurrency) is one difference with per-point values, not one entry per point.
+        """
+        return (self.kind, self.flag, self.recipe, self.verdict, self.drift)
+
 
 @dataclass(frozen=True)
 class AuditRow:
@@ -54,6 +66,8 @@ class AuditRow:
     notes: tuple[str, ...] = ()
     context: bool = False  # synthetic-acceptance throughput arm: context, never the recipe
     script: str | None = None
+    recipe_file: str = ""  # models/<org>/<name>.yaml of the profile compared against
+    launch_at: str = ""  # script:line of the ``vllm serve`` launch
 
     @property
     def drift_count(self) -> int:
@@ -108,6 +122,8 @@ class AuditRow:
             "notes": list(self.notes),
             "context": self.context,
             "script": self.script,
+            "recipe_file": self.recipe_file,
+            "launch_at": self.launch_at,
         }
 
 
@@ -136,6 +152,11 @@ class AuditReport:
     out_of_scope: tuple[OutOfScope, ...] = ()
     warnings: tuple[str, ...] = ()  # repository-level problems the rows could not carry
     internal_errors: int = 0  # rows whose status is an unexpected exception (logged)
+    # where links point: OWNER/NAME ("" when unknown) and the audited commits ("" for a directory)
+    bench_name: str = ""
+    bench_commit: str = ""
+    recipes_name: str = ""
+    recipes_commit: str = ""
 
     @property
     def keys_audited(self) -> int:
@@ -227,6 +248,10 @@ class AuditReport:
         return {
             "bench": self.bench_label,
             "recipes": self.recipes_label,
+            "bench_name": self.bench_name,
+            "bench_commit": self.bench_commit,
+            "recipes_name": self.recipes_name,
+            "recipes_commit": self.recipes_commit,
             "summary": {
                 "drift_by_recipe": self.drift_by_recipe(),
                 "rules_to_classify": self.to_classify(),

@@ -36,6 +36,12 @@ from bot.align.profile import Profile, Unmapped, map_profile
 from bot.audit.launch import UnresolvedImpact, describe_unresolved, unresolved_impact
 from bot.audit.load import BenchLoad, load_bench
 from bot.audit.model import AuditReport, AuditRow, FlagRow, KeyAudit, OutOfScope, Status
+from bot.audit.provenance import (
+    bench_origin,
+    locate_recipe_lines,
+    recipe_origin,
+    with_bench_origins,
+)
 from bot.benchmarks import BenchRepo, LaunchLine, MasterEntry, Point, extract, points
 from bot.benchmarks.configs import ConfigNode
 from bot.benchmarks.scope import multinode_reason, serves_vllm
@@ -67,6 +73,8 @@ class Compared:
     reason: str = ""
     flags: tuple[FlagRow, ...] = ()
     notes: tuple[str, ...] = ()
+    diffs: tuple[FlagDiff, ...] = ()  # the differences the flags describe (script lines)
+    recipe_file: str = ""
 
 
 def _verdict(compared: Compared) -> str:
@@ -80,7 +88,12 @@ def _text(value: Any) -> str:
     return "" if value is None else compact(value)
 
 
-def flag_row(diff: FlagDiff, knob: str = "", drift: bool | None = None) -> FlagRow:
+def flag_row(
+    diff: FlagDiff,
+    knob: str = "",
+    drift: bool | None = None,
+    rendering: Rendering | None = None,
+) -> FlagRow:
     return FlagRow(
         kind=diff.kind,
         flag=diff.flag,
@@ -90,6 +103,8 @@ def flag_row(diff: FlagDiff, knob: str = "", drift: bool | None = None) -> FlagR
         reason=diff.reason,
         drift=diff.verdict in (Verdict.DIFFERS, Verdict.RECIPE_ONLY) if drift is None else drift,
         knob=knob,
+        category=diff.category,
+        recipe_at=recipe_origin(rendering, diff) if rendering is not None else "",
     )
 
 
@@ -126,7 +141,8 @@ def judge(comparison: Comparison) -> Compared:
 
     def row(diff: FlagDiff, counted: bool | None = None) -> FlagRow:
         knob = comparison.knob(diff)
-        return flag_row(diff, knob.value if knob is not None else "image", counted)
+        kind = knob.value if knob is not None else "image"
+        return flag_row(diff, kind, counted, comparison.rendering)
 
     flags = (
         tuple(row(d) for d in drift)
@@ -137,7 +153,9 @@ def judge(comparison: Comparison) -> Compared:
     if comparison.unknown:
         undecided = ", ".join(d.flag for d in comparison.unknown)
         notes.append(f"undecided (no drift counted): {undecided}")
-    return Compared("drifted" if drift else "aligned", "", flags, tuple(notes))
+    status: Status = "drifted" if drift else "aligned"
+    diffs = (*drift, *comparison.unknown, *comparison.settings)
+    return Compared(status, "", flags, tuple(notes), diffs, comparison.rendering.recipe_path)
 
 
 # --- the auditor ---------------------------------------------------------------------------
@@ -225,7 +243,15 @@ class Auditor:
             status=status,
             reason=reason,
             profile=profile.label if profile is not None else "",
-            flags=compared.flags if compared is not None else (),
+            flags=(
+                with_bench_origins(
+                    compared.flags, {d.flag: bench_origin(launch, d) for d in compared.diffs}
+                )
+                if compared is not None and launch is not None
+                else compared.flags
+                if compared is not None
+                else ()
+            ),
             notes=(
                 notes
                 + (compared.notes if compared is not None else ())
@@ -233,7 +259,19 @@ class Auditor:
             ),
             context=profile is not None and not profile.represents_recipe,
             script=launch.script if launch is not None else None,
+            recipe_file=self._recipe_file(entry.model, profile, compared),
+            launch_at=str(launch.launch) if launch is not None and launch.launch else "",
         )
+
+    def _recipe_file(self, model: str, profile: Profile | None, compared: Compared | None) -> str:
+        """The recipe file a row belongs to: the one compared, else the model's own file."""
+        if compared is not None and compared.recipe_file:
+            return compared.recipe_file
+        if profile is not None:
+            return profile.recipe_path
+        repo = self.recipes.repo
+        recipe = repo.by_hf_id.get(model) if repo is not None else None
+        return recipe.path if recipe is not None else ""
 
     # -- one point --------------------------------------------------------------------------
 
@@ -638,6 +676,8 @@ def run_audit(
     cache: bool = True,
     progress: Progress | None = None,
     on_plan: Callable[[int], None] | None = None,
+    bench_name: str = "",
+    recipes_name: str = "",
 ) -> AuditRun:
     """Audit every vLLM config key of ``bench_source`` against ``recipes_source``.
 
@@ -656,6 +696,14 @@ def run_audit(
     auditor = Auditor(load.repo, recipes, rules, cache=cache)
     results, workers = audit_keys(auditor, plan, jobs=jobs, progress=progress)
     report = assemble(load, recipes, plan, results)
+    report = replace(
+        report,
+        rows=locate_recipe_lines(report.rows, recipes_source),
+        bench_name=bench_name,
+        bench_commit=getattr(bench_source, "commit_sha", ""),
+        recipes_name=recipes_name,
+        recipes_commit=getattr(recipes_source, "commit_sha", ""),
+    )
     stats: Counter[str] = Counter()
     for result in results:
         stats.update(result.stats)

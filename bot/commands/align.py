@@ -1,17 +1,21 @@
 """``recipe-sync align``: the alignment PR a benchmark PR calls for, offline.
 
-    recipe-sync align --bench-repo DIR --bench-ref REF --recipes DIR [--recipes-ref REF]
+    recipe-sync align --bench-repo DIR [--bench-ref REF] --recipes DIR [--recipes-ref REF]
         [--bench-base REF] [--config-key KEY]... [--evidence DIR] [--bench-name OWNER/NAME]
         [--bench-pr N] [--recipes-name OWNER/NAME] [--out DIR]
 
-Reads the benchmark repository at REF and at its base (default: the merge-base with the
-default branch), the recipes repository (a directory, or a commit with --recipes-ref) and,
-with --evidence, saved workflow runs (``recipe-sync evidence --from-dir`` layout). Writes
-``OUT/recipe.patch``, ``OUT/pr-title.txt``, ``OUT/pr-body.md`` (when there is a patch),
-``OUT/comment.md`` and ``OUT/plan.json``, and prints a short summary. With patches for
-several recipe files, each also gets ``OUT/prs/<recipe-slug>/``. No GitHub access; the same
-inputs give byte-identical files. Exit status 0 when aligned (nothing to do), 1 when there
-is a PR to open or drift left, 2 for bad input or a failed plan.
+Reads the benchmark repository at REF (default: HEAD) and at its base (default: the
+merge-base with the default branch), the recipes repository at --recipes-ref (default:
+HEAD of a git repository; a plain directory as it is) and, with --evidence, saved workflow
+runs (the `recipe-sync evidence --from-dir` layout). Writes OUT/recipe.patch,
+OUT/pr-title.txt, OUT/pr-body.md (when there is a patch), OUT/comment.md and OUT/plan.json
+(OUT defaults to ./recipe-sync-out), and prints a short summary. With patches for several
+recipe files, each also gets OUT/prs/<recipe-slug>/. Repository names for the texts come
+from --bench-name/--recipes-name, else the origin remote, else "local". No GitHub access;
+the same inputs give byte-identical files.
+
+Exit status: 0 when aligned (nothing to do), 1 when there is a PR to open or drift left,
+2 for bad input or a failed plan.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from bot.align.builder import run_builder
 from bot.align.matrix import BuilderReport
 from bot.align.result import AlignInputs, AlignRun
 from bot.align.run import align
+from bot.commands.grammar import WORKTREE, add_repo, is_git, note, open_repo, repo_name
 from bot.errors import InputError, Location
 from bot.evidence.source import DirRunSource
 from bot.github.branches import recipe_slug
@@ -47,22 +52,23 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "align",
         help="plan the recipe edit a benchmark PR calls for and write the alignment PR text",
-        description="Plan the recipe edit a benchmark PR calls for and write the alignment "
-        "PR, the verification comment and plan.json (offline: no GitHub).",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--bench-repo", type=Path, required=True, help="benchmark git repo")
-    parser.add_argument("--bench-ref", required=True, help="the PR head (branch, ref or SHA)")
+    add_repo(parser, "bench")
     parser.add_argument("--bench-base", help="the PR base (default: merge-base with main)")
-    parser.add_argument("--recipes", type=Path, required=True, help="recipes repository")
-    parser.add_argument("--recipes-ref", help="read the recipes at this commit (no checkout)")
+    add_repo(parser, "recipes")
     parser.add_argument(
-        "--config-key", action="append", default=[], help="only this key (repeatable)"
+        "--config-key", action="append", default=[], help="only this master-config key"
     )
     parser.add_argument("--evidence", type=Path, help="saved workflow runs and job logs")
-    parser.add_argument("--bench-name", help="benchmark repository OWNER/NAME (for the text)")
     parser.add_argument("--bench-pr", type=int, help="benchmark PR number")
-    parser.add_argument("--recipes-name", help="recipes repository OWNER/NAME (for the text)")
-    parser.add_argument("--out", type=Path, default=Path("recipe-sync-out"), help="output dir")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("recipe-sync-out"),
+        help="output directory (default: recipe-sync-out)",
+    )
     parser.add_argument("--rules", type=Path, default=None, help="rules directory")
     parser.set_defaults(func=run)
 
@@ -89,17 +95,15 @@ def _merge_base(repo_path: Path, ref: str) -> str:
     )
 
 
+def _named(source: GitTreeSource, name: str) -> GitTreeSource:
+    """Label a source ``OWNER/NAME@sha`` (or ``local@sha``): no local path in any text."""
+    source.label = f"{name}@{source.commit_sha[:12]}"
+    return source
+
+
 def _recipes_source(args: argparse.Namespace) -> tuple[FileSource, str]:
-    if args.recipes_ref:
-        source = GitTreeSource(args.recipes, args.recipes_ref)
-        return source, source.commit_sha
-    directory = DirectorySource(args.recipes)
-    try:
-        repo = git.Repo(args.recipes)
-        sha = "" if repo.is_dirty(untracked_files=False) else repo.head.commit.hexsha
-    except (git.exc.GitError, ValueError):
-        sha = ""
-    return directory, sha
+    source = open_repo(args.recipes, args.recipes_ref, "--recipes")
+    return source, getattr(source, "commit_sha", "")
 
 
 def _pull(evidence: DirRunSource | None) -> dict[str, Any]:
@@ -114,7 +118,18 @@ def _field(data: dict[str, Any], *path: str) -> Any:
 
 
 def inputs_from_args(args: argparse.Namespace) -> AlignInputs:
-    bench = GitTreeSource(args.bench_repo, args.bench_ref)
+    if args.bench_ref and args.bench_ref.upper() == WORKTREE:
+        raise InputError(
+            Location("--bench-ref"), "align reads the benchmark PR as git commits: give a ref"
+        )
+    if not args.bench_ref:
+        if not is_git(args.bench_repo):
+            open_repo(args.bench_repo, None, "--bench-repo", quiet=True)  # the same messages
+            raise InputError(Location("--bench-repo"), f"{args.bench_repo} is not a git repository")
+        args.bench_ref = "HEAD"
+        note(f"--bench-ref: reading HEAD of {args.bench_repo}")
+    bench_name = args.bench_name or repo_name(args.bench_repo, None)
+    bench = _named(GitTreeSource(args.bench_repo, args.bench_ref), bench_name)
     if args.config_key and not args.bench_base:
         base_ref: str | None = None
         try:
@@ -123,8 +138,10 @@ def inputs_from_args(args: argparse.Namespace) -> AlignInputs:
             base_ref = None
     else:
         base_ref = args.bench_base or _merge_base(args.bench_repo, args.bench_ref)
-    base = GitTreeSource(args.bench_repo, base_ref) if base_ref else None
+    base = _named(GitTreeSource(args.bench_repo, base_ref), bench_name) if base_ref else None
     recipes, recipes_sha = _recipes_source(args)
+    if isinstance(recipes, GitTreeSource):
+        _named(recipes, repo_name(args.recipes, args.recipes_name))
     runs = DirRunSource(args.evidence) if args.evidence is not None else None
     pull = _pull(runs)
     number = args.bench_pr if args.bench_pr is not None else _field(pull, "number")
@@ -132,7 +149,10 @@ def inputs_from_args(args: argparse.Namespace) -> AlignInputs:
     recipes_dir: Path = args.recipes
 
     def builder(edited: Mapping[str, bytes], after: RecipesRepo) -> BuilderReport:
-        node_modules = None if args.recipes_ref else recipes_dir / "node_modules"
+        # the recipes builder's dependencies, when the recipes are read from the disk
+        node_modules = (
+            recipes_dir / "node_modules" if isinstance(recipes, DirectorySource) else None
+        )
         return run_builder(recipes, edited, after, node_modules=node_modules)
 
     return AlignInputs(
@@ -142,13 +162,15 @@ def inputs_from_args(args: argparse.Namespace) -> AlignInputs:
         rules=load_rules(args.rules) if args.rules is not None else default_rules(),
         config_keys=tuple(args.config_key),
         runs=runs,
-        bench_repo=args.bench_name or _field(pull, "base", "repo", "full_name") or "",
+        bench_repo=args.bench_name
+        or _field(pull, "base", "repo", "full_name")
+        or repo_name(args.bench_repo, None),
         pr_number=number if isinstance(number, int) else None,
         head_sha=bench.commit_sha,
         base_sha=base.commit_sha if base is not None else "",
         head_branch=_field(pull, "head", "ref"),
         head_repo=head_repo if isinstance(head_repo, str) else None,
-        recipes_repo=args.recipes_name or "",
+        recipes_repo=repo_name(args.recipes, args.recipes_name),
         recipes_sha=recipes_sha,
         blob_sha_at=git_blob_sha_at(args.bench_repo),
         builder=builder,

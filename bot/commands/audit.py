@@ -1,10 +1,12 @@
 """``recipe-sync audit``: every vLLM config point of a benchmark repository against the
-recipes, as Markdown, JSON or a self-contained HTML page.
+recipes, as Markdown, JSON or a self-contained HTML dashboard.
 
-Both repositories are read as directories or, with ``--bench-ref`` / ``--recipes-ref``, as a
-git commit (nothing is checked out). The audit always finishes: a row that cannot be
-compared carries the reason as its status. Exit status 0 when no row drifted, 1 when some
-did, 2 for bad input.
+Both repositories are read at a git commit (default: HEAD; a plain directory is read as it
+is), nothing is checked out. The audit always finishes: a row that cannot be compared
+carries the reason as its status. ``--history`` adds a drift-over-time chart to the HTML
+dashboard from ``recipe-sync backtest --format json`` output.
+
+Exit status: 0 when no row drifted, 1 when some did, 2 for bad input.
 """
 
 from __future__ import annotations
@@ -17,13 +19,22 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bot.audit.html import render_html
+from bot.audit.html import HistoryPoint, render_html
 from bot.audit.markdown import render_markdown
 from bot.audit.progress import ProgressBar
 from bot.audit.run import run_audit
+from bot.commands.grammar import (
+    add_jobs,
+    add_output,
+    add_repo,
+    jobs,
+    link_name,
+    open_repo,
+    output_format,
+    repo_name,
+)
 from bot.errors import InputError, Location
 from bot.rules import load_rules
-from bot.sources import open_source
 
 
 def register(subparsers: Any) -> None:
@@ -33,47 +44,62 @@ def register(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--bench-repo", type=Path, required=True, help="benchmark repository")
-    parser.add_argument("--bench-ref", help="read this git commit of --bench-repo")
-    parser.add_argument("--recipes", type=Path, required=True, help="recipes repository")
-    parser.add_argument("--recipes-ref", help="read this git commit of --recipes")
-    parser.add_argument("--format", choices=("md", "json", "html"), default="md")
-    parser.add_argument("--out", type=Path, help="write the report here (default: stdout)")
+    add_repo(parser, "bench")
+    add_repo(parser, "recipes")
+    add_output(parser, "write the report to this file (default: stdout)")
+    add_jobs(parser, 0, "worker processes (default 0: every core once there are enough points)")
     parser.add_argument(
-        "--jobs",
-        type=int,
-        default=0,
-        help="worker processes (default 0: every core once there are enough points)",
+        "--history",
+        type=Path,
+        metavar="FILE",
+        help="backtest JSON (recipe-sync backtest --format json): adds drift over time (html)",
     )
     parser.add_argument("--rules", type=Path, help="rules directory (default: bundled rules/)")
     parser.set_defaults(func=audit_command)
 
 
+def load_history(path: Path) -> list[HistoryPoint]:
+    """(day, outcome) of each PR of a backtest JSON report."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        rows = data["prs"] if "prs" in data else data["rows"]
+        return [HistoryPoint(str(row["day"]), str(row["outcome"])) for row in rows]
+    except FileNotFoundError as err:
+        raise InputError(Location("--history"), f"{path} does not exist") from err
+    except (ValueError, KeyError, TypeError) as err:
+        raise InputError(
+            Location(str(path)), f"not a backtest JSON report (prs with day and outcome): {err}"
+        ) from err
+
+
 def audit_command(args: argparse.Namespace) -> int:
-    if args.jobs < 0:
-        raise InputError(Location("--jobs"), "must be 0 (automatic) or a positive number")
+    workers = jobs(args)
+    fmt = output_format(args)
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.WARNING, format="recipe-sync: %(levelname)s %(message)s")
     rules = load_rules(args.rules)
-    bench = open_source(args.bench_repo, args.bench_ref)
-    recipes = open_source(args.recipes, args.recipes_ref)
+    bench = open_repo(args.bench_repo, args.bench_ref, "--bench-repo")
+    recipes = open_repo(args.recipes, args.recipes_ref, "--recipes")
+    history = load_history(args.history) if args.history is not None else []
     bar = ProgressBar.for_terminal(sys.stderr)
     started = time.perf_counter()
     run = run_audit(
         bench,
         recipes,
         rules,
-        jobs=args.jobs,
+        jobs=workers,
         progress=bar,
         on_plan=bar.start if bar is not None else None,
+        bench_name=link_name(repo_name(args.bench_repo, args.bench_name)),
+        recipes_name=link_name(repo_name(args.recipes, args.recipes_name)),
     )
     if bar is not None:
         bar.finish()
     report = run.report
-    if args.format == "json":
+    if fmt == "json":
         text = json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
-    elif args.format == "html":
-        text = render_html(report)
+    elif fmt == "html":
+        text = render_html(report, history)
     else:
         text = render_markdown(report)
     if args.out is not None:
@@ -84,7 +110,7 @@ def audit_command(args: argparse.Namespace) -> int:
     counts = report.by_status()
     summary = ", ".join(f"{counts[s]} {s}" for s in counts)
     elapsed = time.perf_counter() - started
-    where = f" → {args.out}" if args.out is not None else ""
+    where = f" → {args.out} ({fmt})" if args.out is not None else ""
     serving = [e for e in report.drift_by_recipe() if "serving" in e["classes"]]
     leading = (
         "serving drift in " + ", ".join(f"{e['recipe']} ({e['rows']})" for e in serving) + "; "

@@ -20,6 +20,7 @@ from typing import Any
 from bot.backtest.model import PRRow
 from bot.backtest.render import render
 from bot.backtest.run import run_backtest, settings_for
+from bot.commands.grammar import add_jobs, add_output, jobs, must_exist, output_format, write
 from bot.errors import InputError, Location
 
 
@@ -35,21 +36,19 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--since", help="first merge day (YYYY-MM-DD, UTC, inclusive)")
     parser.add_argument("--until", help="last merge day (YYYY-MM-DD, UTC, inclusive)")
     parser.add_argument("--pr", type=int, action="append", default=[], help="only PR N")
-    parser.add_argument("--format", choices=("md", "json", "html"), default="md")
-    parser.add_argument("--out", type=Path, help="write the report here (default: stdout)")
-    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    add_output(parser, "write the report to this file (default: stdout)")
+    add_jobs(parser, 1, "worker processes (default 1)")
     parser.add_argument("--cache", type=Path, help="JSON-lines result cache (resumable)")
     parser.add_argument("--rules", type=Path, help="rules directory (default: bundled rules/)")
     parser.set_defaults(func=backtest_command)
 
 
 def backtest_command(args: argparse.Namespace) -> int:
-    if args.jobs < 1:
+    if jobs(args) < 1:
         raise InputError(Location("--jobs"), "must be a positive number")
-    for name in ("bench_repo", "recipes"):
-        path: Path = getattr(args, name)
-        if not path.is_dir():
-            raise InputError(Location(str(path)), "directory does not exist")
+    fmt = output_format(args)
+    for flag, path in (("--bench-repo", args.bench_repo), ("--recipes", args.recipes)):
+        must_exist(path, flag)
     settings = settings_for(args.bench_repo, args.recipes, args.rules)
     tty = sys.stderr.isatty()
 
@@ -69,11 +68,7 @@ def backtest_command(args: argparse.Namespace) -> int:
     )
     if tty:
         sys.stderr.write("\n")
-    text = render(report, args.format)
-    if args.out is not None:
-        args.out.write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+    write(args, render(report, fmt))
     print(report.summary(), file=sys.stderr)
     if report.errors:
         return 2

@@ -46,6 +46,9 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "demo",
         help="run the main job on the bundled fixtures: align benchmark PR #3058, then audit",
+        description="Build the bundled fixtures, align benchmark PR #3058 (patch, PR text, "
+        "comment, plan.json), apply the patch to the recipes fixture and audit before and "
+        "after (Markdown and HTML), all under --out (default .demo). Offline.",
     )
     parser.add_argument("--out", type=Path, default=Path(".demo"), help="output directory")
     parser.add_argument("--rules", type=Path, default=None, help="rules directory")

@@ -1,9 +1,13 @@
 """``recipe-sync diff``: compare a benchmark launch with a recipe rendering.
 
-Each side is a JSON file ``{"argv": [...], "env": {...}, "image": "..."}`` (``"command"``
-may replace ``"argv"`` with a shell line; a recipe side may add ``"min_vllm_version"``, and
-either side ``"config_files": {path: yaml text}`` for ``--config FILE``). Exit status: 0 when
-the served configurations are identical and both argvs parse, 1 otherwise, 2 on bad input.
+Each side is a JSON file: what ``recipe-sync extract --format json`` prints (one launch
+line: narrow it with --point and --arm), what ``recipe-sync render --format json`` prints
+(a single-command rendering), or ``{"argv": [...], "env": {...}, "image": "..."}``
+("command" may replace "argv" with a shell line; a recipe side may add
+"min_vllm_version", either side "config_files": {path: yaml text} for --config FILE).
+
+Exit status: 0 when the served configurations are identical and both argvs parse, 1
+otherwise, 2 on bad input.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from bot.commands.grammar import add_output, casefold_choice, did_you_mean, output_format, write
 from bot.errors import InputError, Location
 from bot.rules import load_rules
 from bot.rules.loader import line_of, read_yaml_with_positions, to_plain
@@ -27,13 +32,15 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "diff",
         help="semantic diff of a benchmark vllm serve launch and a recipe rendering",
-        description=(
-            "Compare two `vllm serve` launches flag by flag under vLLM's parser rules and "
-            "version-aware defaults; each FILE holds {argv, env, image}."
-        ),
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--bench-json", type=Path, required=True, metavar="FILE")
-    parser.add_argument("--recipe-json", type=Path, required=True, metavar="FILE")
+    parser.add_argument(
+        "--bench-json", type=Path, required=True, metavar="FILE", help="the benchmark side"
+    )
+    parser.add_argument(
+        "--recipe-json", type=Path, required=True, metavar="FILE", help="the recipe side"
+    )
     parser.add_argument("--vllm-version", metavar="V", help="e.g. 0.27.1 or nightly")
     parser.add_argument("--hardware", metavar="H", help="recipes taxonomy hardware id")
     parser.add_argument(
@@ -43,11 +50,12 @@ def register(subparsers: Any) -> None:
         help="recipes repo: per-GPU memory from taxonomy.yaml",
     )
     parser.add_argument("--rules", type=Path, default=None, help="rules directory")
-    parser.add_argument("--json", action="store_true", help="print the FlagDiff list as JSON")
+    add_output(parser, "write the diff to this file (default: stdout)", formats=("md", "json"))
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # = --format json
     parser.set_defaults(func=run)
 
 
-def _load_json(path: Path) -> dict[str, Any]:
+def _load_json(path: Path) -> Any:
     name = str(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -57,8 +65,48 @@ def _load_json(path: Path) -> dict[str, Any]:
         raise InputError(Location(name), "file is not UTF-8") from err
     except json.JSONDecodeError as err:
         raise InputError(Location(name, line=err.lineno), f"malformed JSON: {err.msg}") from err
+    return _launch(data, name)
+
+
+def _launch(data: Any, name: str) -> dict[str, Any]:
+    """The {argv, env, image[, config_files]} of extract's or render's JSON (else ``data``)."""
+    if isinstance(data, list) and all(isinstance(item, dict) for item in data):
+        # recipe-sync extract --config-key …: one object per point
+        if len(data) != 1:
+            raise InputError(
+                Location(name),
+                f"holds {len(data)} launch lines; narrow `recipe-sync extract` to one with "
+                "--point and --arm",
+            )
+        data = data[0]
     if not isinstance(data, dict):
         raise InputError(Location(name), "expected a JSON object with argv, env and image")
+    if "commands" in data and "recipe_path" in data:  # recipe-sync render --format json
+        commands = data["commands"]
+        if not isinstance(commands, list) or len(commands) != 1:
+            roles = [c.get("role") for c in commands] if isinstance(commands, list) else []
+            raise InputError(
+                Location(name, "commands"),
+                f"a rendering with {len(roles)} commands ({', '.join(map(str, roles))}); "
+                "diff compares one",
+            )
+        command = commands[0]
+        return {
+            "argv": command.get("argv"),
+            "env": command.get("env", {}),
+            "image": data.get("image"),
+        }
+    if "argv_sources" in data:  # recipe-sync extract (a launch line or a script result)
+        if data.get("status") not in (None, "launched"):
+            why = data.get("reason") or data.get("invalid") or data.get("status")
+            raise InputError(Location(name, "status"), f"no launch to compare: {why}")
+        files = data.get("files") or {}
+        return {
+            "argv": data.get("argv"),
+            "env": data.get("env", {}),
+            "image": data.get("image"),
+            "config_files": files if isinstance(files, dict) else {},
+        }
     return data
 
 
@@ -129,16 +177,17 @@ def run(args: argparse.Namespace) -> int:
     bench, _ = _side(args.bench_json)
     recipe, min_version = _side(args.recipe_json)
     vram = taxonomy_vram(args.recipes) if args.recipes is not None else None
-    if (
-        args.hardware is not None
-        and args.hardware not in rules.hardware.gpus
-        and (vram is None or args.hardware not in vram)
-    ):
-        raise InputError(
-            Location("--hardware"),
-            f"unknown hardware id '{args.hardware}' (not in rules/hardware.yaml gpus"
-            + (" nor the taxonomy)" if vram is not None else "; pass --recipes DIR)"),
-        )
+    if args.hardware is not None:
+        known = set(rules.hardware.gpus) | set(vram or {})
+        spelled = casefold_choice(args.hardware, known)
+        if spelled is None:
+            hint = did_you_mean(args.hardware, known)
+            raise InputError(
+                Location("--hardware"),
+                f"unknown hardware id '{args.hardware}'{hint} (not in rules/hardware.yaml gpus"
+                + (" nor the taxonomy)" if vram is not None else "; pass --recipes DIR)"),
+            )
+        args.hardware = spelled
     report = diff_launch(
         bench,
         recipe,
@@ -148,10 +197,10 @@ def run(args: argparse.Namespace) -> int:
         version=args.vllm_version,
         recipe_min_version=min_version,
     )
-    if args.json:
-        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False, default=str))
+    if args.json or output_format(args) == "json":
+        write(args, json.dumps(report.to_json(), indent=2, ensure_ascii=False, default=str) + "\n")
     else:
-        print(render_text(report))
+        write(args, render_text(report) + "\n")
     errors = [f for f in (*report.bench_findings, *report.recipe_findings) if f.severity == "error"]
     return 0 if report.identical and not errors else 1
 

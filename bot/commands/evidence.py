@@ -20,12 +20,12 @@ import argparse
 import fnmatch
 import json
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from bot.benchmarks.changelog import ChangelogEntry, entries_for, parse_changelog
+from bot.commands.grammar import add_output, output_format, write
 from bot.errors import InputError, Location, RecipeSyncError
 from bot.evidence.collect import collect_evidence
 from bot.evidence.jobname import JobName
@@ -43,7 +43,8 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "evidence",
         help="cite the workflow runs, launch lines and evals that verified a benchmark PR",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--repo", help="benchmark repository OWNER/NAME")
     parser.add_argument("--pr", type=int, help="benchmark PR number")
@@ -64,7 +65,10 @@ def register(subparsers: Any) -> None:
         "--job", action="append", default=[], help="only jobs whose name matches this glob"
     )
     parser.add_argument("--hardware-label", help="section heading label (default: from runner)")
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_output(
+        parser, "write the section or report to this file (default: stdout)", formats=("md", "json")
+    )
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # = --format json
     parser.set_defaults(func=run)
 
 
@@ -190,16 +194,16 @@ def run(args: argparse.Namespace) -> int:
             else None
         ),
     )
-    if args.json:
-        json.dump(report_as_json(report), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+    if args.json or output_format(args) == "json":
+        write(args, json.dumps(report_as_json(report), indent=2) + "\n")
         return 0
-    sys.stdout.write(
+    write(
+        args,
         render_evidence_section(
             report,
             hardware_label=args.hardware_label or _hardware_label(report),
             changelog=_changelog(args, pr_head, pr_number),
             changelog_key=args.config_key,
-        )
+        ),
     )
     return 0

@@ -22,11 +22,20 @@ from typing import Any, TextIO
 from bot.benchmarks.model import ARMS, LaunchLine, Point
 from bot.benchmarks.repo import BenchRepo, extract, extract_script, load_bench_repo, points
 from bot.benchmarks.scope import multinode_reason
+from bot.commands.grammar import (
+    add_output,
+    add_repo,
+    note,
+    open_repo,
+    output_format,
+    unknown,
+    write,
+)
 from bot.errors import InputError, Location, RecipeSyncError
 from bot.rules import load_rules
 from bot.shell import Alternative, ScriptParser, ScriptResult
 from bot.shell.result import SourceSpan, Unresolved
-from bot.sources import FileSource, open_source
+from bot.sources import FileSource
 
 POINT_KEYS: dict[str, tuple[str, type]] = {
     "tp": ("tp", int),
@@ -52,8 +61,8 @@ def register(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--bench-repo", type=Path, required=True, help="benchmark repository")
-    parser.add_argument("--ref", help="read this git commit of --bench-repo instead of its files")
+    add_repo(parser, "bench")
+    parser.add_argument("--ref", dest="ref_alias", help=argparse.SUPPRESS)  # old spelling
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--config-key", help="master-config key")
     mode.add_argument("--script", help="script path relative to the repository")
@@ -66,29 +75,62 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--workdir", help="the job's working directory (script mode)")
     parser.add_argument("--rules", type=Path, help="rules directory")
-    parser.add_argument("--json", action="store_true", help="print JSON")
+    add_output(
+        parser,
+        "write to this file (default: stdout); --batch always writes JSON lines to stdout",
+        formats=("md", "json"),
+    )
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # = --format json
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    source = open_source(args.bench_repo, args.ref)
+    if args.ref_alias:
+        note("warning: --ref is deprecated; use --bench-ref")
+        args.bench_ref = args.bench_ref or args.ref_alias
+    as_json = args.json or output_format(args) == "json"
+    source = open_repo(args.bench_repo, args.bench_ref, "--bench-repo")
     if args.batch:
         return _batch(source, args.batch, sys.stdout)
     if args.script:
         env = parse_env(args.env)
         result = extract_script(source, args.script, env, workdir=args.workdir)
-        if args.json:
-            print(json.dumps(script_result_json(result), indent=2))
+        if as_json:
+            write(args, json.dumps(script_result_json(result), indent=2) + "\n")
         else:
-            print(_human_script(result))
+            write(args, _human_script(result) + "\n")
         return 0
     repo = load_bench_repo(source, load_rules(args.rules) if args.rules else None)
+    if args.config_key not in repo.configs:
+        raise unknown("master-config key", args.config_key, repo.configs, "--config-key")
+    if args.runner_node:
+        check_runner_node(repo, args.config_key, args.runner_node)
     lines = select_and_extract(repo, args.config_key, args.point, args.arm, args.runner_node)
-    if args.json:
-        print(json.dumps([launch_line_json(line) for line in lines], indent=2))
+    if as_json:
+        write(args, json.dumps([launch_line_json(line) for line in lines], indent=2) + "\n")
     else:
-        print("\n\n".join(_human_line(line) for line in lines))
+        write(args, "\n\n".join(_human_line(line) for line in lines) + "\n")
     return 0
+
+
+def check_runner_node(repo: BenchRepo, key: str, node: str) -> None:
+    """A runner node must be one ``configs/runners.yaml`` lists for the key's runner label."""
+    runners = repo.runners
+    if runners is None:
+        raise InputError(
+            Location("--runner-node", node), "the repository has no configs/runners.yaml to check"
+        )
+    every = {n for nodes in runners.labels.values() for n in nodes}
+    if node not in every:
+        raise unknown("runner node", node, every, "--runner-node")
+    label = repo.entry(key).runner
+    nodes = runners.labels.get(label, ())
+    if nodes and node not in nodes:
+        raise InputError(
+            Location("--runner-node", node),
+            f"runner label '{label}' of {key} does not run on this node "
+            f"(its nodes: {', '.join(nodes[:8])}{' …' if len(nodes) > 8 else ''})",
+        )
 
 
 def parse_env(items: list[str]) -> dict[str, str]:

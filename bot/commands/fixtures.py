@@ -13,6 +13,9 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "fixtures",
         help="build the bundled benchmark + recipes fixture repos (seed scenario) as git repos",
+        description="Build the bundled fixtures (a benchmark repository with PR #3058, the "
+        "recipes repository before the seed alignment, saved CI runs) as git repositories in "
+        "OUT, for trying every command offline.",
     )
     parser.add_argument("out", type=Path, help="directory to create the repositories in")
     parser.set_defaults(func=run)

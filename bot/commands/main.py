@@ -8,6 +8,7 @@ status. Expected errors (:class:`bot.errors.RecipeSyncError`) print one line and
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -22,6 +23,7 @@ from bot.commands import (
     evidence,
     extract,
     fixtures,
+    reference,
     render,
     rules,
     serve,
@@ -43,6 +45,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     rules,
     fixtures,
     demo,
+    reference,
 )
 
 
@@ -59,7 +62,20 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
         command.register(subparsers)
+    for sub in subparsers.choices.values():  # docstrings are also --help: no reST markup
+        sub.description = plain_text(sub.description)
     return parser
+
+
+_ROLE = re.compile(r":(?:func|mod|class|meth|attr|data):`~?([^`]+)`")
+_LITERAL = re.compile(r"``([^`]+)``")
+
+
+def plain_text(text: str | None) -> str | None:
+    """Docstring reST as a terminal shows it: ``x`` and :func:`x` become `x`."""
+    if text is None:
+        return None
+    return _LITERAL.sub(r"`\1`", _ROLE.sub(r"`\1`", text))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -3,10 +3,13 @@
     recipe-sync render --recipes DIR --api-out OUT
     recipe-sync render --recipes DIR --model HF_ID --hardware H [--strategy S] [--variant V]
                        [--features a,b | --default-features] [--mode FEATURE=MODE]...
-                       [--nodes N] [--json]
+                       [--nodes N] [--format md|json] [--out FILE]
     recipe-sync render --recipes DIR --batch IN.jsonl
 
-``--ref REF`` reads DIR as a git repository at that commit instead of its working tree.
+The recipes are read at --recipes-ref (default: HEAD of a git repository; a plain
+directory as it is). Hardware ids are matched case-insensitively (MI355X = mi355x); an
+unknown model, hardware, strategy or feature names the closest known ones. Rendering
+hardware the recipe marks unsupported prints the command with a warning on stderr.
 """
 
 from __future__ import annotations
@@ -17,8 +20,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bot.commands.grammar import (
+    add_output,
+    add_repo,
+    casefold_choice,
+    note,
+    open_repo,
+    output_format,
+    unknown,
+    write,
+)
 from bot.errors import InputError, Location, RecipeSyncError
-from bot.sources import open_source
 
 REQUEST_KEYS = {
     "model",
@@ -44,8 +56,8 @@ def register(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--recipes", type=Path, required=True, help="recipes checkout")
-    parser.add_argument("--ref", help="read --recipes as a git repository at this ref")
+    add_repo(parser, "recipes")
+    parser.add_argument("--ref", dest="ref_alias", help=argparse.SUPPRESS)  # old spelling
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--api-out", type=Path, metavar="OUT", help="write the whole JSON API")
     mode.add_argument("--model", help="hf_id of a recipe, or a promoted variant's model_id")
@@ -76,7 +88,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--kv-offload", help="a taxonomy kv_offload option (site only)")
     parser.add_argument("--pd-kv-store", help="a Mooncake deployment composed with pd_cluster")
-    parser.add_argument("--json", action="store_true", help="print the rendering as JSON")
+    add_output(
+        parser,
+        "write the single rendering to this file (default: stdout)",
+        formats=("md", "json"),
+    )
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # = --format json
     parser.add_argument(
         "--workers", type=int, default=None, help="worker processes for --api-out (default 2)"
     )
@@ -86,7 +103,10 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from bot.recipes.repo import load_recipes
 
-    repo = load_recipes(open_source(args.recipes, args.ref))
+    if args.ref_alias:
+        note("warning: --ref is deprecated; use --recipes-ref")
+        args.recipes_ref = args.recipes_ref or args.ref_alias
+    repo = load_recipes(open_repo(args.recipes, args.recipes_ref, "--recipes"))
     if args.api_out is not None:
         return _api_out(repo, args.api_out, args.workers)
     if args.batch is not None:
@@ -138,9 +158,10 @@ def _single(repo: Any, args: argparse.Namespace) -> int:
     features = None
     if args.features is not None:
         features = tuple(name for name in args.features.split(",") if name)
+    hardware = check_names(repo, args, features)
     request = RenderRequest(
         model=args.model,
-        hardware=args.hardware,
+        hardware=hardware,
         strategy=args.strategy,
         variant=args.variant,
         features=features,
@@ -154,25 +175,83 @@ def _single(repo: Any, args: argparse.Namespace) -> int:
         pd_kv_store=args.pd_kv_store,
     )
     rendering = render(repo, request)
-    if args.json:
-        print(json.dumps(rendering_as_json(rendering), ensure_ascii=False, indent=2))
+    support = recipe_support(repo, rendering.recipe_path, hardware)
+    if support == "unsupported":
+        note(
+            f"warning: {rendering.recipe_path} marks {hardware} unsupported "
+            f"(meta.hardware.{hardware}); this command is rendered anyway, not a recommendation"
+        )
+    if args.json or output_format(args) == "json":
+        write(args, json.dumps(rendering_as_json(rendering), ensure_ascii=False, indent=2) + "\n")
         return 0
     resolved = rendering.request
-    print(
+    lines = [
         f"# {rendering.recipe_path}: {resolved.model} on {resolved.hardware}, "
         f"{resolved.strategy}, variant {resolved.variant}, {resolved.nodes} node(s), "
-        f"features {','.join(resolved.features or ()) or '-'}"
-    )
-    print(f"# image {rendering.image}  <- {rendering.image_origin}")
+        f"features {','.join(resolved.features or ()) or '-'}",
+        f"# image {rendering.image}  <- {rendering.image_origin}",
+    ]
+    if support == "unsupported":
+        lines.append(f"# warning: {hardware} is marked unsupported by this recipe")
     for command in rendering.commands:
-        print(f"\n## {command.role}" + (f" (rank {command.rank})" if command.rank else ""))
+        lines.append(f"\n## {command.role}" + (f" (rank {command.rank})" if command.rank else ""))
         for origin in command.env_origins:
-            print(f"  env {origin.name}={origin.value}  <- {origin.path}")
+            lines.append(f"  env {origin.name}={origin.value}  <- {origin.path}")
         for unit in command.args:
             text = " ".join(part for part in (unit.flag, unit.value) if part is not None)
             shadowed = f"  (shadows {', '.join(unit.shadowed)})" if unit.shadowed else ""
-            print(f"  {text}  <- {unit.path}{shadowed}")
+            lines.append(f"  {text}  <- {unit.path}{shadowed}")
+    write(args, "\n".join(lines) + "\n")
     return 0
+
+
+def _model_ids(repo: Any) -> dict[str, Any]:
+    """Every name --model accepts (a recipe's hf_id, a promoted variant's model_id) → recipe."""
+    found: dict[str, Any] = {}
+    for recipe in repo.recipes:
+        found[recipe.hf_id] = recipe
+        for variant in recipe.variants.values():
+            model_id = variant.get("model_id") if isinstance(variant, dict) else None
+            if isinstance(model_id, str):
+                found.setdefault(model_id, recipe)
+    return found
+
+
+def check_names(repo: Any, args: argparse.Namespace, features: tuple[str, ...] | None) -> str:
+    """The taxonomy's spelling of --hardware; an unknown name suggests the closest ones."""
+    models = _model_ids(repo)
+    if args.model not in models:
+        raise unknown("model", args.model, models, "--model")
+    hardware = casefold_choice(args.hardware, repo.hardware)
+    if hardware is None:
+        raise unknown("hardware", args.hardware, repo.hardware, "--hardware")
+    if args.strategy is not None and args.strategy not in repo.strategies:
+        raise unknown("strategy", args.strategy, repo.strategies, "--strategy")
+    recipe = models[args.model]
+    known = set(as_names(recipe.data.get("features"))) | set(
+        as_names(recipe.data.get("opt_in_features"))
+    )
+    for feature in features or ():
+        if known and feature not in known:
+            raise unknown(f"feature of {recipe.path}", feature, known, "--features")
+    return hardware
+
+
+def as_names(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [str(k) for k in value]
+    if isinstance(value, list):
+        return [str(v) for v in value if isinstance(v, str)]
+    return []
+
+
+def recipe_support(repo: Any, recipe_path: str, hardware: str) -> str:
+    """``meta.hardware.<hw>`` of the recipe rendered ("" when it does not say)."""
+    recipe = repo.by_path.get(recipe_path)
+    meta = recipe.data.get("meta") if recipe is not None else None
+    table = meta.get("hardware") if isinstance(meta, dict) else None
+    value = table.get(hardware) if isinstance(table, dict) else None
+    return value if isinstance(value, str) else ""
 
 
 def request_from_json(line: str, number: int) -> Any:

@@ -11,7 +11,12 @@ from bot.rules import RULE_FILES, load_rules
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "rules", help="validate the rules/ files (mapping, flags, env, policy)"
+        "rules",
+        help="validate the rules/ files (mapping, flags, env, policy)",
+        description="Load and validate every file of a rules directory (default: the bundled "
+        "rules/): hardware, models, flags, env, policy and vllm-defaults. A bad value is one "
+        "line naming file, key and line, exit status 2; a valid directory prints a count of "
+        "each kind of rule.",
     )
     parser.add_argument("--rules", type=Path, default=None, help="rules directory")
     parser.set_defaults(func=run)

@@ -8,6 +8,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+from bot.commands.grammar import add_jobs, jobs
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -22,7 +24,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    parser.add_argument("--workers", type=int, default=2, help="in-process job threads")
+    add_jobs(parser, 2, "in-process job threads (default 2)")
     parser.add_argument(
         "--no-consumer", action="store_true", help="only accept deliveries; workers run jobs"
     )
@@ -71,10 +73,11 @@ def serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    threads = jobs(args)
     settings = Settings.from_env()
     settings.require_webhook_secret()
     rt = boot(settings)
-    consumer = None if args.no_consumer else EmbeddedConsumer(rt, workers=args.workers)
+    consumer = None if args.no_consumer else EmbeddedConsumer(rt, workers=threads)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

@@ -6,6 +6,8 @@ import argparse
 import logging
 from typing import Any
 
+from bot.commands.grammar import add_jobs, jobs
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -16,7 +18,7 @@ def register(subparsers: Any) -> None:
             "RECIPE_SYNC_DATA_DIR) and resume syncs whose worker died."
         ),
     )
-    parser.add_argument("--workers", type=int, default=2, help="job threads (default 2)")
+    add_jobs(parser, 2, "job threads (default 2)")
     parser.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on this port")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
     parser.set_defaults(func=worker)
@@ -32,11 +34,12 @@ def worker(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    threads = jobs(args)
     rt = boot(Settings.from_env())
     if args.metrics_port:
         start_http_server(args.metrics_port, registry=rt.metrics.registry)
     try:
-        run_worker(rt, args.workers)
+        run_worker(rt, threads)
     finally:
         rt.close()
     return 0

@@ -13,7 +13,13 @@ from pathlib import Path
 
 from bot.errors import InputError, Location
 from bot.rules.knobs import KnobClass, KnobKind, KnobRules
-from bot.rules.loader import line_of, load_validated, read_yaml_with_positions
+from bot.rules.loader import (
+    line_of,
+    load_validated,
+    parse_yaml_with_positions,
+    read_yaml_with_positions,
+    validate,
+)
 from bot.rules.models import EnvRules, FlagRules, HardwareRules, ModelRules, Policy
 
 __all__ = ["RULE_FILES", "KnobClass", "KnobKind", "Rules", "default_rules", "load_rules"]
@@ -100,6 +106,21 @@ def _every_rule_classed(rules: Rules, root: Path) -> None:
                 f"{name} has no class in knobs.yaml (kernel, serving, accuracy, tuning, "
                 "workload or harness)",
             )
+
+
+REPO_POLICY_PATH = ".github/recipe-sync.yml"
+
+
+def repo_policy(text: str, base: Policy, display: str = REPO_POLICY_PATH) -> Policy:
+    """A benchmark repository's ``.github/recipe-sync.yml`` over ``base`` (the service's policy).
+
+    Same schema as ``rules/policy.yaml``; every key is optional and overrides the service's
+    (``pr`` key by key). Raises :class:`InputError` naming file, key and line.
+    """
+    data = parse_yaml_with_positions(text, display)
+    if data is not None and not isinstance(data, dict):
+        raise InputError(Location(display, line=1), "expected a mapping of policy keys")
+    return validate(data, Policy, display, defaults=base.model_dump())
 
 
 @cache

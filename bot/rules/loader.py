@@ -93,9 +93,24 @@ def to_plain(data: Any) -> Any:
 def load_validated(path: Path, model: type[ModelT], display: str | None = None) -> ModelT:
     """Read ``path`` and validate it as ``model``; raise :class:`InputError` on any problem."""
     name = display or str(path)
-    data = read_yaml_with_positions(path, name)
+    return validate(read_yaml_with_positions(path, name), model, name)
+
+
+def validate(
+    data: Any, model: type[ModelT], name: str, defaults: dict[str, Any] | None = None
+) -> ModelT:
+    """Validate parsed YAML as ``model`` (over ``defaults``, merged one mapping level deep)."""
+    plain = to_plain(data if data is not None else {})
+    if defaults is not None and isinstance(plain, dict):
+        merged = dict(defaults)
+        for key, value in plain.items():
+            base = merged.get(key)
+            merged[key] = (
+                {**base, **value} if isinstance(base, dict) and isinstance(value, dict) else value
+            )
+        plain = merged
     try:
-        return model.model_validate(to_plain(data if data is not None else {}))
+        return model.model_validate(plain)
     except ValidationError as err:
         first = err.errors()[0]
         loc = [p for p in first["loc"] if isinstance(p, str | int)]
@@ -111,3 +126,8 @@ def load_validated(path: Path, model: type[ModelT], display: str | None = None) 
         elif first["type"] == "missing":
             reason = "required key is missing"
         raise InputError(Location(name, key, line_of(data, loc)), reason) from err
+
+
+def parse_yaml_with_positions(text: str, name: str) -> Any:
+    """:func:`read_yaml_with_positions` of a text already read (e.g. from a git tree)."""
+    return parse_untrusted(text, name)

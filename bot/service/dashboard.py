@@ -18,13 +18,15 @@ from __future__ import annotations
 import logging
 import time
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from huey import crontab
 from huey.api import TaskWrapper
 from huey.exceptions import RetryTask
 from sqlalchemy import select
 
-from bot.audit import run_audit
+from bot.audit import render_html, run_audit
+from bot.audit.ignores import apply_ignores
 from bot.errors import RecipeSyncError
 from bot.github.errors import TransientGitHubError
 from bot.github.gateway import GitHubRepo
@@ -106,6 +108,12 @@ def _default_branch(rt: Runtime, gh: GitHubRepo) -> GitTreeSource:
     return mirror.source(sha, f"{info.full_name}@{sha[:12]}")
 
 
+def dashboard_page(data_dir: Path, bench_repo: str) -> Path:
+    """Where the latest HTML report of a benchmark repository is kept (served by the web app)."""
+    owner, _, name = bench_repo.partition("/")
+    return data_dir / "dashboards" / owner / f"{name}.html"
+
+
 def refresh_dashboard(rt: Runtime, bench_repo: str) -> str:
     """Audit the default branches and upsert the issue; returns what happened."""
     release(rt, _pending_key(bench_repo))
@@ -125,8 +133,19 @@ def refresh_dashboard(rt: Runtime, bench_repo: str) -> str:
             load_rules(rt.settings.rules_dir),
             jobs=1,  # a worker thread: no forking here
         )
+        ignored = rt.store.ignored_flags(bench_repo)
+        html = render_html(apply_ignores(run.report, ignored))
+        page = dashboard_page(rt.settings.data_dir, bench_repo)
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(html, encoding="utf-8")
+        url = (
+            f"{rt.settings.public_url}/dashboards/{bench_repo}.html"
+            if rt.settings.public_url
+            else ""
+        )
+        body = dashboard_body(run.report, ignored=ignored, details_url=url)
         issues = DashboardIssues(bench, rt.store, rt.connector.bot_login())
-        result = issues.upsert(rt.policy.dashboard_title, dashboard_body(run.report))
+        result = issues.upsert(rt.policy.dashboard_title, body)
         outcome = result.action
         log.info(
             "dashboard of %s: %s #%s (%s launch lines)",

@@ -11,20 +11,24 @@ refreshed); ``dashboard: false`` in the policy turns it off.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from bot.audit.groups import RecipeGroup
+from bot.audit.ignores import Ignored, apply_ignores
 from bot.audit.markdown import render_markdown
 from bot.audit.model import AuditReport
 from bot.github.gateway import GitHubRepo, IssueInfo
-from bot.github.sanitize import MAX_BODY
+from bot.github.sanitize import MAX_BODY, inline
+from bot.service import triggers
 from bot.state.models import DashboardIssue
 from bot.state.store import Store
 
 log = logging.getLogger("recipe_sync.dashboard")
 
-DASHBOARD_MARKER = "<!-- recipe-sync:dashboard v1 -->"
+DASHBOARD_MARKER = triggers.DASHBOARD_MARKER
 # The benchmark repository's token for the dashboard: read the tree, write one issue.
 DASHBOARD_SCOPE: Mapping[str, str] = {"metadata": "read", "contents": "read", "issues": "write"}
 RECIPES_READ_SCOPE: Mapping[str, str] = {"metadata": "read", "contents": "read"}
@@ -36,15 +40,92 @@ def _no_guard() -> None:
     pass
 
 
-def dashboard_body(report: AuditReport, *, limit: int = MAX_BODY) -> str:
-    """Marker, one line on what this is, then the Markdown audit, all under ``limit``."""
+ACTION = re.compile(
+    r"^- \[(?P<mark>[ xX])\] <!-- recipe-sync:(?P<verb>rerun|ignore) (?P<recipe>\S+)"
+    r"(?: (?P<flag>\S+))? -->",
+    re.MULTILINE,
+)
+SAFE = re.compile(r"^[A-Za-z0-9_./-]+$")  # what may sit inside a box's hidden comment
+IGNORE_OFFERED = 5  # drifting flags offered as "ignore" boxes per recipe
+
+
+@dataclass(frozen=True)
+class BoxAction:
+    """One checkbox of the dashboard: re-run a recipe's alignment, or ignore one flag."""
+
+    verb: Literal["rerun", "ignore"]
+    recipe: str
+    flag: str
+    checked: bool
+
+
+def parse_actions(body: str) -> list[BoxAction]:
+    """The checkboxes of a dashboard body (a box is identified by its hidden comment)."""
+    found = []
+    for match in ACTION.finditer(body):
+        verb: Literal["rerun", "ignore"] = "rerun" if match.group("verb") == "rerun" else "ignore"
+        found.append(
+            BoxAction(
+                verb,
+                match.group("recipe"),
+                match.group("flag") or "",
+                match.group("mark") != " ",
+            )
+        )
+    return found
+
+
+def _boxes(group: RecipeGroup, ignored: Ignored) -> list[str]:
+    """Renovate-style boxes: tick to act; the next refresh unticks "re-run" once done."""
+    if not group.has_recipe or not SAFE.match(group.recipe):
+        return []
+    recipe = group.recipe
+    lines = []
+    if group.counts()["drifted"]:
+        lines.append(
+            f"- [ ] <!-- recipe-sync:rerun {recipe} --> re-run the alignment of this recipe "
+            "(its benchmark PRs with an open alignment PR are synced again)"
+        )
+    already = sorted(ignored.get(recipe, frozenset()))
+    for flag in already:
+        lines.append(
+            f"- [x] <!-- recipe-sync:ignore {recipe} {flag} --> ignore {inline(flag)} for this "
+            "recipe (untick to count it again)"
+        )
+    offered = [(f, n) for f, n in group.top_flags(None) if f not in already and SAFE.match(f)]
+    for flag, count in offered[:IGNORE_OFFERED]:
+        lines.append(
+            f"- [ ] <!-- recipe-sync:ignore {recipe} {flag} --> ignore {inline(flag)} for this "
+            f"recipe (drifts in {count} config key{'s' if count != 1 else ''})"
+        )
+    return lines
+
+
+def dashboard_body(
+    report: AuditReport,
+    *,
+    ignored: Ignored | None = None,
+    details_url: str = "",
+    limit: int = MAX_BODY,
+) -> str:
+    """Marker, what this is and how the boxes act, then the grouped audit, under ``limit``."""
+    ignored = ignored or {}
     intro = (
         "This issue is kept up to date by recipe-sync after each sync and nightly: every "
         "vLLM configuration of this repository's default branch compared with the recipe "
-        "it corresponds to. Turn it off with `dashboard: false` in the recipe-sync policy.\n\n"
+        "it corresponds to. Tick a box under a recipe to re-run its alignment or to ignore a "
+        "flag for it (recorded, honoured by the dashboard and by alignment PRs until "
+        "unticked). Turn the issue off with `dashboard: false` in the recipe-sync policy.\n\n"
     )
     head = f"{DASHBOARD_MARKER}\n{intro}"
-    return head + render_markdown(report, limit=limit - len(head), safe=True)
+    shown = apply_ignores(report, ignored)
+    return head + render_markdown(
+        shown,
+        limit=limit - len(head),
+        safe=True,
+        details_url=details_url,
+        extra=lambda group: _boxes(group, ignored),
+    )
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,10 @@ Approval is tied to a head SHA:
   (matched by the run's ``pull_requests``, or for fork runs by head SHA [+ branch]); a run on
   an alignment branch refreshes the benchmark PR it came from.
 * ``check_run`` rerequested / "Re-check" re-runs the PR the check run belongs to.
+* ``issues`` edited on the bot's dashboard issue by someone with write permission: ticked
+  "ignore" boxes are recorded in the store (unticked ones dropped), a ticked "re-run" box
+  syncs again every benchmark PR that has an alignment PR for that recipe file, then the
+  dashboard is refreshed (which unticks the "re-run" boxes, as Renovate's dashboard does).
 
 Every path only records intent atomically in the store and enqueues at most one sync per
 PR; the sync job itself re-reads the PR and aborts if its head is not the approved one.
@@ -28,6 +32,8 @@ import logging
 from bot.github.gateway import BENCH_SCOPE, GitHubRepo
 from bot.github.sanitize import REAPPROVE_MARKER, REFUSAL_MARKER
 from bot.service.comments import StickyComments
+from bot.service.dashboard import request_dashboard
+from bot.service.dashboard_issue import DASHBOARD_SCOPE, is_dashboard, parse_actions
 from bot.service.report import reapproval_comment, refusal_comment
 from bot.service.runtime import Runtime
 from bot.service.triggers import Trigger
@@ -130,6 +136,8 @@ def dispatch(rt: Runtime, trigger: Trigger) -> str:
             if sync is not None and sync.approved_sha == trigger.head_sha:
                 outcomes.append(_request(rt, trigger.repo, number, None))
         return "; ".join(outcomes) or "no approved PR at this head"
+    if kind == "dashboard_edit":
+        return _dashboard_edit(rt, trigger)
     if kind == "check_run":
         numbers = list(trigger.pr_numbers)
         if not numbers and trigger.check_run_id is not None:
@@ -142,6 +150,42 @@ def dispatch(rt: Runtime, trigger: Trigger) -> str:
                 outcomes.append(_request(rt, trigger.repo, number, None))
         return "; ".join(outcomes) or "check run of an unapproved or unknown head"
     return f"{kind} in {trigger.repo}: nothing to do"
+
+
+def _dashboard_edit(rt: Runtime, trigger: Trigger) -> str:
+    """Apply the ticked boxes of the dashboard issue (re-read from the API, not the payload)."""
+    assert trigger.pr_number is not None
+    gh = rt.connector.repo(trigger.repo, DASHBOARD_SCOPE)
+    if _role(gh, trigger.sender) not in WRITE_OR_MORE:
+        return f"dashboard edit by {trigger.sender} ignored: needs write permission or more"
+    issue = gh.issue(trigger.pr_number)
+    if issue is None or not is_dashboard(issue, rt.connector.bot_login()):
+        return "not the dashboard issue"
+    done: list[str] = []
+    for box in parse_actions(issue.body):
+        if box.verb == "ignore":
+            changed = rt.store.set_ignored(
+                trigger.repo, box.recipe, box.flag, ignored=box.checked, login=trigger.sender
+            )
+            if changed:
+                done.append(
+                    f"{'ignored' if box.checked else 'counted again'} {box.flag} for {box.recipe}"
+                )
+        elif box.checked:
+            prs = sorted(
+                {
+                    r.bench_pr
+                    for r in rt.store.alignments_for_recipe(trigger.repo, box.recipe)
+                    if r.state in ("open", "edited")
+                }
+            )
+            synced = [_request(rt, trigger.repo, pr, None) for pr in prs]
+            done.append(
+                f"re-run {box.recipe}: " + ("; ".join(synced) if synced else "no open alignment PR")
+            )
+    if done:
+        request_dashboard(rt, trigger.repo)
+    return "; ".join(done) or "dashboard edited: no box changed"
 
 
 def _fork_run_prs(rt: Runtime, trigger: Trigger) -> list[int]:

@@ -13,6 +13,7 @@ run needs nothing different: the service decides not to push. Bad input raises
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from bot.align.builder import run_builder
 from bot.align.matrix import BuilderReport
@@ -76,11 +77,14 @@ class AlignEngine:
 
         bench = request.bench
         blob_sha_at = git_blob_sha_at(bench.repo_path) if isinstance(bench, GitTreeSource) else None
+        rules = self.rules or default_rules()
+        if request.policy is not None:
+            rules = replace(rules, policy=request.policy)
         return AlignInputs(
             bench=bench,
             bench_base=request.bench_base,
             recipes=recipes,
-            rules=self.rules or default_rules(),
+            rules=rules,
             runs=request.runs,
             bench_repo=request.bench_repo,
             pr_number=request.pr_number,
@@ -92,6 +96,7 @@ class AlignEngine:
             recipes_sha=request.recipes_base_sha,
             blob_sha_at=blob_sha_at,
             builder=builder,
+            ignored_flags=request.ignored_flags,
         )
 
     def sync(self, request: SyncRequest) -> SyncOutcome:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.contract import (
     EngineContractError,
@@ -33,9 +33,11 @@ from bot.github.errors import HeadMoved, LeaseLost
 from bot.github.gateway import BENCH_SCOPE, RECIPES_SCOPE, GitHubRepo, PullInfo
 from bot.github.gitops import Identity, Mirror
 from bot.github.sanitize import REAPPROVE_MARKER, VERIFY_MARKER
+from bot.rules.models import Policy
 from bot.service.checks import CheckRunPublisher
 from bot.service.comments import StickyComments
 from bot.service.pulls import AlignmentPublisher, AlignmentResult, SourceRef
+from bot.service.repo_config import config_note, repository_policy
 from bot.service.report import check_summary, failure_comment, verify_comment
 from bot.service.runtime import Runtime
 from bot.settings import CredentialsMissing
@@ -128,6 +130,7 @@ def _publisher(
     lease: SyncSnapshot,
     head_sha: str,
     guard: HeadGuard | None,
+    policy: Policy | None = None,
 ) -> tuple[AlignmentPublisher, Mirror]:
     info = recipes.info()
     mirror = Mirror(rt.mirrors, info.full_name, info.clone_url, recipes.token)
@@ -139,7 +142,7 @@ def _publisher(
         gh=recipes,
         mirror=mirror,
         store=rt.store,
-        policy=rt.policy,
+        policy=policy or rt.policy,
         identity=_identity(rt),
         bot_login=rt.connector.bot_login(),
         source=SourceRef(lease.bench_repo, lease.pr_number, head_sha),
@@ -207,9 +210,11 @@ def _run_engine(
     bench_info = bench.info()
     bench_mirror = Mirror(rt.mirrors, bench_info.full_name, bench_info.clone_url, bench.token)
     n = lease.pr_number
+    default = bench_info.default_branch
     bench_mirror.fetch(
         f"+refs/pull/{n}/head:refs/rs/pull/{n}/head",
         f"+refs/heads/{pr.base_ref}:refs/rs/heads/{pr.base_ref}",
+        *([f"+refs/heads/{default}:refs/rs/heads/{default}"] if default != pr.base_ref else []),
     )
     fetched = bench_mirror.rev(f"refs/rs/pull/{n}/head")
     if fetched != head_sha:
@@ -220,8 +225,15 @@ def _run_engine(
         else bench_mirror.rev(f"refs/rs/heads/{pr.base_ref}")
     )
     assert base_sha is not None
+    default_sha = bench_mirror.rev(f"refs/rs/heads/{default}")
+    policy, config_problem = repository_policy(
+        rt.policy,
+        bench_mirror.source(default_sha, f"{lease.bench_repo}@{default}")
+        if default_sha is not None
+        else None,
+    )
     recipes = rt.connector.repo(rt.settings.recipes_repo, RECIPES_SCOPE)
-    publisher, recipes_mirror = _publisher(rt, recipes, lease, head_sha, guard)
+    publisher, recipes_mirror = _publisher(rt, recipes, lease, head_sha, guard, policy)
 
     request = SyncRequest(
         bench_repo=lease.bench_repo,
@@ -240,6 +252,8 @@ def _run_engine(
         runs=GitHubRunSource(bench),
         dry_run=lease.dry_run,
         head_repo=pr.head_repo or None,
+        ignored_flags=rt.store.ignored_flags(lease.bench_repo),
+        policy=policy,
     )
     stickies = StickyComments(bench, rt.store, rt.connector.bot_login())
     try:
@@ -249,7 +263,8 @@ def _run_engine(
         raise  # not the PR's fault: retried, or failed with the check run saying why
     except RecipeSyncError as err:
         # bad input in the PR: tell the author, don't retry
-        stickies.upsert(n, "verify", VERIFY_MARKER, failure_comment(str(err)), guard)
+        failed = config_note(config_problem) + failure_comment(str(err))
+        stickies.upsert(n, "verify", VERIFY_MARKER, failed, guard)
         checks.complete(
             conclusion="failure",
             title="recipe-sync could not analyse this PR",
@@ -258,6 +273,8 @@ def _run_engine(
             details_url=None,
         )
         return SyncReport("failed-input", "failure")
+    if config_problem:
+        outcome = replace(outcome, comment=config_note(config_problem) + outcome.comment)
     return _apply(rt, lease, outcome, publisher, stickies, checks, guard, head_sha)
 
 

@@ -27,7 +27,10 @@ ALLOWED: dict[str, frozenset[str]] = {
     "issue_comment": frozenset({"created"}),
     "workflow_run": frozenset({"completed"}),
     "check_run": frozenset({"rerequested", "requested_action"}),
+    "issues": frozenset({"edited"}),
 }
+# the start of the dashboard issue's body (bot/service/dashboard_issue.py, kept equal by a test)
+DASHBOARD_MARKER = "<!-- recipe-sync:dashboard v1 -->"
 
 TriggerKind = Literal[
     "label_added",  # trigger label applied: approve the labelled head
@@ -38,6 +41,7 @@ TriggerKind = Literal[
     "workflow_run",  # a run completed: refresh the evidence of the matching PR
     "check_run",  # our check run was re-requested or its "Re-check" button clicked
     "rebase",  # the rebase label was put on an alignment PR
+    "dashboard_edit",  # someone edited the bot's dashboard issue (ticked a box)
 ]
 
 
@@ -160,6 +164,16 @@ def classify(
     }
     if event == "pull_request":
         return _pull_request(payload, action, trigger_label, common)
+    if event == "issues":
+        if sender == bot_login or sender_type == "Bot":
+            return Ignored("issue edited by a bot (self-loop guard)")
+        if str(_opt(payload, "issue.user.login", "")) != bot_login:
+            return Ignored("not an issue of the bot")
+        if not str(_opt(payload, "issue.body", "") or "").startswith(DASHBOARD_MARKER):
+            return Ignored("not the dashboard issue")
+        return Trigger(
+            kind="dashboard_edit", pr_number=int(_get(payload, "issue.number")), **common
+        )
     if event == "issue_comment":
         if sender == bot_login or sender_type == "Bot":
             return Ignored("comment by a bot (self-loop guard)")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 
 from fastapi import FastAPI, Request
@@ -24,12 +25,14 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
 
 from bot.github.signature import verify
+from bot.service.dashboard import dashboard_page
 from bot.service.queue import ping as ping_queue
 from bot.service.runtime import Runtime
 from bot.service.triggers import ALLOWED, Ignored, PayloadError, Trigger, classify
 
 log = logging.getLogger("recipe_sync.web")
 
+_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")  # an owner or repository name (no path tricks)
 MAX_PAYLOAD = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
 MAX_JSON_DEPTH = 64  # GitHub's payloads nest < 10 levels
 BODY_TIMEOUT = 30.0  # seconds to receive the body (a slow client is answered 408)
@@ -191,6 +194,16 @@ def create_app(rt: Runtime, *, body_timeout: float = BODY_TIMEOUT) -> FastAPI:
         if problems:
             return JSONResponse({"status": "unavailable", **problems}, status_code=503)
         return JSONResponse({"status": "ready"})
+
+    @app.get("/dashboards/{owner}/{name}.html")
+    def dashboard_html(owner: str, name: str) -> Response:
+        """The latest HTML audit behind a dashboard issue (linked from its body)."""
+        if not (_NAME.match(owner) and _NAME.match(name)):
+            return Response("not found", status_code=404)
+        page = dashboard_page(rt.settings.data_dir, f"{owner}/{name}")
+        if not page.is_file():
+            return Response("not found", status_code=404)
+        return Response(page.read_text(encoding="utf-8"), media_type="text/html; charset=utf-8")
 
     @app.get("/metrics")
     def prometheus() -> Response:

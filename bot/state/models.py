@@ -158,3 +158,22 @@ class DashboardIssue(Base):
     repo: Mapped[str] = mapped_column(String(200), primary_key=True)
     issue_number: Mapped[int] = mapped_column(Integer)
     updated_at: Mapped[float] = mapped_column(Float)
+
+
+class IgnoredFlag(Base):
+    """A flag a maintainer ticked "ignore" for on the dashboard: one recipe file, one flag.
+
+    The dashboard stops counting it as drift and alignment PRs stop proposing it for that
+    recipe file, until the box is unticked.
+    """
+
+    __tablename__ = "ignored_flags"
+    __table_args__ = (
+        UniqueConstraint("bench_repo", "recipe_path", "flag", name="uq_ignored_flag"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    bench_repo: Mapped[str] = mapped_column(String(200))
+    recipe_path: Mapped[str] = mapped_column(String(400))
+    flag: Mapped[str] = mapped_column(String(200))
+    ignored_by: Mapped[str] = mapped_column(String(100))
+    created_at: Mapped[float] = mapped_column(Float)

@@ -14,7 +14,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Engine, case, create_engine, event, func, select, text, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    case,
+    create_engine,
+    delete,
+    event,
+    func,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
@@ -26,6 +37,7 @@ from bot.state.models import (
     CheckRunRecord,
     ClosedFingerprint,
     Delivery,
+    IgnoredFlag,
     Refusal,
     StickyComment,
     Sync,
@@ -606,6 +618,15 @@ class Store:
             )
             return [AlignmentRecord.of(row) for row in rows]
 
+    def alignments_for_recipe(self, bench_repo: str, recipe_path: str) -> list[AlignmentRecord]:
+        with self.tx() as session:
+            rows = session.scalars(
+                select(AlignmentPr)
+                .where(AlignmentPr.bench_repo == bench_repo, AlignmentPr.recipe_path == recipe_path)
+                .order_by(AlignmentPr.id)
+            )
+            return [AlignmentRecord.of(row) for row in rows]
+
     def save_alignment(
         self,
         *,
@@ -834,3 +855,44 @@ class Store:
                     created_at=self.clock(),
                 )
             )
+
+    # --- flags ignored from the dashboard issue ----------------------------------------------
+
+    def ignored_flags(self, bench_repo: str) -> dict[str, frozenset[str]]:
+        """recipe path → the flags a maintainer ignored for it on the dashboard."""
+        with self.tx() as session:
+            rows = session.execute(
+                select(IgnoredFlag.recipe_path, IgnoredFlag.flag).where(
+                    IgnoredFlag.bench_repo == bench_repo
+                )
+            ).all()
+        found: dict[str, set[str]] = {}
+        for recipe, flag in rows:
+            found.setdefault(recipe, set()).add(flag)
+        return {recipe: frozenset(flags) for recipe, flags in sorted(found.items())}
+
+    def set_ignored(
+        self, bench_repo: str, recipe_path: str, flag: str, *, ignored: bool, login: str
+    ) -> bool:
+        """Record or drop one ignore; True when the stored state changed."""
+        with self.tx() as session:
+            if ignored:
+                return self._insert_ignore(
+                    session,
+                    IgnoredFlag,
+                    {
+                        "bench_repo": bench_repo,
+                        "recipe_path": recipe_path,
+                        "flag": flag,
+                        "ignored_by": login,
+                        "created_at": self.clock(),
+                    },
+                )
+            result = session.execute(
+                delete(IgnoredFlag).where(
+                    IgnoredFlag.bench_repo == bench_repo,
+                    IgnoredFlag.recipe_path == recipe_path,
+                    IgnoredFlag.flag == flag,
+                )
+            )
+            return bool(getattr(result, "rowcount", 0))

@@ -77,7 +77,7 @@ def test_a_working_tree_with_the_patch_is_aligned_too(
     align_cli: AlignCli, seed_out: Path, recipes_clone: Path
 ) -> None:
     git(recipes_clone, "apply", str(seed_out / "recipe.patch"))  # uncommitted: read the directory
-    status, out = align_cli(recipes=recipes_clone, recipes_ref=None)
+    status, out = align_cli(recipes=recipes_clone, recipes_ref="WORKTREE")
     assert status == 0 and not (out / "recipe.patch").exists()
     assert "Branched from" not in (out / "comment.md").read_text()
 

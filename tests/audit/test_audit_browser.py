@@ -18,9 +18,12 @@ from pathlib import Path
 import pytest
 
 from bot.audit import render_html, run_audit
+from bot.audit.html import heat_color
+from bot.errors import InputError
 from bot.fixtures import SeedFixtures
 from bot.rules import default_rules
-from bot.sources import GitTreeSource
+from bot.shared_data import corpus_dir, shared_dir
+from bot.sources import DirectorySource, GitTreeSource
 
 pytestmark = pytest.mark.slow  # a browser per test (a few seconds each)
 
@@ -37,8 +40,6 @@ FLAGS = (
     "--force-device-scale-factor=1",
 )
 WINDOW = (1400, 1300)
-DRIFTED_RGB = (0xCF, 0x22, 0x2E)
-ALIGNED_RGB = (0x2D, 0xA4, 0x4E)
 
 
 def _find() -> str | None:
@@ -107,46 +108,45 @@ def with_script(page: Path, script: str, name: str) -> Path:
 
 
 class Dom(HTMLParser):
-    """Rows of the table (status, hidden, cells), the chart bars and a few attributes."""
+    """Entries of the grouped table (status, hidden), chart marks and the body's attributes."""
 
     def __init__(self) -> None:
         super().__init__()
         self.rows: list[dict[str, object]] = []
-        self.bars: list[dict[str, str | None]] = []
+        self.cells: list[dict[str, str | None]] = []
+        self.flags: list[dict[str, str | None]] = []
+        self.groups: list[dict[str, object]] = []
         self.body: dict[str, str | None] = {}
-        self.heads: dict[str, str | None] = {}
         self.shown = ""
-        self._cell: list[str] | None = None
         self._in_shown = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         found = dict(attrs)
         if tag == "body":
             self.body = found
-        if tag == "tr" and "data-status" in found:
-            self.rows.append({"status": found["data-status"], "hidden": "hidden" in found})
-            self.rows[-1]["cells"] = []
-        if tag == "td" and self.rows:
-            self._cell = []
-        if tag == "rect" and "data-count" in found:
-            self.bars.append(found)
-        if tag == "th" and found.get("data-col"):
-            self.heads[str(found["data-col"])] = found.get("aria-sort")
+        if tag == "tbody" and "data-recipe" in found:
+            self.groups.append({"recipe": found["data-recipe"], "hidden": "hidden" in found})
+        if tag == "tr" and found.get("class") == "entry":
+            self.rows.append(
+                {
+                    "status": found["data-status"],
+                    "hardware": found["data-hardware"],
+                    "hidden": "hidden" in found,
+                    "lines": int(str(found["data-lines"])),
+                }
+            )
+        if tag == "g" and "data-compared" in found:
+            self.cells.append(found)
+        if tag == "g" and "data-flag" in found:
+            self.flags.append(found)
         if tag == "span" and found.get("id") == "shown":
             self._in_shown = True
 
     def handle_endtag(self, tag: str) -> None:
-        if tag == "td" and self._cell is not None and self.rows:
-            cells = self.rows[-1]["cells"]
-            assert isinstance(cells, list)
-            cells.append("".join(self._cell).strip())
-            self._cell = None
         if tag == "span":
             self._in_shown = False
 
     def handle_data(self, data: str) -> None:
-        if self._cell is not None:
-            self._cell.append(data)
         if self._in_shown:
             self.shown += data
 
@@ -157,35 +157,80 @@ def dom(html: str) -> Dom:
     return parsed
 
 
-def test_table_and_chart_render(chromium: str, page: Path, tmp_path: Path) -> None:
+def test_grouped_table_and_charts_render(chromium: str, page: Path, tmp_path: Path) -> None:
     seen = dom(browse(chromium, tmp_path, page.as_uri(), "--dump-dom"))
-    assert len(seen.rows) == 40 and not any(r["hidden"] for r in seen.rows)
-    assert seen.shown == "showing 40 of 40 launch lines"  # the script ran
-    bars = {(b["data-hardware"], b["data-status"]): b["data-count"] for b in seen.bars}
-    assert bars[("mi355x", "drifted")] == "7" and bars[("mi355x", "aligned")] == "15"
-    assert {hw for hw, _ in bars} == {"mi355x", "h200", "b200", "h100"}
+    assert sum(int(str(r["lines"])) for r in seen.rows) == 40  # every launch line, collapsed
+    assert len(seen.rows) < 40 and not any(r["hidden"] for r in seen.rows)
+    assert seen.shown == f"showing {len(seen.rows)} of {len(seen.rows)} entries (40 launch lines)"
+    drifted = [r for r in seen.rows if r["status"] == "drifted"]
+    assert sum(int(str(r["lines"])) for r in drifted) == 7
+    heat: dict[str, int] = {}
+    for cell in seen.cells:  # recipe × hardware cells, summed per hardware
+        hardware = str(cell["data-hardware"])
+        heat[hardware] = heat.get(hardware, 0) + int(str(cell["data-drifted"]))
+    assert heat["mi355x"] == 7 and sum(heat.values()) == 7
+    assert seen.flags, "the top differing flags chart has bars"
 
 
-def test_sorting_and_filtering_after_clicks(chromium: str, page: Path, tmp_path: Path) -> None:
+def test_filters_after_clicks_and_from_the_url(chromium: str, page: Path, tmp_path: Path) -> None:
     script = (
-        "var th = document.querySelector('th[data-col=conc]'); th.click(); th.click();"
         "var s = document.getElementById('filter-status'); s.value = 'drifted';"
         "s.dispatchEvent(new Event('change'));"
+        "document.body.setAttribute('data-hash', location.hash);"
     )
     clicked = with_script(page, script, "clicked.html")
     seen = dom(browse(chromium, tmp_path, clicked.as_uri(), "--dump-dom"))
     visible = [r for r in seen.rows if not r["hidden"]]
-    assert [r["status"] for r in visible] == ["drifted"] * 7
-    assert seen.shown == "showing 7 of 40 launch lines"
-    assert seen.heads["conc"] == "descending"
-    concs = [int(str(r["cells"][4])) for r in seen.rows]  # type: ignore[index]
-    assert concs == sorted(concs, reverse=True)  # the whole table is sorted, hidden rows too
+    assert {str(r["status"]) for r in visible} == {"drifted"}
+    assert sum(int(str(r["lines"])) for r in visible) == 7
+    assert seen.body["data-hash"] == "#status=drifted"  # the view is kept in the URL
+    assert any(g["hidden"] for g in seen.groups)  # a recipe without drift folds away
     # a view given in the URL fragment (shareable links) filters the same way
-    linked = dom(
-        browse(chromium, tmp_path, page.as_uri() + "#hardware=h200&sort=conc", "--dump-dom")
+    linked = dom(browse(chromium, tmp_path, page.as_uri() + "#hardware=h200", "--dump-dom"))
+    assert {str(r["hardware"]) for r in linked.rows if not r["hidden"]} == {"h200"}
+    # clicking a heat-map cell filters to that recipe and hardware
+    cell = (
+        "document.querySelector('g.cell[data-hardware=mi355x]').dispatchEvent(new Event('click'));"
     )
-    assert [r["status"] for r in linked.rows if not r["hidden"]] == ["aligned"] * 10
-    assert linked.heads["conc"] == "ascending"
+    heat = dom(
+        browse(chromium, tmp_path, with_script(page, cell, "cell.html").as_uri(), "--dump-dom")
+    )
+    assert {str(r["hardware"]) for r in heat.rows if not r["hidden"]} == {"mi355x"}
+
+
+MEASURE = (
+    "var t = document.getElementById('rows'), de = document.documentElement;"
+    "var whys = Array.prototype.slice.call(document.querySelectorAll('.why'));"
+    "var off = whys.filter(function (w) { var r = w.getBoundingClientRect();"
+    "  return r.width === 0 || r.right > window.innerWidth; }).length;"
+    "document.body.setAttribute('data-layout', [t.scrollWidth, t.clientWidth,"
+    "  Math.round(t.getBoundingClientRect().right), de.scrollWidth, window.innerWidth,"
+    "  whys.length, off].join(','));"
+    "['heatmap', 'rows'].forEach(function (id) {"
+    " var r = document.getElementById(id).getBoundingClientRect();"
+    " document.body.setAttribute('data-' + id,"
+    "  [Math.round(r.left), Math.round(r.top), Math.round(r.right),"
+    "   Math.round(r.bottom)].join(','));"
+    "});"
+)
+
+
+def assert_layout(chromium: str, page: Path, tmp_path: Path) -> None:
+    """No sideways scrolling at 1400 px, and every reason is on screen horizontally."""
+    measured = dom(
+        browse(chromium, tmp_path, with_script(page, MEASURE, "m.html").as_uri(), "--dump-dom")
+    ).body
+    scroll_w, client_w, right, doc_w, inner_w, whys, off = (
+        int(v) for v in str(measured["data-layout"]).split(",")
+    )
+    assert inner_w == WINDOW[0]
+    assert scroll_w <= client_w and right <= inner_w, "the main table overflows sideways"
+    assert doc_w <= inner_w, "the page scrolls sideways"
+    assert whys > 0 and off == 0, f"{off} of {whys} reasons are hidden or off-screen"
+
+
+def test_layout_at_1400_px(chromium: str, page: Path, tmp_path: Path) -> None:
+    assert_layout(chromium, page, tmp_path)
 
 
 def read_png(data: bytes) -> tuple[int, int, int, bytes]:
@@ -233,18 +278,9 @@ def read_png(data: bytes) -> tuple[int, int, int, bytes]:
 def test_screenshot_shows_the_chart_and_the_table(
     chromium: str, page: Path, tmp_path: Path
 ) -> None:
-    measure = with_script(
-        page,
-        "['drift-chart', 'rows'].forEach(function (id) {"
-        " var r = document.getElementById(id).getBoundingClientRect();"
-        " document.body.setAttribute('data-' + id,"
-        "  [Math.round(r.left), Math.round(r.top), Math.round(r.right),"
-        "   Math.round(r.bottom)].join(','));"
-        "});",
-        "measure.html",
-    )
+    measure = with_script(page, MEASURE, "measure.html")
     boxes = dom(browse(chromium, tmp_path, measure.as_uri(), "--dump-dom")).body
-    chart = [int(v) for v in str(boxes["data-drift-chart"]).split(",")]
+    chart = [int(v) for v in str(boxes["data-heatmap"]).split(",")]
     table = [int(v) for v in str(boxes["data-rows"]).split(",")]
     shot = tmp_path / "shot.png"
     browse(chromium, tmp_path, page.as_uri(), f"--screenshot={shot}")
@@ -265,10 +301,53 @@ def test_screenshot_shows_the_chart_and_the_table(
         return sum(n for c, n in counts.items() if all(abs(c[k] - rgb[k]) <= 12 for k in range(3)))
 
     in_chart = colours(chart)
-    assert near(in_chart, DRIFTED_RGB) > 1500  # the mi355x drifted bar
-    assert near(in_chart, ALIGNED_RGB) > 1500
+    seen = dom(page.read_text(encoding="utf-8"))
+    for cell in seen.cells:  # each cell's colour is on screen: its share of drifted lines
+        compared = int(str(cell["data-compared"]))
+        if compared:
+            share = int(str(cell["data-drifted"])) / compared
+            rgb = heat_color(share)
+            want = (int(rgb[1:3], 16), int(rgb[3:5], 16), int(rgb[5:7], 16))
+            assert near(in_chart, want) > 300, (cell, want)
+    assert any(c["data-drifted"] != "0" for c in seen.cells)
     visible_table = [table[0], table[1], table[2], min(table[3], height)]
     assert visible_table[3] > visible_table[1], "the table starts inside the screenshot"
     in_table = colours(visible_table)
     ink = sum(n for c, n in in_table.items() if max(c) < 160)  # dark text pixels
     assert ink > 2000
+
+
+@pytest.fixture(scope="module")
+def real_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The dashboard of the real InferenceX main (2026-08-21) against the recipes corpus."""
+    try:
+        shared = shared_dir()
+    except InputError as err:
+        pytest.skip(f"the real repositories are not here: {err}")
+    bundle = shared / "data" / "history" / "InferenceX-main-upto-2026-08-21.bundle"
+    if not bundle.exists() or not corpus_dir().is_dir():
+        pytest.skip("the InferenceX bundle or the recipes corpus is missing from ../shared")
+    root = tmp_path_factory.mktemp("real-dashboard")
+    subprocess.run(["git", "clone", "-q", str(bundle), str(root / "ix")], check=True)
+    report = run_audit(
+        GitTreeSource(root / "ix", "main"),
+        DirectorySource(corpus_dir()),
+        default_rules(),
+        bench_name="SemiAnalysisAI/InferenceX",
+        recipes_name="vllm-project/recipes",
+    ).report
+    path = root / "real.html"
+    path.write_text(render_html(report), encoding="utf-8")
+    return path
+
+
+def test_real_dashboard_layout_at_1400_px(chromium: str, real_page: Path, tmp_path: Path) -> None:
+    assert_layout(chromium, real_page, tmp_path)
+    seen = dom(browse(chromium, tmp_path, real_page.as_uri(), "--dump-dom"))
+    drifted = [r for r in seen.rows if r["status"] == "drifted"]
+    # 116 drifted launch lines read as a handful of entries, one per distinct difference set
+    assert sum(int(str(r["lines"])) for r in drifted) == 116 and len(drifted) <= 116 // 4
+    page = real_page.read_text(encoding="utf-8")
+    assert "href='https://github.com/SemiAnalysisAI/InferenceX/blob/" in page  # script lines
+    assert "href='models/deepseek-ai/DeepSeek-V4-Pro.yaml#L" in page  # a directory: paths
+    assert page.index("id=out-of-scope") > page.index("id=rows")  # folded at the bottom

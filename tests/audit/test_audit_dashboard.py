@@ -20,10 +20,13 @@ from bot.service.dashboard import (
     refresh_dashboard,
     request_dashboard,
 )
-from bot.service.dashboard_issue import DASHBOARD_MARKER, dashboard_body
+from bot.service.dashboard_issue import DASHBOARD_MARKER, dashboard_body, parse_actions
+from bot.service.dispatch import dispatch
+from bot.service.triggers import Trigger, classify
 from bot.sources import GitTreeSource
+from bot.state.store import Approval
 from tests.audit.issues_fake import IssuesFakeGitHub
-from tests.audit.test_audit_render import big_report
+from tests.audit.test_audit_render import DRIFT, big_report, row
 from tests.service.conftest import BENCH, BOT, MAINTAINER, RECIPES, Harness
 from tests.service.fakegithub import ServerThread
 
@@ -108,8 +111,9 @@ def test_created_once_then_edited_only_on_change(
     body = str(board["body"])
     assert len(body) <= MAX_BODY
     assert "**40 launch lines** of **6 vLLM config keys**" in body
-    assert "## Drifted (7)" in body and "drifted (3)" in body
-    assert "unmapped (no recipe for model zai-org/GLM-5-FP8)" in body
+    assert "| `models/deepseek-ai/DeepSeek-V4.1-Flash.yaml` | 7 | 0 | 0 | 0 |" in body
+    assert "**drifted (3)**" in body
+    assert "**unmapped**: no recipe for model zai-org/GLM-5-FP8" in body
 
     # nothing changed: no write at all
     writes = len(issue_writes(fake))
@@ -124,7 +128,7 @@ def test_created_once_then_edited_only_on_change(
     assert refresh_dashboard(rt, BENCH) == f"updated #{board['number']}"
     (edited,) = dashboards(fake)
     assert edited["number"] == board["number"] and edited["body"] != body
-    assert "## Unresolved" not in str(edited["body"])  # the h100 rows are compared now
+    assert "**unresolved**" not in str(edited["body"])  # the h100 rows are compared now
     assert [r[0] for r in issue_writes(fake)[writes:]] == ["PATCH"]
 
     # a new process with an empty store: found again by marker + author, across pages
@@ -164,8 +168,23 @@ def test_body_stays_under_the_limit() -> None:
     report: AuditReport = big_report(2000)
     body = dashboard_body(report)
     assert body.startswith(DASHBOARD_MARKER) and len(body) <= MAX_BODY < 65_536
-    assert "more launch lines are not shown (length limit)" in body
-    assert "| drifted | 2000 |" in body
+    assert "| (no recipe) acme/Acme-7B | 2000 | 0 | 0 | 2000 |" in body
+    assert max(len(line) for line in body.splitlines()) < 1000
+
+
+def test_body_fits_by_design_one_line_per_recipe() -> None:
+    rows = [
+        row(f"key-{i}", "drifted", c, flags=(DRIFT,), recipe_file=f"models/o/M{i}.yaml")
+        for i in range(600)
+        for c in (4, 8, 16)
+    ]
+    report = AuditReport("b", "r", tuple(rows))
+    body = dashboard_body(report, details_url="https://example.test/d.html")
+    assert len(body) <= MAX_BODY
+    assert body.count("| `models/o/M") == 600  # every recipe keeps its summary line
+    cut = "more recipes are not shown (length limit); see [the full report]"
+    assert cut in body and "(https://example.test/d.html)" in body
+    assert body.rstrip().endswith("</details>") or cut in body
 
 
 def test_refreshed_after_each_sync_and_nightly(fake: IssuesFakeGitHub, harness: Harness) -> None:
@@ -203,3 +222,149 @@ def test_refresh_lease_is_exclusive_until_stale(harness: Harness) -> None:
         assert claim(rt, "k", 60.0) is True  # its holder died: taken over
     finally:
         rt.clock = now
+
+
+def edited_payload(fake: IssuesFakeGitHub, number: int, sender: str) -> dict[str, object]:
+    issue = fake.issues[BENCH][number]
+    return {
+        "action": "edited",
+        "issue": {"number": number, "user": {"login": issue["user"]}, "body": issue["body"]},
+        "repository": {"full_name": BENCH},
+        "sender": {"login": sender, "type": "User"},
+    }
+
+
+def tick(fake: IssuesFakeGitHub, number: int, box: str, mark: str = "x") -> None:
+    """What a maintainer does in the browser: tick (or untick) one box of the body."""
+    issue = fake.issues[BENCH][number]
+    lines = str(issue["body"]).splitlines()
+    (index,) = [i for i, line in enumerate(lines) if box in line]
+    lines[index] = f"- [{mark}]" + lines[index][5:]
+    issue["body"] = "\n".join(lines)
+
+
+def test_boxes_ignore_a_flag_until_unticked(fake: IssuesFakeGitHub, harness: Harness) -> None:
+    rt = harness.rt
+    refresh_dashboard(rt, BENCH)
+    (board,) = dashboards(fake)
+    number = int(str(board["number"]))
+    recipe = "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"
+    boxes = {(b.verb, b.recipe, b.flag): b.checked for b in parse_actions(str(board["body"]))}
+    assert boxes[("ignore", recipe, "--max-num-seqs")] is False
+    assert boxes[("rerun", recipe, "")] is False
+    assert ("rerun", "models/deepseek-ai/DeepSeek-R1.yaml", "") not in boxes  # nothing drifts
+    assert f"| `{recipe}` | 7 | 0 | 0 | 0 |" in str(board["body"])
+
+    # someone without write permission ticks a box: nothing is recorded
+    box = f"recipe-sync:ignore {recipe} --max-num-seqs -->"
+    tick(fake, number, box)
+    assert harness.deliver("issues", edited_payload(fake, number, "mallory")).status_code == 202
+    harness.drain()
+    assert rt.store.ignored_flags(BENCH) == {}
+
+    # a maintainer does: recorded, and the refreshed dashboard keeps the box ticked
+    assert harness.deliver("issues", edited_payload(fake, number, MAINTAINER)).status_code == 202
+    harness.drain()
+    assert rt.store.ignored_flags(BENCH) == {recipe: frozenset({"--max-num-seqs"})}
+    body = str(fake.issues[BENCH][number]["body"])
+    assert f"- [x] <!-- {box}" in body
+    assert "`--max-num-seqs` `128`" not in body  # no longer listed as drift
+    assert f"| `{recipe}` | 7 | 0 | 0 | 0 |" in body  # other flags still drift on these rows
+
+    # later runs honour it: a fresh refresh (nightly) still leaves it out
+    request_dashboard(rt, BENCH)
+    harness.drain()
+    assert "`--max-num-seqs` `128`" not in str(fake.issues[BENCH][number]["body"])
+
+    # unticked: counted again
+    tick(fake, number, box, mark=" ")
+    harness.deliver("issues", edited_payload(fake, number, MAINTAINER))
+    harness.drain()
+    assert rt.store.ignored_flags(BENCH) == {}
+    assert "`--max-num-seqs` `128`" in str(fake.issues[BENCH][number]["body"])
+
+
+def test_ignoring_every_drifting_flag_makes_the_rows_aligned(
+    fake: IssuesFakeGitHub, harness: Harness
+) -> None:
+    rt = harness.rt
+    recipe = "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"
+    for flag in ("--max-num-seqs", "--moe-backend", "AITER_TRITON_LOG_LEVEL", "image"):
+        assert rt.store.set_ignored(BENCH, recipe, flag, ignored=True, login=MAINTAINER)
+    assert not rt.store.set_ignored(BENCH, recipe, "image", ignored=True, login=MAINTAINER)
+    refresh_dashboard(rt, BENCH)
+    (board,) = dashboards(fake)
+    body = str(board["body"])
+    assert f"| `{recipe}` | 0 | 0 | 0 | 7 |" in body
+    assert f"<!-- recipe-sync:rerun {recipe} -->" not in body  # nothing left to re-run
+    assert body.count(f"- [x] <!-- recipe-sync:ignore {recipe} ") == 4
+
+
+def test_rerun_box_syncs_the_recipes_benchmark_prs(
+    fake: IssuesFakeGitHub, harness: Harness
+) -> None:
+    rt = harness.rt
+    recipe = "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"
+    refresh_dashboard(rt, BENCH)
+    (board,) = dashboards(fake)
+    number = int(str(board["number"]))
+    # benchmark PR 7 was synced before and has an open alignment PR for this recipe
+    rt.store.request_sync(BENCH, 7, approval=Approval("a" * 40, MAINTAINER, False), dry_run=False)
+    rt.store.save_alignment(
+        bench_repo=BENCH, bench_pr=7, recipe_path=recipe, recipes_repo=RECIPES, branch="b"
+    )
+    tick(fake, number, f"recipe-sync:rerun {recipe} -->")
+    trigger = Trigger(
+        kind="dashboard_edit", repo=BENCH, action="edited", sender=MAINTAINER, pr_number=number
+    )
+    assert dispatch(rt, trigger).startswith(f"re-run {recipe}: sync ")
+    harness.drain()
+    body = str(fake.issues[BENCH][number]["body"])
+    assert f"- [ ] <!-- recipe-sync:rerun {recipe} -->" in body  # unticked by the refresh
+
+
+def test_edits_by_the_bot_or_of_other_issues_are_not_dispatched() -> None:
+    def payload(user: str, sender: str, body: str) -> dict[str, object]:
+        return {
+            "action": "edited",
+            "issue": {"number": 3, "user": {"login": user}, "body": body},
+            "repository": {"full_name": BENCH},
+            "sender": {"login": sender, "type": "Bot" if sender == BOT else "User"},
+        }
+
+    def kind(event: dict[str, object]) -> str:
+        found = classify(
+            "issues", event, trigger_label="l", comment_command="/recipe-sync", bot_login=BOT
+        )
+        return found.kind if isinstance(found, Trigger) else "ignored"
+
+    board = f"{DASHBOARD_MARKER}\n- [x] …"
+    assert kind(payload(BOT, MAINTAINER, board)) == "dashboard_edit"
+    assert kind(payload(BOT, BOT, board)) == "ignored"  # the bot's own refresh
+    assert kind(payload("mallory", MAINTAINER, board)) == "ignored"  # a look-alike issue
+    assert kind(payload(BOT, MAINTAINER, "another issue")) == "ignored"
+
+
+def test_the_body_links_the_html_report_the_service_serves(
+    fake: IssuesFakeGitHub, tmp_path: Path, app_key: tuple[str, str]
+) -> None:
+    h = Harness(
+        fake,
+        tmp_path,
+        app_key,
+        database_url=f"sqlite:///{tmp_path / 'c.db'}",
+        public_url="https://rs.example",
+    )
+    h.rt.policy = h.rt.policy.model_copy(update={"dashboard": True})
+    try:
+        refresh_dashboard(h.rt, BENCH)
+        (board,) = dashboards(fake)
+        url = f"https://rs.example/dashboards/{BENCH}.html"
+        assert f"[the full report]({url})" in str(board["body"])
+        page = h.client.get(f"/dashboards/{BENCH}.html")
+        assert page.status_code == 200 and page.text.startswith("<!DOCTYPE html>")
+        assert "id=heatmap" in page.text
+        assert h.client.get("/dashboards/nobody/none.html").status_code == 404
+        assert h.client.get("/dashboards/..%2F..%2Fetc/passwd.html").status_code == 404
+    finally:
+        h.close()

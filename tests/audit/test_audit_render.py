@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from bot.audit import AuditReport, AuditRow, FlagRow, OutOfScope, render_html, render_markdown
+from bot.audit.groups import group_report
+from bot.audit.html import HistoryPoint
 from bot.audit.progress import ProgressBar
 from bot.benchmarks import Point
 from bot.commands.main import main
@@ -47,18 +49,32 @@ def big_report(rows: int) -> AuditReport:
     return AuditReport("bench@abc", "recipes@def", tuple(made))
 
 
-def test_markdown_limit_cuts_at_a_row_and_says_so() -> None:
-    report = big_report(400)
+def many_recipes(recipes: int) -> AuditReport:
+    rows = [
+        row(f"key-{i}", "drifted", c, flags=(DRIFT,), recipe_file=f"models/o/M{i}.yaml")
+        for i in range(recipes)
+        for c in (4, 8, 16)
+    ]
+    return AuditReport("bench@abc", "recipes@def", tuple(rows))
+
+
+def test_markdown_is_one_line_per_distinct_difference() -> None:
+    text = render_markdown(big_report(400))  # 800 launch lines of 8 config keys
+    assert len(text) < 20_000 and max(len(line) for line in text.splitlines()) < 1000
+    assert text.count("- `acme-") == 8
+    assert "conc 0, 1, 2, 3, 4, 5, …, 398, 399 (400 values)" in text
+
+
+def test_markdown_limit_cuts_at_a_recipe_and_says_so() -> None:
+    report = many_recipes(200)
     full = render_markdown(report)
-    assert len(full) > 65_536
     cut = render_markdown(report, limit=20_000)
-    assert len(cut) <= 20_000
-    assert "## Summary" in cut and "| drifted | 400 |" in cut  # the summary always survives
-    shown = sum(1 for line in cut.splitlines() if line.startswith("| `acme-"))
-    assert shown > 10
-    assert f"… {800 - shown} more launch lines are not shown (length limit)" in cut
-    lines = cut.rstrip().splitlines()
-    assert lines[-1].startswith("… ") and [x for x in lines[:-1] if x][-1].startswith("| `acme-")
+    assert len(full) > 20_000 >= len(cut)
+    assert cut.count("| `models/o/M") == 200  # the one-line-per-recipe table always survives
+    shown = cut.count("### `models/o/M")
+    assert 0 < shown < 200
+    assert f"… the details of {200 - shown} more recipes are not shown (length limit)" in cut
+    assert cut.count("<details>") == cut.count("</details>")  # never cut inside a block
 
 
 def test_markdown_safe_mode_neutralises_untrusted_text() -> None:
@@ -77,11 +93,14 @@ def test_markdown_safe_mode_neutralises_untrusted_text() -> None:
 
 
 def test_markdown_escapes_table_breaking_values() -> None:
-    nasty = FlagRow("flag", "--x", "a|b", "c\nd", "differs", "r", True)
-    text = render_markdown(AuditReport("b", "r", (row("k", "drifted", flags=(nasty,)),)))
-    (line,) = [line for line in text.splitlines() if line.startswith("| `k`")]
-    assert "`a\\|b`" in line and "`c d`" in line
-    assert line.count(" | ") == 12  # 13 cells
+    nasty = FlagRow("flag", "--x|y", "a|b", "c\nd", "differs", "r", True)
+    report = AuditReport("b", "r", (row("k", "drifted", flags=(nasty,), recipe_file="m|n.yaml"),))
+    text = render_markdown(report)
+    (line,) = [line for line in text.splitlines() if line.startswith("| `m")]
+    assert line.startswith("| `m\\|n.yaml` |") and "`--x\\|y`" in line
+    assert line.count(" | ") == 5  # 6 cells
+    (entry,) = [line for line in text.splitlines() if line.startswith("- `k`")]
+    assert "`a|b` → `c d`" in entry  # a list line: no escape
 
 
 class _Collect(HTMLParser):
@@ -107,18 +126,86 @@ def test_html_is_self_contained_and_escapes() -> None:
     report = AuditReport(
         "bench",
         "recipes",
-        (evil, row("k", "drifted", flags=(DRIFT,))),
+        (evil, row("k", "drifted", flags=(DRIFT,), recipe_file="models/acme/Acme-7B.yaml")),
         (OutOfScope("s", "f", 1, "sglang", "framework", "not rendered"),),
     )
     page = render_html(report)
     parsed = _Collect()
     parsed.feed(page)
-    assert [r["data-status"] for r in parsed.rows] == ["unmapped", "drifted"]
+    assert [r["data-status"] for r in parsed.rows] == ["drifted", "unmapped"]  # drift first
     assert parsed.scripts == 1 and parsed.links == []
     offline = page.replace("xmlns='http://www.w3.org/2000/svg'", "")
     assert "http://" not in offline and "https://" not in offline
     assert "<script>alert(1)</script>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page
-    assert "id=drift-chart" in page and "data-status='drifted' data-count='1'" in page
+    assert "id=heatmap" in page and "data-flag='--max-num-seqs' data-count='1'" in page
+    assert "data-drifted='1' data-compared='1'" in page  # the heat-map cell of the drifted row
+
+
+def test_grouping_collapses_identical_differences_across_points() -> None:
+    recipe = "models/acme/Acme-7B.yaml"
+    other = FlagRow("flag", "--max-num-seqs", "256", "", "differs", "omitting it is 1024", True)
+    rows = [row("k", "drifted", c, flags=(DRIFT,), recipe_file=recipe) for c in (4, 8, 64)]
+    rows += [row("k", "drifted", 128, flags=(other,), recipe_file=recipe)]
+    rows += [row("k", "aligned", c, arm="eval", recipe_file=recipe) for c in (4, 8)]
+    rows += [row("z", "unmapped", 4, reason="no recipe for model z/Z", model="z/Z")]
+    groups = group_report(AuditReport("b", "r", tuple(rows)))
+    assert [g.recipe for g in groups] == [recipe, "(no recipe) z/Z"]
+    (profile,) = groups[0].profiles
+    (key,) = profile.keys
+    # --max-num-seqs 128 at three points and 256 at the fourth: one difference whose
+    # benchmark value varies by point, not two entries
+    assert [(e.status, len(e.rows)) for e in key.entries] == [("drifted", 4), ("aligned", 2)]
+    assert key.entries[0].bench_values(0) == ["128", "256"]
+    assert key.entries[0].points_text() == "TP4 · 1024/1024 · conc 4, 8, 64, 128 · throughput"
+    assert groups[0].top_flags() == [("--max-num-seqs", 1)]  # counted per config key
+    page = render_html(AuditReport("b", "r", tuple(rows)))
+    assert page.count("<tr class=entry") == 3
+    assert "4 launch lines: TP4 · 1024/1024 · conc 4, 8, 64, 128 · throughput" in page
+    assert "(varies by point)" in page
+
+
+def test_dashboard_links_at_the_audited_commits() -> None:
+    flag = FlagRow(
+        "flag",
+        "--max-num-seqs",
+        "128",
+        "512",
+        "differs",
+        "r",
+        True,
+        category="engine",
+        recipe_at="models/acme/Acme-7B.yaml:12",
+        bench_at="benchmarks/acme.sh:40",
+    )
+    report = AuditReport(
+        "b",
+        "r",
+        (row("k", "drifted", flags=(flag,), recipe_file="models/acme/Acme-7B.yaml"),),
+        bench_name="o/bench",
+        bench_commit="a" * 40,
+        recipes_name="",  # a local recipes repository: links are repository paths
+    )
+    page = render_html(report)
+    assert f"href='https://github.com/o/bench/blob/{'a' * 40}/benchmarks/acme.sh#L40'" in page
+    assert "href='models/acme/Acme-7B.yaml#L12'" in page
+    assert f"href='https://github.com/o/bench/blob/{'a' * 40}/configs/amd-master.yaml#L3'" in page
+
+
+def test_history_chart_counts_drift_per_period() -> None:
+    history = [
+        HistoryPoint("2026-06-02", "alignment PR"),
+        HistoryPoint("2026-06-03", "blocked"),
+        HistoryPoint("2026-06-20", "aligned"),
+        HistoryPoint("2026-07-01", "alignment PR"),
+    ]
+    weeks = render_html(big_report(2), history)  # a 29-day span: one bar per day
+    assert "data-period='06-02' data-drift='1' data-blocked='0' data-other='0'" in weeks
+    assert "data-period='06-03' data-drift='0' data-blocked='1' data-other='0'" in weeks
+    history.append(HistoryPoint("2027-01-15", "out of scope"))
+    months = render_html(big_report(2), history)
+    assert "data-period='2026-06' data-drift='1' data-blocked='1' data-other='1'" in months
+    assert "data-period='2027-01' data-drift='0' data-blocked='0' data-other='1'" in months
+    assert "id=history-chart" not in render_html(big_report(2))
 
 
 def test_progress_bar_draws_only_on_a_terminal() -> None:

@@ -285,7 +285,11 @@ def test_cli_point_filter_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*argv, "--point", "tp=3"]) == 2
     assert "no point matches --point tp=3" in capsys.readouterr().err
     assert main(["extract", "--bench-repo", str(DATA), "--config-key", "nope"]) == 2
-    assert "no such master-config key" in capsys.readouterr().err
+    assert "--config-key: unknown master-config key 'nope'" in capsys.readouterr().err
+    assert (
+        main(["extract", "--bench-repo", str(DATA), "--config-key", "acme7b-fp8-mi355x-vlm"]) == 2
+    )
+    assert "(did you mean 'acme7b-fp8-mi355x-vllm'" in capsys.readouterr().err
 
 
 def test_cli_script_mode(capsys: pytest.CaptureFixture[str]) -> None:

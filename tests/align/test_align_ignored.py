@@ -3,7 +3,7 @@ passes the store's ignores in ``SyncRequest.ignored_flags``); the plan says so."
 
 from __future__ import annotations
 
-from bot.align.result import AlignInputs
+from bot.align.result import AlignInputs, RecipeOutcome
 from bot.align.run import align
 from bot.evidence.source import DirRunSource
 from bot.fixtures import BENCH_REPO_NAME, SeedFixtures
@@ -29,14 +29,20 @@ def inputs(seed: SeedFixtures, ignored: dict[str, frozenset[str]]) -> AlignInput
     )
 
 
+def _subjects(outcome: RecipeOutcome) -> set[str]:
+    return {edit.subject for edit in outcome.plan.edits}
+
+
 def test_an_ignored_flag_is_left_out_of_the_patch(seed: SeedFixtures) -> None:
     (plain,) = align(inputs(seed, {})).patches
-    assert "max-num-seqs" in plain.patch
-    (ignoring,) = align(inputs(seed, {SEED_RECIPE: frozenset({"--max-num-seqs"})})).patches
-    assert "max-num-seqs" not in ignoring.patch
-    assert "--max-num-seqs: ignored for this recipe on the drift dashboard" in ignoring.plan.skipped
-    # the other edits stay (the image and the MoE backend)
-    assert "aiter" in ignoring.patch and ignoring.fingerprint != plain.fingerprint
+    assert "--moe-backend" in _subjects(plain)
+    (ignoring,) = align(inputs(seed, {SEED_RECIPE: frozenset({"--moe-backend"})})).patches
+    assert "--moe-backend" not in _subjects(ignoring)
+    assert "--moe-backend: ignored for this recipe on the drift dashboard" in ignoring.plan.skipped
+    # the other edits stay (the image and the AITER log level); with the MoE backend left as
+    # it is, the recipe no longer renders what the eval ran, so MI355X is not marked verified
+    assert {"image", "AITER_TRITON_LOG_LEVEL"} <= _subjects(ignoring) < _subjects(plain)
+    assert ignoring.fingerprint != plain.fingerprint
     # an ignore for another recipe file changes nothing here
-    (other,) = align(inputs(seed, {"models/x/Y.yaml": frozenset({"--max-num-seqs"})})).patches
+    (other,) = align(inputs(seed, {"models/x/Y.yaml": frozenset({"--moe-backend"})})).patches
     assert other.patch == plain.patch

@@ -250,13 +250,13 @@ def test_boxes_ignore_a_flag_until_unticked(fake: IssuesFakeGitHub, harness: Har
     number = int(str(board["number"]))
     recipe = "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"
     boxes = {(b.verb, b.recipe, b.flag): b.checked for b in parse_actions(str(board["body"]))}
-    assert boxes[("ignore", recipe, "--max-num-seqs")] is False
+    assert boxes[("ignore", recipe, "--moe-backend")] is False
     assert boxes[("rerun", recipe, "")] is False
     assert ("rerun", "models/deepseek-ai/DeepSeek-R1.yaml", "") not in boxes  # nothing drifts
     assert f"| `{recipe}` | 7 | 0 | 0 | 0 |" in str(board["body"])
 
     # someone without write permission ticks a box: nothing is recorded
-    box = f"recipe-sync:ignore {recipe} --max-num-seqs -->"
+    box = f"recipe-sync:ignore {recipe} --moe-backend -->"
     tick(fake, number, box)
     assert harness.deliver("issues", edited_payload(fake, number, "mallory")).status_code == 202
     harness.drain()
@@ -265,23 +265,23 @@ def test_boxes_ignore_a_flag_until_unticked(fake: IssuesFakeGitHub, harness: Har
     # a maintainer does: recorded, and the refreshed dashboard keeps the box ticked
     assert harness.deliver("issues", edited_payload(fake, number, MAINTAINER)).status_code == 202
     harness.drain()
-    assert rt.store.ignored_flags(BENCH) == {recipe: frozenset({"--max-num-seqs"})}
+    assert rt.store.ignored_flags(BENCH) == {recipe: frozenset({"--moe-backend"})}
     body = str(fake.issues[BENCH][number]["body"])
     assert f"- [x] <!-- {box}" in body
-    assert "`--max-num-seqs` `128`" not in body  # no longer listed as drift
+    assert "`--moe-backend` `aiter`" not in body  # no longer listed as drift
     assert f"| `{recipe}` | 7 | 0 | 0 | 0 |" in body  # other flags still drift on these rows
 
     # later runs honour it: a fresh refresh (nightly) still leaves it out
     request_dashboard(rt, BENCH)
     harness.drain()
-    assert "`--max-num-seqs` `128`" not in str(fake.issues[BENCH][number]["body"])
+    assert "`--moe-backend` `aiter`" not in str(fake.issues[BENCH][number]["body"])
 
     # unticked: counted again
     tick(fake, number, box, mark=" ")
     harness.deliver("issues", edited_payload(fake, number, MAINTAINER))
     harness.drain()
     assert rt.store.ignored_flags(BENCH) == {}
-    assert "`--max-num-seqs` `128`" in str(fake.issues[BENCH][number]["body"])
+    assert "`--moe-backend` `aiter`" in str(fake.issues[BENCH][number]["body"])
 
 
 def test_ignoring_every_drifting_flag_makes_the_rows_aligned(

@@ -4,11 +4,13 @@
 with a recipe rendering and says, per flag, whether the served configuration differs.
 """
 
+from bot.vllm.catalogue import canonical_flag
 from bot.vllm.diff import DeviceContext, DiffReport, FlagDiff, LaunchSide, Verdict, diff_launch
 from bot.vllm.normalise import Finding, ServeConfig, Setting, normalise, split_launch_line
 from bot.vllm.versions import VersionResolution, parse_image, resolve_version
 
 __all__ = [
+    "canonical_flag",
     "DeviceContext",
     "DiffReport",
     "Finding",

@@ -10,7 +10,6 @@ from bot.vllm.normalise import Finding, ServeConfig, Setting, normalise, split_l
 from bot.vllm.versions import VersionResolution, parse_image, resolve_version
 
 __all__ = [
-    "canonical_flag",
     "DeviceContext",
     "DiffReport",
     "Finding",
@@ -20,6 +19,7 @@ __all__ = [
     "Setting",
     "Verdict",
     "VersionResolution",
+    "canonical_flag",
     "diff_launch",
     "normalise",
     "parse_image",

@@ -242,3 +242,37 @@ def test_scope_in_words(recipes: RecipesRepo) -> None:
     assert scope_of(
         ("features", "spec_decoding", "modes", "dspark", "hardware_overrides", "amd"), recipes
     ) == ("renderings with spec_decoding on AMD")
+
+
+def _with_tokens(launch: LaunchLine, *tokens: str) -> LaunchLine:
+    """The launch with ``tokens`` appended (each sourced from the last token's line)."""
+    return replace(
+        launch,
+        argv=(*launch.argv, *tokens),
+        argv_sources=(*launch.argv_sources, *(launch.argv_sources[-1] for _ in tokens)),
+    )
+
+
+def test_a_field_of_a_whole_json_config_is_written_as_its_dotted_flag(
+    recipes: RecipesRepo, source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    """InferenceX #2621/#2647/#2707: the benchmark passes ``--attention-config '{…}'`` whole;
+    the recipe lacks the field. The edit writes the field's own value on its dotted flag
+    (vLLM merges it into the config), not the whole JSON after the dotted flag, and after
+    the edit nothing planned differs ("plan failed" before)."""
+    config = '{"use_prefill_query_quantization":true,"indexer_kv_dtype":"fp8"}'
+    edited = _with_tokens(launch, "--attention-config", config)
+    plan = plan_recipe(recipes, source, rules, [_target(recipes, rules, edited)])
+    assert plan.failure is None, plan.failure
+    values = {e.subject: e.after for e in plan.edits if e.subject.startswith("--attention")}
+    assert values == {
+        "--attention-config.use_prefill_query_quantization": (
+            "--attention-config.use_prefill_query_quantization true"
+        ),
+        "--attention-config.indexer_kv_dtype": "--attention-config.indexer_kv_dtype fp8",
+    }
+    assert plan.after is not None
+    profile = map_profile(plan.after, rules, edited)
+    assert isinstance(profile, Profile)
+    again = compare(plan.after, rules, edited, profile)
+    assert not [d for d in again.drift if d.flag.startswith("--attention-config")]

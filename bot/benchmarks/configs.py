@@ -11,7 +11,14 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
@@ -49,6 +56,13 @@ class SearchEntry(_Lenient):
     kv_offload_backend: KvBackend | None = Field(default=None, alias="kv-offload-backend")
     prefill: dict[str, Any] | None = None
     decode: dict[str, Any] | None = None
+
+    @field_validator("kv_offload_backend", mode="before")
+    @classmethod
+    def _backend_name_only(cls, value: Any) -> Any:
+        # Until InferenceX #2096 (2026-07-13) the backend was a bare name (`kv-offload-backend:
+        # lmcache`); the mapping with name/version replaced it
+        return {"name": value} if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _concurrency(self) -> SearchEntry:

@@ -396,3 +396,29 @@ def test_line_change_names_what_another_fleet_runs_differently() -> None:
     assert line_change(base, same) == ""
     assert line_change(base, moved) == "argv `a/B` → `/m/B`; env X"
     assert line_change(base, exits) == "it ends no-launch: the script exits 1"
+
+
+AGENTIC = """k:
+  image: vllm/vllm-openai:v0.25.0
+  model: org/m
+  model-prefix: m
+  runner: mi355x
+  precision: fp8
+  framework: vllm
+  scenarios:
+    agentic-coding:
+    - search-space:
+      - { tp: 8, kv-offloading: dram, kv-offload-backend: BACKEND, conc-list: [32, 40] }
+"""
+
+
+@pytest.mark.parametrize(
+    "backend", ["lmcache", "{ name: lmcache }", '{ name: lmcache, version: "0.4.5" }']
+)
+def test_every_kv_offload_backend_shape_main_had_is_accepted(tmp_path: Path, backend: str) -> None:
+    """Until InferenceX #2096 (2026-07-13) ``kv-offload-backend`` was a bare name; since, a
+    mapping with ``name`` and an optional ``version``. Both shapes give the same points."""
+    repo = load_bench_repo(_repo_with(tmp_path, AGENTIC.replace("BACKEND", backend)))
+    found = points(repo, "k")
+    assert {p.kv_offload_backend for p, _ in found} == {"lmcache"}
+    assert [p.conc for p, arm in found if arm == "throughput"] == [32, 40]

@@ -109,7 +109,10 @@ def classify(run: AlignRun) -> tuple[str, str]:
         files = ", ".join(o.recipe_path for o in patches)
         count = sum(len(o.plan.edits) for o in patches)
         return "alignment PR", f"{count} edit(s) to {files}"
-    blocked = [o for o in run.outcomes if o.status in ("blocked", "failed")]
+    failed = [o for o in run.outcomes if o.status == "failed"]
+    if failed:
+        return "no edit found", "; ".join(o.reason for o in failed)
+    blocked = [o for o in run.outcomes if o.status == "blocked"]
     if blocked:
         return "blocked", "; ".join(f"{o.recipe_path}: {o.reason}" for o in blocked)
     if run.outcomes:

@@ -31,7 +31,7 @@ STATUS_TEXT = {
     "patch": "alignment PR proposed",
     "aligned": "already aligned",
     "blocked": "blocked",
-    "failed": "plan failed",
+    "failed": "no edit proposed",
 }
 ERROR_STATUSES = ("error",)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import cast
 
 import pytest
 
@@ -18,6 +19,8 @@ from bot.align.plan import (
     repeated_flags,
 )
 from bot.align.profile import Profile, map_profile
+from bot.align.result import AlignInputs
+from bot.align.run import outcome
 from bot.align.verify import run_image
 from bot.benchmarks import BenchRepo, LaunchLine, extract, load_bench_repo, points
 from bot.fixtures import SeedFixtures
@@ -186,7 +189,8 @@ def test_invariants_name_a_difference_the_edit_did_not_close(
     )
     failure = invariants(recipes, rules, [target], [rendering], [claimed])
     assert failure is not None and failure.startswith(
-        f"after the edit, {target.profile.label} still differs: the benchmark sets --moe-backend"
+        f"the edit would not align {target.profile.label}; it would still differ: the benchmark "
+        "sets --moe-backend"
     )
     assert invariants(recipes, rules, [target], [rendering], []) is None
 
@@ -276,3 +280,17 @@ def test_a_field_of_a_whole_json_config_is_written_as_its_dotted_flag(
     assert isinstance(profile, Profile)
     again = compare(plan.after, rules, edited, profile)
     assert not [d for d in again.drift if d.flag.startswith("--attention-config")]
+
+
+def test_a_failed_plan_names_the_file_and_what_could_not_be_done(
+    recipes: RecipesRepo, source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    """No internal wording ("plan failed"): the outcome says no edit of which file is
+    proposed, and why in the words of the check that stopped it."""
+    plan = plan_recipe(recipes, source, rules, [_target(recipes, rules, launch)])
+    why = "the edit would not align X; it would still differ: Y"
+    found = outcome(cast(AlignInputs, None), recipes, replace(plan, failure=why))
+    assert (found.status, found.reason) == (
+        "failed",
+        f"no alignment edit of {RECIPE} is proposed: {why}",
+    )

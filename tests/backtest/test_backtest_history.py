@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 
+from bot.align.result import AlignRun
 from bot.backtest.history import RecipesTimeline, cited_prs, first_parent_log, merged_prs
 from bot.backtest.maintainers import maintainer_edits
 from bot.backtest.model import EditRow
-from bot.backtest.run import plan_jobs, settings_for
+from bot.backtest.run import classify, plan_jobs, settings_for
 from bot.commands.main import main
 from bot.fixtures import SeedFixtures
 from tests.backtest.conftest import commit, git, new_repo
@@ -171,3 +174,16 @@ def test_bad_input_is_exit_2(tmp_path: Path) -> None:
         main(["backtest", "--bench-repo", str(tmp_path), "--recipes", str(tmp_path), "--jobs", "0"])
         == 2
     )
+
+
+def test_a_failed_plan_is_its_own_outcome_not_blocked() -> None:
+    failed = SimpleNamespace(
+        status="failed",
+        recipe_path="models/a.yaml",
+        reason="no alignment edit of models/a.yaml is proposed: the edit would not align X",
+    )
+    blocked = SimpleNamespace(status="blocked", recipe_path="models/b.yaml", reason="R")
+    run = cast(AlignRun, SimpleNamespace(patches=(), outcomes=(blocked, failed)))
+    assert classify(run) == ("no edit found", failed.reason)
+    run = cast(AlignRun, SimpleNamespace(patches=(), outcomes=(blocked,)))
+    assert classify(run) == ("blocked", "models/b.yaml: R")

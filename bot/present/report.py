@@ -24,7 +24,6 @@ from bot.github.sanitize import MAX_BODY, neutralize, truncate
 from bot.present.pr_text import code, plain, prose, pull_request_text, ref
 from bot.present.texts import AlignTexts, CheckRun
 from bot.recipes.edit import edit_as_dict
-from bot.rules.loader import line_of
 from bot.vllm import FlagDiff
 
 STATUS_TEXT = {
@@ -271,7 +270,7 @@ def _places(run: AlignRun, target: Target, launch: Any, diff: FlagDiff) -> list[
     node = run.bench.configs.get(target.key)
     if node is None:
         return []
-    line = line_of(node.document, [target.key, "image"]) or node.line
+    line = node.line_at([target.key, "image"]) or node.line
     return [(node.file, line)] if line is not None else []
 
 

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.benchmarks import Point, load_bench_repo, points
+from bot.benchmarks import Point, configs, load_bench_repo, points
 from bot.benchmarks.changelog import dangling_patterns, matches
 from bot.benchmarks.jobenv import apply_launcher, template_env
 from bot.benchmarks.runners import choose_script
 from bot.errors import InputError
 from bot.rules import default_rules
+from bot.rules.loader import line_of, to_plain
 from bot.rules.models import Launcher, StagedModels
 from bot.sources import DirectorySource, GitTreeSource
 
@@ -422,3 +423,20 @@ def test_every_kv_offload_backend_shape_main_had_is_accepted(tmp_path: Path, bac
     found = points(repo, "k")
     assert {p.kv_offload_backend for p, _ in found} == {"lmcache"}
     assert [p.conc for p, arm in found if arm == "throughput"] == [32, 40]
+
+
+def test_master_configs_parsed_by_key_match_the_whole_file(tmp_path: Path) -> None:
+    """Each top-level key is parsed (and cached) on its own; values and lines are the
+    whole-file parse's, and a key given twice is still the whole parse's error."""
+    text = "# header\n\n" + GOOD + "# a comment\n" + GOOD.replace("k:", "k2:", 1)
+    nodes = load_bench_repo(_repo_with(tmp_path, text)).configs
+    whole = configs._parse_yaml(text, "x")
+    assert list(nodes) == ["k", "k2"]
+    for name, node in nodes.items():
+        assert to_plain(node.document[name]) == to_plain(whole[name])
+        assert node.line == line_of(whole, [name])
+        path: list[str | int] = [name, "scenarios", "fixed-seq-len", 0, "search-space", 0]
+        assert node.line_at(path) == line_of(whole, path)
+    twice = tmp_path / "twice"
+    with pytest.raises(InputError, match="DuplicateKeyError|duplicate|found duplicate key"):
+        load_bench_repo(_repo_with(twice, GOOD + GOOD))

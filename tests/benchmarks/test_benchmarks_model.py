@@ -438,5 +438,5 @@ def test_master_configs_parsed_by_key_match_the_whole_file(tmp_path: Path) -> No
         path: list[str | int] = [name, "scenarios", "fixed-seq-len", 0, "search-space", 0]
         assert node.line_at(path) == line_of(whole, path)
     twice = tmp_path / "twice"
-    with pytest.raises(InputError, match="DuplicateKeyError|duplicate|found duplicate key"):
+    with pytest.raises(InputError, match=r"duplicate key"):
         load_bench_repo(_repo_with(twice, GOOD + GOOD))

@@ -189,11 +189,20 @@ class Backtester:
                 outcome="no vLLM change",
                 reason=f"no benchmark config, script or runner file changed ({len(paths)} files)",
             )
+        recipes = self.recipes_source(job.recipes_sha)
+        if self.settings.recipes_is_git and not recipes.exists("taxonomy.yaml"):
+            # the recipes repo before its YAML format (taxonomy.yaml, 2026-04): nothing to align
+            return replace(
+                base,
+                outcome="out of scope",
+                reason=f"the recipes at {job.recipes_sha[:12]} predate the YAML recipes "
+                "(no taxonomy.yaml): no recipe to align with",
+            )
         bench = GitTreeSource(self.settings.bench_repo, pr.sha)
         inputs = AlignInputs(
             bench=bench,
             bench_base=GitTreeSource(self.settings.bench_repo, pr.base),
-            recipes=self.recipes_source(job.recipes_sha),
+            recipes=recipes,
             rules=self.rules,
             bench_repo=self.settings.bench_name,
             pr_number=pr.number,

@@ -211,3 +211,14 @@ def test_caches_do_not_change_a_single_row(seed_history: SeedFixtures) -> None:
     finally:
         configs.PARSE_CACHE_SIZE = saved
     assert cold == warm and len(cold) == 2
+
+
+def test_recipes_before_the_yaml_format_are_out_of_scope(repos: tuple[Path, Path]) -> None:
+    """A benchmark PR merged while the recipes repo had no taxonomy.yaml (before 2026-04)
+    has nothing to align with: out of scope with that reason, not bad input."""
+    bench, recipes = repos
+    commit(bench, "Tune a key (#11)", "2030-01-11T00:00:00Z", {"configs/amd-master.yaml": "{}\n"})
+    report = run_backtest(settings_for(bench, recipes), only=[11])
+    (row,) = report.rows
+    assert row.outcome == "out of scope"
+    assert "predate the YAML recipes (no taxonomy.yaml)" in row.reason

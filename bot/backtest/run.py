@@ -213,7 +213,7 @@ class Backtester:
         )
         run = align(inputs)
         outcome, reason = classify(run)
-        notes = tuple(
+        notes = run.change.notes + tuple(
             f"recipe file {path} does not load: {why}" for path, why in run.broken_recipes
         )
         return replace(

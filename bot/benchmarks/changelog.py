@@ -77,7 +77,9 @@ def parse_changelog(text: str, label: str = CHANGELOG) -> tuple[ChangelogEntry, 
         where = Location(label, key=str(index), line=line)
         if not isinstance(item, CommentedMap):
             raise InputError(where, "each changelog entry must be a mapping")
-        pr_link = item.get("pr-link")
+        pr_link = item.get("pr-link", "")  # main has carried entries without one
+        if pr_link is None:
+            pr_link = ""
         if not isinstance(pr_link, str):
             raise InputError(where, "'pr-link' must be a string")
         scenario = item.get("scenario-type") or []

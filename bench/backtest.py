@@ -1,5 +1,6 @@
 """Backtest speed on real history: PRs per second and peak memory, with the cold reference
-(the parsed-YAML cache disabled, so every PR parses its base and head from scratch) measured
+(the parse caches disabled: every PR parses its base and head master configs and
+changelog whole, from scratch) measured
 in the same run on the same machine.
 
     python -m bench.backtest --bench-repo DIR --recipes DIR [--since DATE] [--until DATE]
@@ -16,14 +17,17 @@ import resource
 import time
 from pathlib import Path
 
+from bot import sources
 from bot.backtest import run as backtest_run
 from bot.backtest.history import default_branch, first_parent_log, merged_prs
 from bot.benchmarks import configs
 
 
 def measure(args: argparse.Namespace, prs: tuple[int, ...], cache_size: int) -> float:
-    configs.PARSE_CACHE_SIZE = cache_size
+    configs.PARSE_CACHE_SIZE = cache_size  # 0: whole-file parses, no per-key chunks
     configs._PARSED.clear()
+    configs._CHUNKS.clear()
+    sources._OBJECTS.clear()  # git trees and blobs read again
     settings = backtest_run.settings_for(args.bench_repo, args.recipes)
     started = time.perf_counter()
     report = backtest_run.run_backtest(settings, only=prs, jobs=args.jobs)

@@ -8,13 +8,14 @@ without checking anything out, let alone running it).
 from __future__ import annotations
 
 import hashlib
+import os
+import subprocess
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Protocol
-
-import git
-import gitdb.exc
 
 from bot.errors import InputError, Location
 
@@ -107,6 +108,113 @@ class DirectorySource:
         return git_blob_sha(self.read_bytes(path))
 
 
+class _GitObjects:
+    """One repository's objects read through ``git`` itself: a commit's whole tree listed once
+    (``git ls-tree -r``) and blobs through one long-lived ``git cat-file --batch``. Trees and
+    blobs are kept by object id (immutable), so consecutive commits, which share most of their
+    files, are read once; far cheaper than walking trees object by object."""
+
+    TREES = 64  # listed trees kept (a backtest alternates base and head of neighbouring PRs)
+    BLOB_BYTES = 96 * 1024 * 1024  # blob contents kept, by total size
+
+    def __init__(self, repo_path: Path) -> None:
+        self.repo_path = repo_path
+        self._trees: OrderedDict[str, dict[str, tuple[str, str, int]]] = OrderedDict()
+        self._blobs: OrderedDict[str, bytes] = OrderedDict()
+        self._blob_bytes = 0
+        self._batch: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()  # the service reads from worker threads
+
+    def _git(self, *args: str) -> bytes:
+        done = subprocess.run(
+            ["git", "-C", str(self.repo_path), *args], capture_output=True, check=True, timeout=300
+        )
+        return done.stdout
+
+    def commit(self, ref: str) -> str:
+        return self._git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").decode().strip()
+
+    def tree(self, commit: str) -> dict[str, tuple[str, str, int]]:
+        """path → (mode, blob sha, size) of every blob of ``commit``, symlinks included (mode
+        ``120000``: the caller never follows them); no submodules."""
+        with self._lock:
+            return self._tree(commit)
+
+    def _tree(self, commit: str) -> dict[str, tuple[str, str, int]]:
+        found = self._trees.get(commit)
+        if found is not None:
+            self._trees.move_to_end(commit)
+            return found
+        out = self._git("ls-tree", "-r", "-l", "-z", "--full-tree", commit)
+        found = {}
+        for record in out.split(b"\0"):
+            if not record:
+                continue
+            meta, _, path = record.partition(b"\t")
+            mode, kind, sha, size = meta.split()
+            if kind != b"blob":
+                continue
+            found[path.decode("utf-8", "surrogateescape")] = (
+                mode.decode(),
+                sha.decode(),
+                int(size),
+            )
+        self._trees[commit] = found
+        while len(self._trees) > self.TREES:
+            self._trees.popitem(last=False)
+        return found
+
+    def blob(self, sha: str) -> bytes:
+        with self._lock:
+            return self._blob(sha)
+
+    def _blob(self, sha: str) -> bytes:
+        data = self._blobs.get(sha)
+        if data is not None:
+            self._blobs.move_to_end(sha)
+            return data
+        data = self._read(sha)
+        self._blobs[sha] = data
+        self._blob_bytes += len(data)
+        while self._blob_bytes > self.BLOB_BYTES and len(self._blobs) > 1:
+            _, dropped = self._blobs.popitem(last=False)
+            self._blob_bytes -= len(dropped)
+        return data
+
+    def _read(self, sha: str) -> bytes:
+        if self._batch is None or self._batch.poll() is not None:
+            self._batch = subprocess.Popen(
+                ["git", "-C", str(self.repo_path), "cat-file", "--batch"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
+        batch = self._batch
+        assert batch.stdin is not None and batch.stdout is not None
+        batch.stdin.write(sha.encode() + b"\n")
+        batch.stdin.flush()
+        header = batch.stdout.readline().split()
+        if len(header) != 3:
+            raise InputError(Location(str(self.repo_path)), f"git object {sha} is missing")
+        data = batch.stdout.read(int(header[2]))
+        batch.stdout.read(1)  # the newline after the content
+        return data
+
+
+_OBJECTS: dict[tuple[int, Path], _GitObjects] = {}
+
+
+def _objects(repo_path: Path) -> _GitObjects:
+    """The process's reader of ``repo_path`` (per process: a forked worker opens its own)."""
+    key = (os.getpid(), repo_path.resolve())
+    found = _OBJECTS.get(key)
+    if found is None:
+        found = _OBJECTS[key] = _GitObjects(repo_path)
+    return found
+
+
+SYMLINK_MODE = "120000"
+
+
 @dataclass
 class GitTreeSource:
     """Files of ``ref`` in the git repository at ``repo_path`` (bare or not), no checkout."""
@@ -114,71 +222,59 @@ class GitTreeSource:
     repo_path: Path
     ref: str
     label: str = ""
-    _tree: git.Tree = field(init=False, repr=False)
+    _files: dict[str, tuple[str, str, int]] = field(init=False, repr=False)
+    _links: frozenset[str] = field(init=False, repr=False)
     commit_sha: str = field(init=False)
 
     def __post_init__(self) -> None:
+        objects = _objects(Path(self.repo_path))
         try:
-            repo = git.Repo(self.repo_path)
-            commit = repo.commit(self.ref)
-        except (git.exc.GitError, gitdb.exc.ODBError, ValueError) as err:
+            self.commit_sha = objects.commit(self.ref)
+            if not self.commit_sha:
+                raise ValueError("not a commit")
+            blobs = objects.tree(self.commit_sha)
+            # a symlink is never followed: it is not a file here, only reported as a link
+            self._files = {p: v for p, v in blobs.items() if v[0] != SYMLINK_MODE}
+            self._links = frozenset(p for p, v in blobs.items() if v[0] == SYMLINK_MODE)
+        except (OSError, ValueError, subprocess.SubprocessError) as err:
+            stderr = getattr(err, "stderr", b"") or b""
+            why = stderr.decode("utf-8", "replace").strip() or str(err) or "not found"
             raise InputError(
-                Location(str(self.repo_path)), f"cannot resolve git ref '{self.ref}': {err}"
+                Location(str(self.repo_path)), f"cannot resolve git ref '{self.ref}': {why}"
             ) from err
-        self._tree = commit.tree
-        self.commit_sha = commit.hexsha
+        self._objects = objects
         self.label = self.label or f"{self.repo_path}@{self.commit_sha[:12]}"
 
-    def _blob(self, path: str) -> git.Blob | None:
-        try:
-            item = self._tree / _clean(path)
-        except KeyError:
-            return None
-        # mode 0o120000 is a symlink: never followed
-        if isinstance(item, git.Blob) and item.mode != 0o120000:
-            return item
-        return None
-
     def read_bytes(self, path: str) -> bytes:
-        blob = self._blob(path)
-        if blob is None:
+        found = self._files.get(_clean(path))
+        if found is None:
             raise InputError(Location(f"{self.label}:{path}"), "file does not exist")
-        if blob.size > MAX_FILE_BYTES:
+        if found[2] > MAX_FILE_BYTES:
             raise InputError(Location(f"{self.label}:{path}"), "file is too large to read")
-        data: bytes = blob.data_stream.read()
-        return data
+        return self._objects.blob(found[1])
 
     def exists(self, path: str) -> bool:
-        return self._blob(path) is not None
+        try:
+            return _clean(path) in self._files
+        except InputError:
+            return False
 
     def is_symlink(self, path: str) -> bool:
         try:
-            item = self._tree / _clean(path)
-        except KeyError:
+            return _clean(path) in self._links
+        except InputError:
             return False
-        return isinstance(item, git.Blob) and item.mode == 0o120000
 
     def iter_files(self, directory: str = "") -> Iterator[str]:
         clean = _clean(directory)
-        try:
-            tree = self._tree / clean if clean else self._tree
-        except KeyError:
-            return
-        if not isinstance(tree, git.Tree):
-            return
-        paths = [
-            str(item.path)
-            for item in tree.traverse()
-            if isinstance(item, git.Blob) and item.mode != 0o120000
-        ]
-        yield from sorted(paths)
+        prefix = clean + "/" if clean else ""
+        yield from sorted(p for p in self._files if p.startswith(prefix))
 
     def blob_sha(self, path: str) -> str:
-        blob = self._blob(path)
-        if blob is None:
+        found = self._files.get(_clean(path))
+        if found is None:
             raise InputError(Location(f"{self.label}:{path}"), "file does not exist")
-        sha: str = blob.hexsha
-        return sha
+        return found[1]
 
 
 def open_source(path: Path, ref: str | None = None) -> FileSource:

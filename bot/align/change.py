@@ -40,6 +40,7 @@ class BenchmarkChange:
     keys: tuple[AffectedKey, ...]  # sorted by key
     changed_files: tuple[str, ...]  # files under benchmarks/ and configs/ that differ
     removed_keys: tuple[str, ...]  # keys of the base that the head no longer has
+    notes: tuple[str, ...] = ()  # what could not be read, and what it means for the keys
 
     @property
     def in_scope(self) -> tuple[AffectedKey, ...]:
@@ -92,7 +93,7 @@ def _new_changelog_entries(base: BenchRepo, head: BenchRepo) -> tuple[ChangelogE
     except InputError:
         before = []  # a broken base changelog: every head entry counts as new
     new: list[ChangelogEntry] = []
-    for entry in head.changelog():
+    for entry in head.changelog():  # a broken head changelog: see benchmark_change
         if identity(entry) in before:
             before.remove(identity(entry))
         else:
@@ -111,7 +112,14 @@ def benchmark_change(
     files = changed_files(base.source, head.source)
     scripts_changed = {p for p in files if p.startswith("benchmarks/")}
     lib_changed = BENCHMARK_LIB in scripts_changed
-    changelog = _new_changelog_entries(base, head)
+    notes: list[str] = []
+    try:
+        changelog = _new_changelog_entries(base, head)
+    except InputError as err:  # main has carried a malformed changelog: the configs still count
+        changelog = ()
+        notes.append(
+            f"the PR's perf-changelog is not read ({err}): keys come from configs and scripts"
+        )
     reasons: dict[str, list[str]] = {}
     for key in head.configs:
         if only_keys is not None and key not in only_keys:
@@ -143,6 +151,7 @@ def benchmark_change(
         keys=keys,
         changed_files=files,
         removed_keys=tuple(sorted(k for k in base.configs if k not in head.configs)),
+        notes=tuple(notes),
     )
 
 

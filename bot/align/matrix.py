@@ -25,7 +25,7 @@ from bot.recipes.deploy import CommandRendering
 from bot.recipes.edit import AppendItems, EnsurePath, InsertKey, RemoveItems, SetScalar
 from bot.recipes.edit import format_path as fmt
 from bot.recipes.repo import HardwareProfile
-from bot.rules.knobs import canonical_flag
+from bot.vllm import canonical_flag
 
 IMAGE = "image"
 OTHER = "other"  # a change no edit subject names: never expected
@@ -265,7 +265,7 @@ def expected_moves(
                     u for u in users if any(_key_matches(k, hardware[u.hardware]) for k in only)
                 ]
         for rid in users:
-            expected[rid].add(edit.subject)
+            expected[rid].add(canonical_flag(edit.subject))
     return {rid: frozenset(subjects) for rid, subjects in expected.items()}
 
 
@@ -286,12 +286,15 @@ Change = tuple[str, str]  # (subject: a flag, env var, "image" or "other"; text)
 def _command_changes(old: CommandRendering, new: CommandRendering) -> list[Change]:
     items: list[Change] = []
     units_old, units_new = _units(old), _units(new)
+    # the subject is the canonical flag (``--no-x`` is ``--x``), the text keeps the spelling
     for flag, value in units_new.items():
         if flag not in units_old:
-            items.append((flag, "+" + _show(flag, value)))
+            items.append((canonical_flag(flag), "+" + _show(flag, value)))
         elif units_old[flag] != value:
-            items.append((flag, f"{flag} {units_old[flag]} → {value}"))
-    items += [(f, "−" + _show(f, v)) for f, v in units_old.items() if f not in units_new]
+            items.append((canonical_flag(flag), f"{flag} {units_old[flag]} → {value}"))
+    items += [
+        (canonical_flag(f), "−" + _show(f, v)) for f, v in units_old.items() if f not in units_new
+    ]
     for name, value in new.env.items():
         if name not in old.env:
             items.append((name, f"+{name}={value}"))
@@ -350,9 +353,11 @@ def _value_of(rendering: Rendering, subject: str) -> str:
     values: list[str] = []
     for command in rendering.commands:
         if subject.startswith("-"):
-            units = _units(command)
-            if subject in units:
-                values.append(_show(subject, units[subject]))
+            values += [
+                _show(flag, value)
+                for flag, value in _units(command).items()
+                if canonical_flag(flag) == subject
+            ]
         elif subject in command.env:
             values.append(f"{subject}={command.env[subject]}")
     distinct = list(dict.fromkeys(values))
@@ -390,7 +395,11 @@ def override_facts(
     ref = reference.commands[0]
     ours = {u.flag: u.value for c in rendering.commands for u in c.args if u.flag is not None}
     for unit in ref.args:
-        if unit.flag is None or unit.flag in covered or ".hardware_overrides." not in unit.path:
+        if (
+            unit.flag is None
+            or canonical_flag(unit.flag) in covered
+            or ".hardware_overrides." not in unit.path
+        ):
             continue
         if any(unit.path == node or unit.path.startswith(node + "[") for node in edited):
             continue

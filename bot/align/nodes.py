@@ -13,7 +13,7 @@ from bot.recipes import RecipesRepo, Rendering, RenderRequest, build_api, render
 from bot.recipes.edit import NodePath
 from bot.shell.result import SourceSpan
 from bot.shell.text import PLACEHOLDER_RE
-from bot.vllm import FlagDiff
+from bot.vllm import FlagDiff, canonical_flag
 
 _EXTERNAL = re.compile(r"^(generated|request|default-image):|^[\w./-]+\.ya?ml:")
 MISSING = object()  # what ``lookup`` returns for a path the data does not have
@@ -101,6 +101,13 @@ def text_value(value: Any) -> str | None:
 def bench_value_text(diff: FlagDiff) -> str | None:
     """The value as the benchmark spells it (``--x v`` or ``--x=v``); None for a bare flag."""
     tokens = diff.bench_tokens
+    if _field_of_whole_json(diff):
+        # one field of a JSON the benchmark passes whole: the field's own value, for the
+        # dotted flag (``--attention-config.use_prefill_query_quantization true``)
+        value = diff.bench_value
+        if isinstance(value, str) and not _json_scalar(value):
+            return value
+        return json.dumps(value, separators=(",", ":"))
     if diff.benchmark_only_keys and isinstance(diff.bench_value, Mapping):
         kept = {k: v for k, v in diff.bench_value.items() if k not in diff.benchmark_only_keys}
         return json.dumps(kept, separators=(",", ":"))
@@ -109,6 +116,24 @@ def bench_value_text(diff: FlagDiff) -> str | None:
     if len(tokens) == 1 and tokens[0].startswith("-") and "=" in tokens[0]:
         return tokens[0].split("=", 1)[1]
     return None
+
+
+def _field_of_whole_json(diff: FlagDiff) -> bool:
+    """``diff`` is one field (``--x.key``) of a config the benchmark spells as a whole
+    (``--x '{"key": …}'``): its tokens carry the whole JSON, not the field's value."""
+    if diff.kind != "flag" or "." not in diff.flag or not diff.bench_tokens:
+        return False
+    spelled = diff.bench_tokens[0].split("=", 1)[0]
+    return canonical_flag(spelled) != canonical_flag(diff.flag)
+
+
+def _json_scalar(text: str) -> bool:
+    """vLLM reads a dotted flag's value as JSON first: ``"8"`` must be quoted to stay a string."""
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def has_placeholder(*values: str | None) -> bool:

@@ -126,12 +126,14 @@ def plan_recipe(
     try:
         result = apply_edits(text, unique_edits(planned), file=path)
     except EditError as err:
-        return replace(base, edits=tuple(planned), failure=f"the edit cannot be applied: {err}")
+        return replace(
+            base, edits=tuple(planned), failure=f"the edit could not be written into {path}: {err}"
+        )
     try:
         after = _edited_repo(source, path, result.text)
         renderings = [render(after, t.profile.request()) for t in targets]
     except RecipeSyncError as err:
-        reason = f"the edited recipe does not render: {err}"
+        reason = f"with the edit, {path} would no longer render: {err}"
         return replace(base, edits=tuple(planned), failure=reason, result=result)
     failure = invariants(after, rules, targets, renderings, planned)
     if failure is not None:
@@ -200,13 +202,16 @@ def invariants(
         for command in rendering.commands:
             repeated = repeated_flags(command.argv)
             if repeated:
-                return f"after the edit, {label} renders {', '.join(repeated)} more than once"
+                return (
+                    f"with the edit, {label} would pass {', '.join(repeated)} more than once on "
+                    "its command line"
+                )
         for representative in target.representatives:
             again = compare(after, rules, representative.launch, target.profile)
             left = [d for d in again.differences if d.flag in meant]
             if left:
                 reasons = "; ".join(d.reason for d in left)
-                return f"after the edit, {label} still differs: {reasons}"
+                return f"the edit would not align {label}; it would still differ: {reasons}"
     return None
 
 

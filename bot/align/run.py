@@ -192,7 +192,9 @@ def fingerprint(patch: str) -> str:
 def outcome(inputs: AlignInputs, recipes: RecipesRepo, plan: AlignmentPlan) -> RecipeOutcome:
     """The patch (after the regression matrix and the builder) or why there is none."""
     if plan.status == "failed":
-        return RecipeOutcome(plan, None, "failed", plan.failure or "the plan failed")
+        why = plan.failure or "no edit found"
+        reason = f"no alignment edit of {plan.recipe_path} is proposed: {why}"
+        return RecipeOutcome(plan, None, "failed", reason)
     if plan.status != "patch" or plan.result is None or plan.after is None:
         if plan.skipped:
             reason = "drift remains that no safe edit closes: " + "; ".join(plan.skipped)

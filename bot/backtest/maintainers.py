@@ -17,6 +17,7 @@ import yaml
 from bot.backtest.history import Commit, git
 from bot.backtest.model import EditRow, MaintainerEdit
 from bot.errors import InputError
+from bot.vllm import canonical_flag
 
 
 def leaves(data: Any, prefix: str = "") -> dict[str, str]:
@@ -49,7 +50,7 @@ def _subjects(edit: EditRow) -> set[str]:
     for value in (edit.after or "").split():
         if value.startswith("--"):
             found.add(value)
-    return {s for s in found if s}
+    return {canonical_flag(s) for s in found if s}
 
 
 def _subject_of(node: str, after: str | None, tree: dict[str, str]) -> set[str]:
@@ -63,7 +64,7 @@ def _subject_of(node: str, after: str | None, tree: dict[str, str]) -> set[str]:
         previous = tree.get(f"{head}[{int(index[:-1]) - 1}]", "")
         if previous.startswith("--"):
             found.add(previous)
-    return found
+    return {canonical_flag(s) for s in found}
 
 
 def _match(

@@ -109,7 +109,10 @@ def classify(run: AlignRun) -> tuple[str, str]:
         files = ", ".join(o.recipe_path for o in patches)
         count = sum(len(o.plan.edits) for o in patches)
         return "alignment PR", f"{count} edit(s) to {files}"
-    blocked = [o for o in run.outcomes if o.status in ("blocked", "failed")]
+    failed = [o for o in run.outcomes if o.status == "failed"]
+    if failed:
+        return "no edit found", "; ".join(o.reason for o in failed)
+    blocked = [o for o in run.outcomes if o.status == "blocked"]
     if blocked:
         return "blocked", "; ".join(f"{o.recipe_path}: {o.reason}" for o in blocked)
     if run.outcomes:
@@ -186,11 +189,20 @@ class Backtester:
                 outcome="no vLLM change",
                 reason=f"no benchmark config, script or runner file changed ({len(paths)} files)",
             )
+        recipes = self.recipes_source(job.recipes_sha)
+        if self.settings.recipes_is_git and not recipes.exists("taxonomy.yaml"):
+            # the recipes repo before its YAML format (taxonomy.yaml, 2026-04): nothing to align
+            return replace(
+                base,
+                outcome="out of scope",
+                reason=f"the recipes at {job.recipes_sha[:12]} predate the YAML recipes "
+                "(no taxonomy.yaml): no recipe to align with",
+            )
         bench = GitTreeSource(self.settings.bench_repo, pr.sha)
         inputs = AlignInputs(
             bench=bench,
             bench_base=GitTreeSource(self.settings.bench_repo, pr.base),
-            recipes=self.recipes_source(job.recipes_sha),
+            recipes=recipes,
             rules=self.rules,
             bench_repo=self.settings.bench_name,
             pr_number=pr.number,
@@ -201,7 +213,7 @@ class Backtester:
         )
         run = align(inputs)
         outcome, reason = classify(run)
-        notes = tuple(
+        notes = run.change.notes + tuple(
             f"recipe file {path} does not load: {why}" for path, why in run.broken_recipes
         )
         return replace(

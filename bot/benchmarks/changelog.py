@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from bot.benchmarks.configs import parse_yaml
+from bot.benchmarks.configs import parse_chunks, parse_yaml
 from bot.errors import InputError, Location
 from bot.sources import FileSource, read_text
 
@@ -60,18 +60,26 @@ def _strings(value: object, where: Location, name: str) -> tuple[str, ...]:
 
 def parse_changelog(text: str, label: str = CHANGELOG) -> tuple[ChangelogEntry, ...]:
     """All entries of a ``perf-changelog.yaml`` text; :class:`InputError` names file:line."""
-    document = parse_yaml(text, label)
-    if document is None:
-        return ()
-    if not isinstance(document, CommentedSeq):
-        raise InputError(Location(label, line=1), "the changelog must be a YAML list of entries")
+    chunks = parse_chunks(text, label, sequence=True)
+    if chunks is not None:  # one parse per entry, cached: a PR adds an entry or two
+        items = [(chunk[0], chunk.lc.item(0)[0] + 1 + offset) for offset, chunk in chunks]
+    else:
+        document = parse_yaml(text, label)
+        if document is None:
+            return ()
+        if not isinstance(document, CommentedSeq):
+            raise InputError(
+                Location(label, line=1), "the changelog must be a YAML list of entries"
+            )
+        items = [(item, document.lc.item(i)[0] + 1) for i, item in enumerate(document)]
     entries: list[ChangelogEntry] = []
-    for index, item in enumerate(document):
-        line = document.lc.item(index)[0] + 1
+    for index, (item, line) in enumerate(items):
         where = Location(label, key=str(index), line=line)
         if not isinstance(item, CommentedMap):
             raise InputError(where, "each changelog entry must be a mapping")
-        pr_link = item.get("pr-link")
+        pr_link = item.get("pr-link", "")  # main has carried entries without one
+        if pr_link is None:
+            pr_link = ""
         if not isinstance(pr_link, str):
             raise InputError(where, "'pr-link' must be a string")
         scenario = item.get("scenario-type") or []

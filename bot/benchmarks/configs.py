@@ -7,12 +7,20 @@ is first used, so one malformed key names its own file:line without hiding every
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-from ruamel.yaml.comments import CommentedMap
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from bot.errors import InputError, Location
 from bot.rules.loader import FieldError, line_of, parse_untrusted, to_plain
@@ -47,6 +55,13 @@ class SearchEntry(_Lenient):
     kv_offload_backend: KvBackend | None = Field(default=None, alias="kv-offload-backend")
     prefill: dict[str, Any] | None = None
     decode: dict[str, Any] | None = None
+
+    @field_validator("kv_offload_backend", mode="before")
+    @classmethod
+    def _backend_name_only(cls, value: Any) -> Any:
+        # Until InferenceX #2096 (2026-07-13) the backend was a bare name (`kv-offload-backend:
+        # lmcache`); the mapping with name/version replaced it
+        return {"name": value} if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _concurrency(self) -> SearchEntry:
@@ -147,8 +162,14 @@ class ConfigNode:
 
     key: str
     file: str
-    document: CommentedMap
+    document: CommentedMap  # holds ``key`` (the whole file, or the key's own chunk)
     line: int | None
+    offset: int = 0  # lines of the file before ``document``'s text
+
+    def line_at(self, path: list[str | int]) -> int | None:
+        """1-based line in ``file`` of the node at ``path`` (from the key), if known."""
+        found = line_of(self.document, path)
+        return found + self.offset if found is not None else None
 
 
 _PARSED: OrderedDict[tuple[str, str], Any] = OrderedDict()
@@ -166,6 +187,61 @@ def parse_yaml(text: str, display: str) -> Any:
     _PARSED[key] = document
     while len(_PARSED) > PARSE_CACHE_SIZE:
         _PARSED.popitem(last=False)
+    return document
+
+
+_TOP_KEY = re.compile(r"^[^\s#\-][^\n]*:", re.MULTILINE)
+_TOP_ITEM = re.compile(r"^- ", re.MULTILINE)
+CHUNK_CACHE_SIZE = 8192  # top-level chunks kept: both master configs and the changelog
+
+
+_CHUNKS: OrderedDict[str, Any] = OrderedDict()
+
+
+def parse_chunks(text: str, display: str, *, sequence: bool) -> list[tuple[int, Any]] | None:
+    """The file as its top-level chunks (a mapping's keys at column 0, or a sequence's
+    ``- `` items), each parsed on its own: ``[(lines before it, document)]``.
+
+    A master config or the changelog changes in a key or two per commit; parsing the chunks
+    separately, cached by their text, re-parses only what changed. The round-trip documents
+    and their line numbers are the ones a whole-file parse gives (``offset`` added). None
+    when the file is not a plain list of chunks (directives, text before the first chunk, a
+    chunk that does not parse alone, e.g. an alias of another chunk's anchor, or a repeated
+    key): the caller parses the whole file."""
+    if PARSE_CACHE_SIZE == 0 or text.startswith(("%", "---")) or "\n---" in text:
+        return None
+    starts = [m.start() for m in (_TOP_ITEM if sequence else _TOP_KEY).finditer(text)]
+    if not starts or (text[: starts[0]].strip("\n") and not _only_comments(text[: starts[0]])):
+        return None
+    out: list[tuple[int, Any]] = []
+    offset = text.count("\n", 0, starts[0])
+    for start, end in zip(starts, [*starts[1:], len(text)], strict=True):
+        chunk = text[start:end]
+        document = _chunk(chunk, display)
+        size = len(document) if isinstance(document, CommentedMap | CommentedSeq) else 0
+        if size != 1:
+            return None
+        out.append((offset, document))
+        offset += chunk.count("\n")
+    return out
+
+
+def _only_comments(text: str) -> bool:
+    return all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines())
+
+
+def _chunk(text: str, display: str) -> Any:
+    key = hashlib.sha1(text.encode("utf-8"), usedforsecurity=False).hexdigest()
+    if key in _CHUNKS:
+        _CHUNKS.move_to_end(key)
+        return _CHUNKS[key]
+    try:
+        document = parse_untrusted(text, display)  # alias-bounded, like the whole file
+    except InputError:
+        document = None  # the whole-file parse names the error
+    _CHUNKS[key] = document
+    while len(_CHUNKS) > CHUNK_CACHE_SIZE:
+        _CHUNKS.popitem(last=False)
     return document
 
 
@@ -193,7 +269,22 @@ def load_master_configs(source: FileSource) -> dict[str, ConfigNode]:
         )
     nodes: dict[str, ConfigNode] = {}
     for path in files:
-        document = parse_yaml(read_text(source, path), path)
+        text = read_text(source, path)
+        chunks = parse_chunks(text, path, sequence=False)
+        keys = [str(next(iter(d))) for _, d in chunks or ()]
+        if chunks is not None and len(set(keys)) == len(keys):
+            for offset, chunk in chunks:
+                name = str(next(iter(chunk)))
+                node = ConfigNode(name, path, chunk, None, offset)
+                node = replace(node, line=node.line_at([name]))
+                if name in nodes:
+                    raise InputError(
+                        Location(path, name, node.line),
+                        f"config key also defined in {nodes[name].file}",
+                    )
+                nodes[name] = node
+            continue
+        document = parse_yaml(text, path)
         if document is None:
             continue
         if not isinstance(document, CommentedMap):
@@ -224,6 +315,6 @@ def validate_entry(node: ConfigNode) -> MasterEntry:
         if first["type"] == "missing":
             reason = "required key is missing"
         path: list[str | int] = [node.key, *loc]
-        line = line_of(node.document, path) or node.line
+        line = node.line_at(path) or node.line
         key = ".".join(str(p) for p in path)
         raise InputError(Location(node.file, key, line), reason) from err

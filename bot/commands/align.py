@@ -15,7 +15,7 @@ from --bench-name/--recipes-name, else the origin remote, else "local". No GitHu
 the same inputs give byte-identical files.
 
 Exit status: 0 when aligned (nothing to do), 1 when there is a PR to open or drift left,
-2 for bad input or a failed plan.
+2 for bad input or when no edit could be proposed.
 """
 
 from __future__ import annotations
@@ -257,12 +257,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def exit_status(run: AlignRun) -> int:
-    """0: aligned, nothing to do; 1: a PR to open or drift left; 2: the plan failed (one line
-    on stderr naming the recipe file and the reason)."""
+    """0: aligned, nothing to do; 1: a PR to open or drift left; 2: no edit could be
+    proposed (one line on stderr naming the recipe file and the reason)."""
     failed = [o for o in run.outcomes if o.status == "failed"]
     for found in failed:
-        reason = found.reason.splitlines()[0] if found.reason else "the plan failed"
-        print(f"recipe-sync: error: {found.recipe_path}: plan failed: {reason}", file=sys.stderr)
+        reason = found.reason.splitlines()[0] if found.reason else "no edit found"
+        print(f"recipe-sync: error: {reason}", file=sys.stderr)
     if failed:
         return 2
     if any(o.status in ("patch", "blocked") for o in run.outcomes):

@@ -72,4 +72,5 @@ def backtest_command(args: argparse.Namespace) -> int:
     print(report.summary(), file=sys.stderr)
     if report.errors:
         return 2
-    return 1 if any(r.outcome in ("alignment PR", "blocked") for r in report.rows) else 0
+    drift = ("alignment PR", "blocked", "no edit found")
+    return 1 if any(r.outcome in drift for r in report.rows) else 0

@@ -27,14 +27,13 @@ from bot.present.secrets import Masker, run_credentials
 from bot.present.settings import settings_lines
 from bot.present.texts import AlignTexts, CheckRun, PullRequestText
 from bot.recipes.edit import edit_as_dict
-from bot.rules.loader import line_of
 from bot.vllm import FlagDiff
 
 STATUS_TEXT = {
     "patch": "alignment PR proposed",
     "aligned": "already aligned",
     "blocked": "blocked",
-    "failed": "plan failed",
+    "failed": "no edit proposed",
 }
 ERROR_STATUSES = ("error",)
 
@@ -277,7 +276,7 @@ def _places(run: AlignRun, target: Target, launch: Any, diff: FlagDiff) -> list[
     node = run.bench.configs.get(target.key)
     if node is None:
         return []
-    line = line_of(node.document, [target.key, "image"]) or node.line
+    line = node.line_at([target.key, "image"]) or node.line
     return [(node.file, line)] if line is not None else []
 
 

@@ -4,6 +4,7 @@
 with a recipe rendering and says, per flag, whether the served configuration differs.
 """
 
+from bot.vllm.catalogue import canonical_flag
 from bot.vllm.diff import DeviceContext, DiffReport, FlagDiff, LaunchSide, Verdict, diff_launch
 from bot.vllm.normalise import Finding, ServeConfig, Setting, normalise, split_launch_line
 from bot.vllm.versions import VersionResolution, parse_image, resolve_version
@@ -18,6 +19,7 @@ __all__ = [
     "Setting",
     "Verdict",
     "VersionResolution",
+    "canonical_flag",
     "diff_launch",
     "normalise",
     "parse_image",

@@ -477,3 +477,20 @@ def flag_table() -> FlagTable:
         options={k: tuple(v) for k, v in options.items()},
         by_long={spec.long: spec for spec in FLAGS},
     )
+
+
+def canonical_flag(text: str) -> str:
+    """The canonical long name of any spelling of a flag, in any version: ``--no-x`` and
+    0.33's ``--disable-x`` inverse are ``--x``, aliases their long name, ``_`` is ``-`` (up to
+    the first dot; a dotted ``--x.key`` keeps its key). Unknown flags are returned as given
+    (only ``_`` folded), so one subject names one flag wherever it is compared."""
+    if not text.startswith("--"):
+        short = flag_table().options.get(text, ()) if text.startswith("-") else ()
+        return short[0].spec.long if short else text
+    head, dot, tail = text.partition("=")[0][2:].partition(".")
+    name = "--" + head.replace("_", "-")
+    options = flag_table().options.get(name, ())
+    if options:
+        plain = [o for o in options if not o.negated]
+        name = (plain or list(options))[0].spec.long
+    return name + dot + tail

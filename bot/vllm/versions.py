@@ -24,7 +24,9 @@ _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:\.\d+)*(?:(?:rc|a|b|\.post
 _RELEASE_TAG = re.compile(
     r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:\.\d+)*(?:rc\d+)?(?:[-_+][A-Za-z0-9_.-]*)?$"
 )
-_NIGHTLY_TAG = re.compile(r"^nightly(?:-(?P<sha>[0-9a-f]{7,40}))?$")
+# Any tag that starts with "nightly" is a nightly build: nightly, nightly-<sha>, nightly-aarch64,
+# nightly-dev-x86_64-cu13.0.1-<sha> (the dev builds name the vLLM commit last).
+_NIGHTLY_TAG = re.compile(r"^nightly(?:[-_.][A-Za-z0-9_.-]*?)??(?:-(?P<sha>[0-9a-f]{7,40}))?$")
 _LATEST_TAG = re.compile(r"^latest(?:-[A-Za-z0-9_.-]+)?$")
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.align.change import benchmark_change
+from bot.align.overlay import OverlaySource
 from bot.benchmarks import BenchRepo, load_bench_repo
 from bot.errors import InputError
 from bot.fixtures import SeedFixtures
@@ -82,3 +83,16 @@ def test_a_library_change_affects_the_keys_whose_scripts_source_it(lib_change: P
     for key in affected:
         script = next(r.split(" and ")[1].removesuffix(" sources it") for r in affected[key])
         assert "benchmark_lib.sh" in (lib_change / script).read_text()
+
+
+def test_a_malformed_head_changelog_is_a_note_not_an_error(seed: SeedFixtures) -> None:
+    """InferenceX main carried a perf-changelog that does not parse (2026-06-17, an entry
+    indented one level too deep); the PR's keys still come from its configs and scripts."""
+    head = GitTreeSource(seed.bench_repo, seed.bench_pr_head)
+    text = head.read_bytes("perf-changelog.yaml") + b"  \n  - config-keys:\n    - x\n"
+    broken = load_bench_repo(OverlaySource(head, {"perf-changelog.yaml": text}))
+    change = benchmark_change(_repo(seed.bench_repo, seed.bench_base), broken)
+    (key,) = change.keys
+    assert key.key == KEY and "new perf-changelog entry names it" not in " ".join(key.reasons)
+    (note,) = change.notes
+    assert note.startswith("the PR's perf-changelog is not read (perf-changelog.yaml:")

@@ -206,3 +206,45 @@ def test_rendering_id_labels() -> None:
     rid = RenderingId("m", "h", "s", "v", ("a", "b"), (("b", "x"),))
     assert rid.features_label() == "a + b (x)"
     assert replace(rid, features=None).features_label() == "default features"
+
+
+SCRIPT = "benchmarks/single_node/agentic/dsv41flash_fp4_mi355x_vllm_mtp.sh"
+
+
+@pytest.mark.parametrize(
+    ("flag", "subject"),
+    [
+        ("--no-enable-prefix-caching", "--enable-prefix-caching"),
+        ("--no-disable-hybrid-kv-cache-manager", "--disable-hybrid-kv-cache-manager"),
+    ],
+)
+def test_a_new_negated_boolean_is_its_own_expected_movement(
+    seed: SeedFixtures, flag: str, subject: str
+) -> None:
+    """InferenceX #2590: the benchmark adds ``--no-disable-hybrid-kv-cache-manager`` on
+    MI355X; the edit's subject is the flag (``--disable-hybrid-kv-cache-manager``) and the
+    renderings that take it moved as planned, not "unexpected movement" of ``--no-…``."""
+    rules = default_rules()
+    source = GitTreeSource(seed.recipes_repo, seed.recipes_base)
+    recipes = load_recipes(source)
+    head = GitTreeSource(seed.bench_repo, seed.bench_pr_head)
+    script = head.read_bytes(SCRIPT).decode()
+    edited = script.replace(
+        "  --disable-uvicorn-access-log\n", f"  --disable-uvicorn-access-log\n  {flag}\n"
+    )
+    assert edited != script
+    bench = load_bench_repo(OverlaySource(head, {SCRIPT: edited.encode()}))
+    point, arm = next(p for p in points(bench, KEY) if p[1] == "eval")
+    launch = extract(bench, KEY, point, arm)
+    assert flag in launch.argv
+    profile = map_profile(recipes, rules, launch)
+    assert isinstance(profile, Profile)
+    target = Target(KEY, profile, (compare(recipes, rules, launch, profile),))
+    plan = plan_recipe(recipes, source, rules, [target])
+    new = [e for e in plan.edits if e.subject == subject]
+    assert [e.after for e in new] == [flag], plan.edits
+    assert plan.after is not None
+    matrix = regression_matrix(recipes, plan.after, SEED_RECIPE, plan.edits, [profile], NOT_RUN)
+    assert matrix.unexpected == () and matrix.blocked is None
+    moved = [r for r in matrix.moved if f"+{flag}" in r.changes]
+    assert moved and all(subject in r.subjects and r.expected for r in moved)

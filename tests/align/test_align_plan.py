@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import cast
 
 import pytest
 
@@ -18,6 +19,8 @@ from bot.align.plan import (
     repeated_flags,
 )
 from bot.align.profile import Profile, map_profile
+from bot.align.result import AlignInputs
+from bot.align.run import outcome
 from bot.align.verify import run_image
 from bot.benchmarks import BenchRepo, LaunchLine, extract, load_bench_repo, points
 from bot.fixtures import SeedFixtures
@@ -220,7 +223,8 @@ def test_invariants_name_a_difference_the_edit_did_not_close(
     )
     failure = invariants(recipes, rules, [target], [rendering], [claimed])
     assert failure is not None and failure.startswith(
-        f"after the edit, {target.profile.label} still differs: the benchmark sets --moe-backend"
+        f"the edit would not align {target.profile.label}; it would still differ: the benchmark "
+        "sets --moe-backend"
     )
     assert invariants(recipes, rules, [target], [rendering], []) is None
 
@@ -276,3 +280,51 @@ def test_scope_in_words(recipes: RecipesRepo) -> None:
     assert scope_of(
         ("features", "spec_decoding", "modes", "dspark", "hardware_overrides", "amd"), recipes
     ) == ("renderings with spec_decoding on AMD")
+
+
+def _with_tokens(launch: LaunchLine, *tokens: str) -> LaunchLine:
+    """The launch with ``tokens`` appended (each sourced from the last token's line)."""
+    return replace(
+        launch,
+        argv=(*launch.argv, *tokens),
+        argv_sources=(*launch.argv_sources, *(launch.argv_sources[-1] for _ in tokens)),
+    )
+
+
+def test_a_field_of_a_whole_json_config_is_written_as_its_dotted_flag(
+    recipes: RecipesRepo, source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    """InferenceX #2621/#2647/#2707: the benchmark passes ``--attention-config '{…}'`` whole;
+    the recipe lacks the field. The edit writes the field's own value on its dotted flag
+    (vLLM merges it into the config), not the whole JSON after the dotted flag, and after
+    the edit nothing planned differs ("plan failed" before)."""
+    config = '{"use_prefill_query_quantization":true,"indexer_kv_dtype":"fp8"}'
+    edited = _with_tokens(launch, "--attention-config", config)
+    plan = plan_recipe(recipes, source, rules, [_target(recipes, rules, edited)])
+    assert plan.failure is None, plan.failure
+    values = {e.subject: e.after for e in plan.edits if e.subject.startswith("--attention")}
+    assert values == {
+        "--attention-config.use_prefill_query_quantization": (
+            "--attention-config.use_prefill_query_quantization true"
+        ),
+        "--attention-config.indexer_kv_dtype": "--attention-config.indexer_kv_dtype fp8",
+    }
+    assert plan.after is not None
+    profile = map_profile(plan.after, rules, edited)
+    assert isinstance(profile, Profile)
+    again = compare(plan.after, rules, edited, profile)
+    assert not [d for d in again.drift if d.flag.startswith("--attention-config")]
+
+
+def test_a_failed_plan_names_the_file_and_what_could_not_be_done(
+    recipes: RecipesRepo, source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    """No internal wording ("plan failed"): the outcome says no edit of which file is
+    proposed, and why in the words of the check that stopped it."""
+    plan = plan_recipe(recipes, source, rules, [_target(recipes, rules, launch)])
+    why = "the edit would not align X; it would still differ: Y"
+    found = outcome(cast(AlignInputs, None), recipes, replace(plan, failure=why))
+    assert (found.status, found.reason) == (
+        "failed",
+        f"no alignment edit of {RECIPE} is proposed: {why}",
+    )

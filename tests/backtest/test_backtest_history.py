@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 
+from bot import sources
+from bot.align.result import AlignRun
 from bot.backtest.history import RecipesTimeline, cited_prs, first_parent_log, merged_prs
 from bot.backtest.maintainers import maintainer_edits
 from bot.backtest.model import EditRow
-from bot.backtest.run import plan_jobs, settings_for
+from bot.backtest.run import classify, plan_jobs, run_backtest, settings_for
+from bot.benchmarks import configs
 from bot.commands.main import main
 from bot.fixtures import SeedFixtures
 from tests.backtest.conftest import commit, git, new_repo
@@ -172,3 +177,49 @@ def test_bad_input_is_exit_2(tmp_path: Path) -> None:
         main(["backtest", "--bench-repo", str(tmp_path), "--recipes", str(tmp_path), "--jobs", "0"])
         == 2
     )
+
+
+def test_a_failed_plan_is_its_own_outcome_not_blocked() -> None:
+    failed = SimpleNamespace(
+        status="failed",
+        recipe_path="models/a.yaml",
+        reason="no alignment edit of models/a.yaml is proposed: the edit would not align X",
+    )
+    blocked = SimpleNamespace(status="blocked", recipe_path="models/b.yaml", reason="R")
+    run = cast(AlignRun, SimpleNamespace(patches=(), outcomes=(blocked, failed)))
+    assert classify(run) == ("no edit found", failed.reason)
+    run = cast(AlignRun, SimpleNamespace(patches=(), outcomes=(blocked,)))
+    assert classify(run) == ("blocked", "models/b.yaml: R")
+
+
+def test_caches_do_not_change_a_single_row(seed_history: SeedFixtures) -> None:
+    """The parse caches (per-key chunks, whole files) and the git object cache give the rows
+    a cold run gives, field for field (the timing aside)."""
+    settings = settings_for(seed_history.bench_repo, seed_history.recipes_repo)
+
+    def rows() -> list[dict[str, object]]:
+        report = run_backtest(settings, since="2030-01-01")
+        return [{k: v for k, v in r.to_json().items() if k != "seconds"} for r in report.rows]
+
+    warm = rows()
+    saved = configs.PARSE_CACHE_SIZE
+    configs.PARSE_CACHE_SIZE = 0  # no parse cache, no per-key chunks: whole-file parses
+    configs._PARSED.clear()
+    configs._CHUNKS.clear()
+    sources._OBJECTS.clear()
+    try:
+        cold = rows()
+    finally:
+        configs.PARSE_CACHE_SIZE = saved
+    assert cold == warm and len(cold) == 2
+
+
+def test_recipes_before_the_yaml_format_are_out_of_scope(repos: tuple[Path, Path]) -> None:
+    """A benchmark PR merged while the recipes repo had no taxonomy.yaml (before 2026-04)
+    has nothing to align with: out of scope with that reason, not bad input."""
+    bench, recipes = repos
+    commit(bench, "Tune a key (#11)", "2030-01-11T00:00:00Z", {"configs/amd-master.yaml": "{}\n"})
+    report = run_backtest(settings_for(bench, recipes), only=[11])
+    (row,) = report.rows
+    assert row.outcome == "out of scope"
+    assert "predate the YAML recipes (no taxonomy.yaml)" in row.reason

@@ -79,7 +79,7 @@ def test_history_and_placeholders() -> None:
             "- config-keys: []\n  description: [x]\n  pr-link: u\n",
             "'config-keys' must be a non-empty list of strings",
         ),
-        ("- config-keys: [a]\n  description: [x]\n", "'pr-link' must be a string"),
+        ("- config-keys: [a]\n  description: [x]\n  pr-link: [u]\n", "'pr-link' must be a string"),
         ("- [unclosed\n", "malformed YAML"),
     ],
 )
@@ -87,3 +87,16 @@ def test_bad_changelogs_are_located_errors(text: str, message: str) -> None:
     with pytest.raises(InputError, match=message.replace("[", r"\[").replace("]", r"\]")):
         parse_changelog(text)
     assert parse_changelog("") == ()
+
+
+def test_an_entry_without_pr_link_is_read() -> None:
+    """main carried entries without ``pr-link`` (InferenceX, 2026-04-25, entry 204)."""
+    text = (
+        "- config-keys:\n    - dsv4-fp8-mi355x-sglang\n  description:\n    - Bump the time limit\n"
+    )
+    (entry,) = parse_changelog(text)
+    assert (entry.config_keys, entry.pr_link, entry.pr_number) == (
+        ("dsv4-fp8-mi355x-sglang",),
+        "",
+        None,
+    )

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.benchmarks import Point, load_bench_repo, points
+from bot.benchmarks import Point, configs, load_bench_repo, points
 from bot.benchmarks.changelog import dangling_patterns, matches
 from bot.benchmarks.jobenv import apply_launcher, template_env
 from bot.benchmarks.runners import choose_script
 from bot.errors import InputError
 from bot.rules import default_rules
+from bot.rules.loader import line_of, to_plain
 from bot.rules.models import Launcher, StagedModels
 from bot.sources import DirectorySource, GitTreeSource
 
@@ -396,3 +397,46 @@ def test_line_change_names_what_another_fleet_runs_differently() -> None:
     assert line_change(base, same) == ""
     assert line_change(base, moved) == "argv `a/B` → `/m/B`; env X"
     assert line_change(base, exits) == "it ends no-launch: the script exits 1"
+
+
+AGENTIC = """k:
+  image: vllm/vllm-openai:v0.25.0
+  model: org/m
+  model-prefix: m
+  runner: mi355x
+  precision: fp8
+  framework: vllm
+  scenarios:
+    agentic-coding:
+    - search-space:
+      - { tp: 8, kv-offloading: dram, kv-offload-backend: BACKEND, conc-list: [32, 40] }
+"""
+
+
+@pytest.mark.parametrize(
+    "backend", ["lmcache", "{ name: lmcache }", '{ name: lmcache, version: "0.4.5" }']
+)
+def test_every_kv_offload_backend_shape_main_had_is_accepted(tmp_path: Path, backend: str) -> None:
+    """Until InferenceX #2096 (2026-07-13) ``kv-offload-backend`` was a bare name; since, a
+    mapping with ``name`` and an optional ``version``. Both shapes give the same points."""
+    repo = load_bench_repo(_repo_with(tmp_path, AGENTIC.replace("BACKEND", backend)))
+    found = points(repo, "k")
+    assert {p.kv_offload_backend for p, _ in found} == {"lmcache"}
+    assert [p.conc for p, arm in found if arm == "throughput"] == [32, 40]
+
+
+def test_master_configs_parsed_by_key_match_the_whole_file(tmp_path: Path) -> None:
+    """Each top-level key is parsed (and cached) on its own; values and lines are the
+    whole-file parse's, and a key given twice is still the whole parse's error."""
+    text = "# header\n\n" + GOOD + "# a comment\n" + GOOD.replace("k:", "k2:", 1)
+    nodes = load_bench_repo(_repo_with(tmp_path, text)).configs
+    whole = configs._parse_yaml(text, "x")
+    assert list(nodes) == ["k", "k2"]
+    for name, node in nodes.items():
+        assert to_plain(node.document[name]) == to_plain(whole[name])
+        assert node.line == line_of(whole, [name])
+        path: list[str | int] = [name, "scenarios", "fixed-seq-len", 0, "search-space", 0]
+        assert node.line_at(path) == line_of(whole, path)
+    twice = tmp_path / "twice"
+    with pytest.raises(InputError, match=r"duplicate key"):
+        load_bench_repo(_repo_with(twice, GOOD + GOOD))

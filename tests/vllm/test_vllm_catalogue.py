@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 from bot.rules import load_rules
+from bot.vllm import canonical_flag
 from bot.vllm.catalogue import FLAGS, flag_table
 
 RULES = Path(__file__).resolve().parents[2] / "rules"
@@ -56,3 +57,20 @@ def test_enable_disable_inverses_only_in_033() -> None:
     option, status = flag_table().lookup("--disable-prefix-caching", V33) or (None, "")
     assert option is not None and option.negated and status == "yes"
     assert flag_table().lookup("--disable-prefix-caching", (0, 27, 1))[1] == "no"  # type: ignore[index]
+
+
+def test_canonical_flag_names_one_subject_per_flag() -> None:
+    """``--no-x`` (BooleanOptionalAction), 0.33's inverse, aliases and ``_`` spellings are
+    one subject; dotted config keys keep their key; unknown flags stay as written."""
+    assert canonical_flag("--no-enable-prefix-caching") == "--enable-prefix-caching"
+    assert canonical_flag("--enable-prefix-caching") == "--enable-prefix-caching"
+    assert (
+        canonical_flag("--no-disable-hybrid-kv-cache-manager")
+        == "--disable-hybrid-kv-cache-manager"
+    )
+    assert canonical_flag("--max_num_seqs=8") == "--max-num-seqs"
+    assert canonical_flag("-tp") == "--tensor-parallel-size"
+    dotted = "--attention_config.use_prefill_query_quantization"
+    assert canonical_flag(dotted) == "--attention-config.use_prefill_query_quantization"
+    assert canonical_flag("--not-a-vllm-flag") == "--not-a-vllm-flag"
+    assert canonical_flag("VLLM_USE_V1") == "VLLM_USE_V1"

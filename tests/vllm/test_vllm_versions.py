@@ -152,3 +152,20 @@ def test_span_status_between_researched_releases(
     version: tuple[int, int, int], status: str
 ) -> None:
     assert span_status(version, (0, 22, 0), (0, 27, 1)) == status
+
+
+@pytest.mark.parametrize(
+    ("tag", "sha"),
+    [
+        ("nightly-dev-x86_64-cu13.0.1-728d3ad", "728d3ad"),
+        ("nightly-dev-arm64-cu13.0.1-75c2eef", "75c2eef"),
+        ("nightly-aarch64", None),
+    ],
+)
+def test_every_nightly_tag_means_the_newest_rules(tag: str, sha: str | None) -> None:
+    """InferenceX's dev builds (``nightly-dev-<arch>-<cuda>-<sha>``) are nightlies, not a
+    custom tag that falls back to the recipe's ``min_vllm_version`` (0.20 rules)."""
+    ref = parse_image(f"vllm/vllm-openai:{tag}")
+    assert (ref.nightly, ref.nightly_sha, ref.release) == (True, sha, None)
+    res = resolve_version(bench_image=f"vllm/vllm-openai:{tag}", recipe_min_version="0.20.0")
+    assert (res.version, res.source) == ((0, 33, 0), "nightly")

@@ -13,7 +13,7 @@ A command's arguments are the concatenation of these layers, weakest first:
     A8  strategy_overrides.<s>.hardware_overrides.<hw>.extra_args
     A9  PD: strategy_overrides.pd_cluster.<role>.hardware_overrides.<hw>.extra_args
     A10 "advanced" args typed into the site (never in the JSON API)
-    A11 features, in declaration order
+    A11 features, in the request's order (API defaults: declaration order)
     A12 a taxonomy kv_offload option's args (site only, gated)
     A13 Mooncake: the KV deployment's vllm.vllm_args   (A14 for PD roles: kv.pd.<role>.args)
 
@@ -317,7 +317,9 @@ def selected_mode(
 
 
 def feature_layers(scope: Scope) -> list[tuple[str, Any]]:
-    """A11: the enabled features' args in declaration order."""
+    """A11: the enabled features' args in ``scope.features`` order (the caller's order for an
+    explicit list, declaration order for the API's default sets), as upstream iterates
+    ``enabledFeatures``; a name listed twice is emitted twice, as there."""
     if not scope.features:
         return []
     modes = tuple(sorted((scope.modes or {}).items()))
@@ -339,12 +341,12 @@ def feature_layers(scope: Scope) -> list[tuple[str, Any]]:
 
 def _feature_layers(scope: Scope) -> list[tuple[str, Any]]:
     found: list[tuple[str, Any]] = []
-    enabled = set(scope.features)
+    declared = as_dict(scope.recipe.data.get("features"))
     hw = scope.hw
-    for name, feature in as_dict(scope.recipe.data.get("features")).items():
-        if name not in enabled:
+    for name in scope.features:
+        if name not in declared:  # upstream: `if (!feat) continue`
             continue
-        feature = as_dict(feature)
+        feature = as_dict(declared[name])
         allow = feature.get("strategies")
         if isinstance(allow, list) and allow and scope.strategy.name not in allow:
             continue

@@ -11,12 +11,12 @@ import hashlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Protocol
-
-import git
-import gitdb.exc
+from typing import TYPE_CHECKING, Protocol
 
 from bot.errors import InputError, Location
+
+if TYPE_CHECKING:  # GitPython is imported where a git tree is read (~0.3 s of start-up)
+    import git
 
 MAX_FILE_BYTES = 4 * 1024 * 1024  # larger files are refused, never read whole
 
@@ -105,6 +105,9 @@ class GitTreeSource:
     commit_sha: str = field(init=False)
 
     def __post_init__(self) -> None:
+        import git
+        import gitdb.exc
+
         try:
             repo = git.Repo(self.repo_path)
             commit = repo.commit(self.ref)
@@ -117,6 +120,8 @@ class GitTreeSource:
         self.label = self.label or f"{self.repo_path}@{self.commit_sha[:12]}"
 
     def _blob(self, path: str) -> git.Blob | None:
+        import git
+
         try:
             item = self._tree / _clean(path)
         except KeyError:
@@ -139,6 +144,8 @@ class GitTreeSource:
         return self._blob(path) is not None
 
     def iter_files(self, directory: str = "") -> Iterator[str]:
+        import git
+
         clean = _clean(directory)
         try:
             tree = self._tree / clean if clean else self._tree

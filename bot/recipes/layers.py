@@ -438,6 +438,23 @@ def dedupe(
     flags = [token for token in values if token[0] == "-"]
     if len(set(flags)) == len(flags) and not provenance:
         return values, ()  # no flag repeats: everything stays, in order
+    if provenance:
+        last = {token: index for index, token in enumerate(values) if token[0] == "-"}
+        return list(_last_wins(values)), _arg_origins(segments, values, last)
+    key = tuple(values)
+    found = _deduped.get(key)
+    if found is None:
+        found = _last_wins(values)
+        if len(_deduped) < 50_000:
+            _deduped[key] = found
+    return list(found), ()
+
+
+# the same token lists recur across strategies and hardware (~6 commands per distinct list)
+_deduped: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _last_wins(values: Sequence[str]) -> tuple[str, ...]:
     # a non-flag right after a flag is that flag's value; any other non-flag is positional
     last = {token: index for index, token in enumerate(values) if token[0] == "-"}
     out: list[str] = []
@@ -453,9 +470,7 @@ def dedupe(
             keep = True  # a positional
         if keep:
             out.append(token)
-    if not provenance:
-        return out, ()
-    return out, _arg_origins(segments, values, last)
+    return tuple(out)
 
 
 def _arg_origins(

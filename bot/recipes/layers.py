@@ -33,7 +33,7 @@ Env is assigned in this order (a key keeps its first position, the last value wi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -193,10 +193,49 @@ class _Plan:
     env_after: list[EnvLayer]  # E8–E11
 
 
-def _plan(scope: Scope) -> _Plan:
-    """All segments of one command but the generated parallelism (spec §2.1, §3.1)."""
-    hw, role, strategy = scope.hw, scope.role, scope.strategy
-    base = _base(scope)
+@dataclass(frozen=True)
+class _StrategyPart:
+    """The layers of a command that do not depend on the hardware: the strategy (or PD
+    role) spec, the recipe's ``strategy_overrides`` entry, KV offload and Mooncake env.
+
+    Each piece is kept as computed or as the error computing it raised, so ``_plan`` raises
+    the same first error, in the same order, as computing everything in place would.
+    """
+
+    so_path: str
+    overrides: Any  # strategy_overrides.<s>.hardware_overrides (keyed by gen and hw id)
+    role_overrides: Any  # strategy_overrides.<s>.<role>.hardware_overrides
+    after: list[Segment] | RenderError  # A6, A8 (before the generation block)
+    env_after: list[EnvLayer] | RenderError  # E8 (before the generation block)
+    before: list[Segment] | RenderError  # A4
+    env_before: list[EnvLayer] | RenderError  # E4–E6
+
+
+def _ok(piece: list[Any] | RenderError) -> list[Any]:
+    if isinstance(piece, RenderError):
+        raise piece
+    return piece
+
+
+def _attempt(build: Callable[[], list[Any]]) -> list[Any] | RenderError:
+    try:
+        return build()
+    except RenderError as err:
+        return err
+
+
+def _strategy_part(scope: Scope) -> _StrategyPart:
+    offload_name = scope.kv_offload[0] if scope.kv_offload is not None else None
+    kv_name = scope.kv.name if scope.kv is not None else None
+    key = ("strategy-part", scope.strategy.name, scope.role, offload_name, kv_name)
+    found: _StrategyPart | None = scope.recipe.memo.get(key)
+    if found is None:
+        found = scope.recipe.memo[key] = _strategy_part_of(scope)
+    return found
+
+
+def _strategy_part_of(scope: Scope) -> _StrategyPart:
+    role, strategy = scope.role, scope.strategy
     so_path, so = _so(scope)
     before: list[tuple[str, Any]] = []
     after: list[tuple[str, Any]] = []
@@ -226,12 +265,32 @@ def _plan(scope: Scope) -> _Plan:
         env_after.append((f"{so_path}.extra_env", so.get("extra_env")))
     else:
         env_after.append((f"{so_path}.{role}.env", as_dict(so.get(role)).get("env")))
+    role_overrides = None
+    if role is not None:
+        role_overrides = as_dict(so.get(role)).get("hardware_overrides")
+    return _StrategyPart(
+        so_path=so_path,
+        overrides=so.get("hardware_overrides"),
+        role_overrides=role_overrides,
+        after=_attempt(lambda: _segments(after)),
+        env_after=_attempt(lambda: _env_mappings(env_after)),
+        before=_attempt(lambda: _segments(before)),
+        env_before=_attempt(lambda: _env_mappings(env_before)),
+    )
+
+
+def _plan(scope: Scope) -> _Plan:
+    """All segments of one command but the generated parallelism (spec §2.1, §3.1)."""
+    hw, role = scope.hw, scope.role
+    base = _base(scope)
+    part = _strategy_part(scope)
+    so_path = part.so_path
 
     # A7/E9: a truthy strategy generation block REPLACES the recipe + variant blocks
-    overrides = so.get("hardware_overrides")
+    overrides = part.overrides
     chosen = gen_block(overrides, hw)
-    after_segments = _segments(after)
-    env_after_layers = _env_mappings(env_after)
+    after_segments = list(_ok(part.after))
+    env_after_layers = list(_ok(part.env_after))
     if chosen is not None:
         block = as_dict(chosen[1])
         path = f"{so_path}.hardware_overrides.{chosen[0]}"
@@ -247,7 +306,7 @@ def _plan(scope: Scope) -> _Plan:
     tail.append((f"{so_path}.hardware_overrides.{hw.id}.extra_args", so_hw.get("extra_args")))
     env_tail.append((f"{so_path}.hardware_overrides.{hw.id}.extra_env", so_hw.get("extra_env")))
     if role is not None:
-        role_hw = as_dict(as_dict(as_dict(so.get(role)).get("hardware_overrides")).get(hw.id))
+        role_hw = as_dict(as_dict(part.role_overrides).get(hw.id))
         role_path = f"{so_path}.{role}.hardware_overrides.{hw.id}"
         tail.append((f"{role_path}.extra_args", role_hw.get("extra_args")))
         env_tail.append((f"{role_path}.extra_env", role_hw.get("extra_env")))
@@ -264,9 +323,9 @@ def _plan(scope: Scope) -> _Plan:
         pd_role = as_dict(as_dict(scope.kv.data.get("pd")).get(role))
         tail.append((f"{scope.kv.path}:pd.{role}.args", pd_role.get("args")))
     return _Plan(
-        before=base.args + _segments(before),
+        before=base.args + _ok(part.before),
         after=after_segments + _segments(tail),
-        env_before=base.env + _env_mappings(env_before),
+        env_before=base.env + _ok(part.env_before),
         env_after=env_after_layers + _env_mappings(env_tail),
     )
 

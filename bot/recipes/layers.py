@@ -393,13 +393,28 @@ def feature_layers(scope: Scope) -> list[tuple[str, Any]]:
     )
     found: list[tuple[str, Any]] | None = scope.recipe.memo.get(key)
     if found is None:
-        found = _feature_layers(scope)
+        # the per-feature work depends on variant and hardware only; strategy and Mooncake
+        # just filter it (the same features recur for every strategy of a hardware)
+        inner_key = ("feature-args", scope.variant_key, scope.hw.id, scope.features, modes)
+        candidates: list[_FeatureArgs] | None = scope.recipe.memo.get(inner_key)
+        if candidates is None:
+            candidates = scope.recipe.memo[inner_key] = _feature_layers(scope)
+        name, composing = scope.strategy.name, scope.kv is not None
+        found = [
+            (path, args)
+            for allow, companion, path, args in candidates
+            if not (allow and name not in allow) and not (composing and companion)
+        ]
         scope.recipe.memo[key] = found
     return found
 
 
-def _feature_layers(scope: Scope) -> list[tuple[str, Any]]:
-    found: list[tuple[str, Any]] = []
+# (strategies allowlist, has a companion command, YAML path, args) of one enabled feature
+_FeatureArgs = tuple[list[Any] | None, bool, str, Any]
+
+
+def _feature_layers(scope: Scope) -> list[_FeatureArgs]:
+    found: list[_FeatureArgs] = []
     declared = as_dict(scope.recipe.data.get("features"))
     hw = scope.hw
     for name in scope.features:
@@ -407,10 +422,8 @@ def _feature_layers(scope: Scope) -> list[tuple[str, Any]]:
             continue
         feature = as_dict(declared[name])
         allow = feature.get("strategies")
-        if isinstance(allow, list) and allow and scope.strategy.name not in allow:
-            continue
-        if scope.kv is not None and truthy(as_dict(feature.get("companion")).get("command")):
-            continue
+        allow = allow if isinstance(allow, list) and allow else None
+        companion = truthy(as_dict(feature.get("companion")).get("command"))
         base = f"features.{name}"
         if truthy(feature.get("modes")):
             pick = (scope.modes or {}).get(name)
@@ -422,16 +435,17 @@ def _feature_layers(scope: Scope) -> list[tuple[str, Any]]:
             keyed = hw_keyed(mode.get("hardware_overrides"), hw)
             override = as_dict(keyed[1]).get("args") if keyed else None
             if keyed is not None and override is not None:
-                found.append((f"{mode_path}.hardware_overrides.{keyed[0]}.args", override))
+                path, args = f"{mode_path}.hardware_overrides.{keyed[0]}.args", override
             else:
-                found.append((f"{mode_path}.args", mode.get("args")))
+                path, args = f"{mode_path}.args", mode.get("args")
         else:
             block = gen_block(feature.get("hardware_overrides"), hw)
             override = as_dict(block[1]).get("args") if block else None
             if block is not None and override is not None:
-                found.append((f"{base}.hardware_overrides.{block[0]}.args", override))
+                path, args = f"{base}.hardware_overrides.{block[0]}.args", override
             else:
-                found.append((f"{base}.args", feature.get("args")))
+                path, args = f"{base}.args", feature.get("args")
+        found.append((allow, companion, path, args))
     return found
 
 

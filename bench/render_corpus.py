@@ -1,18 +1,21 @@
-"""Benchmark: the full-corpus ``recipe-sync render --api-out`` against the upstream builder.
+"""Benchmark: full-corpus ``recipe-sync render --api-out`` side by side with the upstream builder.
 
     python -m bench.render_corpus [--recipes DIR] [--runs N] [--workers 2 1]
+        [--builder-tree DIR] [--tmpdir DIR...] [--no-split]
 
-Each run is the real CLI in a fresh process (interpreter start, imports, YAML loading,
-rendering, JSON writing of every file into a new temp dir), so the figures compare with the
-builder's own end-to-end run. Per run we read the child's wall time, CPU time (user + sys,
-including its worker processes) and peak RSS (``wait4``: the largest single process of the
-tree) and report the median over runs, per worker count. A second, in-process pass splits
-one single-process run into load / render / write.
+Each run is a fresh process writing every file into a new directory: ours is the real CLI
+(interpreter start, imports, YAML loading, rendering, JSON writing); the builder is
+``node <tree>/scripts/build-recipes-api.mjs`` run in a directory that holds the same recipe
+files (symlinks to the corpus) and gets its own fresh ``public/``. Runs are PAIRED and
+alternate (ours, builder, ours, builder, ...), so a load change on this shared machine hits
+both sides alike; per pair we report the ratio ours/builder, and medians over the pairs.
+Per run: wall time, CPU time (user + sys, with the worker processes) and peak RSS (``wait4``:
+the largest single process of the tree).
 
-Reference: the upstream builder (``node scripts/build-recipes-api.mjs``) renders this corpus
-in a median 4.9 s wall, 5.6 s CPU and 140 MiB peak RSS on this machine kind. Those are
-RECORDED figures from the issue: node and the builder are not available here, so they
-could not be re-measured in the same run.
+The builder needs node on PATH and a vllm-project/recipes source tree that has
+``scripts/build-recipes-api.mjs`` and js-yaml installed (``npm install js-yaml`` in the
+tree): ``--builder-tree DIR`` or ``$RECIPE_SYNC_BUILDER_TREE``. Without them the builder is
+skipped (said so) and only our figures are printed.
 """
 
 from __future__ import annotations
@@ -21,28 +24,26 @@ import argparse
 import json
 import os
 import platform
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from bot.shared_data import corpus_dir
 
-REFERENCE_WALL_S = 4.9
-REFERENCE_CPU_S = 5.6
-REFERENCE_RSS_MIB = 140.0
+BUILDER_ENV = "RECIPE_SYNC_BUILDER_TREE"
+BUILDER_SCRIPT = "scripts/build-recipes-api.mjs"
+# the recipe data the builder reads from its working directory
+CORPUS_ENTRIES = ("models", "strategies", "kv_store", "quickstart", "taxonomy.yaml")
+CORPUS_ENTRIES += ("platforms.yaml",)
 RENDERINGS = 13_764  # rendering files under **/hw/** (the conformance set)
-GOAL_WALL_S = 2.5
+GOAL_RATIO = 0.5
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def default_corpus() -> Path:
-    return corpus_dir()
 
 
 @dataclass(frozen=True)
@@ -52,61 +53,116 @@ class Run:
     rss_mib: float
 
 
-def run_cli(recipes: Path, out: Path, workers: int) -> Run:
-    command = [sys.executable, "-m", "bot", "render", "--recipes", str(recipes)]
-    command += ["--api-out", str(out), "--workers", str(workers)]
+def timed(command: Sequence[str], cwd: Path) -> Run:
+    """Run ``command`` to completion; wall, user+sys CPU and peak RSS of its process tree."""
     start = time.perf_counter()
-    child = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    child = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    errors = child.stderr.read().decode(errors="replace") if child.stderr else ""
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start
-    child.returncode = os.waitstatus_to_exitcode(status)
-    errors = child.stderr.read().decode() if child.stderr else ""
-    if child.returncode != 0:
-        raise SystemExit(f"render failed ({child.returncode}): {errors}")
-    # ru_maxrss is KiB on Linux; RUSAGE_BOTH semantics: the largest process of the tree
+    code = os.waitstatus_to_exitcode(status)
+    child.returncode = code
+    if code != 0:
+        raise SystemExit(f"{command[0]} failed ({code}): {errors[-2000:]}")
+    # ru_maxrss is KiB on Linux: the largest single process among the child and its children
     return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
 
 
-def in_process_split(recipes: Path, scratch: Path) -> tuple[dict[str, float], Run]:
-    """One single-process pass timed inside the process, and the write-only floor.
+def run_ours(recipes: Path, out: Path, workers: int) -> Run:
+    command = [sys.executable, "-m", "bot", "render", "--recipes", str(recipes)]
+    return timed([*command, "--api-out", str(out), "--workers", str(workers)], ROOT)
 
-    The floor writes the already encoded bytes of every file into a fresh directory with
-    the same system calls and no rendering: what the filesystem alone costs there.
-    """
+
+# ---------------------------------------------------------------------------- the builder
+
+
+@dataclass(frozen=True)
+class Builder:
+    node: str
+    script: Path
+
+
+def find_builder(named: Path | None) -> tuple[Builder | None, str]:
+    """The upstream builder if it can run here, else None and why not."""
+    tree = named or (Path(os.environ[BUILDER_ENV]) if os.environ.get(BUILDER_ENV) else None)
+    if tree is None:
+        return None, f"no builder tree: pass --builder-tree DIR or set ${BUILDER_ENV}"
+    node = shutil.which("node")
+    if node is None:
+        return None, "node is not on PATH"
+    script = tree / BUILDER_SCRIPT
+    if not script.is_file():
+        return None, f"{tree} has no {BUILDER_SCRIPT} (a vllm-project/recipes checkout has it)"
+    if not (tree / "node_modules" / "js-yaml" / "package.json").is_file():
+        return None, f"js-yaml is not installed in {tree} (npm install js-yaml there)"
+    return Builder(node, script.resolve()), ""
+
+
+def builder_root(recipes: Path, where: Path) -> Path:
+    """A working directory for the builder: the corpus's recipe data, by symlink."""
+    root = where / "builder-root"
+    root.mkdir()
+    for name in CORPUS_ENTRIES:
+        if (recipes / name).exists():
+            (root / name).symlink_to((recipes / name).resolve())
+    return root
+
+
+def run_builder(builder: Builder, root: Path) -> Run:
+    shutil.rmtree(root / "public", ignore_errors=True)  # a fresh public/ per run
+    return timed([builder.node, str(builder.script)], root)
+
+
+def count_files(top: Path) -> tuple[int, int]:
+    """(files, files under a ``hw`` directory) below ``top``."""
+    files = renderings = 0
+    for folder, _, names in os.walk(top):
+        files += len(names)
+        if "/hw" in folder[len(str(top)) :]:
+            renderings += len(names)
+    return files, renderings
+
+
+# ---------------------------------------------------------------------------- in-process split
+
+
+def in_process_split(recipes: Path, scratch: Path) -> dict[str, tuple[float, float]]:
+    """One single-process pass, phase by phase: name → (wall s, CPU s)."""
+    clock = [(time.perf_counter(), time.process_time())]
+
+    def lap() -> None:
+        clock.append((time.perf_counter(), time.process_time()))
+
     sys.path.insert(0, str(ROOT))
-    from bot.recipes import build_api, load_recipes
-    from bot.recipes.api import encoded_files, write_encoded
+    from bot.recipes.api import build_api, encoded_files, write_encoded
+    from bot.recipes.repo import load_recipes
     from bot.sources import DirectorySource
 
-    start = time.perf_counter()
+    lap()
     repo = load_recipes(DirectorySource(recipes))
-    loaded = time.perf_counter()
+    lap()
     files = build_api(repo)
-    rendered = time.perf_counter()
+    lap()
     encoded = encoded_files(repo)
-    encoded_at = time.perf_counter()
-    assert len(files) == RENDERINGS, len(files)
-    before = resource.getrusage(resource.RUSAGE_SELF)
-    floor_start = time.perf_counter()
+    lap()
     write_encoded(scratch / "floor", encoded)
-    floor_wall = time.perf_counter() - floor_start
-    after = resource.getrusage(resource.RUSAGE_SELF)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    split = {
-        "load YAML (173 recipes + taxonomy/strategies)": loaded - start,
-        f"render the {len(files)} hw files in memory (build_api)": rendered - loaded,
-        f"render + JSON-encode all {len(encoded)} files": encoded_at - rendered,
-        "write those bytes only (the filesystem floor)": floor_wall,
+    lap()
+    assert len(files) == RENDERINGS, len(files)
+    names = [
+        "import the renderer",
+        "load YAML (recipes + taxonomy/strategies/kv_store)",
+        f"render the {len(files)} hw files in memory (build_api)",
+        f"render + JSON-encode all {len(encoded)} files",
+        "write those bytes only (the filesystem floor)",
+    ]
+    return {
+        name: (after[0] - before[0], after[1] - before[1])
+        for name, before, after in zip(names, clock[:-1], clock[1:], strict=True)
     }
-    return split, Run(floor_wall, cpu, 0.0)
 
 
-def split_in_child(recipes: Path, scratch: Path) -> tuple[dict[str, float], Run]:
-    """Run the in-process split in a child, so this process stays small.
-
-    (A forked child inherits the parent's RSS until it execs, which would inflate the next
-    runs' peak-RSS figures.)
-    """
+def split_in_child(recipes: Path, scratch: Path) -> dict[str, tuple[float, float]]:
+    """The in-process split in a child, so this process stays small."""
     done = subprocess.run(
         [sys.executable, "-m", "bench.render_corpus", "--split", str(recipes), str(scratch)],
         cwd=ROOT,
@@ -114,45 +170,82 @@ def split_in_child(recipes: Path, scratch: Path) -> tuple[dict[str, float], Run]
         text=True,
         check=True,
     )
-    found = json.loads(done.stdout.splitlines()[-1])
-    return found["split"], Run(**found["floor"])
+    found: dict[str, tuple[float, float]] = json.loads(done.stdout.splitlines()[-1])
+    return found
 
 
-def measure(args: argparse.Namespace, where: Path | None) -> None:
+# ---------------------------------------------------------------------------- report
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+def describe(runs: Sequence[Run]) -> str:
+    walls = [r.wall for r in runs]
+    return (
+        f"{median(walls):6.2f} s ({min(walls):.2f}-{max(walls):.2f})  "
+        f"CPU {median([r.cpu for r in runs]):5.2f} s  "
+        f"peak {median([r.rss_mib for r in runs]):5.1f} MiB"
+    )
+
+
+def measure(args: argparse.Namespace, builder: Builder | None, where: Path | None) -> None:
     scratch = Path(tempfile.mkdtemp(prefix="render-bench-", dir=where))
     print(f"\n== output under {scratch.parent} ({filesystem(scratch)}) ==")
-    results: dict[int, list[Run]] = {}
     try:
-        run_cli(args.recipes, scratch / "warmup", args.workers[0])  # page cache, .pyc files
+        root = builder_root(args.recipes, scratch) if builder is not None else None
+        # warm-up: page cache and the file counts. Our modules are byte-compiled first, as
+        # an installed package is (imports would not write them with PYTHONDONTWRITEBYTECODE)
+        subprocess.run([sys.executable, "-m", "compileall", "-q", "bot"], cwd=ROOT, check=True)
+        run_ours(args.recipes, scratch / "warmup", args.workers[0])
+        ours_files = count_files(scratch / "warmup")
+        shutil.rmtree(scratch / "warmup")
+        print(f"ours writes {ours_files[0]:,} files ({ours_files[1]:,} under hw/)")
+        if builder is not None and root is not None:
+            run_builder(builder, root)
+            theirs = count_files(root / "public")
+            print(f"the builder writes {theirs[0]:,} files ({theirs[1]:,} under hw/)")
         for workers in args.workers:
-            results[workers] = [
-                run_cli(args.recipes, scratch / f"w{workers}-{index}", workers)
-                for index in range(args.runs)
-            ]
-        split, floor = split_in_child(args.recipes, scratch / "split")
+            pairs: list[tuple[Run, Run | None]] = []
+            for index in range(args.runs):
+                out = scratch / f"w{workers}-{index}"
+                ours = run_ours(args.recipes, out, workers)
+                shutil.rmtree(out, ignore_errors=True)
+                theirs_run = run_builder(builder, root) if builder and root else None
+                pairs.append((ours, theirs_run))
+            report(workers, pairs)
+        if args.split:
+            split = split_in_child(args.recipes, scratch / "split")
+            print("in-process split (1 process, one run; wall s / CPU s):")
+            for name, (wall, cpu) in split.items():
+                print(f"  {wall:6.2f} / {cpu:5.2f}  {name}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
-    header = f"{'workers':>7} {'wall s':>8} {'(min-max)':>13} {'CPU s':>7} {'peak MiB':>9}"
-    header += f" {'renderings/s':>13} {'wall ratio':>10} {'CPU ratio':>9} {'RSS ratio':>9}"
-    print(header)
-    for workers, runs in results.items():
-        wall = statistics.median(r.wall for r in runs)
-        cpu = statistics.median(r.cpu for r in runs)
-        rss = statistics.median(r.rss_mib for r in runs)
-        spread = f"({min(r.wall for r in runs):.2f}-{max(r.wall for r in runs):.2f})"
-        print(
-            f"{workers:>7} {wall:>8.2f} {spread:>13} {cpu:>7.2f} {rss:>9.1f} "
-            f"{RENDERINGS / wall:>13,.0f} {wall / REFERENCE_WALL_S:>10.2f} "
-            f"{cpu / REFERENCE_CPU_S:>9.2f} {rss / REFERENCE_RSS_MIB:>9.2f}"
-        )
-    print(f"write-only floor here: {floor.wall:.2f} s wall, {floor.cpu:.2f} s CPU")
-    print("in-process split (1 process, one run):")
-    for name, seconds in split.items():
-        print(f"  {seconds:6.2f} s  {name}")
-    best = min(statistics.median(r.wall for r in runs) for runs in results.values())
-    verdict = "met" if best < GOAL_WALL_S else "NOT met"
-    print(f"goal {verdict} here: best median wall {best:.2f} s (goal < {GOAL_WALL_S} s)")
+
+def report(workers: int, pairs: Sequence[tuple[Run, Run | None]]) -> None:
+    ours = [a for a, _ in pairs]
+    print(f"\n-- {workers} worker(s), {len(pairs)} paired runs (ours, builder alternating) --")
+    print(f"  ours     {describe(ours)}  {RENDERINGS / median([r.wall for r in ours]):,.0f} hw/s")
+    if any(b is None for _, b in pairs):
+        return
+    theirs = [b for _, b in pairs if b is not None]
+    print(f"  builder  {describe(theirs)}")
+    ratios = {
+        "wall": [a.wall / b.wall for a, b in zip(ours, theirs, strict=True)],
+        "CPU": [a.cpu / b.cpu for a, b in zip(ours, theirs, strict=True)],
+        "peak RSS": [a.rss_mib / b.rss_mib for a, b in zip(ours, theirs, strict=True)],
+    }
+    for name, values in ratios.items():
+        listed = " ".join(f"{v:.2f}" for v in values)
+        print(f"  ratio {name:<8} median {median(values):.2f}  per pair: {listed}")
+    wall, rss = median(ratios["wall"]), median(ratios["peak RSS"])
+    met = wall <= GOAL_RATIO and rss <= GOAL_RATIO
+    print(
+        f"  goal (<= {GOAL_RATIO}x wall and peak RSS) {'met' if met else 'NOT met'}: "
+        f"{wall:.2f}x wall, {rss:.2f}x peak RSS"
+    )
 
 
 def filesystem(path: Path) -> str:
@@ -172,13 +265,18 @@ def filesystem(path: Path) -> str:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--split"]:  # internal: the in-process split, printed as JSON
-        split, floor = in_process_split(Path(argv[1]), Path(argv[2]))
-        print(json.dumps({"split": split, "floor": floor.__dict__}))
+        print(json.dumps(in_process_split(Path(argv[1]), Path(argv[2]))))
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--recipes", type=Path, default=default_corpus())
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--recipes", type=Path, default=None, help="default: the shared corpus")
+    parser.add_argument("--runs", type=int, default=5, help="pairs per worker count")
     parser.add_argument("--workers", type=int, nargs="+", default=[2, 1])
+    parser.add_argument(
+        "--builder-tree",
+        type=Path,
+        default=None,
+        help=f"recipes source tree with {BUILDER_SCRIPT} + js-yaml (default ${BUILDER_ENV})",
+    )
     parser.add_argument(
         "--tmpdir",
         type=Path,
@@ -186,28 +284,33 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="where output dirs go (default: $TMPDIR, and /dev/shm when it exists)",
     )
+    parser.add_argument("--no-split", dest="split", action="store_false")
     args = parser.parse_args(argv)
+    args.recipes = args.recipes or corpus_dir()
     places: list[Path | None] = list(args.tmpdir or [None])
     if args.tmpdir is None and Path("/dev/shm").is_dir():
         places.append(Path("/dev/shm"))
+    builder, why = find_builder(args.builder_tree)
 
     print(f"corpus   {args.recipes}")
     print(
         f"machine  {os.cpu_count()} CPUs, Python {platform.python_version()}, {platform.machine()}"
         f", load average {os.getloadavg()[0]:.2f} at start"
     )
-    print(f"runs     {args.runs} per setting, median reported; fresh output dir per run")
+    if builder is None:
+        print(f"builder  SKIPPED: {why}; only our figures are measured")
+    else:
+        version = subprocess.run([builder.node, "--version"], capture_output=True, text=True)
+        print(f"builder  {builder.node} {version.stdout.strip()} {builder.script}")
+    print(f"runs     {args.runs} pairs per setting, medians reported; fresh output dir per run")
     for where in places:
-        measure(args, where)
+        measure(args, builder, where)
     print(
-        f"\nreference (upstream builder, RECORDED in the issue, not re-measured: node and the "
-        f"builder are unavailable here): {REFERENCE_WALL_S} s wall, {REFERENCE_CPU_S} s CPU, "
-        f"{REFERENCE_RSS_MIB:.0f} MiB peak. Ratios < 1 are faster/smaller."
+        "\nCPU is user+sys of the process and its workers; peak is the largest single process"
+        "\n(2 workers share the parent's pages copy-on-write; the 1-worker row is the whole"
+        f"\nfootprint). Load average at end {os.getloadavg()[0]:.2f}: other processes on the"
+        "\nmachine inflate wall time; the paired ratios are the comparable figures."
     )
-    print("CPU s is user+sys of the CLI and its workers; peak MiB is the largest single")
-    print("process (2 workers share the parent's pages copy-on-write; the 1-worker row is the")
-    print(f"whole footprint). Load average at end {os.getloadavg()[0]:.2f}: other processes")
-    print("on the machine inflate wall time.")
     return 0
 
 

@@ -66,7 +66,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--strategy", help="strategy id (default: the API's recommendation)")
     parser.add_argument("--variant", help="variant key (default: the API's)")
     features = parser.add_mutually_exclusive_group()
-    features.add_argument("--features", help="comma-separated enabled features")
+    features.add_argument(
+        "--features", help="comma-separated enabled features, emitted in this order"
+    )
     features.add_argument(
         "--default-features", action="store_true", help="the API's default features (default)"
     )

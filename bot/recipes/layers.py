@@ -13,7 +13,7 @@ A command's arguments are the concatenation of these layers, weakest first:
     A8  strategy_overrides.<s>.hardware_overrides.<hw>.extra_args
     A9  PD: strategy_overrides.pd_cluster.<role>.hardware_overrides.<hw>.extra_args
     A10 "advanced" args typed into the site (never in the JSON API)
-    A11 features, in declaration order
+    A11 features, in the request's order (API defaults: declaration order)
     A12 a taxonomy kv_offload option's args (site only, gated)
     A13 Mooncake: the KV deployment's vllm.vllm_args   (A14 for PD roles: kv.pd.<role>.args)
 
@@ -33,7 +33,7 @@ Env is assigned in this order (a key keeps its first position, the last value wi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,7 +77,7 @@ Segment = tuple[str, Sequence[Any]]  # (path prefix, tokens); token i is "<prefi
 EnvLayer = tuple[str, Mapping[str, Any]]  # (path prefix, mapping); var X is "<prefix>.X"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: built per command, and frozen init is ~4x slower
 class Layered:
     """The result of layering one command: deduplicated tokens, env, and their origins."""
 
@@ -87,7 +87,7 @@ class Layered:
     env_origins: tuple[EnvOrigin, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: built per command, and frozen init is ~4x slower
 class Scope:
     """What one command is rendered for (everything but the generated parallelism)."""
 
@@ -185,7 +185,7 @@ def _base(scope: Scope) -> _Base:
     return found
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: built per command, and frozen init is ~4x slower
 class _Plan:
     before: list[Segment]  # A1–A4
     after: list[Segment]  # A6–A14
@@ -193,10 +193,49 @@ class _Plan:
     env_after: list[EnvLayer]  # E8–E11
 
 
-def _plan(scope: Scope) -> _Plan:
-    """All segments of one command but the generated parallelism (spec §2.1, §3.1)."""
-    hw, role, strategy = scope.hw, scope.role, scope.strategy
-    base = _base(scope)
+@dataclass(frozen=True)
+class _StrategyPart:
+    """The layers of a command that do not depend on the hardware: the strategy (or PD
+    role) spec, the recipe's ``strategy_overrides`` entry, KV offload and Mooncake env.
+
+    Each piece is kept as computed or as the error computing it raised, so ``_plan`` raises
+    the same first error, in the same order, as computing everything in place would.
+    """
+
+    so_path: str
+    overrides: Any  # strategy_overrides.<s>.hardware_overrides (keyed by gen and hw id)
+    role_overrides: Any  # strategy_overrides.<s>.<role>.hardware_overrides
+    after: list[Segment] | RenderError  # A6, A8 (before the generation block)
+    env_after: list[EnvLayer] | RenderError  # E8 (before the generation block)
+    before: list[Segment] | RenderError  # A4
+    env_before: list[EnvLayer] | RenderError  # E4–E6
+
+
+def _ok(piece: list[Any] | RenderError) -> list[Any]:
+    if isinstance(piece, RenderError):
+        raise piece
+    return piece
+
+
+def _attempt(build: Callable[[], list[Any]]) -> list[Any] | RenderError:
+    try:
+        return build()
+    except RenderError as err:
+        return err
+
+
+def _strategy_part(scope: Scope) -> _StrategyPart:
+    offload_name = scope.kv_offload[0] if scope.kv_offload is not None else None
+    kv_name = scope.kv.name if scope.kv is not None else None
+    key = ("strategy-part", scope.strategy.name, scope.role, offload_name, kv_name)
+    found: _StrategyPart | None = scope.recipe.memo.get(key)
+    if found is None:
+        found = scope.recipe.memo[key] = _strategy_part_of(scope)
+    return found
+
+
+def _strategy_part_of(scope: Scope) -> _StrategyPart:
+    role, strategy = scope.role, scope.strategy
     so_path, so = _so(scope)
     before: list[tuple[str, Any]] = []
     after: list[tuple[str, Any]] = []
@@ -226,12 +265,32 @@ def _plan(scope: Scope) -> _Plan:
         env_after.append((f"{so_path}.extra_env", so.get("extra_env")))
     else:
         env_after.append((f"{so_path}.{role}.env", as_dict(so.get(role)).get("env")))
+    role_overrides = None
+    if role is not None:
+        role_overrides = as_dict(so.get(role)).get("hardware_overrides")
+    return _StrategyPart(
+        so_path=so_path,
+        overrides=so.get("hardware_overrides"),
+        role_overrides=role_overrides,
+        after=_attempt(lambda: _segments(after)),
+        env_after=_attempt(lambda: _env_mappings(env_after)),
+        before=_attempt(lambda: _segments(before)),
+        env_before=_attempt(lambda: _env_mappings(env_before)),
+    )
+
+
+def _plan(scope: Scope) -> _Plan:
+    """All segments of one command but the generated parallelism (spec §2.1, §3.1)."""
+    hw, role = scope.hw, scope.role
+    base = _base(scope)
+    part = _strategy_part(scope)
+    so_path = part.so_path
 
     # A7/E9: a truthy strategy generation block REPLACES the recipe + variant blocks
-    overrides = so.get("hardware_overrides")
+    overrides = part.overrides
     chosen = gen_block(overrides, hw)
-    after_segments = _segments(after)
-    env_after_layers = _env_mappings(env_after)
+    after_segments = list(_ok(part.after))
+    env_after_layers = list(_ok(part.env_after))
     if chosen is not None:
         block = as_dict(chosen[1])
         path = f"{so_path}.hardware_overrides.{chosen[0]}"
@@ -247,7 +306,7 @@ def _plan(scope: Scope) -> _Plan:
     tail.append((f"{so_path}.hardware_overrides.{hw.id}.extra_args", so_hw.get("extra_args")))
     env_tail.append((f"{so_path}.hardware_overrides.{hw.id}.extra_env", so_hw.get("extra_env")))
     if role is not None:
-        role_hw = as_dict(as_dict(as_dict(so.get(role)).get("hardware_overrides")).get(hw.id))
+        role_hw = as_dict(as_dict(part.role_overrides).get(hw.id))
         role_path = f"{so_path}.{role}.hardware_overrides.{hw.id}"
         tail.append((f"{role_path}.extra_args", role_hw.get("extra_args")))
         env_tail.append((f"{role_path}.extra_env", role_hw.get("extra_env")))
@@ -264,9 +323,9 @@ def _plan(scope: Scope) -> _Plan:
         pd_role = as_dict(as_dict(scope.kv.data.get("pd")).get(role))
         tail.append((f"{scope.kv.path}:pd.{role}.args", pd_role.get("args")))
     return _Plan(
-        before=base.args + _segments(before),
+        before=base.args + _ok(part.before),
         after=after_segments + _segments(tail),
-        env_before=base.env + _env_mappings(env_before),
+        env_before=base.env + _ok(part.env_before),
         env_after=env_after_layers + _env_mappings(env_tail),
     )
 
@@ -317,7 +376,9 @@ def selected_mode(
 
 
 def feature_layers(scope: Scope) -> list[tuple[str, Any]]:
-    """A11: the enabled features' args in declaration order."""
+    """A11: the enabled features' args in ``scope.features`` order (the caller's order for an
+    explicit list, declaration order for the API's default sets), as upstream iterates
+    ``enabledFeatures``; a name listed twice is emitted twice, as there."""
     if not scope.features:
         return []
     modes = tuple(sorted((scope.modes or {}).items()))
@@ -332,24 +393,37 @@ def feature_layers(scope: Scope) -> list[tuple[str, Any]]:
     )
     found: list[tuple[str, Any]] | None = scope.recipe.memo.get(key)
     if found is None:
-        found = _feature_layers(scope)
+        # the per-feature work depends on variant and hardware only; strategy and Mooncake
+        # just filter it (the same features recur for every strategy of a hardware)
+        inner_key = ("feature-args", scope.variant_key, scope.hw.id, scope.features, modes)
+        candidates: list[_FeatureArgs] | None = scope.recipe.memo.get(inner_key)
+        if candidates is None:
+            candidates = scope.recipe.memo[inner_key] = _feature_layers(scope)
+        name, composing = scope.strategy.name, scope.kv is not None
+        found = [
+            (path, args)
+            for allow, companion, path, args in candidates
+            if not (allow and name not in allow) and not (composing and companion)
+        ]
         scope.recipe.memo[key] = found
     return found
 
 
-def _feature_layers(scope: Scope) -> list[tuple[str, Any]]:
-    found: list[tuple[str, Any]] = []
-    enabled = set(scope.features)
+# (strategies allowlist, has a companion command, YAML path, args) of one enabled feature
+_FeatureArgs = tuple[list[Any] | None, bool, str, Any]
+
+
+def _feature_layers(scope: Scope) -> list[_FeatureArgs]:
+    found: list[_FeatureArgs] = []
+    declared = as_dict(scope.recipe.data.get("features"))
     hw = scope.hw
-    for name, feature in as_dict(scope.recipe.data.get("features")).items():
-        if name not in enabled:
+    for name in scope.features:
+        if name not in declared:  # upstream: `if (!feat) continue`
             continue
-        feature = as_dict(feature)
+        feature = as_dict(declared[name])
         allow = feature.get("strategies")
-        if isinstance(allow, list) and allow and scope.strategy.name not in allow:
-            continue
-        if scope.kv is not None and truthy(as_dict(feature.get("companion")).get("command")):
-            continue
+        allow = allow if isinstance(allow, list) and allow else None
+        companion = truthy(as_dict(feature.get("companion")).get("command"))
         base = f"features.{name}"
         if truthy(feature.get("modes")):
             pick = (scope.modes or {}).get(name)
@@ -361,16 +435,17 @@ def _feature_layers(scope: Scope) -> list[tuple[str, Any]]:
             keyed = hw_keyed(mode.get("hardware_overrides"), hw)
             override = as_dict(keyed[1]).get("args") if keyed else None
             if keyed is not None and override is not None:
-                found.append((f"{mode_path}.hardware_overrides.{keyed[0]}.args", override))
+                path, args = f"{mode_path}.hardware_overrides.{keyed[0]}.args", override
             else:
-                found.append((f"{mode_path}.args", mode.get("args")))
+                path, args = f"{mode_path}.args", mode.get("args")
         else:
             block = gen_block(feature.get("hardware_overrides"), hw)
             override = as_dict(block[1]).get("args") if block else None
             if block is not None and override is not None:
-                found.append((f"{base}.hardware_overrides.{block[0]}.args", override))
+                path, args = f"{base}.hardware_overrides.{block[0]}.args", override
             else:
-                found.append((f"{base}.args", feature.get("args")))
+                path, args = f"{base}.args", feature.get("args")
+        found.append((allow, companion, path, args))
     return found
 
 
@@ -439,6 +514,23 @@ def dedupe(
     flags = [token for token in values if token[0] == "-"]
     if len(set(flags)) == len(flags) and not provenance:
         return values, ()  # no flag repeats: everything stays, in order
+    if provenance:
+        last = {token: index for index, token in enumerate(values) if token[0] == "-"}
+        return list(_last_wins(values)), _arg_origins(segments, values, last)
+    key = tuple(values)
+    found = _deduped.get(key)
+    if found is None:
+        found = _last_wins(values)
+        if len(_deduped) < 50_000:
+            _deduped[key] = found
+    return list(found), ()
+
+
+# the same token lists recur across strategies and hardware (~6 commands per distinct list)
+_deduped: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _last_wins(values: Sequence[str]) -> tuple[str, ...]:
     # a non-flag right after a flag is that flag's value; any other non-flag is positional
     last = {token: index for index, token in enumerate(values) if token[0] == "-"}
     out: list[str] = []
@@ -454,9 +546,7 @@ def dedupe(
             keep = True  # a positional
         if keep:
             out.append(token)
-    if not provenance:
-        return out, ()
-    return out, _arg_origins(segments, values, last)
+    return tuple(out)
 
 
 def _arg_origins(
@@ -491,7 +581,7 @@ def _arg_origins(
     return tuple(origins)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: built per command, and frozen init is ~4x slower
 class CommandLayers:
     """Everything of one command except its generated parallelism (shared by all ranks)."""
 

@@ -37,7 +37,8 @@ class RenderRequest:
     hardware: str  # taxonomy id
     strategy: str | None = None  # None → the strategy the JSON API recommends
     variant: str | None = None  # variant key; None → the API's (default, or substituted)
-    features: tuple[str, ...] | None = None  # None → the API's default feature set
+    # None → the API's default set (declaration order); a tuple is emitted in its own order
+    features: tuple[str, ...] | None = None
     modes: Mapping[str, str] = field(default_factory=dict)  # feature → selected mode
     nodes: int | None = None  # None → the API's node count (per instance for Mooncake)
     # PD nodes per role (0 = co-located), or {"nodes", "rank", "parallelism"} per role
@@ -137,7 +138,9 @@ def resolve(repo: RecipesRepo, request: RenderRequest) -> tuple[ResolvedRenderin
         unknown = [name for name in features if name not in declared]
         if unknown:
             raise _bad("features", f"{recipe.path} has no feature {', '.join(unknown)}")
-        features = tuple(name for name in declared if name in set(features))
+        # the caller's order, as upstream's resolveCommand emits an explicit list (the site
+        # appends a feature when it is ticked); only the API's default sets are declaration-ordered
+        features = tuple(features)
     for feature, mode in request.modes.items():
         modes = as_dict(as_dict(declared.get(feature)).get("modes"))
         if not modes:

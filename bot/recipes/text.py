@@ -57,11 +57,20 @@ def command_lines(tokens: Sequence[str]) -> list[str]:
     return lines
 
 
+_tails: dict[tuple[str, ...], str] = {}  # ~6x fewer distinct token lists than commands
+
+
 def pip_tail(tokens: Sequence[str]) -> str:
     """Everything after ``vllm serve <model>`` in the pip command."""
     if not tokens:
         return ""
-    return CONTINUATION + CONTINUATION.join(command_lines(tokens))
+    key = tuple(tokens)
+    found = _tails.get(key)
+    if found is None:
+        found = CONTINUATION + CONTINUATION.join(command_lines(tokens))
+        if len(_tails) < 50_000:
+            _tails[key] = found
+    return found
 
 
 # brand key → (string form, argv form)
@@ -105,7 +114,26 @@ class DockerPrefix:
     argv: tuple[str | None, ...]
 
 
+_prefixes: dict[tuple[Any, ...], DockerPrefix] = {}  # ~6x fewer distinct prefixes than commands
+
+
 def docker_prefix(
+    flags_key: str, port: int, env: Mapping[str, Any], image: str | None, model: str
+) -> DockerPrefix:
+    # value types in the key: 1, 1.0 and True are equal in Python but print differently
+    key = (flags_key, port, image, model, *[(k, v, v.__class__) for k, v in env.items()])
+    try:
+        found = _prefixes.get(key)
+    except TypeError:  # an unhashable env value (a YAML list or mapping): not memoised
+        return _docker_prefix(flags_key, port, env, image, model)
+    if found is None:
+        found = _docker_prefix(flags_key, port, env, image, model)
+        if len(_prefixes) < 50_000:
+            _prefixes[key] = found
+    return found
+
+
+def _docker_prefix(
     flags_key: str, port: int, env: Mapping[str, Any], image: str | None, model: str
 ) -> DockerPrefix:
     flag_text, flag_argv = BRAND_DOCKER_FLAGS[flags_key]

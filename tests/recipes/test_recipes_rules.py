@@ -558,8 +558,11 @@ def test_default_modes_force_an_opt_in_feature_on(repo: RecipesRepo) -> None:
     assert "spec" not in (default.request.features or ())
 
 
-def test_explicit_features_keep_declaration_order(repo: RecipesRepo) -> None:
+def test_explicit_features_keep_the_callers_order(repo: RecipesRepo) -> None:
+    # upstream resolveCommand iterates enabledFeatures as given (the site appends on tick)
     request = RenderRequest("test/Feat", "h100", "single_node_tp", features=("optin", "flat"))
+    assert argv_tail(repo, request)[-3:] == ["--optin", "--flat", "hopper"]
+    request = RenderRequest("test/Feat", "h100", "single_node_tp", features=("flat", "optin"))
     assert argv_tail(repo, request)[-3:] == ["--flat", "hopper", "--optin"]
 
 

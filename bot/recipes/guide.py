@@ -364,7 +364,7 @@ def place_block(
         action, where = "adopted", f"in place of Markdown lines {a + 1}-{b}"
         replacement = [*new_block, ""] if b < len(md) and md[b - 1].strip() == "" else new_block
     else:
-        a, where = _insertion_point(md, heads, after)
+        a, where, _ = insertion_point(md, heads, after)
         b = a
         action = "inserted"
         replacement = list(new_block)
@@ -376,9 +376,10 @@ def place_block(
     return GuideEdit(out, action, where, a)
 
 
-def _insertion_point(
+def insertion_point(
     md: Sequence[str], heads: Sequence[Heading], after: Sequence[str]
-) -> tuple[int, str]:
+) -> tuple[int, str, int | None]:
+    """(Markdown line, where in words, level of the section it follows or None)."""
     wanted = [w.lower() for w in after if w]
     if wanted:
         best: Heading | None = None
@@ -394,17 +395,17 @@ def _insertion_point(
             end = section_end(md, heads, best)
             while end > best.line + 1 and md[end - 1].strip() == "":
                 end -= 1
-            return end, f"after the section “{'#' * best.level} {best.title}”"
+            return end, f"after the section “{'#' * best.level} {best.title}”", best.level
     for heading in heads:
         if heading.level == 2 and heading.title.lower().startswith("troubleshoot"):
             line = heading.line
             while line > 0 and md[line - 1].strip() == "":
                 line -= 1
-            return line, f"before “## {heading.title}”"
+            return line, f"before “## {heading.title}”", None
     end = len(md)
     while end > 0 and md[end - 1].strip() == "":
         end -= 1
-    return end, "at the end of the guide"
+    return end, "at the end of the guide", None
 
 
 def splice_guide(

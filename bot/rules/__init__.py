@@ -12,10 +12,18 @@ from functools import cache
 from pathlib import Path
 
 from bot.errors import InputError, Location
-from bot.rules.loader import load_validated
+from bot.rules.knobs import KnobClass, KnobKind, KnobRules
+from bot.rules.loader import line_of, load_validated, read_yaml_with_positions
 from bot.rules.models import EnvRules, FlagRules, HardwareRules, ModelRules, Policy
 
-RULE_FILES = ("hardware.yaml", "models.yaml", "flags.yaml", "env.yaml", "policy.yaml")
+RULE_FILES = (
+    "hardware.yaml",
+    "models.yaml",
+    "flags.yaml",
+    "env.yaml",
+    "knobs.yaml",
+    "policy.yaml",
+)
 
 
 @dataclass(frozen=True)
@@ -26,6 +34,13 @@ class Rules:
     flags: FlagRules
     env: EnvRules
     policy: Policy
+    knobs: KnobRules
+
+    def knob_class(self, kind: KnobKind, name: str) -> KnobClass:
+        """The class of a flag (any spelling: ``--no-x``, ``_``, ``--x=v``, dotted units) or
+        env variable, from ``rules/knobs.yaml``; ``unclassified`` when it is not listed."""
+        found = self.knobs.lookup(kind, name)
+        return found[0] if found is not None else KnobClass.UNCLASSIFIED
 
 
 def default_rules_dir() -> Path:
@@ -49,14 +64,40 @@ def load_rules(directory: Path | None = None) -> Rules:
         path = root / name
         return load_validated(path, model, display=str(path))
 
-    return Rules(
+    rules = Rules(
         directory=root,
         hardware=load("hardware.yaml", HardwareRules),  # type: ignore[arg-type]
         models=load("models.yaml", ModelRules),  # type: ignore[arg-type]
         flags=load("flags.yaml", FlagRules),  # type: ignore[arg-type]
         env=load("env.yaml", EnvRules),  # type: ignore[arg-type]
         policy=load("policy.yaml", Policy),  # type: ignore[arg-type]
+        knobs=load("knobs.yaml", KnobRules),  # type: ignore[arg-type]
     )
+    _every_rule_classed(rules, root)
+    return rules
+
+
+def _every_rule_classed(rules: Rules, root: Path) -> None:
+    """Each flag of flags.yaml and each variable env.yaml names exactly has a knob class
+    (env.yaml's catch-all patterns such as ``VLLM_*`` only say how the diff reads them)."""
+    named: list[tuple[str, str, str, str]] = []
+    for section in ("front_end", "benchmark_only", "tuning"):
+        for index, flag_rule in enumerate(getattr(rules.flags, section)):
+            named.append(("flag", flag_rule.flag, "flags.yaml", f"{section}.{index}.flag"))
+    for section in ("benchmark_only", "front_end", "serving"):
+        for index, env_rule in enumerate(getattr(rules.env, section)):
+            if "*" not in env_rule.pattern:
+                named.append(("env", env_rule.pattern, "env.yaml", f"{section}.{index}.pattern"))
+    for kind, name, file, key in named:
+        if rules.knobs.lookup("flag" if kind == "flag" else "env", name) is None:
+            path = root / file
+            parts = [int(p) if p.isdigit() else p for p in key.split(".")]
+            line = line_of(read_yaml_with_positions(path), parts)
+            raise InputError(
+                Location(str(path), key, line),
+                f"{name} has no class in knobs.yaml (kernel, serving, accuracy, tuning, "
+                "workload or harness)",
+            )
 
 
 @cache

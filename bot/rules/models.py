@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from bot.rules.knobs import KnobPolicy, WorkloadFeature
 from bot.rules.loader import FieldError
 
 
@@ -252,6 +253,12 @@ class Policy(Strict):
     pr: PrPolicy = PrPolicy()
     dashboard: bool = False
     dashboard_title: str = "recipe-sync: recipe drift dashboard"
+    knob_policy: KnobPolicy = KnobPolicy()
+    workload_features: list[WorkloadFeature] = Field(default_factory=list)
+
+    def workload_feature(self, scenario: str | None) -> WorkloadFeature | None:
+        """The opt-in feature a benchmark scenario's workload settings belong behind."""
+        return next((w for w in self.workload_features if w.scenario == scenario), None)
 
     def threshold(self, task: str, metric: str, model_prefix: str | None = None) -> float | None:
         """Pass threshold for (task, metric); a model-specific rule beats a generic one."""

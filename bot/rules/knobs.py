@@ -1,0 +1,175 @@
+"""Knob classes (``rules/knobs.yaml``): what kind of lever each flag and env variable is.
+
+Recipe maintainers treat benchmark settings by kind: kernel/backend selection and serving
+behaviour go into recipes; accuracy-sensitive levers only with a passing eval at those
+settings; throughput tuning and workload settings are documented for reproduction or put
+behind an opt-in feature; harness settings never leave the benchmark. ``rules/policy.yaml:
+knob_policy`` says what alignment does with each class; this module only classifies.
+
+Flags are matched in their canonical spelling, folded here the way ``bot/vllm`` folds them
+(this layer may not import it): ``_`` → ``-`` before the first dot, ``--no-x`` → ``--x``,
+``--disable-x`` ↔ ``--enable-x``; a dotted unit (``--compilation-config.mode``) is classed by
+its own entry when there is one, else by its flag's.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from bot.rules.loader import FieldError
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class KnobClass(StrEnum):
+    KERNEL = "kernel"
+    SERVING = "serving"
+    ACCURACY = "accuracy"
+    TUNING = "tuning"
+    WORKLOAD = "workload"
+    HARNESS = "harness"
+    UNCLASSIFIED = "unclassified"
+
+
+KnobKind = Literal["flag", "env"]
+CLASSIFIED = tuple(c for c in KnobClass if c is not KnobClass.UNCLASSIFIED)
+
+
+def canonical_flag(name: str) -> str:
+    """``--no-enable_prefix-caching`` → ``--enable-prefix-caching`` (dotted part kept)."""
+    flag, dot, rest = name.strip().partition(".")
+    flag = flag.split("=", 1)[0].replace("_", "-")
+    if flag.startswith("--no-"):
+        flag = "--" + flag[len("--no-") :]
+    rest = rest.replace("-", "_")
+    return f"{flag}{dot}{rest}"
+
+
+def _inverse(flag: str) -> str | None:
+    for positive, inverse in (("--enable-", "--disable-"), ("--disable-", "--enable-")):
+        if flag.startswith(positive):
+            return inverse + flag[len(positive) :]
+    return None
+
+
+class FlagKnob(Strict):
+    flag: str = Field(pattern=r"^--[a-z0-9][a-z0-9-]*(\.[a-z0-9_]+)?$")
+    reason: str = ""
+
+
+class EnvKnob(Strict):
+    pattern: str = Field(pattern=r"^[A-Z_][A-Z0-9_]*\*?$", description="a name, or a prefix*")
+    reason: str = ""
+
+
+class KnobRules(Strict):
+    classes: dict[KnobClass, str] = Field(description="class → what it means (one sentence)")
+    flags: dict[KnobClass, list[FlagKnob]]
+    env: dict[KnobClass, list[EnvKnob]]
+
+    @model_validator(mode="after")
+    def _well_formed(self) -> KnobRules:
+        missing = [c.value for c in CLASSIFIED if c not in self.classes]
+        if missing or KnobClass.UNCLASSIFIED in self.classes:
+            raise FieldError(("classes",), f"must describe exactly {', '.join(CLASSIFIED)}")
+        for section in ("flags", "env"):
+            table: dict[KnobClass, list[FlagKnob | EnvKnob]] = getattr(self, section)
+            if KnobClass.UNCLASSIFIED in table:
+                raise FieldError((section, "unclassified"), "unclassified is what is not listed")
+            seen: dict[str, str] = {}
+            for cls, entries in table.items():
+                for index, entry in enumerate(entries):
+                    name = entry.flag if isinstance(entry, FlagKnob) else str(entry.pattern)
+                    if isinstance(entry, FlagKnob) and canonical_flag(name) != name:
+                        raise FieldError(
+                            (section, cls.value, index, "flag"),
+                            f"write {canonical_flag(name)} (the canonical spelling)",
+                        )
+                    if name in seen:
+                        raise FieldError(
+                            (section, cls.value, index),
+                            f"{name} is already classed {seen[name]}",
+                        )
+                    seen[name] = cls.value
+        return self
+
+    def lookup_flag(self, name: str) -> tuple[KnobClass, FlagKnob] | None:
+        flag = canonical_flag(name)
+        base, _, key = flag.partition(".")
+        inverse = _inverse(base)
+        candidates = [*([flag] if key else []), base, *([inverse] if inverse else [])]
+        for candidate in candidates:
+            for cls, entries in self.flags.items():
+                for entry in entries:
+                    if entry.flag == candidate:
+                        return cls, entry
+        return None
+
+    def lookup_env(self, name: str) -> tuple[KnobClass, EnvKnob] | None:
+        """An exact name beats a pattern; of patterns, the longest (most specific) wins."""
+        best: tuple[int, KnobClass, EnvKnob] | None = None
+        for cls, entries in self.env.items():
+            for entry in entries:
+                if entry.pattern == name:
+                    return cls, entry
+                if fnmatch.fnmatchcase(name, entry.pattern):
+                    rank = len(entry.pattern)
+                    if best is None or rank > best[0]:
+                        best = (rank, cls, entry)
+        return (best[1], best[2]) if best is not None else None
+
+    def lookup(self, kind: KnobKind, name: str) -> tuple[KnobClass, FlagKnob | EnvKnob] | None:
+        return self.lookup_flag(name) if kind == "flag" else self.lookup_env(name)
+
+    def reason(self, kind: KnobKind, name: str) -> str:
+        """The entry's reason, else the class's description ("" when unclassified)."""
+        found = self.lookup(kind, name)
+        if found is None:
+            return ""
+        return found[1].reason or self.classes[found[0]]
+
+
+# --- policy per class (rules/policy.yaml: knob_policy) ------------------------------------
+
+# recipe: edit the recipe. recipe-with-eval: edit only with a passing eval at those settings,
+# else reproduction. reproduction: document for reproduction (not carried). pin: carry at the
+# narrowest scope (the verified strategy x hardware). feature: put behind the scenario's
+# opt-in workload feature (else reproduction). never: not carried (harness).
+KnobAction = Literal["recipe", "recipe-with-eval", "reproduction", "pin", "feature", "never"]
+
+
+class KnobPolicy(Strict):
+    kernel: KnobAction = "recipe"
+    serving: KnobAction = "recipe"
+    accuracy: KnobAction = "recipe-with-eval"
+    tuning: KnobAction = "reproduction"
+    workload: KnobAction = "feature"
+    harness: KnobAction = "never"
+
+    def action(self, cls: KnobClass) -> KnobAction | None:
+        """None for unclassified: reported ("rules to classify"), never edited."""
+        if cls is KnobClass.UNCLASSIFIED:
+            return None
+        action: KnobAction = getattr(self, cls.value)
+        return action
+
+
+class WorkloadFeature(Strict):
+    """A benchmark scenario whose workload settings belong behind an opt-in recipe feature."""
+
+    scenario: str = Field(min_length=1, description="Point.scenario, e.g. agentic")
+    feature: str = Field(pattern=r"^[a-z][a-z0-9_]*$", description="features.<name> key")
+    description: str = Field(min_length=1, description="the new feature's description")
+
+    @model_validator(mode="after")
+    def _no_spaces(self) -> WorkloadFeature:
+        if re.search(r"\s", self.scenario):
+            raise FieldError(("scenario",), "a scenario name has no spaces")
+        return self

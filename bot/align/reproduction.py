@@ -52,6 +52,7 @@ from bot.recipes.guide import (
 )
 from bot.recipes.text import quote_value
 from bot.rules import Rules
+from bot.rules.knobs import KnobKind
 from bot.vllm import FlagDiff, LaunchSide, Verdict, diff_launch
 
 KIND = "reproduction"
@@ -84,7 +85,7 @@ class ReproCommand:
     conc_rules: tuple[tuple[str, str], ...]  # (flag, rule text "2 × CONC")
     concs: tuple[int, ...]
     dropped_synthetic: tuple[str, ...]  # speculative-config keys removed
-    deltas: tuple[str, ...]  # Markdown bullets
+    deltas: tuple[tuple[str, str], ...]  # (knob class, Markdown bullet)
     harness_left_out: tuple[str, ...]  # names/flags not in the command (harness, front end)
     synthetic_arms: tuple[int, ...] = ()  # throughput arms' concurrencies, synthetic acceptance
     synthetic_fields: tuple[str, ...] = ()  # their synthetic speculative-config settings
@@ -154,31 +155,33 @@ class GuideDrift:
 # ------------------------------------------------------------------------------ knob classes
 
 
-def knob_class(rules: Rules, kind: str, name: str, value: str | None = None) -> str:
-    """The class of a flag or env var (kernel, serving, accuracy, tuning, workload, harness,
-    unclassified); the rules' knob classes when present."""
-    classify = getattr(rules, "knob_class", None)
-    if callable(classify):
-        return str(classify(kind, name, value))
-    if kind == "env":
-        found = rules.env.classify(name)
-        if found is not None and found[0] != "serving":
-            return "harness"
-        return "serving"
-    if any(rule.flag == name for rule in rules.flags.tuning):
-        return "tuning"
-    return "serving"
+def knob_class(rules: Rules, kind: KnobKind, name: str) -> str:
+    """The class of a flag or env var (``rules/knobs.yaml``): kernel, serving, accuracy,
+    tuning, workload, harness or unclassified."""
+    return str(rules.knob_class(kind, name))
 
 
+# (classes, comment line) in the order a reader applies them; harness is never written.
 _GROUPS: tuple[tuple[frozenset[str], str], ...] = (
+    (frozenset({"kernel"}), "Kernel selection — required to match the benchmarked path."),
+    (frozenset({"serving"}), "Serving settings of the benchmarked command."),
+    (frozenset({"workload"}), "Workload settings of this scenario (agentic, prefix reuse …)."),
     (
-        frozenset({"kernel", "serving"}),
-        "Kernel selection — required to match the benchmarked path.",
+        frozenset({"accuracy"}),
+        "Benchmark-only — accuracy-sensitive; NOT part of the default command.",
     ),
-    (frozenset({"workload"}), "Workload settings of this scenario."),
+    (frozenset({"tuning"}), "Benchmark-only — throughput tuning; NOT part of the default command."),
+    (frozenset({"unclassified"}), "Not classified in rules/knobs.yaml — check before use."),
+)
+_DELTA_GROUPS: tuple[tuple[frozenset[str], str], ...] = (
+    (
+        frozenset({"kernel", "serving", "image"}),
+        "Kernel selection and serving — required to match the benchmarked path:",
+    ),
+    (frozenset({"workload"}), "Workload settings of this scenario:"),
     (
         frozenset({"accuracy", "tuning", "unclassified"}),
-        "Benchmark-only — accuracy-sensitive / tuning; NOT part of the default command.",
+        "Benchmark-only — accuracy-sensitive / tuning; NOT part of the default command:",
     ),
 )
 
@@ -369,7 +372,7 @@ def _command(
         if d.kind == "env" and d.verdict in _HARNESS_VERDICTS
     }
     for name, value in launch.env.items():
-        cls = knob_class(rules, "env", name, value)
+        cls = knob_class(rules, "env", name)
         if name in harness_env or cls == "harness" or ":opaque:" in value:
             harness.append(name)
             continue
@@ -537,44 +540,53 @@ def _tokens(diff_tokens: Sequence[str]) -> str:
     return " ".join(_display(t) if i else t for i, t in enumerate(diff_tokens))
 
 
-def _deltas(comparison: Comparison, rules: Rules) -> list[str]:
-    """Bullets: what to change in the recipe's command to get the benchmark's."""
-    out: list[str] = []
-    env_add: list[str] = []
+def _deltas(comparison: Comparison, rules: Rules) -> list[tuple[str, str]]:
+    """(class, bullet): what to change in the recipe's command to get the benchmark's."""
+    out: list[tuple[str, str]] = []
+    env_add: dict[str, list[str]] = {}
     for diff in comparison.report.diffs:
         if diff.kind == "model":
             continue
         if diff.kind == "image":
             if diff.verdict in _DRIFT:
                 out.append(
-                    f"Run on {md.code(str(diff.bench_value))} (the recipe's command: "
-                    f"{md.code(str(diff.recipe_value))})."
+                    (
+                        "image",
+                        f"Run on {md.code(str(diff.bench_value))} (the recipe's command: "
+                        f"{md.code(str(diff.recipe_value))}).",
+                    )
                 )
+            continue
+        cls = knob_class(rules, "env" if diff.kind == "env" else "flag", diff.flag)
+        if cls == "harness":
             continue
         if diff.kind == "env":
             if diff.verdict is Verdict.DIFFERS and diff.bench_value is not None:
                 if diff.recipe_value is None:
-                    env_add.append(md.code(f"{diff.flag}={diff.bench_value}"))
+                    env_add.setdefault(cls, []).append(md.code(f"{diff.flag}={diff.bench_value}"))
                 else:
                     out.append(
-                        f"Export {md.code(f'{diff.flag}={diff.bench_value}')} (the recipe sets "
-                        f"{md.code(str(diff.recipe_value))})."
+                        (
+                            cls,
+                            f"Export {md.code(f'{diff.flag}={diff.bench_value}')} (the recipe "
+                            f"sets {md.code(str(diff.recipe_value))}).",
+                        )
                     )
             elif diff.verdict is Verdict.RECIPE_ONLY:
-                out.append(f"The benchmark does not set {md.code(diff.flag)}.")
+                out.append((cls, f"The benchmark does not set {md.code(diff.flag)}."))
             continue
         if diff.verdict not in _DRIFT:
             continue
         bench = _tokens(diff.bench_tokens)
         recipe = _tokens(diff.recipe_tokens)
         if diff.verdict is Verdict.RECIPE_ONLY or not diff.bench_tokens:
-            out.append(f"Drop {md.code(recipe)} (the benchmark does not pass it).")
+            out.append((cls, f"Drop {md.code(recipe)} (the benchmark does not pass it)."))
         elif diff.recipe_tokens:
-            out.append(f"Use {md.code(bench)} (the recipe's command has {md.code(recipe)}).")
+            out.append((cls, f"Use {md.code(bench)} (the recipe's command has {md.code(recipe)})."))
         else:
-            out.append(f"Add {md.code(bench)}{_default_note(diff)}.")
-    if env_add:
-        out.append("Export " + ", ".join(env_add) + " (below).")
+            out.append((cls, f"Add {md.code(bench)}{_default_note(diff)}."))
+    for cls, names in env_add.items():
+        out.append((cls, "Export " + ", ".join(names) + " (below)."))
     return out
 
 
@@ -652,13 +664,14 @@ def _wrap(lines: Sequence[str]) -> list[str]:
         if len(line) <= WRAP or stripped.startswith(("#", "<!--", "|")):
             out.append(line)
             continue
-        bullet = "- " if line.startswith("- ") else ""
+        found = re.match(r"^(\s*- )", line)
+        bullet = found.group(1) if found else ""
         out.extend(
             textwrap.wrap(
                 line[len(bullet) :],
                 WRAP,
                 initial_indent=bullet,
-                subsequent_indent="  " if bullet else "",
+                subsequent_indent=" " * len(bullet),
                 break_long_words=False,
                 break_on_hyphens=False,
             )
@@ -718,10 +731,16 @@ def _command_markdown(command: ReproCommand) -> list[str]:
             f"{fields} from {md.code('--speculative-config')}, so drafts are verified for real."
         )
     out.append("")
-    if command.deltas:
-        out.extend(f"- {delta}" for delta in command.deltas)
-    else:
+    grouped = [
+        (title, [text for cls, text in command.deltas if cls in classes])
+        for classes, title in _DELTA_GROUPS
+    ]
+    grouped = [(title, items) for title, items in grouped if items]
+    if not grouped:
         out.append("- No serving difference from the recipe's command.")
+    for title, items in grouped:
+        out.append(f"- {title}")
+        out.extend(f"  - {item}" for item in items)
     for flag, rule in command.conc_rules:
         out.append(
             f"- {md.code(flag)} = {rule}: the script derives it from the concurrency; set "

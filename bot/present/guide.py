@@ -45,7 +45,7 @@ def placement_lines(placements: Sequence[GuidePlacement]) -> list[str]:
             )
             continue
         commands = "; ".join(_command_summary(c) for c in section.commands)
-        deltas = sorted({d for c in section.commands for d in c.deltas})
+        deltas = sorted({d for c in section.commands for _, d in c.deltas})
         benchmark_only = sorted(
             {
                 name

@@ -109,6 +109,12 @@ class ReproSection:
     head_sha: str
     recipe_label: str  # "the recipe's MI355X single_node_tp command (…)"
 
+    @property
+    def has_deltas(self) -> bool:
+        """The benchmark's command differs from the recipe's somewhere (what a section is for
+        when the recipe itself is not edited)."""
+        return any(command.deltas for command in self.commands)
+
     def body(self, level: int) -> list[str]:
         """The block's Markdown lines with its heading at ``level`` (prose wrapped)."""
         return _wrap(_section_markdown(self, level))
@@ -548,7 +554,8 @@ def _deltas(comparison: Comparison, rules: Rules) -> list[tuple[str, str]]:
         if diff.kind == "model":
             continue
         if diff.kind == "image":
-            if diff.verdict in _DRIFT:
+            # a recipe that floats on the default tag keeps floating (the image is cited)
+            if diff.verdict in _DRIFT and not comparison.floating_image:
                 out.append(
                     (
                         "image",
@@ -1002,9 +1009,13 @@ def apply_sections(
     sections: Sequence[ReproSection],
     drift: Sequence[GuideDrift],
     policy: str,
+    *,
+    edited: bool = True,
 ) -> tuple[str, tuple[GuidePlacement, ...]]:
     """Put each section into the guide; a hand-written section that already documents this
-    benchmark on this hardware is left alone (``report``) or replaced (``adopt``)."""
+    benchmark on this hardware is left alone (``report``) or replaced (``adopt``). When the
+    recipe's nodes are not ``edited``, a new section is written only when the benchmark's
+    command differs from the recipe's (an existing block is still kept in sync)."""
     placements: list[GuidePlacement] = []
     for section in sections:
         try:
@@ -1013,6 +1024,8 @@ def apply_sections(
                 continue
         except GuideError as err:
             placements.append(GuidePlacement(section, "skipped", "", str(err)))
+            continue
+        if not edited and not section.has_deltas and not _has_block(text, file, section):
             continue
         hand = [
             d

@@ -197,7 +197,12 @@ def outcome(
                 evidence=guide.evidence,
             ).get(path, [])
             text, placements = apply_sections(
-                text, path, sections, drift, inputs.rules.policy.guide_sections
+                text,
+                path,
+                sections,
+                drift,
+                inputs.rules.policy.guide_sections,
+                edited=node_patch,
             )
     guide_changed = guide is not None and text != (
         plan.result.text if node_patch and plan.result is not None else original

@@ -103,7 +103,7 @@ def title(
     sections: ``… Add MI355X benchmark reproduction to … from InferenceX #3058``."""
     recipe = recipes.by_path[plan.recipe_path]
     provider = as_dict(recipe.data.get("meta")).get("provider") or recipe.hf_id.split("/")[0]
-    if not plan.targets and outcome is not None and outcome.guide:
+    if not plan.edits and outcome is not None and outcome.guide:
         ids = {p.section.hardware for p in outcome.guide}
         hws = [hw for hw in recipes.hardware if hw in ids]
         platforms = dict.fromkeys(PLATFORMS.get(recipes.hardware[h].docker_brand, "") for h in hws)
@@ -549,7 +549,7 @@ def body(run: AlignRun, outcome: RecipeOutcome, budget: TextBudget = TextBudget(
     plan = outcome.plan
     inputs = run.inputs
     recipes = run.recipes
-    if not plan.targets:
+    if not plan.edits:
         return _guide_only_body(run, outcome)
     target = plan.targets[0]
     assert plan.after is not None
@@ -632,9 +632,14 @@ def _guide_only_body(run: AlignRun, outcome: RecipeOutcome) -> str:
     parts: list[list[str]] = [
         [
             f"Documents how to reproduce {', '.join(code(k) for k in keys)} of "
-            f"{ref(inputs.bench_ref)} in the guide of {code(outcome.recipe_path)}. None of its "
-            "points is this recipe's profile, so no recipe node changes; every line of the "
-            "section is computed from the launch lines, the recipe's rendering and the runs."
+            f"{ref(inputs.bench_ref)} in the guide of {code(outcome.recipe_path)}. "
+            + (
+                "The recipe's own profile already matches the benchmark, "
+                if outcome.plan.targets
+                else "None of its points is this recipe's profile, "
+            )
+            + "so no recipe node changes; every line of the section is computed from the "
+            "launch lines, the recipe's rendering and the runs."
         ],
         guide_section(outcome, inputs.rules.policy.guide_sections),
     ]

@@ -370,7 +370,7 @@ def place_block(
         replacement = list(new_block)
         if a > 0 and md[a - 1].strip() != "":
             replacement.insert(0, "")
-        if a < len(md):
+        if a < len(md) and md[a].strip() != "":
             replacement.append("")
     out = splice_guide(text, guide, a, b, replacement, file)
     return GuideEdit(out, action, where, a)

@@ -345,7 +345,7 @@ def _command(
     else:
         arm = "the throughput arms, with real acceptance restored"
     argv = list(launch.argv)
-    rules_by_index = _conc_rules([i.launch for i in items if i.launch.arm == chosen.launch.arm])
+    rules_by_index = _conc_rules([i.launch for i in items])
     dropped: tuple[str, ...] = ()
     if synthetic_acceptance(argv):
         argv, dropped = _restore_acceptance(argv)
@@ -407,7 +407,7 @@ def _command(
         conc_rules=conc_rules,
         concs=concs,
         dropped_synthetic=dropped,
-        deltas=tuple(_deltas(comparison, rules)),
+        deltas=tuple(_deltas(comparison, rules, dict(_rule_texts(rules_by_index, argv)))),
         harness_left_out=tuple(dict.fromkeys(harness)),
     )
 
@@ -546,7 +546,9 @@ def _tokens(diff_tokens: Sequence[str]) -> str:
     return " ".join(_display(t) if i else t for i, t in enumerate(diff_tokens))
 
 
-def _deltas(comparison: Comparison, rules: Rules) -> list[tuple[str, str]]:
+def _deltas(
+    comparison: Comparison, rules: Rules, conc: Mapping[str, tuple[str, str]] | None = None
+) -> list[tuple[str, str]]:
     """(class, bullet): what to change in the recipe's command to get the benchmark's."""
     out: list[tuple[str, str]] = []
     env_add: dict[str, list[str]] = {}
@@ -582,10 +584,25 @@ def _deltas(comparison: Comparison, rules: Rules) -> list[tuple[str, str]]:
             elif diff.verdict is Verdict.RECIPE_ONLY:
                 out.append((cls, f"The benchmark does not set {md.code(diff.flag)}."))
             continue
-        if diff.verdict not in _DRIFT:
+        unknown = diff.verdict is Verdict.UNKNOWN and bool(diff.bench_tokens)
+        if diff.verdict not in _DRIFT and not unknown:
             continue
         bench = _tokens(diff.bench_tokens)
         recipe = _tokens(diff.recipe_tokens)
+        rule = (conc or {}).get(diff.flag)
+        if rule is not None and diff.bench_tokens:
+            bench = f"{diff.bench_tokens[0]} {rule[1]}"
+            out.append(
+                (
+                    cls,
+                    f"Add {md.code(bench)}: {md.code(diff.flag)} = {rule[0]}, the script's rule "
+                    f"(the recipe's command: {md.code(recipe) if recipe else 'vLLM default'}).",
+                )
+            )
+            continue
+        if unknown and not diff.recipe_tokens:
+            out.append((cls, f"Add {md.code(bench)} (the recipe's command does not set it)."))
+            continue
         if diff.verdict is Verdict.RECIPE_ONLY or not diff.bench_tokens:
             out.append((cls, f"Drop {md.code(recipe)} (the benchmark does not pass it)."))
         elif diff.recipe_tokens:
@@ -749,6 +766,8 @@ def _command_markdown(command: ReproCommand) -> list[str]:
         out.append(f"- {title}")
         out.extend(f"  - {item}" for item in items)
     for flag, rule in command.conc_rules:
+        if any(md.code(flag) in text for _, text in command.deltas):
+            continue
         out.append(
             f"- {md.code(flag)} = {rule}: the script derives it from the concurrency; set "
             f"{md.code('CONC')} to the concurrency you run."

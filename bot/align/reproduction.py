@@ -981,7 +981,7 @@ def _drift_of(
     drift = tuple(
         d
         for d in report.diffs
-        if d.verdict in _DRIFT
+        if (d.verdict in _DRIFT or (d.verdict is Verdict.UNKNOWN and not d.recipe_tokens))
         and d.kind in ("flag", "env")
         and not (d.kind == "env" and knob_class(rules, "env", d.flag) == "harness")
     )

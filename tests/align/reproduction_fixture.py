@@ -6,9 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from bot.align.result import AlignInputs
+from bot.align.result import AlignInputs, AlignRun
 from bot.align.run import align
-from bot.align.result import AlignRun
 from bot.rules import Rules, load_rules
 from bot.sources import DirectorySource
 
@@ -139,9 +138,7 @@ def write_recipe(recipes: Path, guide: str) -> None:
     path.write_text(RECIPE_HEAD + guide, encoding="utf-8")
 
 
-def run(
-    bench: Path, recipes: Path, keys: tuple[str, ...], rules: Rules | None = None
-) -> AlignRun:
+def run(bench: Path, recipes: Path, keys: tuple[str, ...], rules: Rules | None = None) -> AlignRun:
     return align(
         AlignInputs(
             bench=DirectorySource(bench),

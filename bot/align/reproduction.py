@@ -23,6 +23,7 @@ The same module reads the hand-written guide commands back (:func:`guide_drift`)
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import textwrap
@@ -901,7 +902,7 @@ def guide_drift(
     lines = markdown.splitlines()
     vram = taxonomy_vram(recipes)
     out: list[GuideDrift] = []
-    for command in serve_commands(markdown):
+    for command in _serve_commands(markdown):
         variant = ids.get(command.model)
         if variant is None:
             continue
@@ -921,6 +922,12 @@ def guide_drift(
             )
         )
     return out
+
+
+@functools.lru_cache(maxsize=256)
+def _serve_commands(markdown: str) -> tuple[GuideCommand, ...]:
+    """The guide's commands, parsed once per guide text (the audit asks per launch line)."""
+    return tuple(serve_commands(markdown))
 
 
 def _matching_point(

@@ -34,6 +34,7 @@ COLUMNS = (
     ("profile", "recipe profile", "text"),
     ("status", "status", "text"),
     ("flags", "differing flags", "num"),
+    ("guide", "guide command", "text"),
     ("notes", "notes", "text"),
 )
 MAX_VALUE = 160
@@ -90,6 +91,7 @@ SCRIPT = r"""
     status: document.getElementById('filter-status'),
     hardware: document.getElementById('filter-hardware'),
     model: document.getElementById('filter-model'),
+    guide: document.getElementById('filter-guide'),
     text: document.getElementById('filter-text')
   };
   var shown = document.getElementById('shown');
@@ -121,11 +123,13 @@ SCRIPT = r"""
   function applyFilters() {
     var status = filters.status.value, hardware = filters.hardware.value;
     var model = filters.model.value, text = filters.text.value.trim().toLowerCase();
+    var guide = filters.guide.value;
     var count = 0;
     rows.forEach(function (row) {
       var ok = (!status || row.getAttribute('data-status') === status) &&
         (!hardware || row.getAttribute('data-hardware') === hardware) &&
         (!model || row.getAttribute('data-model') === model) &&
+        (!guide || row.getAttribute('data-guide') === guide) &&
         (!text || row.textContent.toLowerCase().indexOf(text) >= 0);
       row.hidden = !ok;
       if (ok) { count += 1; }
@@ -135,7 +139,7 @@ SCRIPT = r"""
   }
   function saveState() {
     var parts = [];
-    ['status', 'hardware', 'model', 'text'].forEach(function (name) {
+    ['status', 'hardware', 'model', 'guide', 'text'].forEach(function (name) {
       if (filters[name].value) { parts.push(name + '=' + encodeURIComponent(filters[name].value)); }
     });
     if (state.sort) { parts.push('sort=' + state.sort + (state.dir < 0 ? ':desc' : '')); }
@@ -257,6 +261,26 @@ def _row(row: AuditRow) -> str:
         for f in row.flags
     )
     notes = list(row.notes)
+    guide = "".join(
+        f"<li title='{_e(g.recipe)}:{g.line}'>{_e(g.heading or '(no heading)')} "
+        f"<span class=notes>line {g.line}"
+        + (", cites the benchmark" if g.cites_benchmark else "")
+        + (", managed" if g.managed else "")
+        + "</span>"
+        + (
+            "<ul class=flags>"
+            + "".join(
+                f"<li class=counted title='{_e(f.reason)}'>{_code(f.flag)} {_code(f.bench)} "
+                f"vs guide {_code(f.recipe)}</li>"
+                for f in g.drift
+            )
+            + "</ul>"
+            if g.drift
+            else " matches"
+        )
+        + "</li>"
+        for g in row.guide
+    )
     cells = [
         f"<td class=key title='{_e(row.config_file)}:{row.config_line or ''}'>"
         f"{_e(row.config_key)}</td>",
@@ -275,16 +299,33 @@ def _row(row: AuditRow) -> str:
         f"<td class=flags data-sort='{row.drift_count}'>"
         + (f"<ul class=flags>{flags}</ul>" if flags else "")
         + "</td>",
+        f"<td class=flags data-sort='{_e(row.guide_status)}'>"
+        + (f"<ul class=flags>{guide}</ul>" if guide else "")
+        + "</td>",
         f"<td class=notes>{_e('; '.join(notes))}</td>",
     ]
     return (
         f"<tr data-status='{row.status}' data-hardware='{_e(row.hardware)}' "
-        f"data-model='{_e(row.model)}'>" + "".join(cells) + "</tr>"
+        f"data-model='{_e(row.model)}' data-guide='{_e(row.guide_status or 'none')}'>"
+        + "".join(cells)
+        + "</tr>"
     )
 
 
 def _options(values: list[str]) -> str:
     return "".join(f"<option value='{_e(v)}'>{_e(v)}</option>" for v in values)
+
+
+def _guide_summary(report: AuditReport) -> str:
+    counts = report.guide_commands()
+    if not counts["compared"]:
+        return ""
+    return (
+        f"<p class=sub id=guide-summary>guide commands compared with a launch line: "
+        f"{counts['compared']}, drifted: {counts['drifted']} "
+        f"({counts['drifted_citing_benchmark']} in hand-written sections citing the "
+        "benchmark)</p>"
+    )
 
 
 def render_html(report: AuditReport) -> str:
@@ -330,7 +371,7 @@ def render_html(report: AuditReport) -> str:
         f"<p class=sub>benchmark repository <code>{_e(report.bench_label)}</code> · recipes "
         f"repository <code>{_e(report.recipes_label or '(does not load)')}</code> · "
         f"{len(report.rows)} launch lines of {report.keys_audited} vLLM config keys</p>"
-        f"<div class=cards id=summary>{cards}</div>{warnings}"
+        f"<div class=cards id=summary>{cards}</div>{_guide_summary(report)}{warnings}"
         f"<h2>Drift by hardware</h2>{chart_svg(report)}"
         f"<div class=grid>{_counts_table('By hardware', report.by_hardware())}"
         f"{_counts_table('By model', report.by_model())}"
@@ -342,6 +383,8 @@ def render_html(report: AuditReport) -> str:
         f"{_options(hardware)}</select></label>"
         "<label>model <select id=filter-model><option value=''>all</option>"
         f"{_options(models)}</select></label>"
+        "<label>guide command <select id=filter-guide><option value=''>all</option>"
+        f"{_options(['drifted', 'matches', 'none'])}</select></label>"
         "<label>search <input id=filter-text type=search></label>"
         f"<span id=shown>{len(report.rows)} launch lines</span></div>"
         f"<div class=scroll><table id=rows data-total='{len(report.rows)}'><thead><tr>{heads}"

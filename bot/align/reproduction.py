@@ -818,6 +818,8 @@ def _continued(lines: Sequence[str], program: str | None = None) -> list[str]:
 # ------------------------------------------------------------------------------ guide drift
 
 _TP_FLAGS = ("--tensor-parallel-size", "-tp")
+_CITED_CLASSES = frozenset({"kernel", "serving", "accuracy", "tuning", "workload", "unclassified"})
+_SERVING_CLASSES = frozenset({"kernel", "serving", "accuracy"})
 _DP_FLAGS = ("--data-parallel-size", "-dp")
 
 
@@ -863,17 +865,44 @@ def _model_ids(recipes: RecipesRepo, path: str) -> dict[str, str]:
     return out
 
 
+def _names_of(recipes: RecipesRepo, hw: str) -> set[str]:
+    profile = recipes.hardware.get(hw)
+    names = {hw.lower()}
+    if profile is not None and profile.data.get("display_name"):
+        names.add(str(profile.data["display_name"]).lower())
+    return names
+
+
+def _named(text: str, names: set[str]) -> bool:
+    return any(re.search(rf"(?<![a-z0-9]){re.escape(n)}(?![a-z0-9])", text) for n in names)
+
+
 def _hardware_named(context: str, recipes: RecipesRepo, candidates: Sequence[str]) -> list[str]:
+    """The candidates a guide command documents, from its heading path: the GPUs it names;
+    else, when it names no GPU at all, the GPU generation (``Blackwell``) it names; else the
+    brand (``NVIDIA``, ``AMD``/``ROCm``). A heading that names nothing documents no GPU."""
     text = context.lower()
-    out = []
-    for hw in candidates:
-        profile = recipes.hardware.get(hw)
-        names = {hw.lower()}
-        if profile is not None and profile.data.get("display_name"):
-            names.add(str(profile.data["display_name"]).lower())
-        if any(re.search(rf"(?<![a-z0-9]){re.escape(n)}(?![a-z0-9])", text) for n in names):
-            out.append(hw)
-    return out
+    named = [hw for hw in candidates if _named(text, _names_of(recipes, hw))]
+    if named:
+        return named
+    if any(_named(text, _names_of(recipes, hw)) for hw in recipes.hardware):
+        return []  # it documents other GPUs
+    by_generation = [
+        hw
+        for hw in candidates
+        if hw in recipes.hardware
+        and recipes.hardware[hw].generation not in ("amd", "")
+        and _named(text, {recipes.hardware[hw].generation.lower()})
+    ]
+    if by_generation:
+        return by_generation
+    brands = {"nvidia": {"nvidia", "cuda"}, "amd": {"amd", "rocm"}}
+    return [
+        hw
+        for hw in candidates
+        if hw in recipes.hardware
+        and _named(text, brands.get(recipes.hardware[hw].brand_lower, set()))
+    ]
 
 
 def guide_drift(
@@ -914,8 +943,8 @@ def guide_drift(
         point = _matching_point(mine, variant, named, tp, dp)
         if point is None:
             continue
-        section = _section_text(lines, command)
-        cites = bench_name.lower() in section.lower() or "benchmark" in section.lower()
+        section = _section_text(lines, command).lower()
+        cites = any(name.lower() in section for name in (bench_name, "SemiAnalysis"))
         out.append(
             _drift_of(
                 command, point, guide.file_line(command.line), path, cites, recipes, rules, vram
@@ -985,12 +1014,16 @@ def _drift_of(
         taxonomy_vram=vram,
         recipe_min_version=recipe_min_version(recipes, point.profile),
     )
+    # A section that cites the benchmark should reproduce it: every difference but the
+    # harness's counts. Any other guide command is a serving example: tuning and workload
+    # settings are the benchmark's own (what maintainers keep out of the default command).
+    counted = _CITED_CLASSES if cites else _SERVING_CLASSES
     drift = tuple(
         d
         for d in report.diffs
         if (d.verdict in _DRIFT or (d.verdict is Verdict.UNKNOWN and not d.recipe_tokens))
         and d.kind in ("flag", "env")
-        and not (d.kind == "env" and knob_class(rules, "env", d.flag) == "harness")
+        and knob_class(rules, "env" if d.kind == "env" else "flag", d.flag) in counted
     )
     return GuideDrift(
         recipe_path=path,

@@ -165,8 +165,12 @@ class AuditReport:
         found: dict[tuple[str, int], tuple[AuditRow, GuideRow]] = {}
         for row in self.rows:
             for guide in row.guide:
-                if guide.drift:
-                    found.setdefault((guide.recipe, guide.line), (row, guide))
+                if not guide.drift:
+                    continue
+                where = (guide.recipe, guide.line)
+                # the eval arm (real acceptance) is the clearest witness when there is one
+                if where not in found or (row.arm == "eval" and found[where][0].arm != "eval"):
+                    found[where] = (row, guide)
         return sorted(
             found.values(),
             key=lambda pair: (not pair[1].cites_benchmark, pair[1].recipe, pair[1].line),

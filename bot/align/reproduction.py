@@ -89,6 +89,7 @@ class ReproCommand:
     deltas: tuple[tuple[str, str], ...]  # (knob class, Markdown bullet)
     harness_left_out: tuple[str, ...]  # names/flags not in the command (harness, front end)
     synthetic_arms: tuple[int, ...] = ()  # throughput arms' concurrencies, synthetic acceptance
+    run_time: tuple[tuple[str, str], ...] = ()  # (flag, variable) known only when the script runs
     synthetic_fields: tuple[str, ...] = ()  # their synthetic speculative-config settings
 
 
@@ -372,6 +373,14 @@ def _command(
     tokens = [shown for _, shown in display]
     if len(tokens) > 2:
         tokens[2] = model
+    run_time = tuple(
+        dict.fromkeys(
+            (display[i - 1][0].split("=", 1)[0], m.group(1))
+            for i in range(3, len(display))
+            for m in _OPAQUE.finditer(display[i][0])
+            if display[i - 1][0].startswith("-")
+        )
+    )
     env: list[tuple[str, str, str]] = []
     harness_env = {
         d.flag
@@ -410,6 +419,7 @@ def _command(
         dropped_synthetic=dropped,
         deltas=tuple(_deltas(comparison, rules, dict(_rule_texts(rules_by_index, argv)))),
         harness_left_out=tuple(dict.fromkeys(harness)),
+        run_time=run_time,
     )
 
 
@@ -772,6 +782,11 @@ def _command_markdown(command: ReproCommand) -> list[str]:
         out.append(
             f"- {md.code(flag)} = {rule}: the script derives it from the concurrency; set "
             f"{md.code('CONC')} to the concurrency you run."
+        )
+    for flag, name in command.run_time:
+        out.append(
+            f"- {md.code(flag)}: the script computes it when it runs; set {md.code(name)} "
+            "before running the command."
         )
     if command.harness_left_out:
         names = ", ".join(md.code(n) for n in command.harness_left_out)

@@ -62,19 +62,28 @@ def placement_lines(placements: Sequence[GuidePlacement]) -> list[str]:
             + (" and the eval evidence" if section.evidence else "")
             + "."
         )
+        by_class: dict[str, int] = {}
+        for command in section.commands:
+            for cls, _ in command.deltas:
+                by_class[cls] = by_class.get(cls, 0) + 1
+        exports = ", ".join(code(n) for n in benchmark_only)
         if deltas:
-            line += f" It documents {len(deltas)} delta(s) from the recipe's command there"
-            line += " instead of in the recipe nodes"
-            if benchmark_only:
-                line += (
-                    f", and the benchmark-only exports {', '.join(code(n) for n in benchmark_only)}"
-                )
-            line += "."
-        elif benchmark_only:
+            counts = ", ".join(f"{n} {cls}" for cls, n in sorted(by_class.items()))
             line += (
-                " The benchmark-only exports "
-                + ", ".join(code(n) for n in benchmark_only)
-                + " stay there, not in the recipe."
+                f" Its deltas from the recipe's command ({counts}) are documented there, not "
+                "written into the recipe nodes"
+            )
+            line += f"; so are the benchmark-only exports {exports}." if exports else "."
+        elif exports:
+            line += f" The benchmark-only exports {exports} stay there, not in the recipe."
+        else:
+            line += " The recipe's command (with the edits above) already matches it."
+        left = sorted({n for c in section.commands for n in c.harness_left_out})
+        if left:
+            line += (
+                " Left out of both (benchmark harness, front end): "
+                + ", ".join(code(n) for n in left)
+                + "."
             )
         out.append(line)
     return out

@@ -146,6 +146,7 @@ class GuideDrift:
     not_compared: tuple[str, ...]  # flags whose value is a shell variable
     managed: bool
     cites_benchmark: bool
+    variant: str = "default"
 
     @property
     def drifted(self) -> bool:
@@ -1051,6 +1052,7 @@ def _drift_of(
         not_compared=holes,
         managed=command.managed is not None,
         cites_benchmark=cites,
+        variant=point.profile.variant,
     )
 
 
@@ -1104,7 +1106,9 @@ def apply_sections(
         hand = [
             d
             for d in drift
-            if not d.managed and d.cites_benchmark and d.hardware == section.hardware
+            if not d.managed
+            and d.cites_benchmark
+            and (d.hardware, d.variant) == (section.hardware, section.variant)
         ]
         replace_lines = None
         if hand and not _has_block(text, file, section):

@@ -60,7 +60,7 @@ def test_policy_defaults_follow_maintainers() -> None:
     assert policy.knob_policy.action(KnobClass.WORKLOAD) == "feature"
     assert policy.knob_policy.action(KnobClass.HARNESS) == "never"
     assert policy.knob_policy.action(KnobClass.UNCLASSIFIED) is None
-    feature = policy.workload_feature("agentic")
+    feature = policy.workload_feature("agentic-coding")
     assert feature is not None and feature.feature == "agentic"
     assert policy.workload_feature("fixed-seq-len") is None
 

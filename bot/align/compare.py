@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from bot.align.profile import Profile
 from bot.benchmarks import LaunchLine
 from bot.recipes import CommandRendering, RecipesRepo, Rendering, render
 from bot.recipes.jsvalues import js_str
-from bot.rules import Rules
+from bot.rules import KnobClass, Rules
 from bot.vllm import DiffReport, FlagDiff, LaunchSide, Verdict, diff_launch
 
 # Differences the recipe should close: a serving difference, or a flag only the recipe has.
@@ -24,6 +24,21 @@ PARALLELISM_KEYS = frozenset(
         "parallel.enable_expert_parallel",
     }
 )
+# Classes whose differences are recipe drift; the others are benchmark settings (reported,
+# documented for reproduction or put behind a workload feature, never drift). Unclassified
+# differences count: nobody has said they are harmless.
+DRIFT_CLASSES = frozenset(
+    {KnobClass.KERNEL, KnobClass.SERVING, KnobClass.ACCURACY, KnobClass.UNCLASSIFIED}
+)
+
+
+def knob_of(rules: Rules, diff: FlagDiff) -> KnobClass | None:
+    """The knob class of a difference; None for the image (its own policy)."""
+    if diff.kind == "image":
+        return None
+    if diff.key in PARALLELISM_KEYS:
+        return KnobClass.SERVING
+    return rules.knob_class("env" if diff.kind == "env" else "flag", diff.flag)
 
 
 def taxonomy_vram(recipes: RecipesRepo) -> dict[str, float]:
@@ -41,6 +56,14 @@ class Comparison:
     profile: Profile
     rendering: Rendering
     report: DiffReport
+    # knob class per (kind, key) of each diff; filled by ``compare`` from rules/knobs.yaml
+    classes: Mapping[tuple[str, str], KnobClass] = field(default_factory=dict)
+
+    def knob(self, diff: FlagDiff) -> KnobClass | None:
+        """The class of ``diff`` (None: the image)."""
+        if diff.kind == "image":
+            return None
+        return self.classes.get((diff.kind, diff.key), KnobClass.UNCLASSIFIED)
 
     @property
     def command(self) -> CommandRendering:
@@ -52,15 +75,26 @@ class Comparison:
         return (self.rendering.image_origin or "").startswith("default-image:")
 
     @property
-    def drift(self) -> tuple[FlagDiff, ...]:
-        """Serving differences the recipe does not match (flags, env, image). An image
-        difference counts only when the recipe pins an image: a recipe that floats on the
-        default tag (``latest``/``nightly``) deliberately tracks releases (see ``notes``)."""
+    def differences(self) -> tuple[FlagDiff, ...]:
+        """Every difference of the served configuration (flags, env, image), of any class.
+        An image difference counts only when the recipe pins an image: a recipe that floats
+        on the default tag (``latest``/``nightly``) deliberately tracks releases."""
         return tuple(
             d
             for d in self.report.diffs
             if d.verdict in DRIFT and not (d.kind == "image" and self.floating_image)
         )
+
+    @property
+    def drift(self) -> tuple[FlagDiff, ...]:
+        """Differences the recipe should close: kernel, serving, accuracy, unclassified, and a
+        pinned image (docs/alignment.md §4)."""
+        return tuple(d for d in self.differences if self.knob(d) in DRIFT_CLASSES | {None})
+
+    @property
+    def settings(self) -> tuple[FlagDiff, ...]:
+        """Benchmark settings: tuning, workload and harness differences (not drift)."""
+        return tuple(d for d in self.differences if self.knob(d) not in DRIFT_CLASSES | {None})
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -123,4 +157,9 @@ def compare(
         taxonomy_vram=vram if vram is not None else taxonomy_vram(recipes),
         recipe_min_version=recipe_min_version(recipes, profile),
     )
-    return Comparison(launch=launch, profile=profile, rendering=rendering, report=report)
+    return Comparison(launch, profile, rendering, report, knob_classes(rules, report))
+
+
+def knob_classes(rules: Rules, report: DiffReport) -> dict[tuple[str, str], KnobClass]:
+    """The knob class of every flag and env difference of ``report``."""
+    return {(d.kind, d.key): c for d in report.diffs if (c := knob_of(rules, d)) is not None}

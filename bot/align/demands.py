@@ -9,27 +9,30 @@ matches pins a shared node). Differences that are never edited are collected as 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar
 
 from bot.align.compare import DRIFT, PARALLELISM_KEYS, Comparison
 from bot.align.nodes import (
+    MISSING,
+    Rendered,
     bench_spans,
     bench_value_text,
     has_placeholder,
     in_recipe,
     lookup,
+    recipe_renderings,
     text_value,
 )
 from bot.align.profile import Profile
-from bot.align.values import EditKind, FlagNote, Target
+from bot.align.values import EditKind, FlagNote, Setting, Target
 from bot.recipes import ArgOrigin, RecipesRepo
 from bot.recipes.edit import NodePath, format_path, parse_path
 from bot.recipes.jsvalues import as_dict
 from bot.recipes.layers import gen_block
 from bot.recipes.repo import HardwareProfile, Recipe
-from bot.rules import Rules
+from bot.rules import KnobClass, Rules
 from bot.shell.result import SourceSpan
 from bot.vllm import FlagDiff, Verdict
 
@@ -43,25 +46,91 @@ def dotted_value(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
-@dataclass(frozen=True)
-class Demand:
+@dataclass(frozen=True, kw_only=True)
+class _Demand:
     node: str  # conflict key: the node (or container::name) this demand writes
-    value: str | None  # the value it wants there
-    keep: bool  # a point that already matches: no edit, but it pins the node
     kind: EditKind
     subject: str
-    before: str | None
-    op: Literal["set", "append", "env", "remove", "keep"]
-    path: NodePath  # SetScalar path / list or map container / list for removals
+    path: NodePath  # the scalar, or the list / map container written
     reason: str
     placement: str
     target: str
-    items: tuple[str, ...] = ()  # append: the flag tokens
-    index: int = 0  # remove: first item and count
-    count: int = 0
-    env_order: tuple[str, ...] = ()  # env: the benchmark's export order
     sources: tuple[SourceSpan, ...] = ()
     targets: tuple[str, ...] = ()  # after merging: every profile demanding the same
+    keep: ClassVar[bool] = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class SetDemand(_Demand):
+    """Change a scalar (``create``: the path does not exist yet, e.g. a new image pin)."""
+
+    value: str
+    before: str | None
+    create: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class AppendDemand(_Demand):
+    """Add flag tokens to a list (created when missing)."""
+
+    items: tuple[str, ...]
+
+    @property
+    def value(self) -> str:
+        return " ".join(self.items)
+
+    before: None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class EnvDemand(_Demand):
+    """Add a variable to an env map, in the benchmark's export order."""
+
+    value: str
+    env_order: tuple[str, ...] = ()
+    before: None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RemoveDemand(_Demand):
+    """Remove ``count`` items of a list from ``index`` (policy: recipe_only_flags remove)."""
+
+    index: int
+    count: int
+    before: str | None
+    value: None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeepDemand(_Demand):
+    """A point that already matches pins the node: no edit, but a conflict if changed."""
+
+    value: str | None
+    before: str | None = None
+    keep: ClassVar[bool] = True
+
+
+@dataclass(frozen=True, kw_only=True)
+class FeatureDemand(_Demand):
+    """Workload flag tokens behind an opt-in feature's hardware override
+    (``features.<f>.hardware_overrides.<hw>.args``); ``base`` is what that list renders now
+    (the override replaces the feature's args on that hardware), ``new`` when the feature
+    itself is proposed (then ``description`` is its text)."""
+
+    feature: str
+    hardware: str
+    items: tuple[str, ...]
+    base: tuple[str, ...] = ()
+    new: bool = False
+    description: str = ""
+    before: None = None
+
+    @property
+    def value(self) -> str:
+        return " ".join(self.items)
+
+
+Demand = SetDemand | AppendDemand | EnvDemand | RemoveDemand | KeepDemand | FeatureDemand
 
 
 @dataclass
@@ -74,6 +143,9 @@ class Collected:
     unknown: list[FlagNote] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    settings: list[Setting] = field(default_factory=list)  # benchmark settings not carried
+    to_classify: list[str] = field(default_factory=list)  # unclassified: never edited
+    features: dict[str, str] = field(default_factory=dict)  # profile label → workload feature
 
 
 def flag_note(diff: FlagDiff, label: str, node: str | None = None) -> FlagNote:
@@ -90,11 +162,19 @@ def flag_note(diff: FlagDiff, label: str, node: str | None = None) -> FlagNote:
 
 
 class Collector:
-    def __init__(self, recipes: RecipesRepo, recipe: Recipe, rules: Rules) -> None:
+    def __init__(
+        self,
+        recipes: RecipesRepo,
+        recipe: Recipe,
+        rules: Rules,
+        targets: Sequence[Target] = (),
+    ) -> None:
         self.recipes = recipes
         self.recipe = recipe
         self.rules = rules
+        self.targets = tuple(targets)
         self.out = Collected()
+        self._drawn: list[tuple[Rendered, frozenset[str]]] | None = None
 
     # -- placement ---------------------------------------------------------------------
 
@@ -125,7 +205,190 @@ class Collector:
         placement = self.rules.flags.new_flag_placement
         return placement, "rules/flags.yaml new_flag_placement"
 
+    # -- scope: who draws from a node --------------------------------------------------
+
+    def _verified(self) -> set[Rendered]:
+        return {(t.profile.variant, t.profile.hardware, t.profile.strategy) for t in self.targets}
+
+    def unverified_users(self, node: str, container: bool = False) -> list[Rendered]:
+        """Renderings drawing from ``node`` (``container``: from anything under it) that no
+        benchmarked point of this PR ran."""
+        if self._drawn is None:
+            requests = list(
+                {
+                    t.profile.key: t.profile.request() for t in self.targets if t.profile.features
+                }.values()
+            )
+            self._drawn = recipe_renderings(self.recipes, self.recipe.path, requests)
+        verified = self._verified()
+        users = [
+            ident
+            for ident, drawn in self._drawn
+            if node in drawn
+            or (container and any(d.startswith((node + ".", node + "[")) for d in drawn))
+        ]
+        return sorted({ident for ident in users if ident not in verified})
+
+    def _narrowed(
+        self, container: NodePath, placement: str, why: str, target: Target
+    ) -> tuple[NodePath, str, str]:
+        """A new flag or variable goes where the rules place it, unless renderings nobody
+        benchmarked draw from that layer: then at the benchmarked strategy x hardware."""
+        if self._exact(container, target.profile):
+            return container, placement, why
+        parent = container[:-1]
+        users = self.unverified_users(format_path(parent), container=True)
+        if not users and lookup(self.recipe.data, parent) is not MISSING:
+            return container, placement, why
+        if not users:
+            # a new layer: which renderings it would reach is decided by its path
+            users = [u for u in self._reach(parent) if u not in self._verified()]
+            if not users:
+                return container, placement, why
+        narrow = self.container("profile", target.profile, str(container[-1]))
+        why += f"; not at {format_path(parent)}: it is {self._scope_note(users)}"
+        return narrow, "profile", why
+
+    def _reach(self, parent: NodePath) -> list[Rendered]:
+        """Renderings a node at ``parent`` would apply to, by its path (hardware_overrides
+        keys match the hardware id, generation or brand; strategy_overrides the strategy)."""
+        if self._drawn is None:
+            self.unverified_users("")
+        assert self._drawn is not None
+        parts = [str(p) for p in parent]
+        out: list[Rendered] = []
+        for ident, _ in self._drawn:
+            variant, hw_id, strategy = ident
+            hw = self.recipes.hardware.get(hw_id)
+            if hw is None:
+                continue
+            keys = (hw.id, hw.generation, hw.brand_lower, "default")
+            if parts[:1] == ["hardware_overrides"] and len(parts) > 1 and parts[1] in keys:
+                out.append(ident)
+            elif parts[:1] == ["strategy_overrides"] and len(parts) > 1 and parts[1] == strategy:
+                if len(parts) < 4 or parts[3] in keys:
+                    out.append(ident)
+            elif parts[:2] == ["variants", variant] and (len(parts) < 4 or parts[3] in keys):
+                out.append(ident)
+        return sorted(set(out))
+
+    @staticmethod
+    def _exact(path: NodePath, profile: Profile) -> bool:
+        """A node already scoped to the benchmarked variant x hardware or strategy x hardware."""
+        parts = [str(p) for p in path]
+        return parts[:4] in (
+            ["variants", profile.variant, "hardware_overrides", profile.hardware],
+            ["strategy_overrides", profile.strategy, "hardware_overrides", profile.hardware],
+        )
+
+    def _scope_note(self, users: Sequence[Rendered]) -> str:
+        """``also drawn by 24 renderings no benchmarked point ran (mi300x, mi325x, …)``."""
+        hardware = list(dict.fromkeys(hw for _, hw, _ in users))
+        return (
+            f"also drawn by {len(users)} rendering{'s' if len(users) != 1 else ''} no "
+            f"benchmarked point ran (on {', '.join(hardware)})"
+        )
+
+    def _override_container(self, unit_path: NodePath, profile: Profile, kind: str) -> NodePath:
+        """The narrowest layer after ``unit_path``'s that applies only to the benchmarked
+        hardware (layers.py: later layers win): variant x hardware after the model and variant
+        layers, strategy x hardware after the generation and strategy layers."""
+        head = [str(p) for p in unit_path[:2]]
+        early = head[0] == "model" or (
+            head[0] == "variants" and unit_path[2:3] != ("hardware_overrides",)
+        )
+        if early:
+            return ("variants", profile.variant, "hardware_overrides", profile.hardware, kind)
+        return (
+            "strategy_overrides",
+            profile.strategy,
+            "hardware_overrides",
+            profile.hardware,
+            kind,
+        )
+
+    # -- policy per knob class ---------------------------------------------------------
+
+    def _carry(
+        self, target: Target, comparison: Comparison, diff: FlagDiff, label: str
+    ) -> str | None:
+        """How a differing benchmark setting is carried: ``edit``, ``pin`` or ``feature``;
+        None when it is not (then it is recorded as a benchmark setting with its reason)."""
+        cls = comparison.knob(diff)
+        if cls is None:
+            return "edit"  # the image: its own policy (_image)
+        action = self.rules.policy.knob_policy.action(cls)
+        why = self.rules.knobs.reason("env" if diff.kind == "env" else "flag", diff.flag)
+        if action is None:
+            self.out.to_classify.append(diff.flag)
+            self._setting(diff, label, cls, "rules/knobs.yaml does not classify it; not edited")
+            return None
+        if action == "recipe":
+            return "edit"
+        if action == "pin":
+            return "pin"
+        if action == "recipe-with-eval":
+            if target.evidence is not None:
+                return "edit"
+            self._setting(diff, label, cls, f"{why}; no passing eval at these settings")
+            return None
+        if action == "feature":
+            workload = self.rules.policy.workload_feature(comparison.launch.point.scenario)
+            if workload is not None and diff.kind == "flag":
+                return "feature"
+            if workload is None:
+                scenario = comparison.launch.point.scenario
+                self._setting(diff, label, cls, f"{why}; no workload feature for {scenario}")
+            else:
+                self._setting(diff, label, cls, f"{why}; a recipe feature carries args, not env")
+            return None
+        self._setting(diff, label, cls, why)
+        return None
+
+    def _setting(self, diff: FlagDiff, label: str, cls: KnobClass, why: str) -> None:
+        self.out.settings.append(
+            Setting(
+                knob=cls.value,
+                kind=diff.kind,
+                subject=diff.flag,
+                bench=" ".join(diff.bench_tokens) or None,
+                recipe=" ".join(diff.recipe_tokens) or None,
+                reason=why,
+                target=label,
+            )
+        )
+
     # -- one comparison ----------------------------------------------------------------
+
+    def tp(self, target: Target) -> None:
+        """The variant's tp on the benchmarked hardware (only under the stated evidence)."""
+        if target.tp is None:
+            return
+        profile = target.profile
+        path: NodePath = ("variants", profile.variant, "tp", profile.hardware)
+        current = lookup(self.recipe.data, path[:-1])
+        if current is not MISSING and not isinstance(current, Mapping):
+            self.out.skipped.append(
+                f"{profile.label}: variants.{profile.variant}.tp is one number for every GPU; "
+                f"TP{target.tp} on {profile.hardware} is not written there"
+            )
+            return
+        before = lookup(self.recipe.data, path)
+        self.out.demands.append(
+            SetDemand(
+                node=format_path(path),
+                value=str(target.tp),
+                kind="tp",
+                subject="--tensor-parallel-size",
+                before=text_value(before) if before is not MISSING else None,
+                path=path,
+                create=before is MISSING,
+                reason=f"every benchmarked point of variant {profile.variant} on "
+                f"{profile.hardware} runs TP{target.tp} and its eval passed",
+                placement="the variant's tp, keyed by the benchmarked hardware",
+                target=profile.label,
+            )
+        )
 
     def collect(self, target: Target, comparison: Comparison) -> None:
         label = target.profile.label
@@ -140,7 +403,7 @@ class Collector:
             elif diff.kind == "env":
                 self._env(target, comparison, diff, label)
             else:
-                self._image(comparison, diff, label)
+                self._image(target, comparison, diff, label)
 
     def _findings(self, comparison: Comparison, label: str) -> None:
         """Flags the parser rejects drop out of the diff; an unknown value (a placeholder
@@ -203,6 +466,12 @@ class Collector:
                 self._remove(unit, diff, label)
             return
         # DIFFERS
+        carry = self._carry(target, comparison, diff, label)
+        if carry is None:
+            return
+        if carry == "feature":
+            self._feature_flag(target, comparison, diff, label, spans)
+            return
         if diff.bench_tokens and not diff.recipe_tokens:
             # the recipe omits it and vLLM's default is not the benchmark's value
             self.out.defaults.append(flag_note(diff, label))
@@ -226,22 +495,14 @@ class Collector:
             path = parse_path(unit.path)
         if path is None:
             return
-        value = lookup(self.recipe.data, path)
+        self._keep(path, "flag", diff, label)
+
+    def _keep(self, path: NodePath, kind: EditKind, diff: FlagDiff, label: str) -> None:
+        value = text_value(lookup(self.recipe.data, path))
         self.out.demands.append(
-            Demand(
-                node=format_path(path),
-                value=text_value(value),
-                keep=True,
-                kind="flag",
-                subject=diff.flag,
-                before=text_value(value),
-                op="keep",
-                path=path,
-                reason=diff.reason,
-                placement="",
-                target=label,
-            )
-        )
+            KeepDemand(node=format_path(path), value=value, kind=kind, subject=diff.flag,
+                       path=path, reason=diff.reason, placement="", target=label)
+        )  # fmt: skip
 
     def _change_dotted(
         self,
@@ -270,14 +531,12 @@ class Collector:
             changes.append((path, dotted_value(bench[key]), unit.value if unit else None))
         for path, value, before in changes:
             self.out.demands.append(
-                Demand(
+                SetDemand(
                     node=format_path(path),
                     value=value,
-                    keep=False,
                     kind="flag",
                     subject=diff.flag,
                     before=before,
-                    op="set",
                     path=path,
                     reason=diff.reason,
                     placement="where the recipe defines that key (the dotted unit's provenance)",
@@ -326,19 +585,133 @@ class Collector:
                 "node to change"
             )
             return
+        unit_path = parse_path(unit.path)
+        users = [] if self._exact(unit_path, target.profile) else self.unverified_users(unit.path)
+        if users:
+            self._override_flag(target, unit_path, diff, label, spans, users)
+            return
         before = text_value(lookup(self.recipe.data, path))
         self.out.demands.append(
-            Demand(
+            SetDemand(
                 node=format_path(path),
                 value=value,
-                keep=False,
                 kind="flag",
                 subject=diff.flag,
                 before=before,
-                op="set",
                 path=path,
                 reason=diff.reason,
-                placement="where the recipe defines the flag (the rendered unit's provenance)",
+                placement="where the recipe defines the flag (the rendered unit's provenance); "
+                "every rendering drawing from it was benchmarked",
+                target=label,
+                sources=spans,
+            )
+        )
+
+    def _bench_items(self, diff: FlagDiff, label: str) -> tuple[str, ...] | None:
+        wanted = bench_value_text(diff)
+        if has_placeholder(wanted, *diff.bench_tokens):
+            self.out.skipped.append(
+                f"{label}: {diff.flag} is not statically known in the launch line "
+                f"({' '.join(diff.bench_tokens)}); not copied"
+            )
+            return None
+        if wanted is not None:
+            return (diff.flag, wanted)
+        if len(diff.bench_tokens) == 1:
+            return (diff.bench_tokens[0],)
+        self.out.skipped.append(f"{label}: cannot spell {diff.flag} as recipe tokens")
+        return None
+
+    def _override_flag(
+        self,
+        target: Target,
+        unit_path: NodePath,
+        diff: FlagDiff,
+        label: str,
+        spans: tuple[SourceSpan, ...],
+        users: Sequence[Rendered],
+    ) -> None:
+        """The value lives in a node other renderings share: override it for the benchmarked
+        hardware only (the broad node stays as it is)."""
+        if unit_path and unit_path[0] == "features":
+            self._override_feature_args(target, unit_path, diff, label, spans, users)
+            return
+        items = self._bench_items(diff, label)
+        if items is None:
+            return
+        path = self._override_container(unit_path, target.profile, "extra_args")
+        self.out.demands.append(
+            AppendDemand(
+                node=f"{format_path(path)}::{diff.flag}",
+                items=items,
+                kind="flag-new",
+                subject=diff.flag,
+                path=path,
+                reason=diff.reason,
+                placement=f"overrides {format_path(unit_path)} for {target.profile.hardware} "
+                f"only: it is {self._scope_note(users)}",
+                target=label,
+                sources=spans,
+            )
+        )
+
+    def _override_feature_args(
+        self,
+        target: Target,
+        unit_path: NodePath,
+        diff: FlagDiff,
+        label: str,
+        spans: tuple[SourceSpan, ...],
+        users: Sequence[Rendered],
+    ) -> None:
+        """A feature's (or mode's) args for every hardware: a hardware override replaces the
+        list on the benchmarked GPU (``modes.<m>.hardware_overrides.<hw>.args``)."""
+        parts = list(unit_path)
+        try:
+            cut = parts.index("args")
+        except ValueError:
+            self.out.skipped.append(f"{label}: {diff.flag} at {format_path(unit_path)}: no args")
+            return
+        args_path = tuple(parts[: cut + 1])
+        current = lookup(self.recipe.data, args_path)
+        items = self._bench_items(diff, label)
+        if items is None or not isinstance(current, list):
+            return
+        owner = args_path[:-1]
+        if "hardware_overrides" in [str(p) for p in owner]:
+            owner = owner[: [str(p) for p in owner].index("hardware_overrides")]
+        index = (
+            int(parts[cut + 1]) if len(parts) > cut + 1 and isinstance(parts[cut + 1], int) else -1
+        )
+        tokens = [str(t) for t in current]
+        if 0 <= index < len(tokens):
+            has_value = index + 1 < len(tokens) and not tokens[index + 1].startswith("--")
+            tokens[index : index + (2 if has_value else 1)] = list(items)
+        else:
+            tokens += list(items)
+        modal = "modes" in [str(p) for p in owner]
+        # modes take hardware overrides by GPU id; a feature without modes by generation
+        key = target.profile.hardware
+        if not modal:
+            key = self.recipes.hardware[target.profile.hardware].generation
+        path = (*owner, "hardware_overrides", key, "args")
+        if lookup(self.recipe.data, path) is not MISSING:
+            self.out.skipped.append(
+                f"{label}: {diff.flag}: {format_path(path)} exists and is shared; not edited"
+            )
+            return
+        self.out.demands.append(
+            SetDemand(
+                node=format_path(path),
+                value=json.dumps(tokens),
+                kind="flag",
+                subject=diff.flag,
+                before=None,
+                path=path,
+                create=True,
+                reason=diff.reason,
+                placement=f"overrides {format_path(args_path)} on {target.profile.hardware} "
+                f"only (a hardware override replaces the list): it is {self._scope_note(users)}",
                 target=label,
                 sources=spans,
             )
@@ -352,38 +725,76 @@ class Collector:
         spans: tuple[SourceSpan, ...],
         overriding: str | None = None,
     ) -> None:
-        wanted = bench_value_text(diff)
-        if has_placeholder(wanted, *diff.bench_tokens):
-            self.out.skipped.append(
-                f"{label}: {diff.flag} is not statically known in the launch line "
-                f"({' '.join(diff.bench_tokens)}); not copied"
-            )
-            return
-        if wanted is not None:
-            items: tuple[str, ...] = (diff.flag, wanted)
-        elif len(diff.bench_tokens) == 1:
-            items = (diff.bench_tokens[0],)
-        else:
-            self.out.skipped.append(f"{label}: cannot spell {diff.flag} as recipe tokens")
+        items = self._bench_items(diff, label)
+        if items is None:
             return
         placement, why = self.flag_placement(diff.flag)
-        path = self.container(placement, target.profile, "extra_args")
+        path, placement, why = self._narrowed(
+            self.container(placement, target.profile, "extra_args"), placement, why, target
+        )
         if overriding:
             why += f"; overrides {overriding}, defined outside the recipe"
         self.out.demands.append(
-            Demand(
+            AppendDemand(
                 node=f"{format_path(path)}::{diff.flag}",
-                value=" ".join(items),
-                keep=False,
+                items=items,
                 kind="flag-new",
                 subject=diff.flag,
-                before=None,
-                op="append",
                 path=path,
                 reason=diff.reason,
                 placement=f"{placement} layer, {why}",
                 target=label,
+                sources=spans,
+            )
+        )
+
+    # -- workload features -------------------------------------------------------------
+
+    def _feature_flag(
+        self,
+        target: Target,
+        comparison: Comparison,
+        diff: FlagDiff,
+        label: str,
+        spans: tuple[SourceSpan, ...],
+    ) -> None:
+        """A workload setting goes behind the scenario's opt-in feature, for the benchmarked
+        GPU (``features.<f>.hardware_overrides.<hw>.args``); the feature is proposed when the
+        recipe does not have it."""
+        workload = self.rules.policy.workload_feature(comparison.launch.point.scenario)
+        assert workload is not None
+        items = self._bench_items(diff, label)
+        if items is None:
+            return
+        # a feature without modes takes hardware overrides by generation (layers.py gen_block)
+        name = workload.feature
+        hw = self.recipes.hardware[target.profile.hardware].generation
+        features = as_dict(self.recipe.data.get("features"))
+        exists = name in features
+        base: tuple[str, ...] = ()
+        if exists:
+            spec = as_dict(features.get(name))
+            override = as_dict(as_dict(spec.get("hardware_overrides")).get(hw)).get("args")
+            chosen = override if isinstance(override, list) else spec.get("args")
+            base = tuple(str(t) for t in chosen) if isinstance(chosen, list) else ()
+        path: NodePath = ("features", name, "hardware_overrides", hw, "args")
+        self.out.features[label] = name
+        self.out.demands.append(
+            FeatureDemand(
+                node=f"{format_path(path)}::{diff.flag}",
+                feature=name,
+                hardware=hw,
                 items=items,
+                base=base,
+                new=not exists,
+                description=workload.description,
+                kind="flag-new",
+                subject=diff.flag,
+                path=path,
+                reason=diff.reason,
+                placement=f"workload setting of the {comparison.launch.point.scenario} scenario: "
+                f"behind the opt-in {name} feature on {hw} (rules/policy.yaml workload_features)",
+                target=label,
                 sources=spans,
             )
         )
@@ -399,14 +810,11 @@ class Collector:
             return
         count = 2 if self._value_path(unit) is not None else 1
         self.out.demands.append(
-            Demand(
+            RemoveDemand(
                 node=format_path(path),
-                value=None,
-                keep=False,
                 kind="flag-remove",
                 subject=diff.flag,
                 before=" ".join(diff.recipe_tokens),
-                op="remove",
                 path=path[:-1],
                 reason=diff.reason + " (rules/policy.yaml recipe_only_flags: remove)",
                 placement="where the recipe defines the flag (the rendered unit's provenance)",
@@ -415,6 +823,8 @@ class Collector:
                 count=count,
             )
         )
+
+    # -- env -----------------------------------------------------------------------------
 
     def _env(self, target: Target, comparison: Comparison, diff: FlagDiff, label: str) -> None:
         origin = next((o for o in comparison.command.env_origins if o.name == diff.key), None)
@@ -431,92 +841,147 @@ class Collector:
             path = (*parse_path(origin.path[: -len(name) - 1]), name)
         if diff.verdict is Verdict.SAME:
             if path is not None:
-                value = text_value(lookup(self.recipe.data, path))
-                self.out.demands.append(
-                    Demand(format_path(path), value, True, "env", name, value, "keep", path,
-                            diff.reason, "", label)
-                )  # fmt: skip
+                self._keep(path, "env", diff, label)
+            return
+        if self._carry(target, comparison, diff, label) is None:
             return
         wanted = diff.bench_value if isinstance(diff.bench_value, str) else None
         if wanted is None or has_placeholder(wanted):
             self.out.skipped.append(f"{label}: {name} has no statically known value; not copied")
             return
+        order = tuple(comparison.launch.env)
         if path is not None:
-            self.out.demands.append(
-                Demand(
-                    node=format_path(path),
-                    value=wanted,
-                    keep=False,
-                    kind="env",
-                    subject=name,
-                    before=text_value(lookup(self.recipe.data, path)),
-                    op="set",
-                    path=path,
-                    reason=diff.reason,
-                    placement="where the recipe defines the variable (the rendered provenance)",
-                    target=label,
-                )
+            users = (
+                []
+                if self._exact(path, target.profile)
+                else self.unverified_users(format_path(path))
             )
+            if not users:
+                self.out.demands.append(
+                    SetDemand(
+                        node=format_path(path),
+                        value=wanted,
+                        kind="env",
+                        subject=name,
+                        before=text_value(lookup(self.recipe.data, path)),
+                        path=path,
+                        reason=diff.reason,
+                        placement="where the recipe defines the variable (the rendered "
+                        "provenance); every rendering drawing from it was benchmarked",
+                        target=label,
+                    )
+                )
+                return
+            container = self._override_container(path, target.profile, "extra_env")
+            why = f"overrides {format_path(path)} for {target.profile.hardware} only: it is " + (
+                self._scope_note(users)
+            )
+            self._env_demand(container, name, wanted, diff, label, why, order)
             return
         classified = self.rules.env.classify(name)
         if classified is None or classified[0] != "serving":
             self.out.skipped.append(f"{label}: {name} is not a serving variable; not copied")
             return
         rule = classified[1]
-        placement = rule.placement or "generation"
-        container = self.container(placement, target.profile, "extra_env")
-        why = f"{placement} layer, rules/env.yaml {rule.pattern} ({rule.reason})"
+        ruled = rule.placement or "generation"
+        why = f"rules/env.yaml {rule.pattern} ({rule.reason})"
+        container, placement, why = self._narrowed(
+            self.container(ruled, target.profile, "extra_env"), ruled, why, target
+        )
+        why = f"{placement} layer, {why}"
         if origin is not None:
             why += f"; overrides {origin.path}, defined outside the recipe"
+        self._env_demand(container, name, wanted, diff, label, why, order)
+
+    def _env_demand(
+        self,
+        container: NodePath,
+        name: str,
+        wanted: str,
+        diff: FlagDiff,
+        label: str,
+        why: str,
+        order: tuple[str, ...],
+    ) -> None:
         self.out.demands.append(
-            Demand(
+            EnvDemand(
                 node=f"{format_path(container)}::{name}",
                 value=wanted,
-                keep=False,
                 kind="env-new",
                 subject=name,
-                before=None,
-                op="env",
                 path=container,
                 reason=diff.reason,
                 placement=why,
                 target=label,
-                env_order=tuple(comparison.launch.env),
+                env_order=order,
             )
         )
 
-    def _image(self, comparison: Comparison, diff: FlagDiff, label: str) -> None:
+    # -- image ---------------------------------------------------------------------------
+
+    def _image(self, target: Target, comparison: Comparison, diff: FlagDiff, label: str) -> None:
+        """A floating recipe image (``latest``, ``nightly``, none) keeps floating: the
+        benchmark's tag is cited, not pinned. A pinned tag gets the newer pin when the
+        benchmark ran it and its eval passed, at the narrowest layer that covers what was
+        verified."""
         origin = comparison.rendering.image_origin
         if diff.verdict is Verdict.SAME or diff.verdict not in DRIFT:
             if diff.verdict is Verdict.SAME and origin and in_recipe(origin):
-                path = parse_path(origin)
-                value = text_value(lookup(self.recipe.data, path))
-                self.out.demands.append(
-                    Demand(format_path(path), value, True, "image", "image", value, "keep",
-                            path, diff.reason, "", label)
-                )  # fmt: skip
+                self._keep(parse_path(origin), "image", diff, label)
             elif diff.verdict is not Verdict.SAME:
                 self.out.unknown.append(flag_note(diff, label, origin))
             return
-        if comparison.floating_image:
-            return  # a note (Comparison.notes), not drift
         wanted = diff.bench_value if isinstance(diff.bench_value, str) else None
+        current = comparison.rendering.image or ""
+        if comparison.floating_image or floating_tag(current):
+            self.out.settings.append(
+                Setting("image", "image", "image", wanted, current or None,
+                        f"the recipe floats on {current or 'the default image'}: it keeps "
+                        "floating; the benchmark's tag is cited, not pinned", label)
+            )  # fmt: skip
+            return
         if not origin or not in_recipe(origin) or wanted is None or has_placeholder(wanted):
             self.out.skipped.append(f"{label}: image {wanted} has no recipe node to pin it at")
             return
+        if target.evidence is None:
+            self.out.settings.append(
+                Setting("image", "image", "image", wanted, current or None,
+                        "no passing eval on that image: the recipe's pin is kept", label)
+            )  # fmt: skip
+            return
         path = parse_path(origin)
+        users = [] if self._exact(path, target.profile) else self.unverified_users(origin)
+        placement = "the image's provenance in the rendering; every rendering drawing from it "
+        placement += "was benchmarked"
+        create = False
+        if users:
+            create = True
+            placement = (
+                f"overrides {origin} for {target.profile.hardware} only: it is "
+                + self._scope_note(users)
+            )
+            path = ("variants", target.profile.variant, "hardware_overrides",
+                    target.profile.hardware, "docker_image")  # fmt: skip
         self.out.demands.append(
-            Demand(
+            SetDemand(
                 node=format_path(path),
                 value=wanted,
-                keep=False,
                 kind="image",
                 subject="image",
-                before=text_value(lookup(self.recipe.data, path)),
-                op="set",
+                before=text_value(lookup(self.recipe.data, path)) if not create else None,
                 path=path,
+                create=create,
                 reason=diff.reason,
-                placement="the image's provenance in the rendering",
+                placement=placement,
                 target=label,
             )
         )
+
+
+def floating_tag(image: str) -> bool:
+    """``repo``, ``repo:latest``, ``repo:nightly``: a tag that moves with releases."""
+    tail = image.rsplit("/", 1)[-1]
+    if "@" in tail:
+        return False
+    tag = tail.split(":", 1)[1] if ":" in tail else ""
+    return tag in ("", "latest", "nightly")

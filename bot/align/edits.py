@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from bot.align.demands import Demand
+from bot.align.demands import (
+    AppendDemand,
+    Demand,
+    EnvDemand,
+    FeatureDemand,
+    KeepDemand,
+    RemoveDemand,
+    SetDemand,
+)
 from bot.align.nodes import MISSING, lookup, scope_of
 from bot.align.values import PlannedEdit
 from bot.recipes import RecipesRepo
@@ -17,12 +26,15 @@ from bot.recipes.edit import (
     NodePath,
     RemoveItems,
     SetScalar,
+    YamlValue,
     format_path,
 )
 from bot.recipes.repo import Recipe
+from bot.rules.knobs import canonical_flag
 
 
 def resolve_conflicts(demands: Sequence[Demand]) -> tuple[list[Demand], list[str]]:
+    """Two points demanding different values of one node: that node is not edited."""
     by_node: dict[str, list[Demand]] = {}
     for demand in demands:
         by_node.setdefault(demand.node, []).append(demand)
@@ -40,7 +52,7 @@ def resolve_conflicts(demands: Sequence[Demand]) -> tuple[list[Demand], list[str
                 f"conflict at {node.split('::')[0]} ({group[0].subject}): {who}; not edited"
             )
             continue
-        kept.extend(d for d in group if not d.keep)
+        kept.extend(d for d in group if not isinstance(d, KeepDemand))
     return kept, conflicts
 
 
@@ -72,8 +84,8 @@ def _after_key(
 
 def _planned(demand: Demand, edit: Edit, recipes: RecipesRepo, after: str | None) -> PlannedEdit:
     node = demand.node.split("::")[0]
-    if demand.op in ("append", "env"):
-        node = format_path((*demand.path, demand.subject)) if demand.op == "env" else node
+    if isinstance(demand, EnvDemand):
+        node = format_path((*demand.path, demand.subject))
     return PlannedEdit(
         edit=edit,
         kind=demand.kind,
@@ -97,17 +109,30 @@ def build_edits(
     planned: list[PlannedEdit] = []
     problems: list[str] = []
     for demand in demands:
-        if demand.op == "set":
-            planned.append(
-                _planned(demand, SetScalar(demand.path, demand.value), recipes, demand.value)
-            )
-    appends: dict[NodePath, list[Demand]] = {}
-    envs: dict[NodePath, list[Demand]] = {}
+        if isinstance(demand, SetDemand):
+            planned.append(_set(demand, recipes))
+    appends: dict[NodePath, list[AppendDemand]] = {}
+    envs: dict[NodePath, list[EnvDemand]] = {}
+    features: dict[NodePath, list[FeatureDemand]] = {}
     for demand in demands:
-        if demand.op == "append":
+        if isinstance(demand, AppendDemand):
             appends.setdefault(demand.path, []).append(demand)
-        elif demand.op == "env":
+        elif isinstance(demand, EnvDemand):
             envs.setdefault(demand.path, []).append(demand)
+        elif isinstance(demand, FeatureDemand):
+            features.setdefault(demand.path, []).append(demand)
+    for path, appended in appends.items():
+        current = lookup(data, path)
+        items = [token for demand in appended for token in demand.items]
+        if current is MISSING:
+            edit: Edit = EnsurePath(path, items)
+        elif isinstance(current, list):
+            edit = AppendItems(path, items)
+        else:
+            problems.append(f"{format_path(path)} is not a list; flags not added")
+            continue
+        for demand in appended:
+            planned.append(_planned(demand, edit, recipes, demand.value))
     for path, group in envs.items():
         current = lookup(data, path)
         if current is not MISSING and not isinstance(current, Mapping):
@@ -115,14 +140,14 @@ def build_edits(
             continue
         existing = list(current) if isinstance(current, Mapping) else []
         if current is MISSING:
-            mapping = {d.subject: d.value or "" for d in group}
-            edit: Edit = EnsurePath(path, mapping)
+            mapping = {d.subject: d.value for d in group}
+            edit = EnsurePath(path, mapping)
             for demand in group:
                 planned.append(_planned(demand, edit, recipes, demand.value))
             continue
         for demand in group:
             after, before = _after_key(existing, demand.env_order, demand.subject)
-            edit = InsertKey(path, demand.subject, demand.value or "", after=after, before=before)
+            edit = InsertKey(path, demand.subject, demand.value, after=after, before=before)
             placement = demand.placement + (
                 f"; after {after}, as in the benchmark's export order"
                 if after
@@ -139,23 +164,104 @@ def build_edits(
                 else (existing.index(before) if before else len(existing))
             )
             existing.insert(position, demand.subject)
-    for path, group in appends.items():
-        current = lookup(data, path)
-        items = [token for demand in group for token in demand.items]
-        if current is MISSING:
-            edit = EnsurePath(path, items)
-        elif isinstance(current, list):
-            edit = AppendItems(path, items)
-        else:
-            problems.append(f"{format_path(path)} is not a list; flags not added")
-            continue
-        for demand in group:
-            planned.append(_planned(demand, edit, recipes, " ".join(demand.items)))
-    removals = sorted((d for d in demands if d.op == "remove"), key=lambda d: (d.path, -d.index))
-    for demand in removals:
-        edit = RemoveItems(demand.path, demand.index, demand.count)
-        planned.append(_planned(demand, edit, recipes, None))
+    for path, wanted in features.items():
+        try:
+            planned.extend(_feature_edits(path, wanted, data, recipes))
+        except _NotEdited as err:
+            problems.append(str(err))
+    removals = sorted(
+        (d for d in demands if isinstance(d, RemoveDemand)), key=lambda d: (d.path, -d.index)
+    )
+    for removal in removals:
+        edit = RemoveItems(removal.path, removal.index, removal.count)
+        planned.append(_planned(removal, edit, recipes, None))
     return planned, problems
+
+
+def _set(demand: SetDemand, recipes: RecipesRepo) -> PlannedEdit:
+    """A scalar change; a new override node (``create``) is written whole."""
+    value: object = int(demand.value) if demand.kind == "tp" else demand.value
+    if not demand.create:
+        return _planned(demand, SetScalar(demand.path, value), recipes, demand.value)  # type: ignore[arg-type]
+    if demand.value.startswith("["):
+        value = json.loads(demand.value)  # a replaced args list (feature hardware override)
+    edit = EnsurePath(demand.path, value)  # type: ignore[arg-type]
+    return _planned(demand, edit, recipes, demand.value)
+
+
+class _NotEdited(Exception):
+    """A demand the editor cannot express as one edit: reported, not applied."""
+
+
+def _without(tokens: Sequence[object], flags: set[str]) -> list[str]:
+    """``tokens`` without the flags in ``flags`` (any spelling) and their values."""
+    out: list[str] = []
+    skip = False
+    for token in (str(t) for t in tokens):
+        if skip and not token.startswith("-"):
+            skip = False
+            continue
+        skip = False
+        if token.startswith("--") and canonical_flag(token) in flags:
+            skip = "=" not in token
+            continue
+        out.append(token)
+    return out
+
+
+def _feature_edits(
+    path: NodePath,
+    wanted: Sequence[FeatureDemand],
+    data: Mapping[str, object],
+    recipes: RecipesRepo,
+) -> list[PlannedEdit]:
+    """One hunk per workload feature: the new feature with its hardware override (and its
+    name in ``opt_in_features``), or the override list of an existing feature."""
+    first = wanted[0]
+    new = [t for d in wanted for t in d.items]
+    items = [*_without(first.base, {canonical_flag(d.items[0]) for d in wanted}), *new]
+    planned: list[PlannedEdit] = []
+    if first.new:
+        block: dict[str, YamlValue] = {
+            "description": first.description,
+            "hardware_overrides": {first.hardware: {"args": items}},
+        }
+        edit: Edit = EnsurePath(("features", first.feature), block)
+        for demand in wanted:
+            planned.append(_planned(demand, edit, recipes, demand.value))
+        opt_in = lookup(data, ("opt_in_features",))
+        listed = isinstance(opt_in, list) and first.feature in opt_in
+        if not listed:
+            optin: Edit = (
+                AppendItems(("opt_in_features",), [first.feature])
+                if isinstance(opt_in, list)
+                else EnsurePath(("opt_in_features",), [first.feature])
+            )
+            planned.append(
+                PlannedEdit(
+                    edit=optin,
+                    kind="flag-new",
+                    subject=first.feature,
+                    before=None,
+                    after=first.feature,
+                    node="opt_in_features",
+                    scope="recipe metadata (opt-in: no default rendering changes)",
+                    reason=f"{first.feature} is an opt-in workload feature",
+                    placement="opt_in_features: off unless a user picks it",
+                    targets=tuple(dict.fromkeys(d.target for d in wanted)),
+                )
+            )
+        return planned
+    current = lookup(data, path)
+    if isinstance(current, list) and list(_without(current, set())) == list(first.base):
+        if len(items) != len(first.base) + len(new):
+            raise _NotEdited(f"{format_path(path)} already sets {first.subject}; not edited")
+        edit = AppendItems(path, new)
+    else:
+        edit = EnsurePath(path, items)
+    for demand in wanted:
+        planned.append(_planned(demand, edit, recipes, demand.value))
+    return planned
 
 
 def unique_edits(planned: Sequence[PlannedEdit]) -> list[Edit]:

@@ -25,6 +25,7 @@ from bot.recipes.deploy import CommandRendering
 from bot.recipes.edit import AppendItems, EnsurePath, InsertKey, RemoveItems, SetScalar
 from bot.recipes.edit import format_path as fmt
 from bot.recipes.repo import HardwareProfile
+from bot.rules.knobs import canonical_flag
 
 IMAGE = "image"
 OTHER = "other"  # a change no edit subject names: never expected
@@ -190,6 +191,10 @@ def targets(
             parts[3], hw
         )
     if parts[0] == "features":
+        if "hardware_overrides" in parts[:-1]:
+            key = parts[parts.index("hardware_overrides") + 1]
+            if not _key_matches(key, hw):
+                return False
         return rid.features is None or (len(parts) > 1 and parts[1] in rid.features)
     return True
 
@@ -214,10 +219,23 @@ def _drawn(node: str, container: bool, drawn: frozenset[str]) -> bool:
     return any(d == node or d.startswith(node + ".") or d.startswith(node + "[") for d in drawn)
 
 
+def _override_keys(edit: PlannedEdit) -> tuple[str, ...]:
+    """A new feature written whole with only hardware overrides applies to those keys."""
+    item = edit.edit
+    if not isinstance(item, EnsurePath) or item.path[:1] != ("features",):
+        return ()
+    value = item.value
+    if not isinstance(value, Mapping) or "args" in value or "modes" in value:
+        return ()
+    overrides = value.get("hardware_overrides")
+    return tuple(str(k) for k in overrides) if isinstance(overrides, Mapping) else ()
+
+
 def expected_moves(
     edits: Sequence[PlannedEdit],
     rows: Sequence[tuple[RenderingId, Rendering | None]],
     hardware: Mapping[str, HardwareProfile],
+    opt_in: frozenset[str] = frozenset(),
 ) -> dict[RenderingId, frozenset[str]]:
     """Per rendering, the subjects (flags, env vars, ``image``) the edits should move there:
     provenance first; a node no rendering draws from yet applies by its path (``targets``)."""
@@ -228,14 +246,24 @@ def expected_moves(
     }
     expected: dict[RenderingId, set[str]] = {rid: set() for rid, _ in rows}
     for edit in edits:
-        if edit.kind == "verified":
-            continue  # metadata: no rendering content
+        if edit.kind == "verified" or edit.node == "opt_in_features":
+            continue  # metadata: no rendering content (an opt-in feature is off by default)
         node, path, container = _edit_nodes(edit)
         users = [rid for rid, _ in rows if _drawn(node, container, drawn[rid])]
         if not users:
             users = [
-                rid for rid, _ in rows if targets(path, rid, hardware[rid.hardware], serving[rid])
-            ]
+                rid
+                for rid, _ in rows
+                if targets(path, rid, hardware[rid.hardware], serving[rid])
+                # an opt-in feature is not in the API's default feature set
+                and not (rid.features is None and len(path) > 1 and path[:1] == ("features",)
+                         and path[1] in opt_in)
+            ]  # fmt: skip
+            only = _override_keys(edit)
+            if only:
+                users = [
+                    u for u in users if any(_key_matches(k, hardware[u.hardware]) for k in only)
+                ]
         for rid in users:
             expected[rid].add(edit.subject)
     return {rid: frozenset(subjects) for rid, subjects in expected.items()}
@@ -306,7 +334,12 @@ def describe_change(before: Rendering | None, after: Rendering | None) -> tuple[
 
 
 def _covered(subject: str, expected: frozenset[str]) -> bool:
-    """A moved subject an edit explains (``--x.key`` is part of ``--x``'s JSON value)."""
+    """A moved subject an edit explains (``--x.key`` is part of ``--x``'s JSON value;
+    ``--no-x`` is ``--x``)."""
+    if subject.startswith("--") and canonical_flag(subject) in {
+        canonical_flag(e) for e in expected
+    }:
+        return True
     return subject in expected or any(subject.startswith(e + ".") for e in expected)
 
 
@@ -429,8 +462,14 @@ def regression_matrix(
             )
     renderings: list[tuple[RenderingId, Rendering | None, Rendering | None]] = []
     seen: dict[tuple[Any, ...], None] = {}
+    declared = set(before.by_path[recipe_path].data.get("features") or {})
+    reduced: set[RenderingId] = set()  # rendered before without a feature the edit adds
     for rid in all_ids:
         rb, ra = _render(before, rid), _render(after, rid)
+        if rb is None and rid.features and not set(rid.features) <= declared:
+            kept = tuple(f for f in rid.features if f in declared)
+            rb = _render(before, replace(rid, features=kept))
+            reduced.add(rid)
         if rid.api_file is None and rb is None and ra is None:
             continue  # this feature set does not render on this profile
         resolved = (rb or ra).request if (rb or ra) is not None else None  # type: ignore[union-attr]
@@ -440,7 +479,9 @@ def regression_matrix(
         seen[key] = None
         renderings.append((rid, rb, ra))
 
-    expected = expected_moves(edits, [(rid, rb) for rid, rb, _ in renderings], before.hardware)
+    opt_in = frozenset(str(f) for f in after.by_path[recipe_path].data.get("opt_in_features") or ())
+    rows_before = [(rid, rb) for rid, rb, _ in renderings]
+    expected = expected_moves(edits, rows_before, before.hardware, opt_in)
     edited_nodes = frozenset(_edit_nodes(e)[0] for e in edits)
     rows: list[Row] = []
     for rid, rb, ra in renderings:
@@ -449,6 +490,9 @@ def regression_matrix(
         else:
             moved = (rb.json if rb else None) != (ra.json if ra else None)
         changed = describe_change(rb, ra) if moved else ()
+        if rid in reduced:  # a new opt-in feature: only its command content counts
+            changed = tuple(c for c in changed if not c[1].startswith("other fields"))
+            moved = bool(changed)
         subjects_here = tuple(dict.fromkeys(subject for subject, _ in changed))
         explained = bool(expected[rid]) and all(
             _covered(subject, expected[rid]) for subject in subjects_here

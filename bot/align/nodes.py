@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bot.benchmarks import LaunchLine
-from bot.recipes import RecipesRepo
+from bot.errors import RecipeSyncError
+from bot.recipes import RecipesRepo, Rendering, RenderRequest, build_api, render
 from bot.recipes.edit import NodePath
 from bot.shell.result import SourceSpan
 from bot.shell.text import PLACEHOLDER_RE
@@ -125,3 +126,59 @@ def bench_spans(launch: LaunchLine, diff: FlagDiff) -> tuple[SourceSpan, ...]:
         if tuple(argv[start : start + len(tokens)]) == tuple(tokens):
             return tuple(dict.fromkeys(sources[start : start + len(tokens)]))
     return ()
+
+
+# --- who draws from a node -------------------------------------------------------------------
+
+Rendered = tuple[str, str, str]  # (variant, hardware, strategy)
+
+
+def rendering_draws(rendering: Rendering | None) -> frozenset[str]:
+    """Every recipe node a rendering takes a token, env var or image from."""
+    if rendering is None:
+        return frozenset()
+    found: set[str] = set()
+    for command in rendering.commands:
+        for unit in command.args:
+            found.add(unit.path)
+            if unit.value is not None and unit.path.endswith("]"):
+                head, _, index = unit.path.rpartition("[")
+                if index[:-1].isdigit():
+                    found.add(f"{head}[{int(index[:-1]) + 1}]")
+        found.update(origin.path for origin in command.env_origins)
+    if rendering.image_origin:
+        found.add(rendering.image_origin)
+    return frozenset(found)
+
+
+def recipe_renderings(
+    recipes: RecipesRepo, recipe_path: str, feature_sets: Sequence[RenderRequest] = ()
+) -> list[tuple[Rendered, frozenset[str]]]:
+    """Every rendering of one recipe the JSON API publishes (default features), and each of
+    them with the feature sets of ``feature_sets`` (the benchmarked profiles), with the nodes
+    each draws from."""
+    out: list[tuple[Rendered, frozenset[str]]] = []
+    for path, data in build_api(recipes, only_recipes={recipe_path}).items():
+        request = RenderRequest(
+            model=path.split("/hw/", 1)[0],
+            hardware=str(data.get("hardware")),
+            strategy=str(data.get("strategy")),
+            variant=str(data.get("variant")),
+        )
+        for extra in (None, *feature_sets):
+            if extra is not None:
+                request = RenderRequest(
+                    model=request.model,
+                    hardware=request.hardware,
+                    strategy=request.strategy,
+                    variant=request.variant,
+                    features=extra.features,
+                    modes=dict(extra.modes),
+                )
+            try:
+                rendering = render(recipes, request)
+            except RecipeSyncError:
+                continue
+            ident = (request.variant or "default", request.hardware, request.strategy or "")
+            out.append((ident, rendering_draws(rendering)))
+    return out

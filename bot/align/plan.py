@@ -76,11 +76,20 @@ def plan_recipe(
     assert targets, "a plan needs at least one target"
     path = targets[0].profile.recipe_path
     recipe = recipes.by_path[path]
-    planner = Collector(recipes, recipe, rules)
+    planner = Collector(recipes, recipe, rules, targets)
     for target in targets:
+        planner.tp(target)
         for comparison in target.representatives:
             planner.collect(target, comparison)
     out = planner.out
+    # a profile whose workload settings go behind a feature is re-rendered with it on
+    targets = [
+        replace(t, profile=replace(t.profile, features=(*t.profile.features, out.features[label])))
+        if (label := t.profile.label) in out.features
+        and out.features[label] not in t.profile.features
+        else t
+        for t in targets
+    ]
     demands, conflicts = resolve_conflicts(out.demands)
     planned, problems = build_edits(merge(demands), recipe, recipes)
     skipped = [*out.skipped, *conflicts, *problems]
@@ -96,6 +105,8 @@ def plan_recipe(
         skipped=tuple(dict.fromkeys(skipped)),
         notes=tuple(dict.fromkeys(out.notes)),
         verifications=(),
+        settings=tuple(dict.fromkeys(out.settings)),
+        to_classify=tuple(dict.fromkeys(out.to_classify)),
     )
     text = source.read_bytes(path)
     try:
@@ -178,7 +189,7 @@ def invariants(
                 return f"after the edit, {label} renders {', '.join(repeated)} more than once"
         for representative in target.representatives:
             again = compare(after, rules, representative.launch, target.profile)
-            left = [d for d in again.drift if d.flag in meant]
+            left = [d for d in again.differences if d.flag in meant]
             if left:
                 reasons = "; ".join(d.reason for d in left)
                 return f"after the edit, {label} still differs: {reasons}"

@@ -187,6 +187,11 @@ def map_profile(recipes: RecipesRepo, rules: Rules, launch: LaunchLine) -> Profi
         features, modes = infer_features(recipes, base, launch.argv)
     except RecipeSyncError as err:
         return Unmapped("launch", f"cannot render {base.label}: {err}")
+    workload = rules.policy.workload_feature(launch.point.scenario)
+    declared = recipe.data.get("features") or {}
+    if workload is not None and workload.feature in declared and workload.feature not in features:
+        # the recipe's opt-in feature for this workload is what the benchmark measures
+        features = (*features, workload.feature)
     profile = replace(base, features=features, modes=modes)
     if synthetic_acceptance(launch.argv):
         return replace(

@@ -127,15 +127,54 @@ def targets_by_recipe(
         for result in found.points:
             if result.status == "represents" and result.profile is not None:
                 grouped.setdefault((found.key.key, result.profile.key), []).append(result)
+    _other_parallelism(keys, grouped)
     by_recipe: dict[str, list[Target]] = {}
     for (key, _), results in grouped.items():
         profile = results[0].profile
         assert profile is not None
         comparisons = tuple(r.comparison for r in results if r.comparison is not None)
         cited, note, narrowed = evidence_for(evidence, head, key, profile, rules)
-        target = Target(key, profile, comparisons, cited, note, narrowed)
+        tp = _single_tp(results)
+        if tp is not None and cited is None:
+            continue  # another parallelism without a passing eval: reproduction, not recipe
+        target = Target(key, profile, comparisons, cited, note, narrowed, tp)
         by_recipe.setdefault(profile.recipe_path, []).append(target)
     return by_recipe
+
+
+def _single_tp(results: Sequence[PointResult]) -> int | None:
+    """The one TP every point of a profile runs when it is not the recipe's (else None)."""
+    if not results or any(r.status != "other-point" for r in results):
+        return None
+    tps = {r.launch.point.tp for r in results if r.launch is not None}
+    return tps.pop() if len(tps) == 1 else None
+
+
+def _other_parallelism(
+    keys: Sequence[KeyResult], grouped: dict[tuple[str, tuple[Any, ...]], list[PointResult]]
+) -> None:
+    """Points at another parallelism than the recipe renders stand for their profile when
+    no point represents it, every one of them runs one TP (and only TP differs) on
+    single_node_tp, and an eval arm is among them (docs/alignment.md: parallelism)."""
+    for found in keys:
+        others: dict[tuple[Any, ...], list[PointResult]] = {}
+        for result in found.points:
+            if result.status != "other-point" or result.profile is None:
+                continue
+            if result.comparison is None or result.profile.strategy != "single_node_tp":
+                continue
+            keys_differ = {d.key for d in result.comparison.parallelism_differs}
+            if keys_differ != {"parallel.tensor_parallel_size"}:
+                continue
+            others.setdefault(result.profile.key, []).append(result)
+        for profile_key, results in others.items():
+            if (found.key.key, profile_key) in grouped:
+                continue
+            if not any(r.arm == "eval" for r in results):
+                continue
+            if len({r.launch.point.tp for r in results if r.launch is not None}) != 1:
+                continue  # the sweep runs several TPs: none of them is the recipe's
+            grouped[(found.key.key, profile_key)] = [r for r in results if r.arm == "eval"]
 
 
 # ------------------------------------------------------------------------------ outcomes

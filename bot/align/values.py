@@ -12,7 +12,7 @@ from bot.recipes import RecipesRepo
 from bot.recipes.edit import Edit, EditResult
 from bot.shell.result import SourceSpan
 
-EditKind = Literal["image", "flag", "flag-new", "env", "env-new", "verified", "flag-remove"]
+EditKind = Literal["image", "flag", "flag-new", "env", "env-new", "verified", "flag-remove", "tp"]
 VerificationState = Literal["verified", "already", "not-verified", "no-evidence", "policy-off"]
 
 
@@ -26,6 +26,9 @@ class Target:
     evidence: Evidence | None = None  # the verifying eval job for this profile
     evidence_note: str = ""  # why there is none
     report: EvidenceReport | None = field(default=None, compare=False, repr=False)  # its jobs
+    # every benchmarked point of this variant x hardware runs this TP (not the recipe's) and
+    # its eval passed: the plan proposes it as the variant's tp on this hardware
+    tp: int | None = None
 
     @property
     def comparison(self) -> Comparison:
@@ -62,6 +65,20 @@ class FlagNote:
 
 
 @dataclass(frozen=True)
+class Setting:
+    """A benchmark setting the plan does not carry into the recipe, and why (its knob class
+    and rules/policy.yaml knob_policy; the image when the recipe floats or no eval passed)."""
+
+    knob: str  # kernel | serving | accuracy | tuning | workload | harness | unclassified | image
+    kind: str  # flag | env | image
+    subject: str
+    bench: str | None
+    recipe: str | None
+    reason: str
+    target: str  # profile label
+
+
+@dataclass(frozen=True)
 class Verification:
     """Whether ``meta.hardware.<hw>: verified`` is written, and why (not)."""
 
@@ -85,6 +102,8 @@ class AlignmentPlan:
     skipped: tuple[str, ...]  # drift left unedited and why (conflict, no node, unknown value)
     notes: tuple[str, ...]
     verifications: tuple[Verification, ...]
+    settings: tuple[Setting, ...] = ()  # benchmark settings not carried, with the reason
+    to_classify: tuple[str, ...] = ()  # flags / env vars rules/knobs.yaml does not classify
     failure: str | None = None  # the plan cannot be applied (invariants, editor)
     result: EditResult | None = None
     after: RecipesRepo | None = field(default=None, compare=False, repr=False)

@@ -6,7 +6,14 @@ import re
 from collections.abc import Mapping
 
 from bot import markdown as md
-from bot.align.compare import DRIFT, recipe_min_version, recipe_side, taxonomy_vram
+from bot.align.compare import (
+    DRIFT,
+    DRIFT_CLASSES,
+    knob_of,
+    recipe_min_version,
+    recipe_side,
+    taxonomy_vram,
+)
 from bot.align.nodes import hw_label
 from bot.align.profile import Profile
 from bot.align.values import Target, Verification
@@ -48,6 +55,11 @@ def serving_match(
     diffs = [d for d in report.diffs if d.kind in ("flag", "image")]
     if ran is None:
         diffs = [d for d in diffs if d.kind != "image"]
+    # benchmark settings (tuning, workload, harness) are not the recipe: they do not decide
+    settings = [
+        d for d in diffs if d.verdict in DRIFT and knob_of(rules, d) not in (*DRIFT_CLASSES, None)
+    ]
+    diffs = [d for d in diffs if d not in settings]
     bad = [d for d in diffs if d.verdict in DRIFT or d.verdict is Verdict.UNKNOWN]
     if bad:
         reasons = "; ".join(md.text(d.reason) for d in bad[:5])
@@ -85,6 +97,9 @@ def serving_match(
     if front:
         verb = "is" if len(front) == 1 else "are"
         text += f" {', '.join(front)} {verb} front-end or benchmark-only."
+    if settings:
+        names = ", ".join(md.code(" ".join(d.bench_tokens) or d.flag) for d in settings)
+        text += f" Benchmark settings the recipe does not carry: {names}."
     return True, text
 
 

@@ -54,7 +54,10 @@ class _Cells:
 
 
 def _flag(cells: _Cells, flag: FlagRow) -> str:
-    verdict = flag.verdict if flag.drift else f"{flag.verdict}, not counted"
+    if flag.benchmark_setting:
+        verdict = f"benchmark setting ({flag.knob}), not counted"
+    else:
+        verdict = flag.verdict if flag.drift else f"{flag.verdict}, not counted"
     return (
         f"{cells.code(flag.flag)}: {cells.code(flag.bench)} (benchmark) vs "
         f"{cells.code(flag.recipe)} (recipe), {verdict}"
@@ -94,6 +97,35 @@ def _counts_table(
     return [*lines, ""]
 
 
+def _drift_lines(report: AuditReport, cells: _Cells) -> list[str]:
+    """Recipes with drift, serving drift first; then what is not drift and what to classify."""
+    lines = ["## Recipes with drift", ""]
+    recipes = report.drift_by_recipe()
+    if not recipes:
+        lines.append("No recipe drifts from a compared launch line.")
+    for entry in recipes:
+        classes = "; ".join(
+            f"{knob}: {', '.join(cells.code(f) for f in flags)}"
+            for knob, flags in sorted(entry["classes"].items())
+        )
+        lines.append(f"- {cells.code(entry['recipe'])}: {entry['rows']} launch lines · {classes}")
+    lines.append("")
+    settings = report.benchmark_settings()
+    if settings:
+        lines.append(
+            "Benchmark settings (not drift): "
+            + "; ".join(f"{k}: {', '.join(cells.code(f) for f in v)}" for k, v in settings.items())
+        )
+        lines.append("")
+    if report.to_classify():
+        lines += [
+            "Rules to classify (counted as drift until rules/knobs.yaml says what they are): "
+            + ", ".join(cells.code(f) for f in report.to_classify()),
+            "",
+        ]
+    return lines
+
+
 def summary_lines(report: AuditReport, cells: _Cells) -> list[str]:
     counts = report.by_status()
     lines = [
@@ -106,6 +138,7 @@ def summary_lines(report: AuditReport, cells: _Cells) -> list[str]:
         + " · ".join(f"{counts[s]} {s}" for s in STATUSES)
         + ".",
         "",
+        *_drift_lines(report, cells),
         "## Summary",
         "",
         "### By status",

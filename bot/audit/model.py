@@ -25,6 +25,13 @@ class FlagRow:
     verdict: str  # differs | recipe-only | unknown
     reason: str
     drift: bool  # counted as drift (differs / recipe-only); unknown verdicts are listed only
+    # knob class (rules/knobs.yaml) or "image"; tuning / workload / harness differences are
+    # benchmark settings: listed, never counted
+    knob: str = ""
+
+    @property
+    def benchmark_setting(self) -> bool:
+        return self.knob in ("tuning", "workload", "harness")
 
 
 @dataclass(frozen=True)
@@ -199,6 +206,40 @@ class AuditReport:
         counts = Counter(row.status for row in self.rows)
         return {status: counts.get(status, 0) for status in STATUSES}
 
+    def drift_by_recipe(self) -> list[dict[str, Any]]:
+        """Recipes with drift, those with serving-class drift first (most drifted rows first):
+        ``{"recipe", "rows", "classes": {class: [flags]}}``. Benchmark settings (tuning,
+        workload, harness) are not drift and are not listed here."""
+        grouped: dict[str, dict[str, Any]] = {}
+        for row in self.rows:
+            if row.status != "drifted":
+                continue
+            name = row.profile.split(" ", 1)[0] or row.model
+            entry = grouped.setdefault(name, {"recipe": name, "rows": 0, "classes": {}})
+            entry["rows"] += 1
+            for flag in row.flags:
+                if flag.drift:
+                    flags = entry["classes"].setdefault(flag.knob or "unclassified", [])
+                    if flag.flag not in flags:
+                        flags.append(flag.flag)
+        return sorted(
+            grouped.values(),
+            key=lambda e: ("serving" not in e["classes"], -e["rows"], e["recipe"]),
+        )
+
+    def benchmark_settings(self) -> dict[str, list[str]]:
+        """Benchmark settings seen on compared rows, per class (not drift)."""
+        out: dict[str, list[str]] = {}
+        for row in self.rows:
+            for flag in row.flags:
+                if flag.benchmark_setting and flag.flag not in out.setdefault(flag.knob, []):
+                    out[flag.knob].append(flag.flag)
+        return {k: sorted(v) for k, v in sorted(out.items())}
+
+    def to_classify(self) -> list[str]:
+        """Flags and variables rules/knobs.yaml does not classify ("rules to classify")."""
+        return sorted({f.flag for row in self.rows for f in row.flags if f.knob == "unclassified"})
+
     def by_hardware(self) -> dict[str, dict[str, int]]:
         return _grouped(self.rows, lambda row: row.hardware)
 
@@ -248,6 +289,9 @@ class AuditReport:
             "bench": self.bench_label,
             "recipes": self.recipes_label,
             "summary": {
+                "drift_by_recipe": self.drift_by_recipe(),
+                "rules_to_classify": self.to_classify(),
+                "benchmark_settings": self.benchmark_settings(),
                 "rows": len(self.rows),
                 "config_keys": self.keys_audited,
                 "by_status": self.by_status(),

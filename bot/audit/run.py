@@ -24,7 +24,13 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from bot.align.compare import Comparison, bench_side, recipe_min_version, recipe_side
+from bot.align.compare import (
+    Comparison,
+    bench_side,
+    knob_classes,
+    recipe_min_version,
+    recipe_side,
+)
 from bot.align.compare import taxonomy_vram as compute_vram
 from bot.align.profile import Profile, Unmapped, map_profile
 from bot.align.reproduction import SectionPoint, guide_drift
@@ -76,7 +82,7 @@ def _text(value: Any) -> str:
     return "" if value is None else compact(value)
 
 
-def flag_row(diff: FlagDiff) -> FlagRow:
+def flag_row(diff: FlagDiff, knob: str = "", drift: bool | None = None) -> FlagRow:
     return FlagRow(
         kind=diff.kind,
         flag=diff.flag,
@@ -84,7 +90,8 @@ def flag_row(diff: FlagDiff) -> FlagRow:
         recipe=_text(diff.recipe_value),
         verdict=diff.verdict.value,
         reason=diff.reason,
-        drift=diff.verdict in (Verdict.DIFFERS, Verdict.RECIPE_ONLY),
+        drift=diff.verdict in (Verdict.DIFFERS, Verdict.RECIPE_ONLY) if drift is None else drift,
+        knob=knob,
     )
 
 
@@ -118,7 +125,16 @@ def judge(comparison: Comparison) -> Compared:
     if parallel:
         return Compared("unmapped", parallelism_text(parallel, comparison.profile.hardware), (), ())
     drift = comparison.drift
-    flags = tuple(flag_row(d) for d in drift) + tuple(flag_row(d) for d in comparison.unknown)
+
+    def row(diff: FlagDiff, counted: bool | None = None) -> FlagRow:
+        knob = comparison.knob(diff)
+        return flag_row(diff, knob.value if knob is not None else "image", counted)
+
+    flags = (
+        tuple(row(d) for d in drift)
+        + tuple(row(d) for d in comparison.unknown)
+        + tuple(row(d, False) for d in comparison.settings)
+    )
     notes = list(comparison.notes)
     if comparison.unknown:
         undecided = ", ".join(d.flag for d in comparison.unknown)
@@ -352,7 +368,8 @@ class Auditor:
                 recipe_min_version=recipe_min_version(recipes, profile),
             )
             self.stats["comparisons"] += 1
-            compared = judge(Comparison(launch, profile, rendering, report))
+            classes = knob_classes(self.rules, report)
+            compared = judge(Comparison(launch, profile, rendering, report, classes))
         if self.cache:
             self._verdicts[key] = compared
         return compared

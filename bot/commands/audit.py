@@ -85,8 +85,14 @@ def audit_command(args: argparse.Namespace) -> int:
     summary = ", ".join(f"{counts[s]} {s}" for s in counts)
     elapsed = time.perf_counter() - started
     where = f" → {args.out}" if args.out is not None else ""
+    serving = [e for e in report.drift_by_recipe() if "serving" in e["classes"]]
+    leading = (
+        "serving drift in " + ", ".join(f"{e['recipe']} ({e['rows']})" for e in serving) + "; "
+        if serving
+        else ""
+    )
     print(
-        f"audit: {len(report.rows)} launch lines ({summary}); "
+        f"audit: {len(report.rows)} launch lines ({summary}); {leading}"
         f"{len(report.out_of_scope)} config keys out of scope; "
         f"{elapsed:.1f} s, {run.workers} process(es){where}",
         file=sys.stderr,

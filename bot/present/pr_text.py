@@ -25,6 +25,7 @@ from bot.errors import RecipeSyncError
 from bot.github.sanitize import MAX_BODY, meta_comment, neutralize, truncate
 from bot.present.evidence import render_evidence_section
 from bot.present.guide import guide_section
+from bot.present.settings import settings_lines
 from bot.present.texts import PullRequestText
 from bot.recipes import RecipesRepo, Rendering, render
 from bot.recipes.edit import SetScalar
@@ -91,6 +92,47 @@ def _hardware(plan: AlignmentPlan, recipes: RecipesRepo) -> list[str]:
     return [hw for hw in recipes.hardware if hw in ids]
 
 
+# how a title names a changed flag (others: the flag without its dashes)
+FLAG_WORDS = {
+    "--moe-backend": "MoE backend",
+    "--attention-backend": "attention backend",
+    "--linear-backend": "GEMM backend",
+    "--speculative-config": "speculative decoding",
+    "--compilation-config": "compilation config",
+    "--kv-cache-dtype": "KV-cache dtype",
+    "--tensor-parallel-size": "TP",
+    "--tool-call-parser": "tool-call parser",
+    "--reasoning-parser": "reasoning parser",
+}
+MAX_TITLE_ITEMS = 3
+
+
+def _changes(plan: AlignmentPlan, recipes: RecipesRepo) -> list[str]:
+    """What the edits change, in words, most visible first (image, flags, features, env)."""
+    brands = {recipes.hardware[h].docker_brand for h in _hardware(plan, recipes)}
+    words: list[str] = []
+    for edit in plan.edits:
+        if edit.kind == "image":
+            words.append(f"{'/'.join(sorted(b.upper() for b in brands))} image".strip())
+    proposed = {e.subject for e in plan.edits if e.node == "opt_in_features"}
+    for edit in plan.edits:
+        if edit.node.split(".")[:2] in (["features", f] for f in proposed):
+            continue  # named by the feature it goes behind
+        if edit.kind in ("flag", "flag-new", "flag-remove") and edit.subject.startswith("--"):
+            base = edit.subject.split(".", 1)[0]
+            words.append(FLAG_WORDS.get(base, base.lstrip("-")))
+        elif edit.kind == "flag-new" and edit.node == "opt_in_features":
+            words.append(f"opt-in {edit.subject} feature")
+    if not words and any(e.kind in ("env", "env-new") for e in plan.edits):
+        words.append("env")
+    words = list(dict.fromkeys(words))
+    if not words and any(e.kind == "verified" for e in plan.edits):
+        words.append("verified hardware")
+    if len(words) > MAX_TITLE_ITEMS:
+        words = [*words[: MAX_TITLE_ITEMS - 1], "more settings"]
+    return words
+
+
 def title(
     plan: AlignmentPlan,
     recipes: RecipesRepo,
@@ -98,32 +140,30 @@ def title(
     pr: int | None,
     outcome: RecipeOutcome | None = None,
 ) -> str:
-    """Stable across runs: ``[DeepSeek][ROCm] Align DeepSeek-V4.1-Flash MI355X with
-    InferenceX #3058`` (no SHAs, run ids or counts); a patch that only writes reproduction
-    sections: ``… Add MI355X benchmark reproduction to … from InferenceX #3058``."""
-    recipe = recipes.by_path[plan.recipe_path]
-    provider = as_dict(recipe.data.get("meta")).get("provider") or recipe.hf_id.split("/")[0]
+    """What changes, stable across runs: ``[DeepSeek-V4.1-Flash][MI355X] Align AMD image and
+    MoE backend with InferenceX #3058`` (no SHAs, run ids or counts); a patch that only writes
+    reproduction sections: ``[Widget][MI355X] Add benchmark reproduction to the guide from
+    InferenceX #4000``."""
     if not plan.edits and outcome is not None and outcome.guide:
         ids = {p.section.hardware for p in outcome.guide}
         hws = [hw for hw in recipes.hardware if hw in ids]
-        platforms = dict.fromkeys(PLATFORMS.get(recipes.hardware[h].docker_brand, "") for h in hws)
-        tags = "".join(f"[{p}]" for p in [str(provider), *platforms] if p)
+        labels = "/".join(hw_label(recipes, h) for h in hws)
+        tags = f"[{_recipe_name(plan, recipes)}]" + (f"[{labels}]" if labels else "")
         bench = bench_repo.rsplit("/", 1)[-1] if bench_repo else "benchmark"
         keys = outcome.guide[0].section.keys
         source = f"{bench} #{pr}" if pr is not None else f"{bench} {keys[0] if keys else ''}"
-        labels = " ".join(hw_label(recipes, h) for h in hws)
-        text = (
-            f"{tags} Add {labels} benchmark reproduction to {_recipe_name(plan, recipes)} "
-            f"guide from {source}"
-        )
+        text = f"{tags} Add benchmark reproduction to the guide from {source}"
         return " ".join(text.split())[:250]
     hws = _hardware(plan, recipes)
-    platforms = dict.fromkeys(PLATFORMS.get(recipes.hardware[h].docker_brand, "") for h in hws)
-    tags = "".join(f"[{p}]" for p in [str(provider), *platforms] if p)
+    labels = "/".join(hw_label(recipes, h) for h in hws)
+    tags = f"[{_recipe_name(plan, recipes)}]" + (f"[{labels}]" if labels else "")
     bench = bench_repo.rsplit("/", 1)[-1] if bench_repo else "benchmark"
     source = f"{bench} #{pr}" if pr is not None else f"{bench} {plan.targets[0].key}"
-    labels = " ".join(hw_label(recipes, h) for h in hws)
-    text = f"{tags} Align {_recipe_name(plan, recipes)} {labels} with {source}"
+    words = _changes(plan, recipes)
+    what = (
+        ", ".join(words[:-1]) + f" and {words[-1]}" if len(words) > 1 else "".join(words)
+    ) or "recipe"
+    text = f"{tags} Align {what} with {source}"
     return " ".join(text.split())[:250]
 
 
@@ -133,8 +173,11 @@ def title(
 def _verb(edit: PlannedEdit) -> str:
     value = edit.after or ""
     if edit.kind == "image":
-        brand = edit.node.rsplit(".", 1)[-1]
-        what = f"the {brand.upper() if brand in PLATFORMS else brand} image"
+        parts = edit.node.split(".")
+        key = parts[-2] if parts[-1] == "docker_image" else parts[-1]
+        what = (
+            f"the {key.upper() if key in PLATFORMS or parts[-1] == 'docker_image' else key} image"
+        )
         return f"Pin {what} to {code(value)}"
     if edit.kind == "flag":
         return f"Set {code(edit.subject + ' ' + value)}"
@@ -596,6 +639,7 @@ def body(run: AlignRun, outcome: RecipeOutcome, budget: TextBudget = TextBudget(
         where = f"{md.text(inputs.recipes_repo)} " if inputs.recipes_repo else ""
         parts.append([f"Branched from {where}at {code(inputs.recipes_sha)}."])
     parts.append(_defaults_section(plan, bench_ref))
+    parts.append(settings_lines(plan, budget.listed))
     parts.append(_validation(outcome.matrix, outcome.patch, plan, after))
     parts.append(
         [

@@ -23,6 +23,7 @@ from bot.github.branches import alignment_branch
 from bot.github.sanitize import MAX_BODY, neutralize, truncate
 from bot.present.guide import guide_section
 from bot.present.pr_text import code, plain, prose, pull_request_text, ref
+from bot.present.settings import settings_lines
 from bot.present.texts import AlignTexts, CheckRun
 from bot.recipes.edit import edit_as_dict
 from bot.rules.loader import line_of
@@ -188,6 +189,9 @@ def comment(run: AlignRun) -> str:
                 ]
         if plan.skipped:
             out += ["", "Not edited:", "", *[f"- {prose(s)}." for s in plan.skipped[:20]]]
+        carried = settings_lines(plan, 12)
+        if carried:
+            out += ["", *carried]
         guide = guide_section(found, inputs.rules.policy.guide_sections)
         if guide:
             out += ["", "Guide:", "", *guide[2:]]
@@ -384,6 +388,19 @@ def _plan_json(found: RecipeOutcome, texts: AlignTexts) -> dict[str, Any]:
         "front_end": [_note(n) for n in plan.front_end],
         "unknown": [_note(n) for n in plan.unknown],
         "skipped": list(plan.skipped),
+        "settings": [
+            {
+                "knob": x.knob,
+                "kind": x.kind,
+                "subject": x.subject,
+                "bench": x.bench,
+                "recipe": x.recipe,
+                "reason": x.reason,
+                "target": x.target,
+            }
+            for x in plan.settings
+        ],
+        "rules_to_classify": list(plan.to_classify),
         "notes": list(plan.notes),
         "verifications": [
             {"hardware": v.hardware, "state": v.state, "reason": v.reason}

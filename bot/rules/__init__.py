@@ -16,6 +16,8 @@ from bot.rules.knobs import KnobClass, KnobKind, KnobRules
 from bot.rules.loader import line_of, load_validated, read_yaml_with_positions
 from bot.rules.models import EnvRules, FlagRules, HardwareRules, ModelRules, Policy
 
+__all__ = ["RULE_FILES", "KnobClass", "KnobKind", "Rules", "default_rules", "load_rules"]
+
 RULE_FILES = (
     "hardware.yaml",
     "models.yaml",

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from bot.rules import Rules
+from bot.rules import KnobClass, Rules
 from bot.rules.models import FlagRule, JsonKeyRule
 from bot.vllm.catalogue import FlagSpec
 from bot.vllm.defaults import (
@@ -658,6 +658,13 @@ def _env_diff(name: str, b: str | None, r: str | None, ctx: _Ctx) -> FlagDiff:
                 "env",
             )
     classified = ctx.rules.env.classify(name)
+    if classified is None and ctx.rules.knob_class("env", name) is KnobClass.HARNESS:
+        why = ctx.rules.knobs.reason("env", name)
+        return make(
+            Verdict.BENCHMARK_ONLY,
+            f"{name} is a benchmark harness setting (rules/knobs.yaml): {why}",
+            "benchmark",
+        )
     if classified is None:
         if b == r:
             return make(Verdict.SAME, _with_notes(f"both sides set {name}={b}", note_text), "env")

@@ -32,7 +32,7 @@ def test_without_evidence_nothing_is_marked_verified(align_cli: AlignCli) -> Non
     status, out = align_cli(evidence=False)
     assert status == 1  # a PR to open (README "Exit codes")
     patch = (out / "recipe.patch").read_text()
-    assert "verified" not in patch and '+      - "aiter"' in patch
+    assert "verified" not in patch and '+          - "aiter"' in patch
     body = (out / "pr-body.md").read_text()
     assert (
         "No workflow-run evidence was given (no runs or job logs to read), so "
@@ -121,7 +121,7 @@ def test_a_value_known_only_at_run_time_is_not_copied(
     assert status == 1  # a PR to open (README "Exit codes")
     patch = (out / "recipe.patch").read_text()
     nodes, guide = patch.split("<!-- recipe-sync:reproduction", 1)
-    assert "--max-num-seqs" not in nodes and '+      - "aiter"' in nodes
+    assert "--max-num-seqs" not in nodes and '+          - "aiter"' in nodes
     # the reproduction section names the variable instead of copying a value
     assert '+    --max-num-seqs "$MAX_NUM_SEQS" \\' in guide
     assert "the script computes it when it runs; set `MAX_NUM_SEQS`" in guide
@@ -251,20 +251,20 @@ def test_two_recipes_get_two_alignment_prs(
         bench_clone,
         gptoss,
         "  --tool-call-parser openai \\\n",
-        "  --tool-call-parser openai \\\n  --max-num-seqs 256 \\\n",
+        "  --tool-call-parser openai \\\n  --enforce-eager \\\n",
     )
     status, out = align_cli(evidence=False, bench=bench_clone, bench_ref="pr")
     assert status == 1  # a PR to open (README "Exit codes")
     titles = (out / "pr-title.txt").read_text().splitlines()
     assert titles == [
-        "[DeepSeek][ROCm] Align DeepSeek-V4.1-Flash MI355X with InferenceX #3058",
-        "[OpenAI][CUDA] Align GPT-OSS H200 with InferenceX #3058",
+        "[DeepSeek-V4.1-Flash][MI355X] Align MoE backend with InferenceX #3058",
+        "[GPT-OSS][H200] Align enforce-eager with InferenceX #3058",
     ]
     prs = sorted(p.name for p in (out / "prs").iterdir())
     assert prs == ["deepseek-ai-deepseek-v4.1-flash", "openai-gpt-oss-120b"]
     gpt_patch = (out / "prs" / "openai-gpt-oss-120b" / "recipe.patch").read_text()
     assert "+    hardware_overrides:\n+      h200:\n+        extra_args:" in gpt_patch
-    assert '+          - "--max-num-seqs"\n+          - "256"' in gpt_patch
+    assert '+          - "--enforce-eager"' in gpt_patch
     git(recipes_clone, "apply", "--check", str(out / "recipe.patch"))  # both files at once
     body = (out / "prs" / "openai-gpt-oss-120b" / "pr-body.md").read_text()
     assert "`gptoss-fp4-h200-vllm` is affected: script" in body

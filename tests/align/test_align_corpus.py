@@ -4,6 +4,7 @@ give a patch that closes exactly that drift and moves nothing the edits do not a
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
 
 import pytest
@@ -45,6 +46,9 @@ def _probe(recipe_path: str) -> str | None:
     """Run the planner on a synthetic launch line; None when the recipe is not probed."""
     source, repo = corpus()
     rules = default_rules()
+    # tuning pinned (rules/policy.yaml knob_policy), so the probe's tuning flags are carried
+    knobs = rules.policy.knob_policy.model_copy(update={"tuning": "pin"})
+    rules = replace(rules, policy=rules.policy.model_copy(update={"knob_policy": knobs}))
     recipe = repo.by_path[recipe_path]
     if recipe.is_omni:
         return None
@@ -68,7 +72,7 @@ def _probe(recipe_path: str) -> str | None:
         argv[argv.index(changed.flag) + 1] = new_value  # type: ignore[call-overload]
     argv += ["--max-num-seqs", "77"]
     env = {name: js_str(value) for name, value in command.env.items()}
-    env["VLLM_PROBE_SETTING"] = "1"
+    env["VLLM_USE_DEEP_GEMM_PROBE"] = "1"  # a kernel switch (rules/knobs.yaml)
     launch = LaunchLine(
         config_key="probe",
         point=Point(1, 1, False, 1, "none", "fixed-seq-len", 1, 1, None, None),
@@ -104,7 +108,7 @@ def _probe(recipe_path: str) -> str | None:
     assert plan.after is not None
     after = render(plan.after, profile.request()).commands[0]
     assert after.argv[after.argv.index("--max-num-seqs") + 1] == "77"
-    assert dict(after.env)["VLLM_PROBE_SETTING"] == "1"
+    assert dict(after.env)["VLLM_USE_DEEP_GEMM_PROBE"] == "1"
     if changed is not None:
         assert after.argv[after.argv.index(changed.flag) + 1] == new_value
     matrix = regression_matrix(repo, plan.after, recipe_path, plan.edits, [profile], NOT_RUN)

@@ -81,48 +81,81 @@ def _nodes(plan: AlignmentPlan) -> dict[str, PlannedEdit]:
     return {edit.node: edit for edit in plan.edits}
 
 
+SO_MI355X = "strategy_overrides.single_node_tp.hardware_overrides.mi355x"
+
+
 def test_seed_plan_places_each_edit(
     recipes: RecipesRepo, source: GitTreeSource, rules: Rules, launch: LaunchLine
 ) -> None:
     plan = plan_recipe(recipes, source, rules, [_target(recipes, rules, launch)])
     assert plan.status == "patch" and plan.skipped == () and plan.failure is None
     nodes = _nodes(plan)
-    assert nodes[MOE_NODE].edit == SetScalar(MOE_NODE, "aiter")
-    assert nodes[MOE_NODE].scope == "every AMD rendering"
-    assert nodes["model.docker_image.amd"].before == "vllm/vllm-openai-rocm:deepseekv41-flash-0909"
-    env = nodes["hardware_overrides.amd.extra_env.AITER_TRITON_LOG_LEVEL"].edit
-    assert env == InsertKey(
-        "hardware_overrides.amd.extra_env",
-        "AITER_TRITON_LOG_LEVEL",
-        "ERROR",
-        after="VLLM_ROCM_USE_AITER_MOE",
+    # the amd block is shared by MI300X/MI325X/MI350X renderings nobody benchmarked: the new
+    # value is an override at the MI355X layer after it (later layers win), not an edit of it
+    assert MOE_NODE not in nodes
+    moe = nodes[f"{SO_MI355X}.extra_args"]
+    assert moe.subject == "--moe-backend" and moe.edit == EnsurePath(
+        f"{SO_MI355X}.extra_args", ["--moe-backend", "aiter"]
     )
-    new = nodes["strategy_overrides.single_node_tp.hardware_overrides.mi355x.extra_args"]
-    assert new.edit == EnsurePath(new.node, ["--max-num-seqs", "128"])
-    assert "rules/flags.yaml tuning" in new.placement
-    assert "so omitting it is not equivalent" in new.reason
-    assert [n.subject for n in plan.defaults] == ["--max-num-seqs", "--max-num-batched-tokens"]
-    assert [n.subject for n in plan.front_end] == ["--host", "--disable-uvicorn-access-log"]
-    assert [n.subject for n in plan.benchmark_only] == ["GPU_METRICS_CSV"]
-    # no evidence given: verification is not claimed
+    assert moe.placement.startswith("overrides hardware_overrides.amd.extra_args[2] for mi355x")
+    assert "no benchmarked point ran (on mi300x, mi325x, mi350x" in moe.placement
+    env = nodes[f"{SO_MI355X}.extra_env.AITER_TRITON_LOG_LEVEL"]
+    assert env.edit == EnsurePath(f"{SO_MI355X}.extra_env", {"AITER_TRITON_LOG_LEVEL": "ERROR"})
+    assert "not at hardware_overrides.amd" in env.placement
+    # no evidence: the pinned image is not re-pinned, and verification is not claimed
+    assert "model.docker_image.amd" not in nodes
+    image = [s for s in plan.settings if s.knob == "image"]
+    assert image and "no passing eval" in image[0].reason
     assert [(v.hardware, v.state) for v in plan.verifications] == [("mi355x", "no-evidence")]
     assert "meta.hardware.mi355x" not in nodes
+    # tuning is not carried (rules/policy.yaml knob_policy tuning: reproduction)
+    assert not any(e.subject == "--max-num-seqs" for e in plan.edits)
+    tuning = {s.subject: s for s in plan.settings if s.knob == "tuning"}
+    assert tuning["--max-num-seqs"].bench == "--max-num-seqs 128"
+    assert [n.subject for n in plan.front_end] == ["--host", "--disable-uvicorn-access-log"]
+    assert [n.subject for n in plan.benchmark_only] == ["GPU_METRICS_CSV"]
 
 
-def test_two_points_wanting_different_values_of_one_node_conflict(
+def test_tuning_pin_keeps_the_narrowest_scope(
+    recipes: RecipesRepo, source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    knobs = rules.policy.knob_policy.model_copy(update={"tuning": "pin"})
+    pinned = replace(rules, policy=rules.policy.model_copy(update={"knob_policy": knobs}))
+    plan = plan_recipe(recipes, source, pinned, [_target(recipes, pinned, launch)])
+    new = _nodes(plan)[f"{SO_MI355X}.extra_args"]
+    assert new.edit == EnsurePath(new.node, ["--moe-backend", "aiter", "--max-num-seqs", "128"])
+    assert "rules/flags.yaml tuning" in next(
+        e.placement for e in plan.edits if e.subject == "--max-num-seqs"
+    )
+    assert not [s for s in plan.settings if s.subject == "--max-num-seqs"]
+
+
+def test_each_benchmarked_gpu_gets_its_own_override(
     recipes: RecipesRepo, source: GitTreeSource, rules: Rules, launch: LaunchLine
 ) -> None:
     other = _with_token(launch, "--moe-backend", "triton", runner="cluster:mi350x-amds")
     targets = [_target(recipes, rules, launch), _target(recipes, rules, other)]
     assert targets[1].profile.hardware == "mi350x"
     plan = plan_recipe(recipes, source, rules, targets)
-    assert MOE_NODE not in _nodes(plan)
+    nodes = _nodes(plan)
+    assert MOE_NODE not in nodes and not plan.skipped
+    assert nodes[f"{SO_MI355X}.extra_args"].after == "--moe-backend aiter"
+    mi350x = "strategy_overrides.single_node_tp.hardware_overrides.mi350x.extra_args"
+    assert nodes[mi350x].after == "--moe-backend triton"
+
+
+def test_two_points_of_one_profile_wanting_different_values_conflict(
+    recipes: RecipesRepo, source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    other = _with_token(launch, "--moe-backend", "triton")
+    profile = map_profile(recipes, rules, launch)
+    assert isinstance(profile, Profile)
+    both = (compare(recipes, rules, launch, profile), compare(recipes, rules, other, profile))
+    plan = plan_recipe(recipes, source, rules, [Target(KEY, profile, both)])
+    assert not any(e.subject == "--moe-backend" for e in plan.edits)
     (conflict,) = [s for s in plan.skipped if s.startswith("conflict")]
-    assert conflict.startswith(f"conflict at {MOE_NODE} (--moe-backend): ")
-    assert "mi355x single_node_tp" in conflict and "wants 'aiter'" in conflict
-    assert "mi350x single_node_tp" in conflict and "wants 'triton'" in conflict
-    # the image both want is still pinned, once
-    assert _nodes(plan)["model.docker_image.amd"].targets == tuple(t.profile.label for t in targets)
+    assert conflict.startswith(f"conflict at {SO_MI355X}.extra_args (--moe-backend): ")
+    assert "wants '--moe-backend aiter'" in conflict and "wants '--moe-backend triton'" in conflict
 
 
 def test_a_point_already_matching_a_shared_node_pins_it(
@@ -133,8 +166,9 @@ def test_a_point_already_matching_a_shared_node_pins_it(
     )
     targets = [_target(recipes, rules, launch), _target(recipes, rules, keeps)]
     plan = plan_recipe(recipes, source, rules, targets)
-    assert MOE_NODE not in _nodes(plan)
-    assert any("keeps 'aiter_triton_mxfp4_bf16'" in s for s in plan.skipped)
+    nodes = _nodes(plan)
+    assert MOE_NODE not in nodes
+    assert nodes[f"{SO_MI355X}.extra_args"].after == "--moe-backend aiter"
 
 
 def test_recipe_only_flags_are_reported_or_removed_by_policy(

@@ -105,7 +105,10 @@ def test_cap_truncates_with_a_note() -> None:
 
 def test_title_has_no_run_specific_data(seed_out: Path) -> None:
     title = (seed_out / "pr-title.txt").read_text()
-    assert title == "[DeepSeek][ROCm] Align DeepSeek-V4.1-Flash MI355X with InferenceX #3058\n"
+    # what changes, from the edits: no SHAs, run ids or counts
+    assert title == (
+        "[DeepSeek-V4.1-Flash][MI355X] Align AMD image and MoE backend with InferenceX #3058\n"
+    )
 
 
 def test_a_long_body_collapses_before_it_is_cut(seed: SeedFixtures) -> None:

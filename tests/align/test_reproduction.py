@@ -95,7 +95,7 @@ def test_a_tp4_sweep_against_a_tp8_recipe_gets_a_new_section(tmp_path: Path) -> 
     texts = present(result)
     pr = texts.prs[WIDGET]
     assert pr.title == (
-        "[Acme][ROCm] Add MI355X benchmark reproduction to Widget guide from InferenceX #4000"
+        "[Widget][MI355X] Add benchmark reproduction to the guide from InferenceX #4000"
     )
     assert "None of its points is this recipe's profile" in pr.body
     assert "The guide adds the managed section" in pr.body

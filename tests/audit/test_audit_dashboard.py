@@ -108,7 +108,7 @@ def test_created_once_then_edited_only_on_change(
     body = str(board["body"])
     assert len(body) <= MAX_BODY
     assert "**40 launch lines** of **6 vLLM config keys**" in body
-    assert "## Drifted (7)" in body and "drifted (4)" in body
+    assert "## Drifted (7)" in body and "drifted (3)" in body
     assert "unmapped (no recipe for model zai-org/GLM-5-FP8)" in body
 
     # nothing changed: no write at all

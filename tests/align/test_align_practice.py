@@ -1,0 +1,286 @@
+"""The planner aligns the way recipe maintainers do (issue #14), on small variations of the seed
+launch line and recipe: one test per practice (kernel, accuracy, tuning, workload, harness,
+narrow scope, images, parallelism)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
+
+import pytest
+
+from bot.align.compare import compare
+from bot.align.overlay import OverlaySource
+from bot.align.plan import AlignmentPlan, PlannedEdit, Target, plan_recipe
+from bot.align.profile import Profile, map_profile
+from bot.benchmarks import BenchRepo, LaunchLine, extract, load_bench_repo, points
+from bot.evidence.model import Evidence
+from bot.fixtures import SeedFixtures
+from bot.recipes import RecipesRepo, RenderRequest, load_recipes, render
+from bot.rules import Rules, default_rules
+from bot.sources import FileSource, GitTreeSource
+from tests.align.conftest import AlignCli, commit_edit
+
+KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"
+RECIPE = "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"
+SO_MI355X = "strategy_overrides.single_node_tp.hardware_overrides.mi355x"
+NIGHTLY = "vllm/vllm-openai-rocm:nightly-eed1f3d0c6043bd494424a22443ee198dd56f657"
+# a passing eval the planner can cite (verification itself is tested with real logs elsewhere)
+PASSED = cast(Evidence, SimpleNamespace(launch=None))
+
+
+@pytest.fixture(scope="module")
+def rules() -> Rules:
+    return default_rules()
+
+
+@pytest.fixture(scope="module")
+def source(seed: SeedFixtures) -> GitTreeSource:
+    return GitTreeSource(seed.recipes_repo, "main")
+
+
+@pytest.fixture(scope="module")
+def launch(seed: SeedFixtures, rules: Rules) -> LaunchLine:
+    bench: BenchRepo = load_bench_repo(GitTreeSource(seed.bench_repo, seed.bench_pr_head), rules)
+    point, arm = next(p for p in points(bench, KEY) if p[1] == "eval")
+    return extract(bench, KEY, point, arm)
+
+
+def _edited(source: FileSource, old: str, new: str) -> OverlaySource:
+    text = source.read_bytes(RECIPE).decode()
+    assert old in text
+    return OverlaySource(source, {RECIPE: text.replace(old, new, 1).encode()})
+
+
+def _plan(
+    source: FileSource,
+    rules: Rules,
+    launch: LaunchLine,
+    evidence: Evidence | None = None,
+    tp: int | None = None,
+    profile: Profile | None = None,
+) -> tuple[RecipesRepo, AlignmentPlan]:
+    recipes = load_recipes(source)
+    if profile is None:
+        mapped = map_profile(recipes, rules, launch)
+        assert isinstance(mapped, Profile)
+        profile = mapped
+    target = Target(KEY, profile, (compare(recipes, rules, launch, profile),), evidence, tp=tp)
+    return recipes, plan_recipe(recipes, source, rules, [target])
+
+
+def _argv(launch: LaunchLine, *extra: str) -> LaunchLine:
+    argv = (*launch.argv, *extra)
+    return replace(launch, argv=argv, argv_sources=(*launch.argv_sources, *[None] * len(extra)))  # type: ignore[list-item]
+
+
+def _edits(plan: AlignmentPlan) -> dict[str, PlannedEdit]:
+    return {f"{e.node}:{e.subject}": e for e in plan.edits}
+
+
+def _render(repo: RecipesRepo, hw: str, features: tuple[str, ...] = ()) -> str:
+    rendering = render(repo, RenderRequest(repo.by_path[RECIPE].hf_id, hw, "single_node_tp",
+                                           features=features))  # fmt: skip
+    command = rendering.commands[0]
+    return f"{rendering.image} {sorted(command.env.items())} {' '.join(command.argv)}"
+
+
+# 1. kernel/backend selection is carried into the recipe
+def test_kernel_selection_is_carried(
+    source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    _, plan = _plan(source, rules, launch)
+    edit = _edits(plan)[f"{SO_MI355X}.extra_args:--moe-backend"]
+    assert edit.after == "--moe-backend aiter"
+
+
+# 2. accuracy-sensitive levers only with a passing eval at those settings
+def test_accuracy_lever_needs_a_passing_eval(
+    source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    name = "VLLM_ROCM_QUICK_REDUCE_QUANTIZATION"
+    int4 = replace(launch, env={**launch.env, name: "INT4"})
+    _, without = _plan(source, rules, int4)
+    assert not any(e.subject == name for e in without.edits)
+    (setting,) = [s for s in without.settings if s.subject == name]
+    assert setting.knob == "accuracy" and "no passing eval" in setting.reason
+    _, passed = _plan(source, rules, int4, evidence=PASSED)
+    assert any(e.subject == name and e.after == "INT4" for e in passed.edits)
+
+
+# 3. throughput tuning is documented for reproduction, not pinned
+def test_tuning_goes_to_reproduction(
+    source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    _, plan = _plan(source, rules, _argv(launch, "--stream-interval", "20"))
+    assert not any(e.subject in ("--max-num-seqs", "--stream-interval") for e in plan.edits)
+    tuning = {s.subject for s in plan.settings if s.knob == "tuning"}
+    assert {"--max-num-seqs", "--stream-interval"} <= tuning
+
+
+# 4. workload settings go behind an opt-in feature named for the workload
+def test_negated_workload_flag_lands_in_a_new_opt_in_feature(
+    source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    assert launch.point.scenario == "agentic-coding"
+    _, plan = _plan(source, rules, _argv(launch, "--no-enable-prefix-caching"))
+    feature = _edits(plan)["features.agentic.hardware_overrides.amd.args:--enable-prefix-caching"]
+    assert feature.after == "--no-enable-prefix-caching"
+    assert "opt_in_features:agentic" in _edits(plan)
+    assert plan.result is not None and plan.after is not None
+    hunk = plan.result.diff
+    assert "+  agentic:\n" in hunk and "+    description:" in hunk
+    assert '+          - "--no-enable-prefix-caching"' in hunk
+    # opt-in: the default MI355X command does not move; with the feature on, it has the flag
+    assert "--no-enable-prefix-caching" not in _render(plan.after, "mi355x")
+    assert "--no-enable-prefix-caching" in _render(plan.after, "mi355x", ("agentic",))
+    # a feature without modes is overridden per generation (the renderer's gen_block)
+    assert "prefix-caching" not in _render(plan.after, "h200", ("agentic",))
+
+
+def test_an_existing_workload_feature_is_in_the_profile(
+    source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    text = source.read_bytes(RECIPE).decode()
+    block = (
+        '  agentic:\n    description: "Agentic workloads"\n'
+        '    args:\n      - "--async-scheduling"\n'
+    )
+    overlay = OverlaySource(
+        source, {RECIPE: text.replace("features:\n", "features:\n" + block, 1).encode()}
+    )
+    recipes = load_recipes(overlay)
+    profile = map_profile(recipes, rules, _argv(launch, "--no-enable-prefix-caching"))
+    assert isinstance(profile, Profile) and "agentic" in profile.features
+    _, plan = _plan(
+        overlay, rules, _argv(launch, "--no-enable-prefix-caching", "--async-scheduling")
+    )
+    assert plan.result is not None
+    assert (
+        '+          - "--async-scheduling"\n+          - "--no-enable-prefix-caching"'
+        in plan.result.diff
+    )
+    assert "+  agentic:" not in plan.result.diff  # the feature exists: only its override
+
+
+# 5. harness settings are never carried
+def test_harness_settings_are_never_carried(
+    source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    env = {**launch.env, "VLLM_ENGINE_READY_TIMEOUT_S": "7200", "PYTHONNOUSERSITE": "1"}
+    _, plan = _plan(source, rules, replace(launch, env=env))
+    assert not any(e.subject in env and e.subject.startswith(("VLLM_ENGINE", "PYTHON"))
+                   for e in plan.edits)  # fmt: skip
+    harness = {s.subject for s in plan.settings if s.knob == "harness"}
+    assert "VLLM_ENGINE_READY_TIMEOUT_S" in harness
+    # a harness variable env.yaml does not list is benchmark-only in the diff itself
+    assert "PYTHONNOUSERSITE" in {n.subject for n in plan.benchmark_only}
+
+
+# 6. edits are scoped to what was verified
+def test_a_shared_amd_value_changed_for_mi355x_is_overridden_at_mi355x(
+    source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    before, plan = _plan(source, rules, launch)
+    assert "hardware_overrides.amd.extra_args[3]:--moe-backend" not in _edits(plan)
+    assert plan.after is not None
+    for hw in ("mi300x", "mi325x", "mi350x"):
+        assert _render(plan.after, hw) == _render(before, hw)
+    assert "--moe-backend aiter" in _render(plan.after, "mi355x")
+
+
+def test_a_broad_node_only_verified_renderings_draw_from_is_edited_in_place(
+    source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    # move the MoE backend to the MI355X + single_node_tp layer: nothing else draws from it
+    text = source.read_bytes(RECIPE).decode()
+    text = text.replace(
+        '      - "--moe-backend"\n      - "aiter_triton_mxfp4_bf16"\n', "", 1
+    ).replace(
+        "    tp:\n      amd: 4\n",
+        "    tp:\n      amd: 4\n    hardware_overrides:\n      mi355x:\n        extra_args:\n"
+        '          - "--moe-backend"\n          - "aiter_triton_mxfp4_bf16"\n',
+        1,
+    )
+    overlay = OverlaySource(source, {RECIPE: text.encode()})
+    _, plan = _plan(overlay, rules, launch)
+    edit = _edits(plan)[f"{SO_MI355X}.extra_args[1]:--moe-backend"]
+    assert edit.before == "aiter_triton_mxfp4_bf16" and edit.after == "aiter"
+
+
+def test_a_mode_arg_changed_on_one_gpu_is_a_mode_hardware_override(
+    source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    argv = list(launch.argv)
+    index = argv.index("--speculative-config")
+    argv[index + 1] = argv[index + 1].replace(
+        '"num_speculative_tokens":5', '"num_speculative_tokens":3'
+    )
+    assert argv[index + 1] != launch.argv[index + 1]
+    before, plan = _plan(source, rules, replace(launch, argv=tuple(argv)))
+    nodes = [e.node for e in plan.edits if e.subject == "--speculative-config"]
+    assert nodes and all(
+        ".hardware_overrides.mi355x." in n and n.startswith("features.") for n in nodes
+    )
+    assert plan.after is not None
+    features = ("spec_decoding",)
+    assert _render(plan.after, "mi350x", features) == _render(before, "mi350x", features)
+
+
+# 7. images: floating stays floating; a pin is re-pinned with evidence
+def test_a_floating_image_stays_floating(
+    source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    floating = _edited(source, 'amd: "vllm/vllm-openai-rocm:deepseekv41-flash-0909"',
+                       'amd: "vllm/vllm-openai-rocm:nightly"')  # fmt: skip
+    _, plan = _plan(floating, rules, launch, evidence=PASSED)
+    assert not any(e.kind == "image" for e in plan.edits)
+    (image,) = [s for s in plan.settings if s.knob == "image"]
+    assert image.bench == NIGHTLY and "keeps floating" in image.reason
+
+
+def test_a_pinned_image_is_repinned_with_evidence(
+    source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    _, without = _plan(source, rules, launch)
+    assert not any(e.kind == "image" for e in without.edits)
+    _, plan = _plan(source, rules, launch, evidence=PASSED)
+    (image,) = [e for e in plan.edits if e.kind == "image"]
+    assert image.after == NIGHTLY
+    assert image.node == "variants.default.hardware_overrides.mi355x.docker_image"
+
+
+# 8. another parallelism: the variant's tp only under the stated evidence
+def test_variant_tp_is_proposed_when_every_point_runs_it_and_the_eval_passed(
+    source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    _, plan = _plan(source, rules, launch, evidence=PASSED, tp=8)
+    (edit,) = [e for e in plan.edits if e.kind == "tp"]
+    assert edit.node == "variants.default.tp.mi355x" and edit.after == "8"
+    assert plan.after is not None and "--tensor-parallel-size 8" in _render(plan.after, "mi355x")
+    assert "--tensor-parallel-size 4" in _render(plan.after, "mi350x")
+
+
+def test_a_new_workload_feature_end_to_end_is_one_hunk_and_moves_only_amd_with_it(
+    align_cli: AlignCli, bench_clone: Path
+) -> None:
+    script = "benchmarks/single_node/agentic/dsv41flash_fp4_mi355x_vllm_mtp.sh"
+    commit_edit(
+        bench_clone,
+        script,
+        "  --disable-uvicorn-access-log\n)",
+        "  --disable-uvicorn-access-log\n  --no-enable-prefix-caching\n)",
+    )
+    status, out = align_cli(evidence=False, bench=bench_clone, bench_ref="pr")
+    assert status == 1
+    patch = (out / "recipe.patch").read_text()
+    hunk = next(h for h in patch.split("@@") if "+  agentic:" in h)
+    assert "+      amd:" in hunk and "+  - agentic" in hunk  # feature and opt-in together
+    data = json.loads((out / "plan.json").read_text())
+    matrix = data["plans"][0]["matrix"]
+    assert matrix["unexpected"] == [] and matrix["ineffective"] == []
+    title = (out / "pr-title.txt").read_text()
+    assert title.startswith("[DeepSeek-V4.1-Flash][MI355X] Align MoE backend and opt-in agentic")

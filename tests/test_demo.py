@@ -26,9 +26,7 @@ def test_demo_aligns_the_seed_and_the_audit_confirms_it(
         "[DeepSeek-V4.1-Flash][MI355X] Align AMD image and MoE backend with InferenceX #3058\n"
     )
     patch = (align / "recipe.patch").read_text()
-    assert (
-        '+        docker_image: "vllm/vllm-openai-rocm:'
-        'nightly-eed1f3d0c6043bd494424a22443ee198dd56f657"' in patch
-    )
+    nightly = "vllm/vllm-openai-rocm:nightly-eed1f3d0c6043bd494424a22443ee198dd56f657"
+    assert f'+        docker_image: "{nightly}"' in patch
     for report in ("audit-before.html", "audit-after.html", "audit-before.md", "audit-after.md"):
         assert (tmp_path / "demo" / report).stat().st_size > 1000

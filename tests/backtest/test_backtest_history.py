@@ -150,9 +150,10 @@ def test_cli_reports_every_pr_with_a_reason_and_resumes(
     seed = rows[3058]
     assert seed["outcome"] == "alignment PR", seed["reason"]
     assert seed["files"] == ["models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"]
-    assert "hardware_overrides.amd.extra_env.AITER_TRITON_LOG_LEVEL" in {
-        e["node"] for e in seed["edits"]
-    }
+    assert (
+        "strategy_overrides.single_node_tp.hardware_overrides.mi355x.extra_env.AITER_TRITON_LOG_LEVEL"
+        in {e["node"] for e in seed["edits"]}
+    )
     assert all(r["reason"] for r in data["prs"]) and data["counts"].get("error") is None
     assert len(cache.read_text().splitlines()) == 2
     first = out.read_bytes()

@@ -14,7 +14,11 @@ def test_demo_aligns_the_seed_and_the_audit_confirms_it(
 ) -> None:
     assert main(["demo", "--out", str(tmp_path / "demo")]) == 0
     out = capsys.readouterr().out
-    assert "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml: alignment PR (4 edits, +11/-0)" in out
+    assert "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml: alignment PR (4 edits, +70/-0)" in out
+    assert (
+        "  guide: inserted “FP4 benchmark reproduction (InferenceX MI355X agentic sweep)” "
+        "(at the end of the guide)" in out
+    )
     assert "before the alignment PR: 29 aligned, 7 drifted, 2 unmapped, 2 unresolved" in out
     assert "after applying recipe.patch" in out and "0 drifted" in out
     align = tmp_path / "demo" / "align"

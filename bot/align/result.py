@@ -12,6 +12,7 @@ from bot.align.compare import Comparison
 from bot.align.matrix import BuilderReport, RegressionMatrix
 from bot.align.plan import AlignmentPlan
 from bot.align.profile import Profile
+from bot.align.reproduction import GuideDrift, GuidePlacement
 from bot.benchmarks import BenchRepo, LaunchLine, Point
 from bot.evidence.collect import BlobShaAt
 from bot.evidence.model import EvidenceReport
@@ -97,6 +98,13 @@ class RecipeOutcome:
     patch: str = ""  # git-applicable unified diff ("" when none)
     new_text: bytes | None = None
     fingerprint: str = ""
+    guide: tuple[GuidePlacement, ...] = ()  # reproduction sections and what happened to each
+    guide_drift: tuple[GuideDrift, ...] = ()  # hand-written guide commands vs launch lines
+
+    @property
+    def guide_only(self) -> bool:
+        """The patch changes only the guide (no recipe node is edited)."""
+        return self.status == "patch" and not self.plan.edits
 
     @property
     def recipe_path(self) -> str:

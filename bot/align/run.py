@@ -12,21 +12,32 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.align.change import AffectedKey, benchmark_change
 from bot.align.compare import compare, taxonomy_vram
 from bot.align.evidence import collect, evidence_for
 from bot.align.matrix import BuilderReport, regression_matrix
+from bot.align.overlay import OverlaySource
 from bot.align.plan import AlignmentPlan, Target, plan_recipe
 from bot.align.profile import Unmapped, map_profile
+from bot.align.reproduction import (
+    GuideDrift,
+    GuidePlacement,
+    SectionPoint,
+    apply_sections,
+    build_sections,
+    guide_drift,
+    section_points,
+)
 from bot.align.result import AlignInputs, AlignRun, KeyResult, PointResult, RecipeOutcome
 from bot.benchmarks import BenchRepo, LaunchLine, extract, load_bench_repo, points
 from bot.benchmarks.scope import multinode_reason
 from bot.errors import InputError, Location, RecipeSyncError
 from bot.evidence.model import EvidenceReport
-from bot.recipes import RecipesRepo
+from bot.recipes import RecipesRepo, load_recipes
+from bot.recipes.edit.splice import unified_diff
 from bot.recipes.tolerant import load_recipes_tolerant
 from bot.rules import Rules
 from bot.shell import JobTooLarge, job_budget
@@ -189,42 +200,117 @@ def fingerprint(patch: str) -> str:
     return hashlib.sha256("\n".join(kept).encode("utf-8")).hexdigest()
 
 
-def outcome(inputs: AlignInputs, recipes: RecipesRepo, plan: AlignmentPlan) -> RecipeOutcome:
-    """The patch (after the regression matrix and the builder) or why there is none."""
+def empty_plan(path: str) -> AlignmentPlan:
+    """The plan of a recipe that only other points of the sweep map to (no node to edit)."""
+    return AlignmentPlan(path, (), (), (), (), (), (), (), (), (), ())
+
+
+@dataclass(frozen=True)
+class GuideInputs:
+    """What the reproduction sections and the guide-drift check of one run need."""
+
+    source: FileSource  # the recipes (base)
+    head: BenchRepo
+    points: tuple[SectionPoint, ...]
+    evidence: EvidenceReport | None
+
+
+def outcome(
+    inputs: AlignInputs,
+    recipes: RecipesRepo,
+    plan: AlignmentPlan,
+    guide: GuideInputs | None = None,
+) -> RecipeOutcome:
+    """The patch (node edits and reproduction sections, after the regression matrix and the
+    builder) or why there is none."""
     if plan.status == "failed":
         why = plan.failure or "no edit found"
         reason = f"no alignment edit of {plan.recipe_path} is proposed: {why}"
         return RecipeOutcome(plan, None, "failed", reason)
-    if plan.status != "patch" or plan.result is None or plan.after is None:
+    path = plan.recipe_path
+    node_patch = plan.status == "patch" and plan.result is not None and plan.after is not None
+    placements: tuple[GuidePlacement, ...] = ()
+    drift: tuple[GuideDrift, ...] = ()
+    original = ""
+    text = plan.result.text if node_patch and plan.result is not None else ""
+    if guide is not None:
+        original = guide.source.read_bytes(path).decode("utf-8", errors="replace")
+        if not node_patch:
+            text = original
+        base_repo = plan.after if node_patch and plan.after is not None else recipes
+        drift = tuple(guide_drift(original, path, guide.points, recipes, inputs.rules))
+        if plan.status != "blocked":
+            sections = build_sections(
+                [p for p in guide.points if p.profile.recipe_path == path],
+                base_repo,
+                inputs.rules,
+                guide.head,
+                bench_ref=inputs.bench_ref,
+                bench_url=_pr_url(inputs),
+                head_sha=inputs.head_sha,
+                evidence=guide.evidence,
+            ).get(path, [])
+            text, placements = apply_sections(
+                text,
+                path,
+                sections,
+                drift,
+                inputs.rules.policy.guide_sections,
+                edited=node_patch,
+            )
+    guide_changed = guide is not None and text != (
+        plan.result.text if node_patch and plan.result is not None else original
+    )
+    if not node_patch and not guide_changed:
         if plan.skipped:
             reason = "drift remains that no safe edit closes: " + "; ".join(plan.skipped)
-            return RecipeOutcome(plan, None, "blocked", reason)
-        return RecipeOutcome(plan, None, "aligned", "already aligned")
-    new_text = plan.result.text.encode("utf-8")
+            return RecipeOutcome(plan, None, "blocked", reason, guide=placements, guide_drift=drift)
+        return RecipeOutcome(
+            plan, None, "aligned", "already aligned", guide=placements, guide_drift=drift
+        )
+    if guide is None:
+        assert plan.result is not None
+        text, original = plan.result.text, ""
+    new_text = text.encode("utf-8")
+    if guide_changed:
+        assert guide is not None
+        after = load_recipes(OverlaySource(guide.source, {path: new_text}))
+        diff = unified_diff(original, text, path)
+    else:
+        assert plan.after is not None and plan.result is not None
+        after, diff = plan.after, plan.result.diff
     if inputs.builder is not None:
-        builder = inputs.builder({plan.recipe_path: new_text}, plan.after)
+        builder = inputs.builder({path: new_text}, after)
     else:
         builder = BuilderReport(False, True, "", "not run: no recipes tree to build")
     matrix = regression_matrix(
         recipes,
-        plan.after,
-        plan.recipe_path,
+        after,
+        path,
         plan.edits,
         [t.profile for t in plan.targets],
         builder,
     )
     blocked = matrix.blocked
     if blocked is not None:
-        return RecipeOutcome(plan, matrix, "blocked", blocked)
+        return RecipeOutcome(plan, matrix, "blocked", blocked, guide=placements, guide_drift=drift)
     return RecipeOutcome(
         plan,
         matrix,
         "patch",
         "",
-        patch=plan.result.diff,
+        patch=diff,
         new_text=new_text,
-        fingerprint=fingerprint(plan.result.diff),
+        fingerprint=fingerprint(diff),
+        guide=placements,
+        guide_drift=drift,
     )
+
+
+def _pr_url(inputs: AlignInputs) -> str | None:
+    if inputs.bench_repo and inputs.pr_number is not None:
+        return f"https://github.com/{inputs.bench_repo}/pull/{inputs.pr_number}"
+    return None
 
 
 def align(inputs: AlignInputs) -> AlignRun:
@@ -259,6 +345,10 @@ def align(inputs: AlignInputs) -> AlignRun:
             earlier_heads=inputs.earlier_heads,
             rules=rules,
         )
+    points = tuple(section_points(keys))
+    by_recipe = targets_by_recipe(keys, head, evidence, rules)
+    guide = GuideInputs(recipes_source, head, points, evidence)
+    paths = sorted({*by_recipe, *(p.profile.recipe_path for p in points)})
     outcomes = [
         outcome(
             inputs,
@@ -267,11 +357,14 @@ def align(inputs: AlignInputs) -> AlignRun:
                 recipes,
                 recipes_source,
                 rules,
-                targets,
+                by_recipe[path],
                 ignored=inputs.ignored_flags.get(path, frozenset()),
-            ),
+            )
+            if path in by_recipe
+            else empty_plan(path),
+            guide,
         )
-        for path, targets in sorted(targets_by_recipe(keys, head, evidence, rules).items())
+        for path in paths
     ]
     return AlignRun(
         inputs, head, recipes, change, keys, tuple(outcomes), evidence, broken_recipes=broken

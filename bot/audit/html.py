@@ -22,7 +22,7 @@ from html import escape
 
 from bot.audit.groups import Entry, KeyGroup, RecipeGroup, group_report, top_flags
 from bot.audit.markdown import TITLE
-from bot.audit.model import STATUSES, AuditReport, FlagRow
+from bot.audit.model import STATUSES, AuditReport, AuditRow, FlagRow
 
 COLORS: Mapping[str, str] = {
     "aligned": "#2da44e",
@@ -106,7 +106,7 @@ SCRIPT = r"""
   var table = document.getElementById('rows');
   var groups = Array.prototype.slice.call(table.tBodies);
   var entries = Array.prototype.slice.call(table.querySelectorAll('tr.entry'));
-  var names = ['status', 'hardware', 'model', 'text'];
+  var names = ['status', 'hardware', 'model', 'guide', 'text'];
   var filters = {};
   names.forEach(function (n) { filters[n] = document.getElementById('filter-' + n); });
   var shown = document.getElementById('shown');
@@ -118,6 +118,7 @@ SCRIPT = r"""
       var ok = (!f.status || row.getAttribute('data-status') === f.status) &&
         (!f.hardware || row.getAttribute('data-hardware') === f.hardware) &&
         (!f.model || row.getAttribute('data-model') === f.model) &&
+        (!f.guide || row.getAttribute('data-guide') === f.guide) &&
         (!text || row.textContent.toLowerCase().indexOf(text) >= 0 ||
           row.parentNode.rows[0].textContent.toLowerCase().indexOf(text) >= 0);
       row.hidden = !ok;
@@ -438,11 +439,50 @@ def _entry(key: KeyGroup, entry: Entry, recipes: Links, bench: Links) -> str:
     )
     if row.notes:
         why += f"<div class=notes>{_e('; '.join(row.notes))}</div>"
+    why += _guide(row)
     return (
         f"<tr class=entry data-status='{row.status}' data-hardware='{_e(row.hardware)}' "
         f"data-model='{_e(row.model)}' data-key='{_e(key.config_key)}' "
+        f"data-guide='{_e(row.guide_status or 'none')}' "
         f"data-lines='{len(entry.rows)}'><td>{where}</td><td>{state}</td>"
         f"<td class=reasons>{why or '—'}</td></tr>"
+    )
+
+
+def _guide(row: AuditRow) -> str:
+    """The guide commands documenting this profile, and how each differs from the launch."""
+    items = "".join(
+        f"<li title='{_e(g.recipe)}:{g.line}'>guide: {_e(g.heading or '(no heading)')} "
+        f"<span class=notes>line {g.line}"
+        + (", cites the benchmark" if g.cites_benchmark else "")
+        + (", managed" if g.managed else "")
+        + "</span>"
+        + (
+            "<ul class=flags>"
+            + "".join(
+                f"<li title='{_e(f.reason)}'>{_code(f.flag)} {_code(f.bench)} "
+                f"vs guide {_code(f.recipe)}</li>"
+                for f in g.drift
+            )
+            + "</ul>"
+            if g.drift
+            else " matches"
+        )
+        + "</li>"
+        for g in row.guide
+    )
+    return f"<ul class=flags>{items}</ul>" if items else ""
+
+
+def _guide_summary(report: AuditReport) -> str:
+    counts = report.guide_commands()
+    if not counts["compared"]:
+        return ""
+    return (
+        f"<p class=sub id=guide-summary>guide commands compared with a launch line: "
+        f"{counts['compared']}, drifted: {counts['drifted']} "
+        f"({counts['drifted_citing_benchmark']} in hand-written sections citing the "
+        "benchmark)</p>"
     )
 
 
@@ -537,7 +577,7 @@ def render_html(report: AuditReport, history: Sequence[HistoryPoint] = ()) -> st
         f"<p class=sub>benchmark repository <code>{_e(bench_label)}</code> · recipes "
         f"repository <code>{_e(recipes_label)}</code> · {len(report.rows)} launch lines of "
         f"{report.keys_audited} vLLM config keys, {entries} distinct entries</p>"
-        f"<div class=cards id=summary>{cards}</div>{warnings}"
+        f"<div class=cards id=summary>{cards}</div>{_guide_summary(report)}{warnings}"
         f"<div class=charts>{charts}</div>"
         "<h2>By recipe</h2><div class=filters>"
         "<label>status <select id=filter-status><option value=''>all</option>"
@@ -546,6 +586,8 @@ def render_html(report: AuditReport, history: Sequence[HistoryPoint] = ()) -> st
         f"{_options(hardware)}</select></label>"
         "<label>model <select id=filter-model><option value=''>all</option>"
         f"{_options(models)}</select></label>"
+        "<label>guide command <select id=filter-guide><option value=''>all</option>"
+        f"{_options(['drifted', 'matches', 'none'])}</select></label>"
         "<label>search <input id=filter-text type=search></label>"
         f"<span id=shown>{entries} entries</span></div>"
         f"<table id=rows data-total='{entries}'><colgroup><col class=where><col class=state>"

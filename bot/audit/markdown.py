@@ -129,6 +129,48 @@ def recipe_table(cells: _Cells, groups: Sequence[RecipeGroup]) -> list[str]:
     return lines
 
 
+GUIDE_SHOWN = 40
+
+
+def _guide_lines(report: AuditReport, cells: _Cells) -> list[str]:
+    """Copy-paste ``vllm serve`` commands of recipe guides that differ from the launch line
+    of the profile they document (hardware in the heading, same parallelism)."""
+    counts = report.guide_commands()
+    if not counts["compared"]:
+        return []
+    lines = [
+        "### Guide commands",
+        "",
+        f"{counts['compared']} guide commands compared with a launch line; "
+        f"{counts['drifted']} drifted, {counts['drifted_citing_benchmark']} of them in "
+        "hand-written sections that cite the benchmark.",
+        "",
+    ]
+    drifted = report.drifted_guide_commands()
+    if drifted:
+        lines += [
+            "| recipe line | section | compared with | differences |",
+            "|---|---|---|---|",
+        ]
+        for row, guide in drifted[:GUIDE_SHOWN]:
+            diffs = "<br>".join(
+                f"{cells.code(f.flag)}: {cells.code(f.bench)} (benchmark) vs "
+                f"{cells.code(f.recipe)} (guide)"
+                for f in guide.drift
+            )
+            where = cells.code(f"{guide.recipe}:{guide.line}")
+            cites = " (cites the benchmark)" if guide.cites_benchmark else ""
+            lines.append(
+                f"| {where} | {cells.text(guide.heading)}{cites} | "
+                f"{cells.code(row.config_key)} {cells.text(row.point_label)} {row.arm} | "
+                f"{diffs} |"
+            )
+        if len(drifted) > GUIDE_SHOWN:
+            lines.append(f"… {len(drifted) - GUIDE_SHOWN} more in the JSON and HTML outputs.")
+        lines.append("")
+    return lines
+
+
 def render_markdown(
     report: AuditReport,
     *,
@@ -172,6 +214,7 @@ def render_markdown(
             "",
             f"Every difference with its reason and links: [the full report]({details_url}).",
         ]
+    out += _guide_lines(report, cells)
     if report.internal_errors:
         out += [
             "",

@@ -47,6 +47,20 @@ class FlagRow:
 
 
 @dataclass(frozen=True)
+class GuideRow:
+    """A copy-paste ``vllm serve`` of the recipe's guide that documents this row's profile
+    (same model, hardware named in its headings, same parallelism), diffed with the launch."""
+
+    recipe: str  # the recipe file
+    heading: str  # the heading path above it
+    line: int  # 1-based line in the recipe file
+    managed: bool  # inside a recipe-sync managed block
+    cites_benchmark: bool  # its section names the benchmark
+    drift: tuple[FlagRow, ...]
+    not_compared: tuple[str, ...] = ()  # flags whose guide value is a shell variable
+
+
+@dataclass(frozen=True)
 class AuditRow:
     """The verdict on one launch line of the benchmark repository."""
 
@@ -68,6 +82,15 @@ class AuditRow:
     script: str | None = None
     recipe_file: str = ""  # models/<org>/<name>.yaml of the profile compared against
     launch_at: str = ""  # script:line of the ``vllm serve`` launch
+    guide: tuple[GuideRow, ...] = ()  # guide commands documenting this profile
+
+    @property
+    def guide_status(self) -> str:
+        """``drifted`` when a guide command documenting this profile differs from the launch
+        line, ``matches`` when every one matches, ``""`` when the guide has none."""
+        if not self.guide:
+            return ""
+        return "drifted" if any(g.drift for g in self.guide) else "matches"
 
     @property
     def drift_count(self) -> int:
@@ -124,6 +147,8 @@ class AuditRow:
             "script": self.script,
             "recipe_file": self.recipe_file,
             "launch_at": self.launch_at,
+            "guide_status": self.guide_status,
+            "guide": [asdict(g) for g in self.guide],
         }
 
 
@@ -161,6 +186,42 @@ class AuditReport:
     @property
     def keys_audited(self) -> int:
         return len({row.config_key for row in self.rows})
+
+    def drifted_guide_commands(self) -> list[tuple[AuditRow, GuideRow]]:
+        """Each drifted guide command once, with the first launch-line row it was compared
+        with (hand-written sections citing the benchmark first)."""
+        found: dict[tuple[str, int], tuple[AuditRow, GuideRow]] = {}
+        for row in self.rows:
+            for guide in row.guide:
+                if not guide.drift:
+                    continue
+                where = (guide.recipe, guide.line)
+                # the eval arm (real acceptance) is the clearest witness when there is one
+                if where not in found or (row.arm == "eval" and found[where][0].arm != "eval"):
+                    found[where] = (row, guide)
+        return sorted(
+            found.values(),
+            key=lambda pair: (not pair[1].cites_benchmark, pair[1].recipe, pair[1].line),
+        )
+
+    def guide_commands(self) -> dict[str, int]:
+        """Distinct guide commands compared with a launch line: how many, how many drifted,
+        how many of the drifted are hand-written sections citing the benchmark."""
+        seen: dict[tuple[str, int], GuideRow] = {}
+        drifted: dict[tuple[str, int], GuideRow] = {}
+        for row in self.rows:
+            for guide in row.guide:
+                where = (guide.recipe, guide.line)
+                seen.setdefault(where, guide)
+                if guide.drift:
+                    drifted.setdefault(where, guide)
+        return {
+            "compared": len(seen),
+            "drifted": len(drifted),
+            "drifted_citing_benchmark": sum(
+                1 for g in drifted.values() if g.cites_benchmark and not g.managed
+            ),
+        }
 
     def by_status(self) -> dict[str, int]:
         counts = Counter(row.status for row in self.rows)
@@ -266,6 +327,7 @@ class AuditReport:
                     for group, count in self.out_of_scope_by_framework().items()
                 },
                 "internal_errors": self.internal_errors,
+                "guide_commands": self.guide_commands(),
             },
             "warnings": list(self.warnings),
             "out_of_scope": [item.to_json() for item in self.out_of_scope],

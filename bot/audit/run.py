@@ -33,9 +33,18 @@ from bot.align.compare import (
 )
 from bot.align.compare import taxonomy_vram as compute_vram
 from bot.align.profile import Profile, Unmapped, map_profile
+from bot.align.reproduction import SectionPoint, guide_drift
 from bot.audit.launch import UnresolvedImpact, describe_unresolved, unresolved_impact
 from bot.audit.load import BenchLoad, load_bench
-from bot.audit.model import AuditReport, AuditRow, FlagRow, KeyAudit, OutOfScope, Status
+from bot.audit.model import (
+    AuditReport,
+    AuditRow,
+    FlagRow,
+    GuideRow,
+    KeyAudit,
+    OutOfScope,
+    Status,
+)
 from bot.audit.provenance import (
     bench_origin,
     locate_recipe_lines,
@@ -178,6 +187,7 @@ class Auditor:
     _profiles: dict[tuple[Any, ...], Profile | Unmapped] = field(default_factory=dict)
     _renderings: dict[tuple[Any, ...], Rendering] = field(default_factory=dict)
     _verdicts: dict[tuple[Any, ...], Compared] = field(default_factory=dict)
+    guide_texts: Mapping[str, str] = field(default_factory=dict)  # recipe path → file text
 
     # -- one key --------------------------------------------------------------------------
 
@@ -318,7 +328,31 @@ class Auditor:
         if not mapped.represents_recipe and mapped.note:
             notes = (mapped.note, *notes)
         compared = self._compare(launch, mapped)
-        return row(compared.status, compared.reason, profile=mapped, compared=compared, notes=notes)
+        return replace(
+            row(compared.status, compared.reason, profile=mapped, compared=compared, notes=notes),
+            guide=self._guide(node.key, launch, mapped),
+        )
+
+    def _guide(self, key: str, launch: LaunchLine, profile: Profile) -> tuple[GuideRow, ...]:
+        """The guide commands documenting this launch line's profile, diffed with it."""
+        text = self.guide_texts.get(profile.recipe_path)
+        recipes = self.recipes.repo
+        if text is None or recipes is None:
+            return ()
+        point = SectionPoint(key, profile, launch, "represents")
+        found = guide_drift(text, profile.recipe_path, [point], recipes, self.rules)
+        return tuple(
+            GuideRow(
+                recipe=item.recipe_path,
+                heading=item.heading,
+                line=item.line,
+                managed=item.managed,
+                cites_benchmark=item.cites_benchmark,
+                drift=tuple(flag_row(d) for d in item.diffs),
+                not_compared=item.not_compared,
+            )
+            for item in found
+        )
 
     def _alternatives(self, launch: LaunchLine, impact: UnresolvedImpact) -> tuple[str, ...]:
         """Each run-time alternative of the line compared on its own: what it would show."""
@@ -667,6 +701,20 @@ class AuditRun:
     stats: Mapping[str, int]
 
 
+def guide_texts(source: FileSource, recipes: RecipesLoad) -> dict[str, str]:
+    """Recipe path → text of every loaded recipe with a guide (read once, before workers)."""
+    out: dict[str, str] = {}
+    if recipes.repo is None:
+        return out
+    for recipe in recipes.repo.recipes:
+        if isinstance(recipe.data.get("guide"), str):
+            try:
+                out[recipe.path] = source.read_bytes(recipe.path).decode("utf-8", "replace")
+            except (OSError, KeyError, RecipeSyncError):
+                continue
+    return out
+
+
 def run_audit(
     bench_source: FileSource,
     recipes_source: FileSource,
@@ -693,7 +741,9 @@ def run_audit(
     plan = make_plan(load, rules)
     if on_plan is not None:
         on_plan(sum(plan.sizes.values()))
-    auditor = Auditor(load.repo, recipes, rules, cache=cache)
+    auditor = Auditor(
+        load.repo, recipes, rules, cache=cache, guide_texts=guide_texts(recipes_source, recipes)
+    )
     results, workers = audit_keys(auditor, plan, jobs=jobs, progress=progress)
     report = assemble(load, recipes, plan, results)
     report = replace(

@@ -233,6 +233,11 @@ def summary_lines(run: AlignRun, texts: AlignTexts, written: list[Path]) -> list
             )
             for edit in found.plan.edits:
                 lines.append(f"  {edit.kind}: {edit.node} = {edit.after}")
+            for placed in found.guide:
+                if placed.action in ("inserted", "updated", "adopted"):
+                    lines.append(
+                        f"  guide: {placed.action} “{placed.section.heading}” ({placed.where})"
+                    )
             if found.matrix is not None:
                 moved = len(found.matrix.moved)
                 lines.append(
@@ -241,6 +246,11 @@ def summary_lines(run: AlignRun, texts: AlignTexts, written: list[Path]) -> list
                 )
         else:
             lines.append(f"{found.recipe_path}: no patch: {found.reason}")
+        drifted = [d for d in found.guide_drift if d.drifted and not d.managed]
+        for item in drifted:
+            lines.append(
+                f"  guide command drifted (line {item.line}, “{item.heading}”): {item.summary()}"
+            )
     if not run.outcomes:
         lines.append("no recipe profile is represented by the affected points: no patch")
     lines.append(f"check: {texts.check.conclusion}: {texts.check.title}")

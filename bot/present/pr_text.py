@@ -24,6 +24,7 @@ from bot.benchmarks.changelog import entries_for
 from bot.errors import RecipeSyncError
 from bot.github.sanitize import MAX_BODY, meta_comment, neutralize, truncate
 from bot.present.evidence import render_evidence_section
+from bot.present.guide import guide_section
 from bot.present.settings import settings_lines
 from bot.present.texts import PullRequestText
 from bot.recipes import RecipesRepo, Rendering, render
@@ -132,9 +133,27 @@ def _changes(plan: AlignmentPlan, recipes: RecipesRepo) -> list[str]:
     return words
 
 
-def title(plan: AlignmentPlan, recipes: RecipesRepo, bench_repo: str, pr: int | None) -> str:
+def title(
+    plan: AlignmentPlan,
+    recipes: RecipesRepo,
+    bench_repo: str,
+    pr: int | None,
+    outcome: RecipeOutcome | None = None,
+) -> str:
     """What changes, stable across runs: ``[DeepSeek-V4.1-Flash][MI355X] Align AMD image and
-    MoE backend with InferenceX #3058`` (no SHAs, run ids or counts)."""
+    MoE backend with InferenceX #3058`` (no SHAs, run ids or counts); a patch that only writes
+    reproduction sections: ``[Widget][MI355X] Add benchmark reproduction to the guide from
+    InferenceX #4000``."""
+    if not plan.edits and outcome is not None and outcome.guide:
+        ids = {p.section.hardware for p in outcome.guide}
+        hws = [hw for hw in recipes.hardware if hw in ids]
+        labels = "/".join(hw_label(recipes, h) for h in hws)
+        tags = f"[{_recipe_name(plan, recipes)}]" + (f"[{labels}]" if labels else "")
+        bench = bench_repo.rsplit("/", 1)[-1] if bench_repo else "benchmark"
+        keys = outcome.guide[0].section.keys
+        source = f"{bench} #{pr}" if pr is not None else f"{bench} {keys[0] if keys else ''}"
+        text = f"{tags} Add benchmark reproduction to the guide from {source}"
+        return " ".join(text.split())[:250]
     hws = _hardware(plan, recipes)
     labels = "/".join(hw_label(recipes, h) for h in hws)
     tags = f"[{_recipe_name(plan, recipes)}]" + (f"[{labels}]" if labels else "")
@@ -573,6 +592,8 @@ def body(run: AlignRun, outcome: RecipeOutcome, budget: TextBudget = TextBudget(
     plan = outcome.plan
     inputs = run.inputs
     recipes = run.recipes
+    if not plan.edits:
+        return _guide_only_body(run, outcome)
     target = plan.targets[0]
     assert plan.after is not None
     after = render(plan.after, target.profile.request())
@@ -605,6 +626,7 @@ def body(run: AlignRun, outcome: RecipeOutcome, budget: TextBudget = TextBudget(
                 f"{prose(verification.reason)}."
             )
     parts.append(summary)
+    parts.append(guide_section(outcome, inputs.rules.policy.guide_sections))
     change = next(k for k in run.keys if k.key.key == target.key).key
     head = f" (head {code(inputs.head_sha)})" if inputs.head_sha else ""
     parts.append(
@@ -633,6 +655,66 @@ def body(run: AlignRun, outcome: RecipeOutcome, budget: TextBudget = TextBudget(
     for item in plan.targets:
         parts.append(_evidence_section(run, plan, item, budget))
     parts.append(_lists_section(plan, budget))
+    return neutralize("\n\n".join("\n".join(p) for p in parts if p).rstrip() + "\n")
+
+
+def _guide_only_body(run: AlignRun, outcome: RecipeOutcome) -> str:
+    """A patch that only writes reproduction sections: none of the sweep's points is the
+    recipe's profile (another parallelism, synthetic acceptance), so no node moves."""
+    inputs = run.inputs
+    keys = list(dict.fromkeys(k for p in outcome.guide for k in p.section.keys))
+    reasons = sorted(
+        {
+            f"{code(r.key)} {md.text(r.point.label())} ({md.text(r.arm)}): {prose(r.reason)}"
+            for k in run.keys
+            for r in k.points
+            if r.profile is not None
+            and r.profile.recipe_path == outcome.recipe_path
+            and r.status in ("context", "other-point")
+        }
+    )
+    parts: list[list[str]] = [
+        [
+            f"Documents how to reproduce {', '.join(code(k) for k in keys)} of "
+            f"{ref(inputs.bench_ref)} in the guide of {code(outcome.recipe_path)}. "
+            + (
+                "The recipe's own profile already matches the benchmark, "
+                if outcome.plan.targets
+                else "None of its points is this recipe's profile, "
+            )
+            + "so no recipe node changes; every line of the section is computed from the "
+            "launch lines, the recipe's rendering and the runs."
+        ],
+        guide_section(outcome, inputs.rules.policy.guide_sections),
+    ]
+    if reasons:
+        shown = reasons[:MAX_LISTED]
+        parts.append(
+            [
+                "<details><summary>Why the points are not the recipe's profile</summary>",
+                "",
+                *[f"- {r}" for r in shown],
+                "",
+                "</details>",
+            ]
+        )
+    if inputs.head_sha:
+        parts.append([f"Benchmark head {code(inputs.head_sha)}."])
+    if inputs.recipes_sha:
+        where = f"{md.text(inputs.recipes_repo)} " if inputs.recipes_repo else ""
+        parts.append([f"Branched from {where}at {code(inputs.recipes_sha)}."])
+    if outcome.matrix is not None:
+        matrix = outcome.matrix
+        parts.append(
+            [
+                "### Validation",
+                "",
+                f"- Regression matrix: {len(matrix.rows)} renderings of this recipe compared "
+                f"before and after; {len(matrix.moved)} moved (the patch touches only "
+                "`guide`).",
+                f"- {whitespace_check(outcome.patch)}",
+            ]
+        )
     return neutralize("\n\n".join("\n".join(p) for p in parts if p).rstrip() + "\n")
 
 
@@ -668,7 +750,7 @@ def pull_request_text(
         }
     )
     return PullRequestText(
-        title=title(outcome.plan, run.recipes, inputs.bench_repo, inputs.pr_number),
+        title=title(outcome.plan, run.recipes, inputs.bench_repo, inputs.pr_number, outcome),
         body=capped_body(run, outcome, limit - len(meta) - 1),
         meta=meta,
     )

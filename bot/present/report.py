@@ -22,6 +22,7 @@ from bot.align.result import AlignRun, KeyResult, PointResult, RecipeOutcome
 from bot.contract import Annotation
 from bot.github.branches import alignment_branch
 from bot.github.sanitize import MAX_BODY, neutralize, truncate
+from bot.present.guide import guide_section
 from bot.present.pr_text import code, plain, prose, pull_request_text, ref
 from bot.present.secrets import Masker, run_credentials
 from bot.present.settings import settings_lines
@@ -148,7 +149,13 @@ def comment(run: AlignRun) -> str:
         plan = found.plan
         profiles = ", ".join(plain(t.profile.label) for t in plan.targets)
         out += ["", f"#### {code(found.recipe_path)} — {STATUS_TEXT[found.status]}", ""]
-        out.append(f"Represented by {profiles}.")
+        if profiles:
+            out.append(f"Represented by {profiles}.")
+        else:
+            out.append(
+                "None of the points is this recipe's profile (another parallelism or synthetic "
+                "acceptance); they are documented in the guide's reproduction section."
+            )
         if found.status == "patch":
             branch = (
                 alignment_branch(
@@ -186,6 +193,9 @@ def comment(run: AlignRun) -> str:
         carried = settings_lines(plan, 12)
         if carried:
             out += ["", *carried]
+        guide = guide_section(found, inputs.rules.policy.guide_sections)
+        if guide:
+            out += ["", "Guide:", "", *guide[2:]]
         lines = _verification_line(run, plan)
         if lines:
             out += ["", *lines]
@@ -216,6 +226,9 @@ def check(run: AlignRun) -> tuple[str, str, str]:
     if errors:
         conclusion = "failure"
         title = f"{len(errors)} launch line(s) could not be extracted"
+    elif drifting and all(o.guide_only for o in drifting):
+        conclusion = "action_required"
+        title = f"reproduction section to add: {names}"
     elif drifting:
         conclusion = "action_required"
         title = f"recipe drift: {names}"
@@ -328,6 +341,31 @@ def _plan_json(found: RecipeOutcome, texts: AlignTexts) -> dict[str, Any]:
                 "evidence_note": t.evidence_note,
             }
             for t in plan.targets
+        ],
+        "guide": [
+            {
+                "block": g.section.block_id,
+                "heading": g.section.heading,
+                "action": g.action,
+                "where": g.where,
+                "reason": g.reason,
+                "keys": list(g.section.keys),
+            }
+            for g in found.guide
+        ],
+        "guide_drift": [
+            {
+                "heading": d.heading,
+                "line": d.line,
+                "hardware": d.hardware,
+                "key": d.key,
+                "point": d.point,
+                "managed": d.managed,
+                "cites_benchmark": d.cites_benchmark,
+                "drift": [x.to_json() for x in d.diffs],
+                "not_compared": list(d.not_compared),
+            }
+            for d in found.guide_drift
         ],
         "edits": [
             {

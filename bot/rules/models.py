@@ -246,6 +246,9 @@ class Policy(Strict):
     branch_prefix: str = Field(default="recipe-sync/", pattern=r"^[A-Za-z0-9._/-]+/$")
     recipe_only_flags: Literal["report", "remove"] = "report"
     mark_verified: bool = True
+    # report: hand-written guide sections are compared, never rewritten; adopt: a hand-written
+    # section documenting the same benchmark lane is replaced by the managed one
+    guide_sections: Literal["report", "adopt"] = "report"
     eval_thresholds: list[EvalThreshold]
     pr: PrPolicy = PrPolicy()
     dashboard: bool = False

@@ -120,7 +120,11 @@ def test_a_value_known_only_at_run_time_is_not_copied(
     status, out = align_cli(evidence=False, bench=bench_clone, bench_ref="pr")
     assert status == 1  # a PR to open (README "Exit codes")
     patch = (out / "recipe.patch").read_text()
-    assert "--max-num-seqs" not in patch and '+          - "aiter"' in patch
+    nodes, guide = patch.split("<!-- recipe-sync:reproduction", 1)
+    assert "--max-num-seqs" not in nodes and '+          - "aiter"' in nodes
+    # the reproduction section names the variable instead of copying a value
+    assert '+    --max-num-seqs "$MAX_NUM_SEQS" \\' in guide
+    assert "the script computes it when it runs; set `MAX_NUM_SEQS`" in guide
     plan = _plan(out)["plans"][0]  # type: ignore[index]
     assert plan["skipped"] == [
         "DeepSeek-V4.1-Flash mi355x single_node_tp (tool_calling, reasoning, "

@@ -1,0 +1,122 @@
+"""Texts about the recipe guide: the reproduction sections an alignment writes and the
+hand-written guide commands that drift from the launch line (PR body and comment)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot import markdown as md
+from bot.align.reproduction import GuideDrift, GuidePlacement, ReproCommand
+from bot.align.result import RecipeOutcome
+
+ACTIONS = {
+    "inserted": "adds",
+    "updated": "updates",
+    "adopted": "adopts (replaces in place)",
+    "unchanged": "keeps (unchanged)",
+}
+
+
+def code(value: object) -> str:
+    return md.code(str(value))
+
+
+def _command_summary(command: ReproCommand) -> str:
+    parts = [f"{md.text(command.topology)}, {md.text(command.arm)},"]
+    if command.router is not None:
+        parts.append("with the router command")
+    if command.conc_rules:
+        parts.append(
+            "with "
+            + ", ".join(f"{code(flag)} = {md.text(rule)}" for flag, rule in command.conc_rules)
+        )
+    return " ".join(parts).rstrip(",")
+
+
+def placement_lines(placements: Sequence[GuidePlacement]) -> list[str]:
+    """One bullet per reproduction section: what happened, where, and what it carries."""
+    out: list[str] = []
+    for placed in placements:
+        section = placed.section
+        if placed.action == "skipped":
+            out.append(
+                f"- Reproduction section {code(section.heading)} not written: "
+                f"{md.text(placed.reason)}."
+            )
+            continue
+        commands = "; ".join(_command_summary(c) for c in section.commands)
+        deltas = sorted({d for c in section.commands for _, d in c.deltas})
+        benchmark_only = sorted(
+            {
+                name
+                for c in section.commands
+                for cls, name, _ in c.env
+                if cls in ("accuracy", "tuning", "unclassified", "workload")
+            }
+        )
+        line = (
+            f"- The guide {ACTIONS.get(placed.action, placed.action)} the managed section "
+            f"{code(section.heading)} ({md.text(placed.where)}; block "
+            f"{code(section.block_id)}): the full serve command of {commands}, the env exports "
+            f"by class, the image the benchmark ran"
+            + (" and the eval evidence" if section.evidence else "")
+            + "."
+        )
+        by_class: dict[str, int] = {}
+        for command in section.commands:
+            for cls, _ in command.deltas:
+                by_class[cls] = by_class.get(cls, 0) + 1
+        exports = ", ".join(code(n) for n in benchmark_only)
+        if deltas:
+            counts = ", ".join(f"{n} {cls}" for cls, n in sorted(by_class.items()))
+            line += (
+                f" Its deltas from the recipe's command ({counts}) are documented there, not "
+                "written into the recipe nodes"
+            )
+            line += f"; so are the benchmark-only exports {exports}." if exports else "."
+        elif exports:
+            line += f" The benchmark-only exports {exports} stay there, not in the recipe."
+        else:
+            line += " The recipe's command (with the edits above) already matches it."
+        left = sorted({n for c in section.commands for n in c.harness_left_out})
+        if left:
+            line += (
+                " Left out of both (benchmark harness, front end): "
+                + ", ".join(code(n) for n in left)
+                + "."
+            )
+        out.append(line)
+    return out
+
+
+def drift_lines(drift: Sequence[GuideDrift], policy: str) -> list[str]:
+    """Bullets for hand-written guide commands that differ from the launch line."""
+    out: list[str] = []
+    for item in drift:
+        if item.managed or not item.drifted:
+            continue
+        action = (
+            "replaced by the managed section (policy guide_sections: adopt)"
+            if policy == "adopt" and item.cites_benchmark
+            else "not rewritten (hand-written; policy guide_sections: report)"
+        )
+        shown = item.summary()
+        out.append(
+            f"- Guide command under {code(item.heading or '(no heading)')} (line {item.line}) "
+            f"vs {code(item.key)} {md.text(item.point)}: {md.text(shown)}; {action}."
+        )
+        if item.not_compared:
+            out[-1] += (
+                " Not compared (shell variables in the guide): "
+                + ", ".join(code(f) for f in item.not_compared)
+                + "."
+            )
+    return out
+
+
+def guide_section(outcome: RecipeOutcome, policy: str) -> list[str]:
+    """The PR body's / comment's "Guide" part (empty when the guide is not involved)."""
+    lines = placement_lines(outcome.guide) + drift_lines(outcome.guide_drift, policy)
+    if not lines:
+        return []
+    return ["### Guide", "", *lines]

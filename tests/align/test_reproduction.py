@@ -1,0 +1,221 @@
+"""Reproduction sections in the recipe guide and guide-command drift, on the Widget fixture
+(``fixtures/reproduction``): a TP4 lane against a TP8 recipe, an agentic DP-attention lane
+behind a router with synthetic-acceptance arms, a hand-written section that drifted."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from bot.align.result import RecipeOutcome
+from bot.present import present
+from bot.recipes.guide import (
+    locate_guide,
+    managed_blocks,
+    parse_markdown,
+    unbalanced_fences,
+)
+from bot.recipes.yaml12 import load_yaml
+from bot.rules import load_rules
+from tests.align.reproduction_fixture import (
+    AGENTIC_KEY,
+    TP4_KEY,
+    WIDGET,
+    build,
+    guide_with_hand_written_section,
+    run,
+    write_recipe,
+)
+
+
+def _only(outcomes: tuple[RecipeOutcome, ...]) -> RecipeOutcome:
+    assert [o.recipe_path for o in outcomes] == [WIDGET]
+    return outcomes[0]
+
+
+def _block(text: str) -> list[str]:
+    """The lines of the (single) managed block in the recipe text, as file lines."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if "<!-- recipe-sync:reproduction" in line)
+    end = next(i for i, line in enumerate(lines) if "<!-- /recipe-sync -->" in line)
+    return lines[start : end + 1]
+
+
+def _assert_valid_guide(text: str) -> str:
+    data = load_yaml(text, WIDGET)
+    guide = data["guide"]
+    assert not unbalanced_fences(guide)
+    assert guide.count("```") % 2 == 0
+    html = [t.content.strip() for t in parse_markdown(guide) if t.type == "html_block"]
+    assert any(h.startswith("<!-- recipe-sync:reproduction ") for h in html)
+    assert "<!-- /recipe-sync -->" in html
+    located = locate_guide(text, WIDGET)
+    assert located is not None and located.indent == "  "
+    return str(guide)
+
+
+def test_a_tp4_sweep_against_a_tp8_recipe_gets_a_new_section(tmp_path: Path) -> None:
+    bench, recipes = build(tmp_path)
+    original = (recipes / WIDGET).read_text()
+    result = run(bench, recipes, (TP4_KEY,))
+    outcome = _only(result.outcomes)
+    assert outcome.status == "patch" and outcome.guide_only
+    assert [(g.action, g.where) for g in outcome.guide] == [
+        ("inserted", "after the section “### AMD MI355X (TP8)”")
+    ]
+    assert outcome.new_text is not None
+    text = outcome.new_text.decode()
+    # byte-identical outside the block: the file is the original with lines inserted
+    before, after = original.splitlines(keepends=True), text.splitlines(keepends=True)
+    start = next(i for i, line in enumerate(after) if "recipe-sync:reproduction" in line)
+    added = len(after) - len(before)
+    assert after[:start] == before[:start] and after[start + added :] == before[start:]
+    assert {k: v for k, v in load_yaml(text, WIDGET).items() if k != "guide"} == {
+        k: v for k, v in load_yaml(original, WIDGET).items() if k != "guide"
+    }
+    guide = _assert_valid_guide(text)
+    assert guide.index("### FP4 benchmark reproduction (InferenceX MI355X sweep)") > guide.index(
+        "### AMD MI355X (TP8)"
+    )
+    assert guide.index("<!-- /recipe-sync -->") < guide.index("## Troubleshooting")
+    block = "\n".join(_block(text))
+    assert "Use `--tensor-parallel-size 4` (the recipe's command has `--tensor-parallel-size" in (
+        block
+    )
+    # the concurrency rule, not one point's number
+    assert '--max-num-seqs "$((2 * CONC))"' in block and "--max-num-seqs 128" not in block
+    assert "CONC=64  # the sweep ran 16, 32, 64" in block
+    # accuracy-sensitive env under the benchmark-only comment; harness left out
+    accuracy = block.index(
+        "# Benchmark-only — accuracy-sensitive; NOT part of the default command."
+    )
+    assert block.index("export VLLM_ROCM_QUICK_REDUCE_QUANTIZATION=INT4") > accuracy
+    assert block.index("export VLLM_ROCM_USE_AITER=1") < accuracy
+    assert "VLLM_ENGINE_READY_TIMEOUT_S=" not in block and "--host" not in block.split("```")[1]
+    texts = present(result)
+    pr = texts.prs[WIDGET]
+    assert pr.title == (
+        "[Widget][MI355X] Add benchmark reproduction to the guide from InferenceX #4000"
+    )
+    assert "None of its points is this recipe's profile" in pr.body
+    assert "The guide adds the managed section" in pr.body
+
+
+def test_an_existing_section_is_updated_in_place_and_nothing_else_moves(
+    tmp_path: Path,
+) -> None:
+    bench, recipes = build(tmp_path)
+    first = _only(run(bench, recipes, (TP4_KEY,)).outcomes)
+    assert first.new_text is not None
+    (recipes / WIDGET).write_bytes(first.new_text)
+    again = _only(run(bench, recipes, (TP4_KEY,)).outcomes)
+    assert again.status == "aligned" and [g.action for g in again.guide] == ["unchanged"]
+    script = bench / "benchmarks/single_node/fixed_seq_len/widget_fp4_mi355x_vllm.sh"
+    script.write_text(
+        script.read_text().replace("--kv-cache-dtype fp8 ", "--kv-cache-dtype fp8_e4m3 ")
+    )
+    updated = _only(run(bench, recipes, (TP4_KEY,)).outcomes)
+    assert updated.status == "patch" and [g.action for g in updated.guide] == ["updated"]
+    assert updated.new_text is not None
+    old, new = first.new_text.decode().splitlines(), updated.new_text.decode().splitlines()
+    assert len(old) == len(new)
+    changed = [i for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b]
+    start = next(i for i, line in enumerate(old) if "recipe-sync:reproduction" in line)
+    end = next(i for i, line in enumerate(old) if "/recipe-sync" in line)
+    assert changed and all(start < i < end for i in changed)
+    assert "    --kv-cache-dtype fp8_e4m3 \\" in new
+    added = [x for x in updated.patch.splitlines() if x.startswith("+") and not x.startswith("+++")]
+    assert all("fp8_e4m3" in x for x in added)
+    _assert_valid_guide(updated.new_text.decode())
+
+
+def test_an_agentic_dp_attention_arm_documents_its_router(tmp_path: Path) -> None:
+    bench, recipes = build(tmp_path)
+    outcome = _only(run(bench, recipes, (AGENTIC_KEY,)).outcomes)
+    assert outcome.new_text is not None
+    block = "\n".join(_block(outcome.new_text.decode()))
+    dp = block[block.index("**DP8 (DP attention) + EP8 + MTP**") :]
+    assert "--data-parallel-size 8 \\" in dp and "--enable-expert-parallel \\" in dp
+    assert '--max-num-seqs "$CONC"' in dp  # the script's rule for DP attention
+    router = dp[dp.index("The benchmark puts a router in front of the DP ranks:") :]
+    for line in (
+        "vllm-router \\",
+        '--worker-urls "http://localhost:$VLLM_BACKEND_PORT" \\',
+        "--policy consistent_hash \\",
+        "--intra-node-data-parallel-size 8 \\",
+    ):
+        assert line in router
+    assert "router.log" not in router and "&" not in router.split("```")[1]
+    # the eval arm is the command; the synthetic throughput arms are cited as such
+    assert "the command of the eval arm (real acceptance)" in dp
+    assert "`synthetic_acceptance_length: 2.5`" in dp
+    command = dp.split("```")[1]
+    assert '{"method":"mtp","num_speculative_tokens":3}' in command
+
+
+def test_a_synthetic_acceptance_arm_command_drops_the_synthetic_fields(tmp_path: Path) -> None:
+    bench, recipes = build(tmp_path)
+    outcome = _only(run(bench, recipes, (AGENTIC_KEY,)).outcomes)
+    assert outcome.new_text is not None
+    block = "\n".join(_block(outcome.new_text.decode()))
+    tp8 = block[block.index("**TP8 + MTP**") : block.index("**DP8 (DP attention)")]
+    assert "the command of the throughput arms, with real acceptance restored" in tp8
+    command = tp8.split("```")[1]
+    assert "synthetic" not in command and "rejection_sample_method" not in command
+    assert '--speculative-config \'{"method":"mtp","num_speculative_tokens":3}\'' in command
+    assert "drops `synthetic_acceptance_length`, `rejection_sample_method` from" in " ".join(
+        tp8.split()
+    )
+
+
+def test_a_hand_written_section_that_drifted_is_reported_not_rewritten(tmp_path: Path) -> None:
+    bench, recipes = build(tmp_path, guide_with_hand_written_section())
+    original = (recipes / WIDGET).read_text()
+    result = run(bench, recipes, (TP4_KEY,))
+    outcome = _only(result.outcomes)
+    assert outcome.status == "aligned" and outcome.patch == ""
+    assert [g.action for g in outcome.guide] == ["skipped"]
+    assert "documents this benchmark" in outcome.guide[0].reason
+    drifted = [d for d in outcome.guide_drift if d.drifted]
+    assert len(drifted) == 1
+    drift = drifted[0]
+    assert drift.cites_benchmark and not drift.managed
+    assert (
+        drift.heading == "Launching the Server / Benchmark reproduction (InferenceX MI355X sweep)"
+    )
+    assert original.splitlines()[drift.line - 1].strip().startswith("vllm serve acme/Widget")
+    flags = {d.flag: (d.bench_tokens, d.recipe_tokens) for d in drift.diffs}
+    assert flags["--kv-cache-dtype"] == (("--kv-cache-dtype", "fp8"), ())
+    assert flags["--max-num-seqs"][1] == ("--max-num-seqs", "256")
+    assert set(drift.not_compared) == {"--port", "--max-model-len"}
+    # the TP8 command under "AMD MI355X (TP8)" has no TP8 point of this lane to compare with
+    assert all(d.heading.endswith("(InferenceX MI355X sweep)") for d in outcome.guide_drift)
+    comment = present(result).comment
+    assert "Guide command under `Launching the Server / Benchmark reproduction" in comment
+    assert "not rewritten (hand-written; policy guide_sections: report)" in comment
+
+
+def test_policy_adopt_replaces_the_hand_written_section_in_place(tmp_path: Path) -> None:
+    bench, recipes = build(tmp_path, guide_with_hand_written_section())
+    rules = load_rules()
+    adopt = replace(rules, policy=rules.policy.model_copy(update={"guide_sections": "adopt"}))
+    outcome = _only(run(bench, recipes, (TP4_KEY,), adopt).outcomes)
+    assert outcome.status == "patch" and [g.action for g in outcome.guide] == ["adopted"]
+    assert outcome.new_text is not None
+    guide = _assert_valid_guide(outcome.new_text.decode())
+    assert "--max-num-seqs 256" not in guide and "The InferenceX MI355X lane runs TP4:" not in guide
+    assert [(b.kind) for b in managed_blocks(guide.splitlines())] == ["reproduction"]
+    assert guide.index("### AMD MI355X (TP8)") < guide.index("recipe-sync:reproduction")
+    assert guide.index("<!-- /recipe-sync -->") < guide.index("## Troubleshooting")
+    assert (
+        "The guide adopts (replaces in place) the managed section"
+        in present(run(bench, recipes, (TP4_KEY,), adopt)).prs[WIDGET].body
+    )
+
+
+def test_a_recipe_without_a_guide_is_reported_not_failed(tmp_path: Path) -> None:
+    bench, recipes = build(tmp_path)
+    write_recipe(recipes, "")
+    outcome = _only(run(bench, recipes, (TP4_KEY,)).outcomes)
+    assert outcome.status == "aligned"
+    assert [(g.action, g.reason) for g in outcome.guide] == [("skipped", "the recipe has no guide")]

@@ -1,0 +1,53 @@
+"""Guide-command drift in the audit: the rows, the Markdown summary, the HTML column and
+filter, on the Widget fixture (a hand-written reproduction section whose command drifted)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.audit import AuditReport, render_html, render_markdown
+from bot.audit.run import run_audit
+from bot.rules import load_rules
+from bot.sources import DirectorySource
+from tests.align.reproduction_fixture import (
+    TP4_KEY,
+    WIDGET,
+    build,
+    guide_with_hand_written_section,
+)
+
+
+def _report(tmp: Path) -> AuditReport:
+    bench, recipes = build(tmp, guide_with_hand_written_section())
+    return run_audit(DirectorySource(bench), DirectorySource(recipes), load_rules()).report
+
+
+def test_rows_of_the_documented_profile_carry_the_guide_drift(tmp_path: Path) -> None:
+    report = _report(tmp_path)
+    rows = [r for r in report.rows if r.config_key == TP4_KEY]
+    assert rows and all(r.guide_status == "drifted" for r in rows)
+    guide = rows[0].guide[0]
+    assert guide.recipe == WIDGET and guide.cites_benchmark and not guide.managed
+    assert guide.heading.endswith("Benchmark reproduction (InferenceX MI355X sweep)")
+    assert {f.flag for f in guide.drift} >= {"--kv-cache-dtype", "--max-num-seqs"}
+    assert set(guide.not_compared) == {"--port", "--max-model-len"}
+    # the agentic lane runs DP8 / TP8: the TP4 guide command does not document it, and the
+    # TP8 command's heading names MI355X but no TP8 point of the fixed lane exists
+    others = [r for r in report.rows if r.config_key != TP4_KEY and r.profile]
+    assert all(not g.cites_benchmark for r in others for g in r.guide)
+    assert report.guide_commands()["drifted_citing_benchmark"] == 1
+    assert report.to_json()["summary"]["guide_commands"]["drifted_citing_benchmark"] == 1
+
+
+def test_markdown_and_html_show_guide_drift_with_a_filter(tmp_path: Path) -> None:
+    report = _report(tmp_path)
+    text = render_markdown(report)
+    assert "### Guide commands" in text
+    assert "1 of them in hand-written sections that cite the benchmark" in text
+    line = next(x for x in text.splitlines() if x.startswith(f"| `{WIDGET}:"))
+    assert "(cites the benchmark)" in line and "`--kv-cache-dtype`: `fp8` (benchmark)" in line
+    page = render_html(report)
+    assert "<th data-col='guide' data-kind='text' scope=col>guide command</th>" in page
+    assert "<select id=filter-guide>" in page
+    assert "data-guide='drifted'" in page and "data-guide='none'" in page
+    assert "id=guide-summary" in page

@@ -10,6 +10,7 @@ from bot.align.profile import Profile
 from bot.benchmarks import LaunchLine
 from bot.recipes import CommandRendering, RecipesRepo, Rendering, render
 from bot.recipes.jsvalues import js_str
+from bot.recipes.repo import per_gpu_memory
 from bot.rules import KnobClass, Rules
 from bot.vllm import DiffReport, FlagDiff, LaunchSide, Verdict, diff_launch
 
@@ -42,12 +43,8 @@ def knob_of(rules: Rules, diff: FlagDiff) -> KnobClass | None:
 
 
 def taxonomy_vram(recipes: RecipesRepo) -> dict[str, float]:
-    """Per-GPU memory (GB) of every taxonomy profile: ``vram_gb / gpu_count``."""
-    vram: dict[str, float] = {}
-    for hw_id, profile in recipes.hardware.items():
-        if profile.vram_gb and profile.gpus:
-            vram[hw_id] = float(profile.vram_gb) / profile.gpus
-    return vram
+    """Per-GPU memory (GB) of every taxonomy profile (:func:`bot.recipes.repo.per_gpu_memory`)."""
+    return per_gpu_memory(recipes.hardware)
 
 
 @dataclass(frozen=True)

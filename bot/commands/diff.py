@@ -19,8 +19,9 @@ from typing import Any
 
 from bot.commands.grammar import add_output, casefold_choice, did_you_mean, output_format, write
 from bot.errors import InputError, Location
+from bot.recipes.repo import load_hardware, per_gpu_memory
 from bot.rules import load_rules
-from bot.rules.loader import line_of, read_yaml_with_positions, to_plain
+from bot.sources import DirectorySource
 from bot.vllm.diff import DiffReport, FlagDiff, LaunchSide, diff_launch
 from bot.vllm.normalise import Finding, split_launch_line
 from bot.vllm.values import compact
@@ -145,31 +146,8 @@ def _side(path: Path) -> tuple[LaunchSide, str | None]:
 
 
 def taxonomy_vram(recipes_dir: Path) -> dict[str, float]:
-    """Per-GPU memory by hardware id: ``vram_gb / gpu_count`` of ``taxonomy.yaml``."""
-    path = recipes_dir / "taxonomy.yaml"
-    data = read_yaml_with_positions(path, str(path))
-    profiles = data.get("hardware_profiles") if isinstance(data, dict) else None
-    if not isinstance(profiles, dict):
-        raise InputError(Location(str(path), "hardware_profiles"), "expected a mapping")
-    out: dict[str, float] = {}
-    for hw, entry in profiles.items():
-        plain = to_plain(entry)
-        key = f"hardware_profiles.{hw}"
-        if not isinstance(plain, dict):
-            raise InputError(
-                Location(str(path), key, line_of(data, ["hardware_profiles", hw])),
-                "expected a mapping",
-            )
-        vram, count = plain.get("vram_gb"), plain.get("gpu_count")
-        if vram is None and count is None:
-            continue
-        if not isinstance(vram, int | float) or not isinstance(count, int) or count <= 0:
-            raise InputError(
-                Location(str(path), key, line_of(data, ["hardware_profiles", hw])),
-                "vram_gb and gpu_count must be numbers (gpu_count > 0)",
-            )
-        out[str(hw)] = float(vram) / count
-    return out
+    """Per-GPU memory by hardware id, from the recipes' ``taxonomy.yaml`` alone."""
+    return per_gpu_memory(load_hardware(DirectorySource(recipes_dir)))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -178,8 +178,7 @@ def _load_strategies(source: FileSource, folder: str) -> dict[str, Strategy]:
     return found
 
 
-def load_recipes(source: FileSource) -> RecipesRepo:
-    """Read and check a recipes checkout. Raises :class:`InputError` on any bad file."""
+def _load_taxonomy(source: FileSource) -> tuple[dict[str, Any], dict[str, HardwareProfile]]:
     if not source.exists("taxonomy.yaml"):
         raise InputError(Location(f"{source.label}:taxonomy.yaml"), "file does not exist")
     tax_text = read_text(source, "taxonomy.yaml")
@@ -200,6 +199,26 @@ def load_recipes(source: FileSource) -> RecipesRepo:
                 ["hardware_profiles", hw_id],
                 "a hardware profile needs a brand and a generation",
             )
+    return taxonomy, hardware
+
+
+def load_hardware(source: FileSource) -> dict[str, HardwareProfile]:
+    """The hardware profiles of ``taxonomy.yaml`` alone (checked as :func:`load_recipes` does)."""
+    return _load_taxonomy(source)[1]
+
+
+def per_gpu_memory(hardware: Mapping[str, HardwareProfile]) -> dict[str, float]:
+    """Per-GPU memory (GB) of every taxonomy profile: ``vram_gb / gpu_count``."""
+    return {
+        hw_id: float(profile.vram_gb) / profile.gpus
+        for hw_id, profile in hardware.items()
+        if profile.vram_gb and profile.gpus
+    }
+
+
+def load_recipes(source: FileSource) -> RecipesRepo:
+    """Read and check a recipes checkout. Raises :class:`InputError` on any bad file."""
+    taxonomy, hardware = _load_taxonomy(source)
 
     strategies = _load_strategies(source, "strategies")
     strategies.update(_load_strategies(source, "kv_store"))

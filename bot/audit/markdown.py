@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 
 from bot.audit.groups import Entry, KeyGroup, RecipeGroup, group_report
 from bot.audit.model import STATUSES, AuditReport
-from bot.github.sanitize import inline, neutralize
+from bot.markdown import inline, neutralize, no_markers
 
 TITLE = "recipe-sync drift audit"
 MAX_VALUE = 100  # characters of a flag value shown in a cell
@@ -47,7 +47,7 @@ class _Cells:
         """A code span; in a table cell a ``|`` is escaped (GitHub splits cells first)."""
         value = _short(value)
         if self.safe:
-            value = value.replace("<!--", "<!-\u200b-")
+            value = no_markers(value)
         if not value:
             return "—"
         span = inline(value)

@@ -229,11 +229,11 @@ def test_untrusted_text_cannot_inject_markdown_or_html() -> None:
     for tag in ("<details>", "<summary>", "</summary>", "</details>"):
         prose = prose.replace(tag, "", 1)  # the renderer's own excerpt wrapper
     assert "<" not in prose and "@admin" not in prose
-    assert "@&#8203;team" in prose and "@&#8203;x" in prose
+    assert "@\u200bteam" in prose and "@\u200bx" in prose
     assert re.search(r"(?<!\\)\]\(javascript", section) is None and "\\*bold\\*" in section
     assert "> - \\- nested" in section
     # the job name sits in a code span whose fence is longer than its backtick run
-    assert "[``agentic eval <\u200b!-- x --\u200b> @admin `x` [a](http://e) / p1" in section
+    assert "[``agentic eval <!-\u200b- x -\u200b-> @admin `x` [a](http://e) / p1" in section
     # the log excerpt's fence is longer than the ``` inside it, and the </details> in the log
     # stays inside that fence
     fence = section.index("\n````\n")
@@ -242,10 +242,10 @@ def test_untrusted_text_cannot_inject_markdown_or_html() -> None:
 
 def test_markdown_helpers() -> None:
     assert md.text("a_b*c [d] <e> | ~f #g !h & @i") == (
-        "a\\_b\\*c \\[d\\] &lt;e> \\| \\~f \\#g \\!h &amp; @&#8203;i"
+        "a\\_b\\*c \\[d\\] &lt;e> \\| \\~f \\#g \\!h &amp; @\u200bi"
     )
-    assert md.text("<!-- m -->") == "&lt;\u200b\\!-- m --\u200b>"
-    assert md.code("<!--x-->") == "`<\u200b!--x--\u200b>`"
+    assert md.text("<!-- m -->") == "&lt;\\!-\u200b- m -\u200b->"
+    assert md.code("<!--x-->") == "`<!-\u200b-x-\u200b->`"
     assert md.text("- item", line_start=True) == "\\- item"
     assert md.text("1. item", line_start=True) == "\\1. item"
     assert md.text("- item") == "- item"

@@ -121,6 +121,7 @@ def _probe(recipe_path: str) -> str | None:
         assert any(s.subject == flag and s.bench == f"{flag} {value}" for s in plan.settings)
     matrix = regression_matrix(repo, plan.after, recipe_path, plan.edits, [profile], NOT_RUN)
     assert matrix.unexpected == (), matrix.unexpected
+    assert matrix.lost == (), matrix.lost
     assert matrix.moved, "the edits moved nothing"
     return recipe_path
 

@@ -110,8 +110,9 @@ def _plan(
         invalid=None,
     )
     request = rendering.request
-    profile = Profile(PATH, request.model, request.variant or "default", "h200",
-                      request.strategy or "", tuple(request.features or ()), dict(request.modes))  # fmt: skip
+    variant, strategy = request.variant or "default", request.strategy or ""
+    features = tuple(request.features or ())
+    profile = Profile(PATH, request.model, variant, "h200", strategy, features, dict(request.modes))
     comparison = compare(repo, rules, launch, profile)
     plan = plan_recipe(repo, source, rules, [Target("probe", profile, (comparison,))])
     return repo, profile, plan
@@ -144,17 +145,19 @@ def test_a_generation_value_changed_on_one_gpu_and_a_new_flag_share_one_override
     assert _value(after, "--max-num-batched-tokens") == "32768"
     assert _argv(plan.after, "h100") == _argv(before, "h100")
     matrix = regression_matrix(before, plan.after, PATH, plan.edits, [profile], NOT_RUN)
-    assert matrix.unexpected == () and matrix.ineffective == ()
+    assert matrix.unexpected == () and matrix.ineffective == () and matrix.lost == ()
     moved = {row.id.hardware for row in matrix.moved}
     assert moved == {"h200"}
 
 
-def test_a_changed_value_the_edit_loses_fails_the_plan(
+def test_a_changed_value_the_edit_loses_fails_the_plan_and_blocks_the_matrix(
     source: OverlaySource, pinned: Rules
 ) -> None:
-    """The re-render check: an edited recipe whose H200 override carries only the appended
-    flag (the changed value merged away) is a failure, not a patch keeping the old value."""
-    _, profile, plan = _plan(source, pinned, {"--moe-backend": "triton", "--max-num-seqs": "77"})
+    """An edited recipe whose H200 override carries only the appended flag (the changed
+    value merged away) fails the plan's re-render check and blocks the regression matrix:
+    never a patch that keeps the old value."""
+    changes = {"--moe-backend": "triton", "--max-num-seqs": "77"}
+    before, profile, plan = _plan(source, pinned, changes)
     lossy = RECIPE + (
         "strategy_overrides:\n  single_node_tp:\n    hardware_overrides:\n      h200:\n"
         '        extra_args:\n          - "--max-num-seqs"\n          - "77"\n'
@@ -163,6 +166,10 @@ def test_a_changed_value_the_edit_loses_fails_the_plan(
     rendering = render(repo, profile.request())
     failure = invariants(repo, pinned, plan.targets, [rendering], plan.edits)
     assert failure is not None and "--moe-backend" in failure, failure
+    # the regression matrix blocks it too (it does not rely on the planner having noticed)
+    matrix = regression_matrix(before, repo, PATH, plan.edits, [profile], NOT_RUN)
+    assert matrix.lost == (f"{profile.label}: --moe-backend did not move",)
+    assert matrix.blocked is not None and "--moe-backend did not move" in matrix.blocked
 
 
 def test_a_value_the_policy_holds_is_kept_and_listed(source: OverlaySource, pinned: Rules) -> None:

@@ -189,3 +189,29 @@ def test_a_value_the_policy_holds_is_kept_and_listed(source: OverlaySource, pinn
     assert _value(after, "--max-num-seqs") == "77"
     (setting,) = [s for s in plan.settings if s.subject == "--kv-cache-dtype"]
     assert setting.knob == "accuracy" and "no passing eval" in setting.reason
+
+
+def test_a_dotted_unit_is_overridden_by_the_same_dotted_unit(
+    source: OverlaySource, pinned: Rules
+) -> None:
+    """``--limit-mm-per-prompt.video 0`` in model.base_args, changed on H200: the override
+    spells the dotted unit (the renderer drops an earlier unit only for the same flag text),
+    not ``--limit-mm-per-prompt 1``, which would lose the key and render the flag twice."""
+    text = RECIPE.replace(
+        '    - "16384"\n', '    - "16384"\n    - "--limit-mm-per-prompt.video"\n    - "0"\n', 1
+    )
+    overlay = replace(source, files={PATH: text.encode()})
+    before, profile, plan = _plan(overlay, pinned, {"--limit-mm-per-prompt.video": "1"})
+    assert plan.status == "patch", (plan.failure, plan.skipped)
+    (edit,) = [e for e in plan.edits if e.subject == "--limit-mm-per-prompt"]
+    assert edit.node == "variants.default.hardware_overrides.h200.extra_args"
+    assert edit.after == "--limit-mm-per-prompt.video 1"
+    assert plan.after is not None
+    after = _argv(plan.after, "h200")
+    assert _value(after, "--limit-mm-per-prompt.video") == "1"
+    assert after.count("--limit-mm-per-prompt.video") == 1
+    assert not any(t.startswith("--limit-mm-per-prompt ") or t == "--limit-mm-per-prompt"
+                   for t in after)  # fmt: skip
+    assert _argv(plan.after, "h100") == _argv(before, "h100")
+    matrix = regression_matrix(before, plan.after, PATH, plan.edits, [profile], NOT_RUN)
+    assert matrix.blocked is None, matrix.blocked

@@ -33,6 +33,7 @@ from bot.recipes.jsvalues import as_dict
 from bot.recipes.layers import gen_block
 from bot.recipes.repo import HardwareProfile, Recipe
 from bot.rules import KnobClass, Rules
+from bot.rules.knobs import canonical_flag
 from bot.shell.result import SourceSpan
 from bot.vllm import FlagDiff, Verdict
 
@@ -588,7 +589,9 @@ class Collector:
         unit_path = parse_path(unit.path)
         users = [] if self._exact(unit_path, target.profile) else self.unverified_users(unit.path)
         if users:
-            self._override_flag(target, unit_path, diff, label, spans, users)
+            items = self._override_items(diff, unit, units, label)
+            if items is not None:
+                self._override_flag(target, unit_path, diff, label, spans, users, items)
             return
         before = text_value(lookup(self.recipe.data, path))
         self.out.demands.append(
@@ -622,6 +625,39 @@ class Collector:
         self.out.skipped.append(f"{label}: cannot spell {diff.flag} as recipe tokens")
         return None
 
+    def _override_items(
+        self, diff: FlagDiff, unit: ArgOrigin, units: tuple[ArgOrigin, ...], label: str
+    ) -> tuple[str, ...] | None:
+        """The tokens that override ``unit``, spelled as the recipe spells it: the renderer
+        drops an earlier unit only for a later one with the same flag text (layers.py dedupe),
+        so a dotted unit (``--x.key v``) is overridden key by key, never by ``--x v``."""
+        flag = unit.flag or diff.flag
+        if not flag.startswith(diff.flag + "."):
+            found = self._bench_items(diff, label)
+            if found is None or len(found) != 2 or "=" in flag:
+                return found
+            return (flag, found[1]) if canonical_flag(flag) == diff.flag else found
+        bench, recipe = diff.bench_value, diff.recipe_value
+        items: list[str] = []
+        if isinstance(bench, Mapping) and isinstance(recipe, Mapping):
+            for key in dict.fromkeys([*recipe, *bench]):
+                if bench.get(key) == recipe.get(key) or key in diff.benchmark_only_keys:
+                    continue
+                if key not in bench:
+                    items = []  # a key the benchmark drops: no dotted unit removes it
+                    break
+                spellings = {f"{diff.flag}.{key}", f"{diff.flag}.{key.replace('_', '-')}"}
+                dotted = next((u.flag for u in units if u.flag in spellings), None)
+                items += [dotted or f"{diff.flag}.{key}", dotted_value(bench[key])]
+        if not items or has_placeholder(*items):
+            self.out.skipped.append(
+                f"{label}: {diff.flag} is spelled {' '.join(diff.recipe_tokens)!r} in the "
+                f"recipe and {' '.join(diff.bench_tokens)!r} in the benchmark; no dotted "
+                "override spells the change"
+            )
+            return None
+        return tuple(items)
+
     def _override_flag(
         self,
         target: Target,
@@ -630,14 +666,12 @@ class Collector:
         label: str,
         spans: tuple[SourceSpan, ...],
         users: Sequence[Rendered],
+        items: tuple[str, ...],
     ) -> None:
         """The value lives in a node other renderings share: override it for the benchmarked
         hardware only (the broad node stays as it is)."""
         if unit_path and unit_path[0] == "features":
-            self._override_feature_args(target, unit_path, diff, label, spans, users)
-            return
-        items = self._bench_items(diff, label)
-        if items is None:
+            self._override_feature_args(target, unit_path, diff, label, spans, users, items)
             return
         path = self._override_container(unit_path, target.profile, "extra_args")
         self.out.demands.append(
@@ -663,6 +697,7 @@ class Collector:
         label: str,
         spans: tuple[SourceSpan, ...],
         users: Sequence[Rendered],
+        items: tuple[str, ...],
     ) -> None:
         """A feature's (or mode's) args for every hardware: a hardware override replaces the
         list on the benchmarked GPU (``modes.<m>.hardware_overrides.<hw>.args``)."""
@@ -674,8 +709,7 @@ class Collector:
             return
         args_path = tuple(parts[: cut + 1])
         current = lookup(self.recipe.data, args_path)
-        items = self._bench_items(diff, label)
-        if items is None or not isinstance(current, list):
+        if not isinstance(current, list):
             return
         owner = args_path[:-1]
         if "hardware_overrides" in [str(p) for p in owner]:

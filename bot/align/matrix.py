@@ -97,9 +97,12 @@ class RegressionMatrix:
     unexpected: tuple[str, ...]  # renderings that moved without an edited node: blocks
     ineffective: tuple[str, ...]  # expected to move but unchanged (reported)
     builder: BuilderReport
+    lost: tuple[str, ...] = ()  # a benchmarked profile an edit did not move: blocks
 
     @property
     def blocked(self) -> str | None:
+        if self.lost:
+            return "edits without effect on the benchmarked profile: " + "; ".join(self.lost)
         if self.unexpected:
             return "unexpected movement: " + "; ".join(self.unexpected)
         if self.builder.ran and not self.builder.ok:
@@ -548,7 +551,56 @@ def regression_matrix(
         unexpected=unexpected,
         ineffective=ineffective,
         builder=builder,
+        lost=lost_subjects(before, after, edits, targets_),
     )
+
+
+def _profile_id(profile: Profile) -> RenderingId:
+    modes = tuple(sorted(profile.modes.items()))
+    return RenderingId(profile.model, profile.hardware, profile.strategy, profile.variant,
+                       profile.features, modes)  # fmt: skip
+
+
+def lost_subjects(
+    before: RecipesRepo,
+    after: RecipesRepo,
+    edits: Sequence[PlannedEdit],
+    targets_: Sequence[Profile],
+) -> tuple[str, ...]:
+    """Per benchmarked profile, the subjects its edits meant to move there that did not move
+    (an override a later layer shadows, a value merged away): the old value would be kept
+    silently, so the matrix blocks instead."""
+    out: list[str] = []
+    labels = {p.label for p in targets_}
+    for profile in targets_:
+        # a profile the plan extended with a workload feature: its edits name the profile
+        # without it, so match by recipe x hardware x strategy when no label is exact
+        stem = profile.label.split(" (")[0]
+        mine = [
+            e
+            for e in edits
+            if e.kind != "verified"
+            and e.node != "opt_in_features"
+            and (
+                profile.label in e.targets
+                or (
+                    not labels & set(e.targets) and any(t.split(" (")[0] == stem for t in e.targets)
+                )
+            )
+        ]
+        if not mine:
+            continue
+        rid = _profile_id(profile)
+        old = _render(before, rid)
+        if old is None and profile.features:  # a feature the edit adds: without it before
+            declared = set(before.by_path[profile.recipe_path].data.get("features") or {})
+            kept = tuple(f for f in profile.features if f in declared)
+            old = _render(before, replace(rid, features=kept))
+        moved = {subject for subject, _ in describe_change(old, _render(after, rid))}
+        for edit in dict.fromkeys(e.subject for e in mine):
+            if not any(_covered(m, frozenset({edit})) for m in moved):
+                out.append(f"{profile.label}: {edit} did not move")
+    return tuple(dict.fromkeys(out))
 
 
 def _references(

@@ -58,18 +58,21 @@ def _probe(recipe_path: str) -> str | None:
         return None  # multi-node defaults: benchmarks map only single-node strategies
     command = rendering.commands[0]
     argv = list(command.argv)
-    changed = new_value = None
-    # the last numeric value of a serving flag the recipe file sets: a valid change to close
+    # the last numeric value the recipe file sets of a flag whose knob class the policy
+    # carries (a valid change to close), and of one it does not carry without an eval
+    # (accuracy, workload, harness: kept as it is and listed as a benchmark setting)
     listed = {rule.flag for rule in (*rules.flags.benchmark_only, *rules.flags.front_end)}
+    changed: dict[bool, tuple[str, str, str]] = {}
     for unit in command.args:
         if unit.flag in (None, "--max-num-seqs", *listed) or not in_recipe(unit.path):
             continue
-        if not unit.value:
+        bumped = _bumped(unit.value or "")
+        if unit.flag is None or unit.value is None or bumped is None:
             continue
-        if _bumped(unit.value):
-            changed, new_value = unit, _bumped(unit.value)
-    if changed is not None:
-        argv[argv.index(changed.flag) + 1] = new_value  # type: ignore[call-overload]
+        action = rules.policy.knob_policy.action(rules.knob_class("flag", unit.flag))
+        changed[action in ("recipe", "pin")] = (unit.flag, unit.value, bumped)
+    for flag, _, value in changed.values():
+        argv[argv.index(flag) + 1] = value
     argv += ["--max-num-seqs", "77"]
     env = {name: js_str(value) for name, value in command.env.items()}
     env["VLLM_USE_DEEP_GEMM_PROBE"] = "1"  # a kernel switch (rules/knobs.yaml)
@@ -109,10 +112,16 @@ def _probe(recipe_path: str) -> str | None:
     after = render(plan.after, profile.request()).commands[0]
     assert after.argv[after.argv.index("--max-num-seqs") + 1] == "77"
     assert dict(after.env)["VLLM_USE_DEEP_GEMM_PROBE"] == "1"
-    if changed is not None:
-        assert after.argv[after.argv.index(changed.flag) + 1] == new_value
+    if True in changed:
+        flag, _, value = changed[True]
+        assert after.argv[after.argv.index(flag) + 1] == value, (flag, plan.edits)
+    if False in changed:
+        flag, old, value = changed[False]
+        assert after.argv[after.argv.index(flag) + 1] == old, (flag, plan.edits)
+        assert any(s.subject == flag and s.bench == f"{flag} {value}" for s in plan.settings)
     matrix = regression_matrix(repo, plan.after, recipe_path, plan.edits, [profile], NOT_RUN)
     assert matrix.unexpected == (), matrix.unexpected
+    assert matrix.lost == (), matrix.lost
     assert matrix.moved, "the edits moved nothing"
     return recipe_path
 

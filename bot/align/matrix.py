@@ -1,4 +1,4 @@
-"""Regression matrix: every rendering of the edited recipe, before and after (§6).
+"""Regression matrix: every rendering of the edited recipe, before and after (docs/alignment.md §6).
 
 The renderings are the JSON API's (``build_api`` over the one recipe: per hardware and per
 hardware × strategy), plus the same profiles with each target's feature set (what the

@@ -1,4 +1,5 @@
-"""``perf-changelog.yaml``: the benchmark's own record of what a PR changed (§4).
+"""``perf-changelog.yaml``: the benchmark's own record of what a PR changed
+(docs/spec/benchmark-extraction.md §4).
 
 The only parser of the file. It is a YAML list of mappings with ``config-keys`` (list; ``*``
 is a wildcard converted to ``.*`` and matched against the whole key, every other character

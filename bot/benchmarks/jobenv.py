@@ -1,4 +1,5 @@
-"""The environment a single-node job gives its script (benchmark-extraction.md §1.3, §1.5).
+"""The environment a single-node job gives its script (docs/spec/benchmark-extraction.md §1.3,
+§1.5).
 
 The workflow-level ``env:`` block of ``benchmark-tmpl.yml`` (matrix row fields, eval flags,
 scenario variables, constants), the launch-step variables, then the launcher's own edits.

@@ -1,4 +1,5 @@
-"""Search-space expansion into matrix rows, and eval selection (benchmark-extraction.md §1.2)."""
+"""Search-space expansion into matrix rows, and eval selection (docs/spec/benchmark-extraction.md
+§1.2)."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ LaunchStatus = Literal["launched", "invalid", "no-launch", "no-script"]
 
 @dataclass(frozen=True)
 class Point:
-    """One matrix row's identity (benchmark-extraction.md §1.2)."""
+    """One matrix row's identity (docs/spec/benchmark-extraction.md §1.2)."""
 
     tp: int
     ep: int

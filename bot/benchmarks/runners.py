@@ -2,7 +2,8 @@
 
 A runner *label* (``mi355x``, ``cluster:mi355x-amds``) names candidate nodes in
 ``configs/runners.yaml``; a node ``<fleet>_<index>`` runs ``runners/launch_<fleet>.sh``, whose
-script-name rule is described per fleet in ``rules/hardware.yaml: launchers`` (§1.4).
+script-name rule is described per fleet in ``rules/hardware.yaml: launchers``
+(docs/spec/benchmark-extraction.md §1.4).
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ The real master configs carry vLLM-served multi-node keys under several framewor
 (``dynamo-vllm``, ``vllm-disagg``, ``llmd-vllm``); telling their maintainers "not rendered by
 vLLM recipes" would be wrong. Their commands come from a recipe file named by ``CONFIG_FILE``
 in the workers' ``additional-settings`` (srt-slurm, llm-d) or from the multi-node launcher's
-per-worker settings, which the single-node extractor does not read (§1.6).
+per-worker settings, which the single-node extractor does not read
+(docs/spec/benchmark-extraction.md §1.6).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Artifact formats of benchmark jobs (benchmark-extraction.md §3.2–3.3), parsed as data.
+"""Artifact formats of benchmark jobs (docs/spec/benchmark-extraction.md §3.2–3.3), parsed as data.
 
 The collector reads job logs; these parsers serve a caller that downloaded artifacts:
 

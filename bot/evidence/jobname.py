@@ -1,6 +1,7 @@
 """GitHub Actions job names of benchmark runs → the matrix point they ran.
 
-Display name = ``<caller job> / <template job>`` (benchmark-extraction.md §3.1). GitHub may
+Display name = ``<caller job> / <template job>`` (docs/spec/benchmark-extraction.md §3.1). GitHub
+may
 append matrix values in parentheses to the caller part, so the template part is the segment
 after the last `` / `` that starts with ``p<digits> |``. Template (empty optional parts leave
 runs of spaces, so it is split on whitespace)::

@@ -1,4 +1,5 @@
-"""The launch line a job actually executed, read from its log (benchmark-extraction.md §3.2).
+"""The launch line a job actually executed, read from its log (docs/spec/benchmark-extraction.md
+§3.2).
 
 Two forms reach the log:
 

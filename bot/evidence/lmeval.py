@@ -1,4 +1,5 @@
-"""lm-eval results and the benchmark's own PASS/FAIL lines, read from a job log (§3.3).
+"""lm-eval results and the benchmark's own PASS/FAIL lines, read from a job log
+(docs/spec/benchmark-extraction.md §3.3).
 
 lm-eval prints one Markdown table per run, one row per (task, filter)::
 

@@ -1,7 +1,8 @@
 """GitHub credentials: an App (JWT → installation token) or a personal token (local use).
 
 App mode mints installation tokens scoped to ONE repository and to the permissions the
-caller asks for (least privilege per call, bot-conventions §4.8), caches them and mints a
+caller asks for (least privilege per call, docs/spec/bot-conventions.md §4.8), caches them and
+mints a
 new one five minutes before expiry (tokens live one hour). The private key is read once from
 ``RECIPE_SYNC_PRIVATE_KEY_PATH`` and never logged.
 """

@@ -33,7 +33,8 @@ from bot.github.ratelimit import MAX_ATTEMPTS, Backoff, rate_limit_wait, transie
 
 T = TypeVar("T")
 
-# Token scopes per repository role (bot-conventions §4.8). ``issues: write`` is only ever
+# Token scopes per repository role (docs/spec/bot-conventions.md §4.8). ``issues: write`` is only
+# ever
 # requested for the opt-in dashboard issue.
 BENCH_SCOPE: Mapping[str, str] = {
     "metadata": "read",

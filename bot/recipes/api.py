@@ -1,4 +1,5 @@
-"""The JSON API the recipes builder writes under ``public/`` (spec §5), in-memory or on disk.
+"""The JSON API the recipes builder writes under ``public/`` (docs/spec/recipe-rendering.md §5),
+in-memory or on disk.
 
 ``build_api`` returns exactly the rendering files upstream writes under ``public/**/hw/**``
 (the conformance set); ``write_api`` writes those plus the default-hardware alternatives,

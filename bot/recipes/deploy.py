@@ -1,4 +1,5 @@
-"""Render one resolved profile into upstream's JSON shape, per deploy type (spec §3–§4).
+"""Render one resolved profile into upstream's JSON shape, per deploy type
+(docs/spec/recipe-rendering.md §3–§4).
 
 A *profile* is fully resolved (recipe, variant key, hardware, strategy, node count, enabled
 features, mode picks, PD node shapes, Mooncake serving strategy). The JSON API's choices of
@@ -105,7 +106,7 @@ class Rendered:
 def resolve_image(
     recipe: Recipe, variant_key: str, hw: HardwareProfile
 ) -> tuple[str | None, str | None]:
-    """The Docker image and the YAML path it came from (spec §3.2)."""
+    """The Docker image and the YAML path it came from (docs/spec/recipe-rendering.md §3.2)."""
     variant = as_dict(recipe.variants.get(variant_key))
     model = as_dict(recipe.data.get("model"))
     brand = hw.docker_brand
@@ -174,7 +175,8 @@ def _number(raw: Any, hw: HardwareProfile) -> Any:
 def single_node_size(
     profile_recipe: Recipe, variant: Mapping[str, Any], hw: HardwareProfile, strategy_name: str
 ) -> int | float:
-    """``n`` of the single-node parallel flag: TP rules for single_node_tp, else G (§4.1)."""
+    """``n`` of the single-node parallel flag: TP rules for single_node_tp, else G
+    (docs/spec/recipe-rendering.md §4.1)."""
     gpus = hw.gpus
     if strategy_name != "single_node_tp":
         return gpus
@@ -218,7 +220,7 @@ def dep_local_override(recipe: Recipe, hw: HardwareProfile, strategy_name: str) 
 def multi_node_args(
     strategy: Strategy, hw: HardwareProfile, nodes: int, rank: int, addr: str, local: Any
 ) -> list[str]:
-    """A5 for a multi-node head (rank 0) or follower (§4.2)."""
+    """A5 for a multi-node head (rank 0) or follower (docs/spec/recipe-rendering.md §4.2)."""
     gpus = hw.gpus
     total = gpus * max(1, nodes)
     flag = js_str(strategy.data.get("parallel_flag") or "--tensor-parallel-size")

@@ -1,6 +1,7 @@
 """Argument and env layering for one ``vllm serve`` command, with provenance.
 
-This module is the single place where the recipe layering order lives (spec §2, §3.1).
+This module is the single place where the recipe layering order lives
+(docs/spec/recipe-rendering.md §2, §3.1).
 A command's arguments are the concatenation of these layers, weakest first:
 
     A1  model.base_args
@@ -280,7 +281,8 @@ def _strategy_part_of(scope: Scope) -> _StrategyPart:
 
 
 def _plan(scope: Scope) -> _Plan:
-    """All segments of one command but the generated parallelism (spec §2.1, §3.1)."""
+    """All segments of one command but the generated parallelism (docs/spec/recipe-rendering.md
+    §2.1, §3.1)."""
     hw, role = scope.hw, scope.role
     base = _base(scope)
     part = _strategy_part(scope)

@@ -1,6 +1,7 @@
 """What the JSON API renders: hardware list, variant substitution, strategies, node counts.
 
-These are the builder's choices (spec §5), separate from how one profile renders
+These are the builder's choices (docs/spec/recipe-rendering.md §5), separate from how one profile
+renders
 (``deploy.py``). ``plan_hardware`` answers, for one (recipe, variant, hardware): which
 strategies are offered, which one is recommended with how many nodes, and how every
 alternative is shaped (PD node shapes, the Mooncake serving strategy).
@@ -258,7 +259,8 @@ def _fits(variant: Mapping[str, Any], hw: HardwareProfile) -> bool:
 def pd_shape(
     recipe: Recipe, strategy: Strategy, variant: Mapping[str, Any], hw: HardwareProfile
 ) -> tuple[bool, dict[str, int] | None]:
-    """(offered, pdNodes) the API passes for pd_cluster on this hardware (§4.3)."""
+    """(offered, pdNodes) the API passes for pd_cluster on this hardware
+    (docs/spec/recipe-rendering.md §4.3)."""
     minimum = variant.get("vram_minimum_gb")
     vram = hw.vram_gb
     if hw.gpus >= 2 and is_number(minimum) and vram is not None and vram >= 2 * minimum:

@@ -1,4 +1,4 @@
-"""Alignment PRs in the recipes repository (bot-conventions §3.4).
+"""Alignment PRs in the recipes repository (docs/spec/bot-conventions.md §3.4).
 
 * One deterministic branch per (benchmark PR, recipe file), see :mod:`bot.github.branches`.
 * Look up before creating: ``GET /pulls?head=<owner>:<branch>&state=all``.

@@ -102,7 +102,7 @@ F: Final = "front-end"
 # fmt: off
 FLAGS: tuple[FlagSpec, ...] = (
     # --- ModelConfig --------------------------------------------------------------------
-    _f("--model", "model", "value", "str", E, note="moved to the positional slot (§1.1)"),
+    _f("--model", "model", "value", "str", E, note="moved to the positional slot (docs/spec/vllm-cli-semantics.md §1.1)"),
     _f("--runner", "model.runner"),
     _f("--convert", "model.convert"),
     _f("--task", "model.task", note="deprecated"),
@@ -268,7 +268,7 @@ FLAGS: tuple[FlagSpec, ...] = (
     _f("--disable-hybrid-kv-cache-manager", "scheduler.disable_hybrid_kv_cache_manager", "bool"),
     _f("--async-scheduling", "scheduler.async_scheduling", "bool"),
     _f("--stream-interval", "scheduler.stream_interval", "value", "int", A),
-    # --- CompilationConfig and its alias flags (§1.13) ----------------------------------
+    # --- CompilationConfig and its alias flags (docs/spec/vllm-cli-semantics.md §1.13) ----------------------------------
     _f("--cudagraph-capture-sizes", "compilation.cudagraph_capture_sizes", "list", "int",
        fold=("compilation_config", "cudagraph_capture_sizes")),
     _f("--cuda-graph-sizes", "compilation.cudagraph_capture_sizes", "list", "int",
@@ -392,14 +392,14 @@ FLAGS: tuple[FlagSpec, ...] = (
 )
 # fmt: on
 
-# Fields of typed config dataclasses that exist only in some releases (§3). Unknown fields
+# Fields of typed config dataclasses that exist only in some releases (docs/spec/vllm-cli-semantics.md §3). Unknown fields
 # in general are not validated (the field lists are not researched), these are.
 CONFIG_FIELD_SPANS: Mapping[tuple[str, str], tuple[Version, Version | None]] = {
     ("attention", "use_fp4_indexer_cache"): (V0_22, V0_27_1),
     ("attention", "indexer_kv_dtype"): (V0_27_1, None),
 }
 
-# Inverse spellings added to every BooleanOptionalAction by 0.33's EnableDisableAction (§1.6).
+# Inverse spellings added to every BooleanOptionalAction by 0.33's EnableDisableAction (docs/spec/vllm-cli-semantics.md §1.6).
 ENABLE_DISABLE_SINCE: Version = V0_33
 
 

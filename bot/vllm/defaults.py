@@ -2,7 +2,8 @@
 
 The facts live in ``rules/vllm-defaults.yaml`` (schema :class:`VllmDefaults`, loaded with
 located errors); this module picks the entry for a version and computes the defaults that
-depend on other settings (§2 batch defaults and clamps, cudagraph sizes, -O levels).
+depend on other settings (docs/spec/vllm-cli-semantics.md §2 batch defaults and clamps, cudagraph
+sizes, -O levels).
 """
 
 from __future__ import annotations

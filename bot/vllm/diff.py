@@ -1,4 +1,5 @@
-"""Flag-by-flag semantic diff of a benchmark launch and a recipe rendering (§5).
+"""Flag-by-flag semantic diff of a benchmark launch and a recipe rendering
+(docs/spec/vllm-cli-semantics.md §5).
 
 Both sides are normalised under one vLLM version's parser; each canonical key gets a
 :class:`FlagDiff` whose verdict says whether the served configuration differs, and a reason
@@ -97,7 +98,8 @@ class FlagDiff:
         }
 
 
-# Categories whose differences change the served configuration (§5.8-5.9).
+# Categories whose differences change the served configuration (docs/spec/vllm-cli-semantics.md
+# §5.8-5.9).
 CONFIG_CATEGORIES = frozenset({"engine", "maybe", "env", "image"})
 MISMATCH_VERDICTS = frozenset({Verdict.DIFFERS, Verdict.RECIPE_ONLY, Verdict.UNKNOWN})
 

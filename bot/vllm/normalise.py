@@ -1,4 +1,5 @@
-"""argv → canonical serve configuration, reproducing ``FlexibleArgumentParser`` (§1, §5.2).
+"""argv → canonical serve configuration, reproducing ``FlexibleArgumentParser``
+(docs/spec/vllm-cli-semantics.md §1, §5.2).
 
 The order is vLLM's: move ``--model`` to the positional slot; splice ``--config FILE``;
 ``_`` → ``-`` before the first dot and ``-O`` → ``--optimization-level``; collect dotted
@@ -118,7 +119,8 @@ def _looks_like_option(text: str) -> bool:
 
 
 def _dash_normalise(text: str) -> str:
-    """``--max_num_seqs`` → ``--max-num-seqs``; only up to the first dot (§1.3)."""
+    """``--max_num_seqs`` → ``--max-num-seqs``; only up to the first dot
+    (docs/spec/vllm-cli-semantics.md §1.3)."""
     head, dot, tail = text[2:].partition(".")
     return "--" + head.replace("_", "-") + dot + tail
 
@@ -747,7 +749,8 @@ class _Builder:
         return True
 
     def fold(self, occ: _Occurrence) -> None:
-        """Alias flags of config fields (§1.13) land on the config field's key."""
+        """Alias flags of config fields (docs/spec/vllm-cli-semantics.md §1.13) land on the config
+        field's key."""
         spec = occ.option.spec
         assert spec.fold is not None
         config_key, name = spec.fold

@@ -1,4 +1,5 @@
-"""Canonical values (§5.4): what argparse and pydantic make of a spelled value.
+"""Canonical values (docs/spec/vllm-cli-semantics.md §5.4): what argparse and pydantic make of a
+spelled value.
 
 Every function here is total: bad input gives a :class:`BadValue` (reported as a finding),
 never an exception.
@@ -142,7 +143,8 @@ def loads(text: str) -> Any:
 
 
 def dotted_value(text: str, *, human_ints: bool) -> Any:
-    """A dotted argument's value (§1.7): JSON, else human-readable int (0.22+), else the string."""
+    """A dotted argument's value (docs/spec/vllm-cli-semantics.md §1.7): JSON, else human-readable
+    int (0.22+), else the string."""
     parsed = loads(text)
     if not isinstance(parsed, BadValue):
         return parsed

@@ -15,7 +15,8 @@ from typing import Literal
 
 Version = tuple[int, int, int]
 
-# Releases whose wheels were read for the semantics doc (§0), oldest first.
+# Releases whose wheels were read for the semantics doc (docs/spec/vllm-cli-semantics.md §0),
+# oldest first.
 RESEARCHED: tuple[Version, ...] = ((0, 12, 0), (0, 17, 0), (0, 22, 0), (0, 27, 1), (0, 33, 0))
 OLDEST: Version = RESEARCHED[0]
 NEWEST: Version = RESEARCHED[-1]

@@ -300,6 +300,9 @@ def test_a_field_of_a_whole_json_config_is_written_as_its_dotted_flag(
     the edit nothing planned differs ("plan failed" before)."""
     config = '{"use_prefill_query_quantization":true,"indexer_kv_dtype":"fp8"}'
     edited = _with_tokens(launch, "--attention-config", config)
+    # both fields are accuracy levers (rules/knobs.yaml): carried as when an eval passed
+    knobs = rules.policy.knob_policy.model_copy(update={"accuracy": "recipe"})
+    rules = replace(rules, policy=rules.policy.model_copy(update={"knob_policy": knobs}))
     plan = plan_recipe(recipes, source, rules, [_target(recipes, rules, edited)])
     assert plan.failure is None, plan.failure
     values = {e.subject: e.after for e in plan.edits if e.subject.startswith("--attention")}

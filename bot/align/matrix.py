@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot.align.nodes import hw_label
+from bot.align.nodes import hw_label, rendering_draws
 from bot.align.plan import PlannedEdit
 from bot.align.profile import Profile
 from bot.errors import RecipeSyncError
@@ -140,24 +140,6 @@ def _render(repo: RecipesRepo, rid: RenderingId) -> Rendering | None:
         return None
 
 
-def draws(rendering: Rendering | None) -> frozenset[str]:
-    """Every recipe node a rendering takes a token, env var or image from."""
-    if rendering is None:
-        return frozenset()
-    found: set[str] = set()
-    for command in rendering.commands:
-        for unit in command.args:
-            found.add(unit.path)
-            if unit.value is not None and unit.path.endswith("]"):
-                head, _, index = unit.path.rpartition("[")
-                if index[:-1].isdigit():
-                    found.add(f"{head}[{int(index[:-1]) + 1}]")
-        found.update(origin.path for origin in command.env_origins)
-    if rendering.image_origin:
-        found.add(rendering.image_origin)
-    return frozenset(found)
-
-
 def _key_matches(key: str, hw: HardwareProfile) -> bool:
     return key in (hw.id, hw.generation, hw.brand_lower, "default") or (
         key == "nvidia" and hw.is_nvidia
@@ -242,7 +224,7 @@ def expected_moves(
 ) -> dict[RenderingId, frozenset[str]]:
     """Per rendering, the subjects (flags, env vars, ``image``) the edits should move there:
     provenance first; a node no rendering draws from yet applies by its path (``targets``)."""
-    drawn = {rid: draws(rendering) for rid, rendering in rows}
+    drawn = {rid: rendering_draws(rendering) for rid, rendering in rows}
     serving = {
         rid: rendering.request.serving_strategy if rendering is not None else None
         for rid, rendering in rows

@@ -16,7 +16,7 @@ from __future__ import annotations
 import posixpath
 import re
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -35,7 +35,7 @@ from bot.shell.effects import classify
 from bot.shell.errors import BudgetExceeded, ExtractionError
 from bot.shell.handlers import Handlers
 from bot.shell.parse import ParsedFile, ScriptParser, first_token, named_children
-from bot.shell.result import ScriptResult, SourceSpan, Unresolved, mentions
+from bot.shell.result import ScriptResult, SourceSpan, Status, Unresolved, mentions
 from bot.shell.signals import ExitSignal, Launch, LaunchSignal, LoopSignal, ReturnSignal
 from bot.shell.state import Capture, FileSystem, FunctionDef, State, Var, changed_names, merge
 from bot.shell.text import (
@@ -244,68 +244,69 @@ class Evaluator:
             return self._exited(signal)
         except RecursionError as err:
             raise BudgetExceeded(self.script, None, "nesting too deep to evaluate") from err
-        return ScriptResult(
-            script=self.script,
-            status="no-launch",
-            unresolved=tuple(self.control),
-            assumptions=tuple(self.assumptions.values()),
-            reason=f"no {self.handlers.launch_label} found: {self.script} ends without starting "
+        return self._ended(
+            "no-launch",
+            f"no {self.handlers.launch_label} found: {self.script} ends without starting "
             f"{self.handlers.server_label}",
-            files=self._files(),
-            steps=self.budget.steps,
         )
 
     def _files(self) -> dict[str, str]:
         return {path: text.s for path, text in self.st.fs.files.items()}
+
+    def _ended(
+        self,
+        status: Status,
+        reason: str,
+        *,
+        invalid: str | None = None,
+        at: SourceSpan | None = None,
+    ) -> ScriptResult:
+        """A result without a launch line: what the script left unknown, assumed and wrote."""
+        return ScriptResult(
+            script=self.script,
+            status=status,
+            unresolved=tuple(self.control),
+            assumptions=tuple(self.assumptions.values()),
+            invalid=invalid,
+            reason=reason,
+            files=self._files(),
+            launch=at,
+            steps=self.budget.steps,
+        )
 
     def _exited(self, signal: ExitSignal) -> ScriptResult:
         where = f"{signal.span.file}:{signal.span.line}"
         code = "?" if signal.code is None else str(signal.code)
         detail = signal.message or f"exit {code}"
         if signal.code == 0:
-            return ScriptResult(
-                script=self.script,
-                status="no-launch",
-                unresolved=tuple(self.control),
-                assumptions=tuple(self.assumptions.values()),
-                reason=f"no {self.handlers.launch_label} found: the script exits with status 0 "
+            return self._ended(
+                "no-launch",
+                f"no {self.handlers.launch_label} found: the script exits with status 0 "
                 f"at {where} before starting {self.handlers.server_label}",
-                files=self._files(),
-                steps=self.budget.steps,
             )
         invalid = f"point not valid for this script: {detail} (exit {code}) ({where})"
-        return ScriptResult(
-            script=self.script,
-            status="invalid",
-            unresolved=tuple(self.control),
-            assumptions=tuple(self.assumptions.values()),
-            invalid=invalid,
-            reason=invalid,
-            files=self._files(),
-            launch=signal.span,
-            steps=self.budget.steps,
-        )
+        return self._ended("invalid", invalid, invalid=invalid, at=signal.span)
 
     def _launched(self, launch: Launch) -> ScriptResult:
         unresolved: dict[Unresolved, None] = {}
         reach: dict[Unresolved, tuple[str, ...]] = {}
-        for index, text in enumerate(launch.argv):
-            for item in sorted(text.taints, key=_item_key):
+
+        def reaches(taints: Iterable[Unresolved], where: str) -> None:
+            for item in sorted(taints, key=_item_key):
                 unresolved[item] = None
-                reach[item] = (*reach.get(item, ()), f"argv:{index}")
+                reach[item] = (*reach.get(item, ()), where)
+
+        for index, text in enumerate(launch.argv):
+            reaches(text.taints, f"argv:{index}")
         env: dict[str, str] = {}
         for name, value in launch.env:
             env[name] = value.s
-            for item in sorted(value.taints, key=_item_key):
-                unresolved[item] = None
-                reach[item] = (*reach.get(item, ()), f"env:{name}")
+            reaches(value.taints, f"env:{name}")
         for path, content in self.st.fs.files.items():
             # a file the server reads (`--config x.yaml`) whose contents are not known
             for index, text in enumerate(launch.argv):
                 if content.taints and mentions(text.s, path):
-                    for item in sorted(content.taints, key=_item_key):
-                        unresolved[item] = None
-                        reach[item] = (*reach.get(item, ()), f"argv:{index}")
+                    reaches(content.taints, f"argv:{index}")
         for item in self.control:
             reach.pop(item, None)  # about the whole line, wherever else it shows
         unresolved.update(self.control)

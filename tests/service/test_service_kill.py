@@ -20,12 +20,13 @@ from tests.service.fakegithub import FakeGitHub, git
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def worker(harness: Harness, log: Path) -> subprocess.Popen[bytes]:
+def service_env(harness: Harness, pythonpath: str = str(ROOT)) -> dict[str, str]:
+    """The environment a `recipe-sync` process of the harness's deployment starts with."""
     settings = harness.settings
-    env = {
+    return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(settings.data_dir.parent),
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": pythonpath,
         "RECIPE_SYNC_WEBHOOK_SECRET": settings.webhook_secret,
         "RECIPE_SYNC_APP_ID": settings.app_id,
         "RECIPE_SYNC_PRIVATE_KEY_PATH": str(settings.private_key_path),
@@ -34,9 +35,16 @@ def worker(harness: Harness, log: Path) -> subprocess.Popen[bytes]:
         "RECIPE_SYNC_GITHUB_API_URL": settings.github_api_url,
         "RECIPE_SYNC_BOT_LOGIN": settings.bot_login,
         "RECIPE_SYNC_ENGINE": settings.engine,
+        "RECIPE_SYNC_SECONDS_BETWEEN_WRITES": "0",
+    }
+
+
+def worker(harness: Harness, log: Path) -> subprocess.Popen[bytes]:
+    settings = harness.settings
+    env = {
+        **service_env(harness),
         "RECIPE_SYNC_STALE_AFTER": str(settings.stale_after_seconds),
         "RECIPE_SYNC_HEARTBEAT": str(settings.heartbeat_seconds),
-        "RECIPE_SYNC_SECONDS_BETWEEN_WRITES": "0",
     }
     with open(log, "ab") as out:
         return subprocess.Popen(

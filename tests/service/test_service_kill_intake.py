@@ -24,7 +24,7 @@ from bot.github.sanitize import VERIFY_MARKER
 from bot.github.signature import sign
 from tests.service.conftest import BENCH, RECIPES, SECRET, Harness, push
 from tests.service.fakegithub import FakeGitHub, git
-from tests.service.test_service_kill import ROOT, wait_for, worker
+from tests.service.test_service_kill import ROOT, service_env, wait_for, worker
 
 HOOK = Path(__file__).resolve().parent / "killhook"
 
@@ -41,18 +41,7 @@ def serve(harness: Harness, log: Path, port: int, *, die: bool) -> subprocess.Po
     settings = harness.settings
     assert settings.private_key_path is not None
     env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(settings.data_dir.parent),
-        "PYTHONPATH": f"{HOOK}{os.pathsep}{ROOT}",
-        "RECIPE_SYNC_WEBHOOK_SECRET": settings.webhook_secret,
-        "RECIPE_SYNC_APP_ID": settings.app_id,
-        "RECIPE_SYNC_PRIVATE_KEY_PATH": str(settings.private_key_path),
-        "RECIPE_SYNC_RECIPES_REPO": settings.recipes_repo,
-        "RECIPE_SYNC_DATA_DIR": str(settings.data_dir),
-        "RECIPE_SYNC_GITHUB_API_URL": settings.github_api_url,
-        "RECIPE_SYNC_BOT_LOGIN": settings.bot_login,
-        "RECIPE_SYNC_ENGINE": settings.engine,
-        "RECIPE_SYNC_SECONDS_BETWEEN_WRITES": "0",
+        **service_env(harness, f"{HOOK}{os.pathsep}{ROOT}"),
         "RECIPE_SYNC_TEST_DIE_BEFORE_ENQUEUE": "1" if die else "0",
     }
     with open(log, "ab") as out:

@@ -108,7 +108,10 @@ def classify(run: AlignRun) -> tuple[str, str]:
     if patches:
         files = ", ".join(o.recipe_path for o in patches)
         count = sum(len(o.plan.edits) for o in patches)
-        return "alignment PR", f"{count} edit(s) to {files}"
+        written = ("inserted", "updated", "adopted")
+        sections = sum(1 for o in patches for g in o.guide if g.action in written)
+        guide = f" and {sections} reproduction section(s) in the guide" if sections else ""
+        return "alignment PR", f"{count} edit(s){guide} to {files}"
     failed = [o for o in run.outcomes if o.status == "failed"]
     if failed:
         return "no edit found", "; ".join(o.reason for o in failed)

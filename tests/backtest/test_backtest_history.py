@@ -154,6 +154,12 @@ def test_cli_reports_every_pr_with_a_reason_and_resumes(
     assert rows[3001]["outcome"] == "no vLLM change" and rows[3001]["reason"]
     seed = rows[3058]
     assert seed["outcome"] == "alignment PR", seed["reason"]
+    # the reason counts what the PR writes: node edits (no saved runs here: no re-pinned image,
+    # no verified mark) and the guide's reproduction section
+    assert seed["reason"] == (
+        "2 edit(s) and 1 reproduction section(s) in the guide to "
+        "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"
+    )
     assert seed["files"] == ["models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"]
     assert (
         "strategy_overrides.single_node_tp.hardware_overrides.mi355x.extra_env.AITER_TRITON_LOG_LEVEL"

@@ -1,5 +1,9 @@
 """The HTTP server of ``serve``: uvicorn, with limits for slow or abusive clients.
 
+uvicorn runs on uvloop with the httptools (C) parser: with the pure-Python h11 parser and
+asyncio's loop the HTTP stack alone cost ~1 ms of CPU per request, which is what a burst of
+deliveries queued behind on 2 CPUs (``bench/webhook_load.py``).
+
 uvicorn closes idle keep-alive connections (``timeout_keep_alive``) and answers 503 above
 ``limit_concurrency``, but waits forever for a request whose headers dribble in a byte at a
 time. :class:`HeaderDeadline` closes a connection that has not completed its request headers
@@ -15,7 +19,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 
 @dataclass(frozen=True)
@@ -27,8 +31,8 @@ class ServerLimits:
     timeout_graceful_shutdown: float = 20.0
 
 
-def deadline_protocol(header_timeout: float) -> type[H11Protocol]:
-    class HeaderDeadline(H11Protocol):
+def deadline_protocol(header_timeout: float) -> type[HttpToolsProtocol]:
+    class HeaderDeadline(HttpToolsProtocol):
         _deadline: asyncio.TimerHandle | None = None
 
         def _arm(self) -> None:
@@ -79,6 +83,7 @@ def run(app: Any, host: str, port: int, log_level: str, limits: ServerLimits) ->
         port=port,
         log_level=log_level,
         http=deadline_protocol(limits.header_timeout),
+        loop="uvloop",
         limit_concurrency=limits.limit_concurrency,
         backlog=limits.backlog,
         timeout_keep_alive=int(limits.timeout_keep_alive),

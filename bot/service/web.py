@@ -15,13 +15,13 @@ again rather than answered "duplicate".
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 
+import orjson
 from fastapi import FastAPI, Request
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
 
 from bot.github.signature import verify
@@ -36,6 +36,7 @@ _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")  # an owner or repository name (no path
 MAX_PAYLOAD = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
 MAX_JSON_DEPTH = 64  # GitHub's payloads nest < 10 levels
 BODY_TIMEOUT = 30.0  # seconds to receive the body (a slow client is answered 408)
+ACK_THREADS = 8  # PostgreSQL: concurrent claims (each one round trip)
 REENQUEUE_AFTER = 10.0  # seconds: longer than any insert→enqueue gap of a live process
 
 
@@ -92,6 +93,14 @@ def accept(rt: Runtime, delivery_id: str, event: str, trigger: Trigger) -> str:
     return "accepted"
 
 
+def json_content_type(value: str | None) -> bool:
+    """GitHub sends ``application/json`` unless the hook is set to form encoding, whose
+    ``payload=`` body we do not parse; an absent header is tolerated."""
+    if value is None:
+        return True
+    return value.split(";", 1)[0].strip().lower() == "application/json"
+
+
 def _header_ok(value: str, limit: int) -> bool:
     return 0 < len(value) <= limit and value.isascii() and value.isprintable()
 
@@ -108,6 +117,12 @@ def create_app(rt: Runtime, *, body_timeout: float = BODY_TIMEOUT) -> FastAPI:
     secret = rt.settings.require_webhook_secret()
     policy = rt.policy
     metrics = rt.metrics
+    # the ack's one durable insert + enqueue run off the event loop; on SQLite in one thread,
+    # in arrival order (a burst of 40 threads racing for its write lock waited up to seconds
+    # in SQLite's sleeping busy handler), on PostgreSQL in a few
+    acks = ThreadPoolExecutor(
+        max_workers=1 if rt.store.single_writer else ACK_THREADS, thread_name_prefix="ack"
+    )
     app = FastAPI(title="recipe-sync", docs_url=None, redoc_url=None, openapi_url=None)
 
     def answer(event: str, outcome: str, status: int, started: float, **body: str) -> JSONResponse:
@@ -115,10 +130,17 @@ def create_app(rt: Runtime, *, body_timeout: float = BODY_TIMEOUT) -> FastAPI:
         metrics.ack_seconds.observe(time.perf_counter() - started)
         return JSONResponse({"status": outcome, **body}, status_code=status)
 
-    @app.post("/webhooks/github")
     async def webhook(request: Request) -> JSONResponse:
         started = time.perf_counter()
         event = request.headers.get("x-github-event", "")
+        if not json_content_type(request.headers.get("content-type")):
+            return answer(
+                event,
+                "bad_request",
+                415,
+                started,
+                error="Content-Type must be application/json (the webhook's content type: JSON)",
+            )
         declared = request.headers.get("content-length") or "0"
         if not declared.isdigit() or len(declared) > 12:
             return answer(event, "bad_request", 400, started, error="invalid Content-Length")
@@ -150,7 +172,7 @@ def create_app(rt: Runtime, *, body_timeout: float = BODY_TIMEOUT) -> FastAPI:
         if not json_depth_ok(body):
             return answer(event, "bad_request", 400, started, error="payload nested too deeply")
         try:
-            payload = json.loads(body)
+            payload = orjson.loads(body)  # ~4x faster than json on GitHub's 30 KB payloads
             result = classify(
                 event,
                 payload,
@@ -165,12 +187,17 @@ def create_app(rt: Runtime, *, body_timeout: float = BODY_TIMEOUT) -> FastAPI:
         if isinstance(result, Ignored):
             return answer(event, "ignored", 200, started, reason=result.reason)
         try:
-            outcome = await run_in_threadpool(accept, rt, delivery_id, event, result)
+            loop = asyncio.get_running_loop()
+            outcome = await loop.run_in_executor(acks, accept, rt, delivery_id, event, result)
         except Exception:
             log.exception("delivery %s could not be queued", delivery_id)
             return answer(event, "unavailable", 503, started, error="queue or database unavailable")
         status = 202 if outcome == "accepted" else 200
         return answer(event, outcome, status, started, delivery=delivery_id)
+
+    # a plain Starlette route: FastAPI's parameter injection cost ~0.1 ms per delivery and
+    # the endpoint takes nothing but the raw request
+    app.router.add_route("/webhooks/github", webhook, methods=["POST"])
 
     @app.get("/healthz")
     def healthz() -> dict[str, str]:

@@ -188,6 +188,12 @@ class Store:
         upgrade(store.engine)
         return store
 
+    @property
+    def single_writer(self) -> bool:
+        """SQLite admits one writer at a time: concurrent writers wait in its busy handler,
+        which sleeps 1…100 ms between tries, so callers should queue writes themselves."""
+        return self.engine.dialect.name == "sqlite"
+
     def close(self) -> None:
         self.engine.dispose()
 

@@ -218,3 +218,49 @@ def test_an_unparseable_private_key_fails_the_delivery_with_the_reason(
             assert b"recipe_sync_credentials_invalid 1.0" in http.get("/metrics").content
     finally:
         rt.close()
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["application/x-www-form-urlencoded", "text/plain", "application/jsonp", "multipart/form-data"],
+)
+def test_a_body_that_is_not_declared_json_is_415(
+    service: tuple[Runtime, TestClient], content_type: str
+) -> None:
+    rt, http = service
+    body = json.dumps(labeled()).encode()
+    headers = {
+        "X-GitHub-Event": "pull_request",
+        "X-GitHub-Delivery": str(uuid.uuid4()),
+        "X-Hub-Signature-256": sign(SECRET, body),
+        "Content-Type": content_type,
+    }
+    response = http.post("/webhooks/github", content=body, headers=headers)
+    assert response.status_code == 415
+    assert "application/json" in response.json()["error"]
+    assert queued(rt) == 0
+
+
+def test_json_with_a_charset_parameter_is_accepted(service: tuple[Runtime, TestClient]) -> None:
+    rt, http = service
+    body = json.dumps(labeled()).encode()
+    headers = {
+        "X-GitHub-Event": "pull_request",
+        "X-GitHub-Delivery": str(uuid.uuid4()),
+        "X-Hub-Signature-256": sign(SECRET, body),
+        "Content-Type": "Application/JSON; charset=utf-8",
+    }
+    assert http.post("/webhooks/github", content=body, headers=headers).status_code == 202
+    assert len(rt.huey.pending()) == 1 and rt.store.delivery_count() == 1
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b'{"a": NaN}', b"\xff\xfe{}", b'{"a": 1}  x', b'"\\ud800"', b"[1, 2,]"],
+)
+def test_invalid_json_is_400(service: tuple[Runtime, TestClient], body: bytes) -> None:
+    rt, http = service
+    response = post(http, body)
+    assert response.status_code == 400, response.text
+    assert response.json()["error"] == "payload is not JSON"
+    assert queued(rt) == 0

@@ -56,6 +56,13 @@ class AlignInputs:
     builder: Builder | None = None  # runs the recipes builder; None: not run
     # recipe path → flags ignored for it (the dashboard issue): no demand is planned for them
     ignored_flags: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # recipe path ("*": every recipe file) → flag or env var → who declined that hunk on the
+    # alignment PR ("" for the CLI's --drop): not proposed, listed as dropped on request
+    dropped: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    def dropped_for(self, recipe_path: str) -> dict[str, str]:
+        """The hunks declined for one recipe file (its own and every file's)."""
+        return {**self.dropped.get("*", {}), **self.dropped.get(recipe_path, {})}
 
     @property
     def bench_ref(self) -> str:

@@ -359,6 +359,9 @@ def align(inputs: AlignInputs) -> AlignRun:
                 rules,
                 by_recipe[path],
                 ignored=inputs.ignored_flags.get(path, frozenset()),
+                dropped=inputs.dropped_for(path),
+                bench=head.source,
+                provenance=inputs.bench_ref if inputs.pr_number is not None else "",
             )
             if path in by_recipe
             else empty_plan(path),

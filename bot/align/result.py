@@ -9,6 +9,7 @@ from typing import Literal
 
 from bot.align.change import AffectedKey, BenchmarkChange
 from bot.align.compare import Comparison
+from bot.align.guide_images import ImageLine
 from bot.align.matrix import BuilderReport, RegressionMatrix
 from bot.align.plan import AlignmentPlan
 from bot.align.profile import Profile
@@ -107,6 +108,7 @@ class RecipeOutcome:
     fingerprint: str = ""
     guide: tuple[GuidePlacement, ...] = ()  # reproduction sections and what happened to each
     guide_drift: tuple[GuideDrift, ...] = ()  # hand-written guide commands vs launch lines
+    guide_images: tuple[ImageLine, ...] = ()  # guide lines naming an image the patch re-pins
 
     @property
     def guide_only(self) -> bool:

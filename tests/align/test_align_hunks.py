@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.align.comments import names_value
-from tests.align.conftest import SEED_RECIPE, AlignCli, commit_edit
+from bot.recipes.guide import locate_guide, unbalanced_fences
+from tests.align.conftest import SEED_RECIPE, AlignCli, commit_edit, git
 
 SCRIPT = "benchmarks/single_node/agentic/dsv41flash_fp4_mi355x_vllm_mtp.sh"
 SHARED_MOE = (
@@ -99,4 +100,80 @@ def test_without_a_script_comment_the_stale_comment_is_removed(
     assert (
         "described `aiter_triton_mxfp4_bf16`: removed, since the benchmark script has no "
         "comment on the new value." in body
+    )
+
+
+DAY0_ROCM = "vllm/vllm-openai-rocm:deepseekv41-flash-0909"
+DAY0_CUDA = "vllm/vllm-openai:deepseekv41-flash-0909"
+NIGHTLY = "vllm/vllm-openai-rocm:nightly-eed1f3d0c6043bd494424a22443ee198dd56f657"
+SPEC_HEADING = "  ## Speculative decoding\n"
+INSTALL = (
+    "  ## Install on AMD\n\n"
+    f"  On any AMD GPU: `docker pull {DAY0_ROCM}`.\n\n"
+    "  ### MI355X\n\n"
+    "  ```bash\n"
+    f"  docker pull {DAY0_CUDA}\n"
+    f"  docker run --rm {DAY0_ROCM} vllm --version\n"
+    "  ```\n\n"
+)
+
+
+def _patched(recipes: Path, out: Path) -> list[str]:
+    git(recipes, "apply", str(out / "recipe.patch"))
+    return (recipes / SEED_RECIPE).read_text().splitlines()
+
+
+def test_seed_guide_line_naming_the_old_tag_is_left_and_listed(
+    seed_out: Path, recipes_clone: Path
+) -> None:
+    lines = _patched(recipes_clone, seed_out)
+    # the Prerequisites line names no hardware: it stays, and the body points at it
+    assert lines[155 - 1] == f"  - The day-0 image: `docker pull {DAY0_CUDA}`."
+    assert "+  - The day-0 image" not in (seed_out / "recipe.patch").read_text()
+    body = (seed_out / "pr-body.md").read_text()
+    assert (
+        "- Guide lines naming the old image left for a maintainer: line 155 "
+        f"(`{DAY0_CUDA}`: it names no hardware)." in body
+    )
+
+
+def test_guide_lines_about_the_repinned_gpu_are_updated_others_listed(
+    align_cli: AlignCli, recipes_clone: Path, tmp_path: Path
+) -> None:
+    commit_edit(recipes_clone, SEED_RECIPE, SPEC_HEADING, INSTALL + SPEC_HEADING)
+    before = (recipes_clone / SEED_RECIPE).read_text().splitlines()
+    status, out = align_cli(recipes=recipes_clone, recipes_ref="HEAD")
+    assert status == 1
+    patch = (out / "recipe.patch").read_text()
+    changed = [
+        line
+        for line in patch.split("<!-- recipe-sync:reproduction", 1)[0].splitlines()
+        if line[:1] in "+-" and "docker " in line
+    ]
+    # only the two lines under "### MI355X" change: the NVIDIA image of the old tag and the
+    # old ROCm image both become the image MI355X now renders
+    assert changed == [
+        f"-  docker pull {DAY0_CUDA}",
+        f"-  docker run --rm {DAY0_ROCM} vllm --version",
+        f"+  docker pull {NIGHTLY}",
+        f"+  docker run --rm {NIGHTLY} vllm --version",
+    ]
+    after = _patched(recipes_clone, out)
+    amd = after.index(f"  On any AMD GPU: `docker pull {DAY0_ROCM}`.") + 1
+    assert [line for line in before if line not in after] == [
+        f"  docker pull {DAY0_CUDA}",
+        f"  docker run --rm {DAY0_ROCM} vllm --version",
+    ]
+    guide = locate_guide("\n".join(after) + "\n")
+    assert guide is not None and not unbalanced_fences(guide.markdown)
+    body = (out / "pr-body.md").read_text()
+    pulled = after.index(f"  docker pull {NIGHTLY}") + 1
+    assert (
+        f"- Guide lines re-pinned with the image: line {pulled} (`{DAY0_CUDA}` → `{NIGHTLY}`); "
+        f"line {pulled + 1} (`{DAY0_ROCM}` → `{NIGHTLY}`)." in body
+    )
+    assert (
+        "- Guide lines naming the old image left for a maintainer: line 155 "
+        f"(`{DAY0_CUDA}`: it names no hardware); line {amd} (`{DAY0_ROCM}`: it is also about "
+        "MI300X, MI325X, MI350X)." in body
     )

@@ -46,6 +46,7 @@ from bot.recipes.jsvalues import as_dict
 from bot.recipes.repo import Recipe
 from bot.rules import Rules
 from bot.sources import FileSource
+from bot.vllm import canonical_flag
 
 __all__ = [
     "AlignmentPlan",
@@ -89,7 +90,9 @@ def plan_recipe(
     demands are left out and listed as skipped. ``bench`` (the benchmark head) and
     ``provenance`` (``owner/name#N``) let a comment about a changed value quote the script's.
     """
-    dropped = dropped or {}
+    dropped = {
+        canonical_flag(k) if k.startswith("--") else k: v for k, v in (dropped or {}).items()
+    }
     assert targets, "a plan needs at least one target"
     path = targets[0].profile.recipe_path
     recipe = recipes.by_path[path]

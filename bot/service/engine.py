@@ -97,6 +97,7 @@ class AlignEngine:
             blob_sha_at=blob_sha_at,
             builder=builder,
             ignored_flags=request.ignored_flags,
+            dropped=request.dropped,
         )
 
     def sync(self, request: SyncRequest) -> SyncOutcome:

@@ -3,7 +3,9 @@ the replaced image, and hunks a maintainer drops (``align --drop``)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 from bot.align.comments import names_value
 from bot.recipes.guide import locate_guide, unbalanced_fences
@@ -22,6 +24,10 @@ EXACT_MOE = (
     + "          # MXFP4 experts with BF16 activations through AITER's Triton kernel.\n"
     + '          - "--moe-backend"\n          - "aiter_triton_mxfp4_bf16"\n'
 )
+
+
+def _plan(out: Path) -> Any:
+    return json.loads((out / "plan.json").read_text())
 
 
 def _exact_moe(recipes: Path) -> None:
@@ -177,3 +183,18 @@ def test_guide_lines_about_the_repinned_gpu_are_updated_others_listed(
         f"(`{DAY0_CUDA}`: it names no hardware); line {amd} (`{DAY0_ROCM}`: it is also about "
         "MI300X, MI325X, MI350X)." in body
     )
+
+
+def test_align_drop_leaves_the_hunk_out_and_says_so(align_cli: AlignCli) -> None:
+    status, out = align_cli(extra=["--drop=--moe_backend", "--drop", "AITER_TRITON_LOG_LEVEL"])
+    assert status == 1
+    nodes = (out / "recipe.patch").read_text().split("<!-- recipe-sync:reproduction", 1)[0]
+    assert "moe-backend" not in nodes and "AITER_TRITON_LOG_LEVEL" not in nodes
+    assert f'docker_image: "{NIGHTLY}"' in nodes  # the other hunk stays
+    body = (out / "pr-body.md").read_text()
+    assert (
+        "- Dropped on request: `--moe-backend` (`--drop`), `AITER_TRITON_LOG_LEVEL` (`--drop`)."
+        in body
+    )
+    skipped = _plan(out)["plans"][0]["skipped"]
+    assert "--moe-backend: dropped on request (--drop)" in skipped

@@ -80,6 +80,9 @@ class SyncOutcome:
     check_title: str
     check_summary: str
     annotations: tuple[Annotation, ...]
+    # recipe file → why its open alignment PR is obsolete though the file is not aligned (every
+    # hunk left was dropped on request): the service closes that PR with the reason
+    withdrawn: Mapping[str, str] = field(default_factory=dict)
 
 
 class SyncEngine(Protocol):

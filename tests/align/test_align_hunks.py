@@ -4,11 +4,17 @@ the replaced image, and hunks a maintainer drops (``align --drop``)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from bot.align.comments import names_value
+from bot.contract import SyncRequest
+from bot.evidence.source import DirRunSource
+from bot.fixtures import BENCH_REPO_NAME, RECIPES_REPO_NAME, SeedFixtures
 from bot.recipes.guide import locate_guide, unbalanced_fences
+from bot.service.engine import AlignEngine
+from bot.sources import GitTreeSource
 from tests.align.conftest import SEED_RECIPE, AlignCli, commit_edit, git
 
 SCRIPT = "benchmarks/single_node/agentic/dsv41flash_fp4_mi355x_vllm_mtp.sh"
@@ -198,3 +204,36 @@ def test_align_drop_leaves_the_hunk_out_and_says_so(align_cli: AlignCli) -> None
     )
     skipped = _plan(out)["plans"][0]["skipped"]
     assert "--moe-backend: dropped on request (--drop)" in skipped
+
+
+def test_when_every_hunk_is_dropped_the_open_pr_is_withdrawn(
+    seed: SeedFixtures, recipes_clone: Path
+) -> None:
+    text = (recipes_clone / SEED_RECIPE).read_text()
+    commit_edit(recipes_clone, SEED_RECIPE, text[text.index("\nguide: |") :], "\n")  # no guide
+    assert seed.evidence_dir is not None
+    request = SyncRequest(
+        bench_repo=BENCH_REPO_NAME,
+        pr_number=seed.bench_pr_number,
+        head_sha=seed.bench_pr_head,
+        head_branch=seed.bench_pr_branch,
+        base_sha=seed.bench_base,
+        is_fork=True,
+        bench=GitTreeSource(seed.bench_repo, seed.bench_pr_head),
+        bench_base=GitTreeSource(seed.bench_repo, seed.bench_base),
+        recipes_repo=RECIPES_REPO_NAME,
+        recipes_base_sha=git(recipes_clone, "rev-parse", "HEAD"),
+        recipes=GitTreeSource(recipes_clone, "HEAD"),
+        runs=DirRunSource(seed.evidence_dir),
+        dry_run=False,
+        dropped={SEED_RECIPE: dict.fromkeys(("--moe-backend", "AITER_TRITON_LOG_LEVEL"), "m")},
+    )
+    outcome = AlignEngine().sync(request)
+    assert [c.recipe_path for c in outcome.changes] == [SEED_RECIPE] and not outcome.withdrawn
+    request = replace(request, dropped={"*": {"image": "m"}, **request.dropped})
+    outcome = AlignEngine().sync(request)
+    assert outcome.changes == () and outcome.aligned == ()
+    assert outcome.withdrawn == {
+        SEED_RECIPE: "every change left was dropped on request "
+        "(--moe-backend, AITER_TRITON_LOG_LEVEL, image)"
+    }

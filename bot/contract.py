@@ -43,6 +43,9 @@ class SyncRequest:
     head_repo: str | None = None  # OWNER/NAME the head branch lives in (a fork's, for fork PRs)
     # recipe path → flags a maintainer ignored for it on the dashboard issue (never proposed)
     ignored_flags: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # recipe path ("*": every file of this PR) → flag or env var → who dropped that hunk with
+    # `/recipe-sync drop` (never proposed; the PR body says so)
+    dropped: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     # the benchmark repository's .github/recipe-sync.yml over the service's policy (None: the
     # engine's own rules/policy.yaml)
     policy: Policy | None = None
@@ -77,6 +80,9 @@ class SyncOutcome:
     check_title: str
     check_summary: str
     annotations: tuple[Annotation, ...]
+    # recipe file → why its open alignment PR is obsolete though the file is not aligned (every
+    # hunk left was dropped on request): the service closes that PR with the reason
+    withdrawn: Mapping[str, str] = field(default_factory=dict)
 
 
 class SyncEngine(Protocol):

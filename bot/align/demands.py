@@ -58,6 +58,7 @@ class _Demand:
     target: str
     sources: tuple[SourceSpan, ...] = ()
     targets: tuple[str, ...] = ()  # after merging: every profile demanding the same
+    shadows: NodePath | None = None  # a narrower override: the shared node it overrides
     keep: ClassVar[bool] = False
 
 
@@ -686,6 +687,7 @@ class Collector:
                 f"only: it is {self._scope_note(users)}",
                 target=label,
                 sources=spans,
+                shadows=unit_path,
             )
         )
 
@@ -748,6 +750,7 @@ class Collector:
                 f"only (a hardware override replaces the list): it is {self._scope_note(users)}",
                 target=label,
                 sources=spans,
+                shadows=unit_path,
             )
         )
 
@@ -910,7 +913,7 @@ class Collector:
             why = f"overrides {format_path(path)} for {target.profile.hardware} only: it is " + (
                 self._scope_note(users)
             )
-            self._env_demand(container, name, wanted, diff, label, why, order)
+            self._env_demand(container, name, wanted, diff, label, why, order, shadows=path)
             return
         classified = self.rules.env.classify(name)
         if classified is None or classified[0] != "serving":
@@ -936,6 +939,7 @@ class Collector:
         label: str,
         why: str,
         order: tuple[str, ...],
+        shadows: NodePath | None = None,
     ) -> None:
         self.out.demands.append(
             EnvDemand(
@@ -948,6 +952,7 @@ class Collector:
                 placement=why,
                 target=label,
                 env_order=order,
+                shadows=shadows,
             )
         )
 
@@ -988,12 +993,14 @@ class Collector:
         placement = "the image's provenance in the rendering; every rendering drawing from it "
         placement += "was benchmarked"
         create = False
+        shadows: NodePath | None = None
         if users:
             create = True
             placement = (
                 f"overrides {origin} for {target.profile.hardware} only: it is "
                 + self._scope_note(users)
             )
+            shadows = path
             path = ("variants", target.profile.variant, "hardware_overrides",
                     target.profile.hardware, "docker_image")  # fmt: skip
         self.out.demands.append(
@@ -1008,6 +1015,7 @@ class Collector:
                 reason=diff.reason,
                 placement=placement,
                 target=label,
+                shadows=shadows,
             )
         )
 

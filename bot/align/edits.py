@@ -98,6 +98,7 @@ def _planned(demand: Demand, edit: Edit, recipes: RecipesRepo, after: str | None
         placement=demand.placement,
         targets=demand.targets or (demand.target,),
         sources=demand.sources,
+        shadows=demand.shadows,
     )
 
 

@@ -19,9 +19,10 @@ eval job against the edited rendering), ``nodes.py`` (provenance paths and value
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from bot.align.comments import stale_comment_edits
 from bot.align.compare import compare
 from bot.align.demands import Collector, KeepDemand
 from bot.align.edits import build_edits, merge, resolve_conflicts, unique_edits, verified_edit
@@ -40,10 +41,12 @@ from bot.align.verify import verification_for
 from bot.errors import RecipeSyncError
 from bot.recipes import RecipesRepo, Rendering, load_recipes, render
 from bot.recipes.edit import EditError, apply_edits
+from bot.recipes.edit.document import Document
 from bot.recipes.jsvalues import as_dict
 from bot.recipes.repo import Recipe
 from bot.rules import Rules
 from bot.sources import FileSource
+from bot.vllm import canonical_flag
 
 __all__ = [
     "AlignmentPlan",
@@ -76,12 +79,20 @@ def plan_recipe(
     targets: Sequence[Target],
     *,
     ignored: frozenset[str] = frozenset(),
+    dropped: Mapping[str, str] | None = None,
+    bench: FileSource | None = None,
+    provenance: str = "",
 ) -> AlignmentPlan:
     """The plan for one recipe file (all ``targets`` share ``recipe_path``).
 
-    ``ignored``: flags a maintainer ignored for this recipe on the dashboard issue; their
-    demands are dropped and listed as skipped.
+    ``ignored``: flags a maintainer ignored for this recipe on the dashboard issue;
+    ``dropped``: flags or env vars declined on this alignment PR (subject → who asked). Their
+    demands are left out and listed as skipped. ``bench`` (the benchmark head) and
+    ``provenance`` (``owner/name#N``) let a comment about a changed value quote the script's.
     """
+    dropped = {
+        canonical_flag(k) if k.startswith("--") else k: v for k, v in (dropped or {}).items()
+    }
     assert targets, "a plan needs at least one target"
     path = targets[0].profile.recipe_path
     recipe = recipes.by_path[path]
@@ -99,14 +110,17 @@ def plan_recipe(
         else t
         for t in targets
     ]
-    dropped = sorted(
-        {d.subject for d in out.demands if d.subject in ignored and not isinstance(d, KeepDemand)}
+    changes = [d for d in out.demands if not isinstance(d, KeepDemand)]
+    ignoring = sorted({d.subject for d in changes if d.subject in ignored})
+    declined = sorted(
+        {d.subject for d in changes if d.subject in dropped and d.subject not in ignored}
     )
-    wanted = [d for d in out.demands if d.subject not in ignored]
+    wanted = [d for d in out.demands if d.subject not in ignored and d.subject not in dropped]
     demands, conflicts = resolve_conflicts(wanted)
     planned, problems = build_edits(merge(demands), recipe, recipes)
     skipped = [*out.skipped, *conflicts, *problems]
-    skipped += [f"{flag}: ignored for this recipe on the drift dashboard" for flag in dropped]
+    skipped += [f"{flag}: ignored for this recipe on the drift dashboard" for flag in ignoring]
+    skipped += [f"{name}: {_dropped_by(dropped[name])}" for name in declined]
     base = AlignmentPlan(
         recipe_path=path,
         targets=tuple(targets),
@@ -121,6 +135,7 @@ def plan_recipe(
         verifications=(),
         settings=tuple(dict.fromkeys(out.settings)),
         to_classify=tuple(dict.fromkeys(out.to_classify)),
+        dropped=tuple((name, dropped[name]) for name in declined),
     )
     text = source.read_bytes(path)
     try:
@@ -168,13 +183,28 @@ def plan_recipe(
     if any(p.kind == "verified" for p in planned):
         result = apply_edits(text, unique_edits(planned), file=path)
         after = _edited_repo(source, path, result.text)
+    doc = Document(text.decode("utf-8"), path)
+    comment_edits, comments = stale_comment_edits(
+        doc, recipe.data, Document(result.text, path), planned, recipes,
+        bench=bench, provenance=provenance,
+    )  # fmt: skip
+    if comment_edits:
+        try:
+            result = apply_edits(text, [*unique_edits(planned), *comment_edits], file=path)
+        except EditError:
+            comments = []  # a comment the editor cannot place: the body says nothing of it
     return replace(
         base,
         edits=tuple(planned),
         verifications=tuple(verifications),
         result=result,
         after=after,
+        comments=tuple(comments),
     )
+
+
+def _dropped_by(who: str) -> str:
+    return f"dropped on request by {who}" if who else "dropped on request (--drop)"
 
 
 def _dedupe_notes(notes: Sequence[FlagNote]) -> list[FlagNote]:

@@ -893,7 +893,7 @@ def _named(text: str, names: set[str]) -> bool:
     return any(re.search(rf"(?<![a-z0-9]){re.escape(n)}(?![a-z0-9])", text) for n in names)
 
 
-def _hardware_named(context: str, recipes: RecipesRepo, candidates: Sequence[str]) -> list[str]:
+def hardware_named(context: str, recipes: RecipesRepo, candidates: Sequence[str]) -> list[str]:
     """The candidates a guide command documents, from its heading path: the GPUs it names;
     else, when it names no GPU at all, the GPU generation (``Blackwell``) it names; else the
     brand (``NVIDIA``, ``AMD``/``ROCm``). A heading that names nothing documents no GPU."""
@@ -951,7 +951,7 @@ def guide_drift(
         variant = ids.get(command.model)
         if variant is None:
             continue
-        named = _hardware_named(command.context(), recipes, hardware)
+        named = hardware_named(command.context(), recipes, hardware)
         if not named:
             continue
         tp = _int(_flag_value(command.argv, _TP_FLAGS))

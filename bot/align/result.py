@@ -9,6 +9,7 @@ from typing import Literal
 
 from bot.align.change import AffectedKey, BenchmarkChange
 from bot.align.compare import Comparison
+from bot.align.guide_images import ImageLine
 from bot.align.matrix import BuilderReport, RegressionMatrix
 from bot.align.plan import AlignmentPlan
 from bot.align.profile import Profile
@@ -56,6 +57,13 @@ class AlignInputs:
     builder: Builder | None = None  # runs the recipes builder; None: not run
     # recipe path → flags ignored for it (the dashboard issue): no demand is planned for them
     ignored_flags: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # recipe path ("*": every recipe file) → flag or env var → who declined that hunk on the
+    # alignment PR ("" for the CLI's --drop): not proposed, listed as dropped on request
+    dropped: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    def dropped_for(self, recipe_path: str) -> dict[str, str]:
+        """The hunks declined for one recipe file (its own and every file's)."""
+        return {**self.dropped.get("*", {}), **self.dropped.get(recipe_path, {})}
 
     @property
     def bench_ref(self) -> str:
@@ -100,6 +108,7 @@ class RecipeOutcome:
     fingerprint: str = ""
     guide: tuple[GuidePlacement, ...] = ()  # reproduction sections and what happened to each
     guide_drift: tuple[GuideDrift, ...] = ()  # hand-written guide commands vs launch lines
+    guide_images: tuple[ImageLine, ...] = ()  # guide lines naming an image the patch re-pins
 
     @property
     def guide_only(self) -> bool:

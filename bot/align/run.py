@@ -18,6 +18,7 @@ from typing import Any
 from bot.align.change import AffectedKey, benchmark_change
 from bot.align.compare import compare, taxonomy_vram
 from bot.align.evidence import collect, evidence_for
+from bot.align.guide_images import ImageLine, image_moves, update_image_lines
 from bot.align.matrix import BuilderReport, regression_matrix
 from bot.align.overlay import OverlaySource
 from bot.align.plan import AlignmentPlan, Target, plan_recipe
@@ -231,6 +232,7 @@ def outcome(
     node_patch = plan.status == "patch" and plan.result is not None and plan.after is not None
     placements: tuple[GuidePlacement, ...] = ()
     drift: tuple[GuideDrift, ...] = ()
+    images: tuple[ImageLine, ...] = ()
     original = ""
     text = plan.result.text if node_patch and plan.result is not None else ""
     if guide is not None:
@@ -258,6 +260,9 @@ def outcome(
                 inputs.rules.policy.guide_sections,
                 edited=node_patch,
             )
+        if node_patch and plan.after is not None and any(e.kind == "image" for e in plan.edits):
+            moves = image_moves(recipes, plan.after, [t.profile for t in plan.targets])
+            text, images = update_image_lines(text, path, recipes, moves)
     guide_changed = guide is not None and text != (
         plan.result.text if node_patch and plan.result is not None else original
     )
@@ -304,6 +309,7 @@ def outcome(
         fingerprint=fingerprint(diff),
         guide=placements,
         guide_drift=drift,
+        guide_images=images,
     )
 
 
@@ -359,6 +365,9 @@ def align(inputs: AlignInputs) -> AlignRun:
                 rules,
                 by_recipe[path],
                 ignored=inputs.ignored_flags.get(path, frozenset()),
+                dropped=inputs.dropped_for(path),
+                bench=head.source,
+                provenance=inputs.bench_ref if inputs.pr_number is not None else "",
             )
             if path in by_recipe
             else empty_plan(path),

@@ -9,7 +9,7 @@ from bot.align.compare import Comparison
 from bot.align.profile import Profile
 from bot.evidence.model import Evidence, EvidenceReport
 from bot.recipes import RecipesRepo
-from bot.recipes.edit import Edit, EditResult
+from bot.recipes.edit import Edit, EditResult, NodePath
 from bot.shell.result import SourceSpan
 
 EditKind = Literal["image", "flag", "flag-new", "env", "env-new", "verified", "flag-remove", "tp"]
@@ -48,6 +48,21 @@ class PlannedEdit:
     placement: str  # why this node: provenance, or the rule that places a new one
     targets: tuple[str, ...]  # labels of the profiles that demand it
     sources: tuple[SourceSpan, ...] = ()  # benchmark script lines of the value
+    shadows: NodePath | None = None  # a narrower override: the shared node it overrides
+
+
+@dataclass(frozen=True)
+class CommentChange:
+    """A recipe comment written for a value the patch changes, and what the patch does."""
+
+    subject: str  # "--moe-backend", an env var, "image"
+    value: str  # the old value the comment names
+    at: str  # the commented node
+    old: tuple[str, ...]  # its lines, without '#'
+    action: Literal["replaced", "removed", "kept"]  # kept: the shared value still applies
+    new_at: str = ""  # where a comment was written (the same node, or the new override)
+    new: tuple[str, ...] = ()
+    source: str = ""  # the benchmark script line whose comment is quoted ("" when none)
 
 
 @dataclass(frozen=True)
@@ -104,6 +119,9 @@ class AlignmentPlan:
     verifications: tuple[Verification, ...]
     settings: tuple[Setting, ...] = ()  # benchmark settings not carried, with the reason
     to_classify: tuple[str, ...] = ()  # flags / env vars rules/knobs.yaml does not classify
+    comments: tuple[CommentChange, ...] = ()  # recipe comments about a value the patch changes
+    # (subject, who) of hunks declined on the alignment PR: not proposed ("" who: the CLI)
+    dropped: tuple[tuple[str, str], ...] = ()
     failure: str | None = None  # the plan cannot be applied (invariants, editor)
     result: EditResult | None = None
     after: RecipesRepo | None = field(default=None, compare=False, repr=False)

@@ -2,7 +2,7 @@
 
     recipe-sync align --bench-repo DIR [--bench-ref REF] --recipes DIR [--recipes-ref REF]
         [--bench-base REF] [--config-key KEY]... [--evidence DIR] [--bench-name OWNER/NAME]
-        [--bench-pr N] [--recipes-name OWNER/NAME] [--out DIR]
+        [--bench-pr N] [--recipes-name OWNER/NAME] [--drop FLAG]... [--out DIR]
 
 Reads the benchmark repository at REF (default: HEAD) and at its base (default: the
 merge-base with the default branch), the recipes repository at --recipes-ref (default:
@@ -62,6 +62,15 @@ def register(subparsers: Any) -> None:
         "--config-key", action="append", default=[], help="only this master-config key"
     )
     parser.add_argument("--evidence", type=Path, help="saved workflow runs and job logs")
+    parser.add_argument(
+        "--drop",
+        action="append",
+        default=[],
+        metavar="FLAG",
+        help="leave this flag (--drop=--moe-backend, or --drop moe-backend), env var or "
+        "'image' out of every patch, as a `/recipe-sync drop FLAG` comment on the alignment "
+        "PR does; the PR body lists it",
+    )
     parser.add_argument("--bench-pr", type=int, help="benchmark PR number")
     parser.add_argument(
         "--out",
@@ -174,7 +183,16 @@ def inputs_from_args(args: argparse.Namespace) -> AlignInputs:
         recipes_sha=recipes_sha,
         blob_sha_at=git_blob_sha_at(args.bench_repo),
         builder=builder,
+        dropped={"*": dict.fromkeys(map(_hunk_name, args.drop), "")} if args.drop else {},
     )
+
+
+def _hunk_name(name: str) -> str:
+    """``moe-backend`` → ``--moe-backend`` (argparse takes ``--x`` only as ``--drop=--x``);
+    an UPPER_CASE env var and ``image`` stay as they are."""
+    if name.startswith("-") or name == "image" or not any(c.islower() for c in name):
+        return name
+    return "--" + name
 
 
 def _write(out: Path, name: str, text: str | None) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot import markdown as md
+from bot.align.guide_images import ImageLine
 from bot.align.reproduction import GuideDrift, GuidePlacement, ReproCommand
 from bot.align.result import RecipeOutcome
 
@@ -114,9 +115,31 @@ def drift_lines(drift: Sequence[GuideDrift], policy: str) -> list[str]:
     return out
 
 
+def image_lines(found: Sequence[ImageLine]) -> list[str]:
+    """Guide lines naming an image the patch re-pins: the ones updated, and the ones left for
+    a maintainer (with why)."""
+    out: list[str] = []
+    updated = [i for i in found if i.new is not None]
+    left = [i for i in found if i.new is None]
+    if updated:
+        out.append(
+            "- Guide lines re-pinned with the image: "
+            + "; ".join(f"line {i.line} ({code(i.old)} → {code(i.new)})" for i in updated)
+            + "."
+        )
+    if left:
+        out.append(
+            "- Guide lines naming the old image left for a maintainer: "
+            + "; ".join(f"line {i.line} ({code(i.old)}: {md.text(i.why)})" for i in left)
+            + "."
+        )
+    return out
+
+
 def guide_section(outcome: RecipeOutcome, policy: str) -> list[str]:
     """The PR body's / comment's "Guide" part (empty when the guide is not involved)."""
     lines = placement_lines(outcome.guide) + drift_lines(outcome.guide_drift, policy)
+    lines += image_lines(outcome.guide_images)
     if not lines:
         return []
     return ["### Guide", "", *lines]

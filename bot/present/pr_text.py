@@ -21,15 +21,13 @@ from bot.align.plan import AlignmentPlan, FlagNote, PlannedEdit, Target, Verific
 from bot.align.profile import SYNTHETIC_KEYS
 from bot.align.result import AlignRun, RecipeOutcome
 from bot.benchmarks.changelog import entries_for
-from bot.errors import RecipeSyncError
 from bot.github.sanitize import MAX_BODY, meta_comment, neutralize, truncate
 from bot.present.evidence import render_evidence_section
 from bot.present.guide import guide_section
+from bot.present.hunks import hunk_lines
 from bot.present.settings import settings_lines
 from bot.present.texts import PullRequestText
 from bot.recipes import RecipesRepo, Rendering, render
-from bot.recipes.edit import SetScalar
-from bot.recipes.edit.document import Document
 from bot.recipes.jsvalues import as_dict, js_str
 from bot.recipes.text import quote_value
 
@@ -219,60 +217,6 @@ def verified_bullet(edit: PlannedEdit, verification: Verification | None, pr: st
         f"argv and matches the edited rendering, and the script blob is the one {pr} ships "
         "(runtime evidence below). Placement: rules/policy.yaml mark_verified."
     )
-
-
-def _comment_above(lines: Sequence[str], line: int) -> list[str]:
-    """The ``#`` lines directly above 1-based ``line``, without the ``#``."""
-    found: list[str] = []
-    index = line - 2
-    while index >= 0 and lines[index].lstrip().startswith("#"):
-        found.insert(0, lines[index].strip().lstrip("#").strip())
-        index -= 1
-    return found
-
-
-def stale_comments(run: AlignRun, plan: AlignmentPlan) -> list[str]:
-    """Review notes: a changed value whose recipe comment was written for the old value,
-    quoted next to what the benchmark script says about the new one."""
-    try:
-        text = run.inputs.recipes.read_bytes(plan.recipe_path).decode("utf-8")
-        doc = Document(text, plan.recipe_path)
-    except (RecipeSyncError, UnicodeDecodeError):
-        return []
-    notes: list[str] = []
-    for edit in plan.edits:
-        if not isinstance(edit.edit, SetScalar) or edit.kind not in ("flag", "env"):
-            continue
-        path = edit.edit.path
-        candidates = [path]
-        if path and isinstance(path[-1], int) and path[-1] > 0:
-            candidates.insert(0, (*path[:-1], path[-1] - 1))  # the flag token above its value
-        recipe_comment: list[str] = []
-        for candidate in candidates:
-            try:
-                line = doc.locate(candidate).line
-            except RecipeSyncError:
-                continue
-            recipe_comment = _comment_above(doc.lines, line)
-            if recipe_comment:
-                break
-        if not recipe_comment:
-            continue
-        note = (
-            f"- Review: the comment above {code(edit.subject)} in the recipe still reads "
-            f"“{prose(' '.join(recipe_comment))}”, written for {code(edit.before or '')}"
-        )
-        span = edit.sources[-1] if edit.sources else None
-        if span is not None and run.bench.source.exists(span.file):
-            script = run.bench.source.read_bytes(span.file).decode("utf-8", "replace")
-            said = _comment_above(script.splitlines(), span.line)
-            if said:
-                note += (
-                    f"; the benchmark script says of {code(edit.after or '')} "
-                    f"({code(f'{span.file}:{span.line}')}): “{prose(' '.join(said))}”"
-                )
-        notes.append(note + ". recipe-sync leaves comments to the reviewer.")
-    return notes
 
 
 KIND_ORDER = ("image", "flag", "env", "env-new", "flag-new", "flag-remove", "verified")
@@ -618,7 +562,7 @@ def body(run: AlignRun, outcome: RecipeOutcome, budget: TextBudget = TextBudget(
             + ", ".join(code(u) for u in untouched)
             + f" that {plain(target.profile.label)} draws from."
         )
-    summary += stale_comments(run, plan)
+    summary += hunk_lines(plan)
     for verification in plan.verifications:
         if verification.state not in ("verified", "already"):
             summary.append(

@@ -6,6 +6,10 @@ Approval is tied to a head SHA:
   (checked through the collaborators permission API), approves the labelled head.
 * ``/recipe-sync [dry-run]`` by someone with write permission approves the current head;
   anyone else gets ONE polite refusal reply per PR (then silence), bots are ignored.
+* ``/recipe-sync drop <flag>`` (``keep`` undoes it) by someone with write permission on an
+  alignment PR records that hunk as declined for that PR's recipe file (on a benchmark PR:
+  for every recipe file it aligns) and syncs the benchmark PR again, whose next update leaves
+  it out; the same refusal rule applies.
 * ``synchronize`` / ``reopened`` / ``opened`` / ``ready_for_review`` on a labelled PR from
   the same repository approves the new head (whoever can push there has write access).
 * **Fork PRs: a new push needs re-approval.** On ``synchronize`` of a labelled fork PR the
@@ -29,7 +33,7 @@ from __future__ import annotations
 
 import logging
 
-from bot.github.gateway import BENCH_SCOPE, GitHubRepo
+from bot.github.gateway import BENCH_SCOPE, RECIPES_SCOPE, GitHubRepo
 from bot.github.sanitize import REAPPROVE_MARKER, REFUSAL_MARKER
 from bot.service.comments import StickyComments
 from bot.service.dashboard import request_dashboard
@@ -38,6 +42,7 @@ from bot.service.report import reapproval_comment, refusal_comment
 from bot.service.runtime import Runtime
 from bot.service.triggers import Trigger
 from bot.state.store import AlignmentRecord, Approval
+from bot.vllm import canonical_flag
 
 log = logging.getLogger("recipe_sync.dispatch")
 
@@ -74,6 +79,8 @@ def _request(
 def dispatch(rt: Runtime, trigger: Trigger) -> str:
     """Act on one trigger; returns a one-line account for the delivery log."""
     recipes_repo = rt.settings.recipes_repo
+    if trigger.kind in ("drop", "keep"):
+        return _hunk_command(rt, trigger)
     if trigger.repo == recipes_repo:
         if trigger.kind in ("pr_closed", "rebase", "workflow_run"):
             return _alignment_event(rt, trigger)
@@ -113,15 +120,9 @@ def dispatch(rt: Runtime, trigger: Trigger) -> str:
     if kind == "command":
         assert pr is not None and trigger.comment_id is not None
         gh = rt.connector.repo(trigger.repo, BENCH_SCOPE)
-        if _role(gh, trigger.sender) not in WRITE_OR_MORE:
-            if rt.store.claim_refusal(trigger.repo, pr, trigger.sender):
-                gh.create_comment(
-                    pr,
-                    f"{REFUSAL_MARKER}\n"
-                    + refusal_comment(trigger.sender, rt.policy.comment_command),
-                )
-                return f"refused {trigger.sender} (replied once)"
-            return f"refused {trigger.sender} (already told)"
+        refused = _refused(rt, gh, trigger, rt.policy.comment_command)
+        if refused is not None:
+            return refused
         gh.react(trigger.comment_id, "+1")
         current = gh.pull(pr)
         if current.state != "open":
@@ -150,6 +151,56 @@ def dispatch(rt: Runtime, trigger: Trigger) -> str:
                 outcomes.append(_request(rt, trigger.repo, number, None))
         return "; ".join(outcomes) or "check run of an unapproved or unknown head"
     return f"{kind} in {trigger.repo}: nothing to do"
+
+
+def _refused(
+    rt: Runtime, gh: GitHubRepo, trigger: Trigger, command: str, *, starts_sync: bool = True
+) -> str | None:
+    """None when the sender has write permission or more; else ONE polite refusal per user
+    and PR (then silence), and the account for the delivery log."""
+    assert trigger.pr_number is not None
+    if _role(gh, trigger.sender) in WRITE_OR_MORE:
+        return None
+    if rt.store.claim_refusal(trigger.repo, trigger.pr_number, trigger.sender):
+        gh.create_comment(
+            trigger.pr_number,
+            f"{REFUSAL_MARKER}\n"
+            + refusal_comment(trigger.sender, command, starts_sync=starts_sync),
+        )
+        return f"refused {trigger.sender} (replied once)"
+    return f"refused {trigger.sender} (already told)"
+
+
+def _hunk_command(rt: Runtime, trigger: Trigger) -> str:
+    """``/recipe-sync drop|keep <flag>``: on an alignment PR for its recipe file, on a
+    benchmark PR for every recipe file it aligns (``*``); recorded in the store, then the
+    benchmark PR is synced again so its alignment PRs are updated."""
+    assert trigger.pr_number is not None and trigger.comment_id is not None
+    on_recipes = trigger.repo == rt.settings.recipes_repo
+    if on_recipes:
+        record = rt.store.alignment_by_pr(trigger.repo, trigger.pr_number)
+        if record is None:
+            return f"{trigger.kind} on #{trigger.pr_number}: not an alignment PR of recipe-sync"
+        bench_repo, bench_pr, recipe = record.bench_repo, record.bench_pr, record.recipe_path
+    else:
+        bench_repo, bench_pr, recipe = trigger.repo, trigger.pr_number, "*"
+    gh = rt.connector.repo(trigger.repo, RECIPES_SCOPE if on_recipes else BENCH_SCOPE)
+    command = f"{rt.policy.comment_command} {trigger.kind}"
+    refused = _refused(rt, gh, trigger, command, starts_sync=False)
+    if refused is not None:
+        return refused
+    subject = trigger.subject
+    if subject.startswith("--"):
+        subject = canonical_flag(subject)
+    if trigger.kind == "drop":
+        changed = rt.store.drop_hunk(bench_repo, bench_pr, recipe, subject, login=trigger.sender)
+    else:
+        changed = rt.store.keep_hunk(
+            bench_repo, bench_pr, None if recipe == "*" else recipe, subject
+        )
+    gh.react(trigger.comment_id, "+1")
+    what = f"{trigger.kind} {subject} for {recipe} of {bench_repo}#{bench_pr}"
+    return f"{what}{'' if changed else ' (already so)'}: {_request(rt, bench_repo, bench_pr, None)}"
 
 
 def _dashboard_edit(rt: Runtime, trigger: Trigger) -> str:

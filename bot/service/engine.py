@@ -57,6 +57,13 @@ def sync_outcome(run: AlignRun, texts: AlignTexts) -> SyncOutcome:
         check_title=texts.check.title,
         check_summary=texts.check.summary,
         annotations=texts.check.annotations,
+        withdrawn={
+            o.recipe_path: "every change left was dropped on request ("
+            + ", ".join(name for name, _ in o.plan.dropped)
+            + ")"
+            for o in run.outcomes
+            if o.status != "patch" and o.plan.dropped
+        },
     )
 
 
@@ -97,6 +104,7 @@ class AlignEngine:
             blob_sha_at=blob_sha_at,
             builder=builder,
             ignored_flags=request.ignored_flags,
+            dropped=request.dropped,
         )
 
     def sync(self, request: SyncRequest) -> SyncOutcome:

@@ -84,11 +84,16 @@ def reapproval_comment(approved: str | None, head: str, label: str, command: str
     )
 
 
-def refusal_comment(login: str, command: str) -> str:
+def refusal_comment(login: str, command: str, *, starts_sync: bool = True) -> str:
+    what = (
+        "so recipe-sync did not start. A maintainer can run it for you (or apply the trigger "
+        "label)."
+        if starts_sync
+        else "so nothing was recorded. A maintainer can run it for you."
+    )
     return (
         f"Thanks for the request, @{login}! Only people with write access to this "
-        f"repository can run {inline(command)}, so recipe-sync did not start. A maintainer "
-        "can run it for you (or apply the trigger label). I will not repeat this note."
+        f"repository can run {inline(command)}, {what} I will not repeat this note."
     )
 
 

@@ -253,6 +253,7 @@ def _run_engine(
         dry_run=lease.dry_run,
         head_repo=pr.head_repo or None,
         ignored_flags=rt.store.ignored_flags(lease.bench_repo),
+        dropped=rt.store.dropped_hunks(lease.bench_repo, n),
         policy=policy,
     )
     stickies = StickyComments(bench, rt.store, rt.connector.bot_login())
@@ -292,7 +293,11 @@ def _apply(
     if not lease.dry_run:
         aligned = set(outcome.aligned)
         for record in rt.store.alignments_for(lease.bench_repo, lease.pr_number):
-            if record.recipe_path in aligned and record.state in ("open", "edited"):
+            if record.state not in ("open", "edited"):
+                continue
+            if record.recipe_path in outcome.withdrawn:
+                results.append(publisher.retire(record, outcome.withdrawn[record.recipe_path]))
+            elif record.recipe_path in aligned:
                 results.append(
                     publisher.retire(
                         record, f"`{record.recipe_path}` on the default branch already matches"

@@ -42,6 +42,8 @@ TriggerKind = Literal[
     "check_run",  # our check run was re-requested or its "Re-check" button clicked
     "rebase",  # the rebase label was put on an alignment PR
     "dashboard_edit",  # someone edited the bot's dashboard issue (ticked a box)
+    "drop",  # `/recipe-sync drop <flag>` on an alignment PR or its benchmark PR
+    "keep",  # `/recipe-sync keep <flag>`: propose a dropped hunk again
 ]
 
 
@@ -69,6 +71,7 @@ class Trigger:
     check_run_id: int | None = None
     external_id: str = ""
     installation_id: int | None = None
+    subject: str = ""  # drop / keep: the flag or env var
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -140,6 +143,15 @@ def command_pattern(command: str) -> re.Pattern[str]:
     return re.compile(rf"^\s*{re.escape(command)}(?:\s+(\S+))?\s*$")
 
 
+def hunk_pattern(command: str) -> re.Pattern[str]:
+    """``/recipe-sync drop <flag>`` / ``/recipe-sync keep <flag>``."""
+    return re.compile(rf"^\s*{re.escape(command)}\s+(drop|keep)\s+(\S+)\s*$")
+
+
+# what a dropped hunk is named by: a flag (``--moe-backend``), an env var, or ``image``
+SUBJECT = re.compile(r"^(--[A-Za-z0-9][A-Za-z0-9._-]*|[A-Za-z_][A-Za-z0-9_]*)$")
+
+
 def classify(
     event: str, payload: Any, *, trigger_label: str, comment_command: str, bot_login: str
 ) -> Trigger | Ignored:
@@ -183,6 +195,18 @@ def classify(
         if not isinstance(body, str):
             raise PayloadError("'comment.body' is not a string")
         first_line = body[:1000].strip().splitlines()[:1]
+        hunk = hunk_pattern(comment_command).match(first_line[0]) if first_line else None
+        if hunk is not None:
+            subject = hunk.group(2)
+            if not SUBJECT.match(subject) or len(subject) > 200:
+                return Ignored(f"'{subject[:40]}' is not a flag or an environment variable")
+            return Trigger(
+                kind="drop" if hunk.group(1) == "drop" else "keep",
+                pr_number=_int(_get(payload, "issue.number"), "issue.number"),
+                comment_id=_int(_get(payload, "comment.id"), "comment.id"),
+                subject=subject,
+                **common,
+            )
         match = command_pattern(comment_command).match(first_line[0]) if first_line else None
         if not match:
             return Ignored("comment is not a command")

@@ -177,3 +177,24 @@ class IgnoredFlag(Base):
     flag: Mapped[str] = mapped_column(String(200))
     ignored_by: Mapped[str] = mapped_column(String(100))
     created_at: Mapped[float] = mapped_column(Float)
+
+
+class DroppedHunk(Base):
+    """A flag or env var a maintainer declined on one alignment PR (``/recipe-sync drop``):
+    keyed by the alignment PR, i.e. benchmark PR + recipe file (``*``: every recipe file of
+    that benchmark PR, when dropped on the benchmark PR). Its next update does not propose
+    it, until ``/recipe-sync keep``."""
+
+    __tablename__ = "dropped_hunks"
+    __table_args__ = (
+        UniqueConstraint(
+            "bench_repo", "bench_pr", "recipe_path", "subject", name="uq_dropped_hunk"
+        ),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    bench_repo: Mapped[str] = mapped_column(String(200))
+    bench_pr: Mapped[int] = mapped_column(Integer)
+    recipe_path: Mapped[str] = mapped_column(String(400))
+    subject: Mapped[str] = mapped_column(String(200))
+    dropped_by: Mapped[str] = mapped_column(String(100))
+    created_at: Mapped[float] = mapped_column(Float)

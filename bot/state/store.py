@@ -37,6 +37,7 @@ from bot.state.models import (
     CheckRunRecord,
     ClosedFingerprint,
     Delivery,
+    DroppedHunk,
     IgnoredFlag,
     Refusal,
     StickyComment,
@@ -615,6 +616,16 @@ class Store:
             )
             return None if row is None else AlignmentRecord.of(row)
 
+    def alignment_by_pr(self, recipes_repo: str, pr_number: int) -> AlignmentRecord | None:
+        """The alignment record of a PR in the recipes repository (None: not ours)."""
+        with self.tx() as session:
+            row = session.scalar(
+                select(AlignmentPr)
+                .where(AlignmentPr.recipes_repo == recipes_repo, AlignmentPr.pr_number == pr_number)
+                .order_by(AlignmentPr.id.desc())
+            )
+            return None if row is None else AlignmentRecord.of(row)
+
     def alignments_for(self, bench_repo: str, bench_pr: int) -> list[AlignmentRecord]:
         with self.tx() as session:
             rows = session.scalars(
@@ -901,4 +912,53 @@ class Store:
                     IgnoredFlag.flag == flag,
                 )
             )
+            return bool(getattr(result, "rowcount", 0))
+
+    # --- hunks dropped on an alignment PR (`/recipe-sync drop`) -----------------------------
+
+    def dropped_hunks(self, bench_repo: str, bench_pr: int) -> dict[str, dict[str, str]]:
+        """recipe path (``*``: every recipe file) → flag or env var → who dropped it."""
+        with self.tx() as session:
+            rows = session.execute(
+                select(DroppedHunk.recipe_path, DroppedHunk.subject, DroppedHunk.dropped_by)
+                .where(DroppedHunk.bench_repo == bench_repo, DroppedHunk.bench_pr == bench_pr)
+                .order_by(DroppedHunk.id)
+            ).all()
+        found: dict[str, dict[str, str]] = {}
+        for recipe, subject, login in rows:
+            found.setdefault(recipe, {})[subject] = login
+        return found
+
+    def drop_hunk(
+        self, bench_repo: str, bench_pr: int, recipe_path: str, subject: str, *, login: str
+    ) -> bool:
+        """Record one dropped hunk; True when it was not recorded yet."""
+        with self.tx() as session:
+            return self._insert_ignore(
+                session,
+                DroppedHunk,
+                {
+                    "bench_repo": bench_repo,
+                    "bench_pr": bench_pr,
+                    "recipe_path": recipe_path,
+                    "subject": subject,
+                    "dropped_by": login,
+                    "created_at": self.clock(),
+                },
+            )
+
+    def keep_hunk(
+        self, bench_repo: str, bench_pr: int, recipe_path: str | None, subject: str
+    ) -> bool:
+        """Forget the drops of ``subject`` for ``recipe_path`` (and those for every file of the
+        benchmark PR); ``None``: for every recipe file. True when one was recorded."""
+        with self.tx() as session:
+            where = [
+                DroppedHunk.bench_repo == bench_repo,
+                DroppedHunk.bench_pr == bench_pr,
+                DroppedHunk.subject == subject,
+            ]
+            if recipe_path is not None:
+                where.append(DroppedHunk.recipe_path.in_((recipe_path, "*")))
+            result = session.execute(delete(DroppedHunk).where(*where))
             return bool(getattr(result, "rowcount", 0))

@@ -141,6 +141,11 @@ def test_patch_makes_exactly_the_seed_edits(seed_out: Path) -> None:
         "+    hardware_overrides:",
         "+      mi355x:",
         "+        extra_args:",
+        # the shared AMD value's comment stays (still true on MI300X/MI325X/MI350X); the
+        # override says what it replaces there and why, quoting the benchmark script
+        '+          # Plain "aiter" lets vLLM\'s priority list pick the CK a8w4 experts.',
+        "+          # On MI355X this replaces aiter_triton_mxfp4_bf16, as benchmarked in",
+        "+          # SemiAnalysisAI/InferenceX#3058.",
         '+          - "--moe-backend"',
         '+          - "aiter"',
         "+        extra_env:",

@@ -180,3 +180,56 @@ def test_evidence_cli_reads_the_runs_through_the_actions_api(
     assert "strict-match 0.9689 ± 0.0048, flexible-extract 0.9682 ± 0.0048" in out
     assert "The benchmark script blob is identical at the run's head" in out
     assert "Attempt 1 of run" in out and "cancelled" in out
+
+
+def _comment(
+    fake: FakeGitHub, harness: Harness, repo: str, number: int, body: str, who: str
+) -> str:
+    payload = fake.comment_payload(repo, number, body, sender=who)
+    response = harness.deliver("issue_comment", payload)
+    assert response.status_code in (200, 202), response.text
+    harness.drain()
+    return str(response.json()["status"])
+
+
+def test_a_maintainer_drops_one_hunk_and_the_next_update_leaves_it_out(
+    seeded: tuple[FakeGitHub, SeedFixtures, Harness],
+) -> None:
+    fake, built, harness = seeded
+    fake.set_permission(RECIPES, MAINTAINER, "write", "maintain")
+    number = fake.open_pull(
+        BENCH, head_ref=built.bench_pr_branch, head_repo=FORK, number=built.bench_pr_number
+    )
+    label(fake, harness, number)
+    (pr,) = fake.pulls[RECIPES].values()
+    recipes = fake.repos[RECIPES].path
+
+    def pushed() -> str:
+        tip = fake.repos[RECIPES].ref_sha(f"refs/heads/{pr['head_ref']}")
+        return git(recipes, "show", f"{tip}:{SEED_RECIPE}")
+
+    assert '- "aiter"' in pushed() and "Dropped on request" not in pr["body"]
+
+    # someone without write access on the recipes repository: one refusal, nothing recorded
+    _comment(fake, harness, RECIPES, pr["number"], "/recipe-sync drop --moe-backend", "visitor")
+    refusals = [c for c in fake.comments_on(RECIPES, pr["number"]) if "visitor" in c["body"]]
+    assert len(refusals) == 1 and "so nothing was recorded" in refusals[0]["body"]
+    assert '- "aiter"' in pushed()
+
+    # a maintainer drops the --moe-backend hunk on the alignment PR: the next update has no
+    # --moe-backend hunk (and so no verification: the launch line runs aiter), and says why
+    _comment(fake, harness, RECIPES, pr["number"], "/recipe-sync drop --moe-backend", MAINTAINER)
+    assert len(fake.pulls[RECIPES]) == 1
+    text = pushed()
+    assert "--moe-backend" not in text.split("\nguide:", 1)[0].split("strategy_overrides:")[1]
+    assert '- "aiter"' not in text and "AITER_TRITON_LOG_LEVEL" in text
+    assert "mi355x: verified" not in text
+    assert "aiter_triton_mxfp4_bf16" in text  # the shared AMD value, untouched
+    body = fake.pulls[RECIPES][pr["number"]]["body"]
+    assert "- Dropped on request: `--moe-backend` (by maintainer); `/recipe-sync keep" in body
+    assert any(c[1] == "+1" for c in fake.reactions)
+
+    # keep undoes it: the hunk is proposed again
+    _comment(fake, harness, RECIPES, pr["number"], "/recipe-sync keep --moe-backend", MAINTAINER)
+    assert '- "aiter"' in pushed() and "mi355x: verified" in pushed()
+    assert "Dropped on request" not in fake.pulls[RECIPES][pr["number"]]["body"]

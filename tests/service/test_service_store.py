@@ -137,3 +137,27 @@ def test_alignment_records_declines_stickies_refusals(store: Store) -> None:
     store.set_sticky_comment("o/b", 1, "verify", None)
     assert store.sticky_comment("o/b", 1, "verify") is None
     assert store.claim_refusal("o/b", 1, "visitor") and not store.claim_refusal("o/b", 1, "visitor")
+
+
+def test_dropped_hunks_per_alignment_pr(store: Store) -> None:
+    store.save_alignment(
+        bench_repo="o/b", bench_pr=1, recipe_path="models/a/b.yaml", recipes_repo="o/r",
+        branch="recipe-sync/b-1/a-b", pr_number=5,
+    )  # fmt: skip
+    record = store.alignment_by_pr("o/r", 5)
+    assert record is not None and (record.bench_pr, record.recipe_path) == (1, "models/a/b.yaml")
+    assert store.alignment_by_pr("o/r", 6) is None
+    assert store.drop_hunk("o/b", 1, "models/a/b.yaml", "--moe-backend", login="m")
+    assert not store.drop_hunk("o/b", 1, "models/a/b.yaml", "--moe-backend", login="n")
+    assert store.drop_hunk("o/b", 1, "*", "AITER_TRITON_LOG_LEVEL", login="n")
+    assert store.drop_hunk("o/b", 2, "*", "--moe-backend", login="n")  # another benchmark PR
+    assert store.dropped_hunks("o/b", 1) == {
+        "models/a/b.yaml": {"--moe-backend": "m"},
+        "*": {"AITER_TRITON_LOG_LEVEL": "n"},
+    }
+    # keep on the alignment PR forgets its file's drop and the benchmark PR's one for all files
+    assert store.keep_hunk("o/b", 1, "models/a/b.yaml", "AITER_TRITON_LOG_LEVEL")
+    assert store.keep_hunk("o/b", 1, None, "--moe-backend")
+    assert not store.keep_hunk("o/b", 1, None, "--moe-backend")
+    assert store.dropped_hunks("o/b", 1) == {}
+    assert store.dropped_hunks("o/b", 2) == {"*": {"--moe-backend": "n"}}

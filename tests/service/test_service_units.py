@@ -129,6 +129,25 @@ def test_comment_commands() -> None:
     assert run("issue_comment", body) == Ignored("comment by a bot (self-loop guard)")
 
 
+def test_drop_and_keep_commands_name_a_flag_or_env_var() -> None:
+    body = payload("issue_comment.created.pull_request.json")
+    body["comment"]["body"] = "/recipe-sync drop --moe-backend\nthe CK path is not ours yet"
+    trigger = run("issue_comment", body)
+    assert isinstance(trigger, Trigger)
+    assert (trigger.kind, trigger.subject, trigger.pr_number) == ("drop", "--moe-backend", 1)
+    assert Trigger.from_json(trigger.to_json()) == trigger
+    body["comment"]["body"] = "/recipe-sync keep AITER_TRITON_LOG_LEVEL"
+    trigger = run("issue_comment", body)
+    assert isinstance(trigger, Trigger)
+    assert (trigger.kind, trigger.subject) == ("keep", "AITER_TRITON_LOG_LEVEL")
+    body["comment"]["body"] = "/recipe-sync drop $(reboot)"
+    assert run("issue_comment", body) == Ignored(
+        "'$(reboot)' is not a flag or an environment variable"
+    )
+    body["comment"]["body"] = "/recipe-sync drop"  # no subject: not a command at all
+    assert isinstance(run("issue_comment", body), Ignored)
+
+
 def test_workflow_runs_with_and_without_pull_requests() -> None:
     with_prs = run("workflow_run", payload("workflow_run.completed.json"))
     fork = run("workflow_run", payload("workflow_run.completed.without-pull-requests.json"))

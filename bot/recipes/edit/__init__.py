@@ -27,6 +27,7 @@ from bot.recipes.edit.edits import (
 )
 from bot.recipes.edit.errors import EditError, EditVerificationError, PathSyntaxError
 from bot.recipes.edit.paths import NodePath, format_path, parse_path
+from bot.recipes.edit.textual import comment_above
 
 __all__ = [
     "AppendItems",
@@ -46,6 +47,7 @@ __all__ = [
     "SetScalar",
     "YamlValue",
     "apply_edits",
+    "comment_above",
     "decode_recipe",
     "describe",
     "edit_as_dict",

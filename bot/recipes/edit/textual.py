@@ -602,11 +602,13 @@ def _remove_items(doc: Document, edit: RemoveItems) -> list[Splice]:
 # --- SetComment --------------------------------------------------------------------------
 
 
-def _set_comment(doc: Document, edit: SetComment) -> list[Splice]:
-    where = format_path(edit.path)
-    if not edit.path:
-        raise EditError(doc.file, where, "SetComment needs the path of an entry or item")
-    loc = doc.locate(edit.path)
+def _comment_span(doc: Document, path: NodePath) -> tuple[int, int, int]:
+    """(first comment line, the node's line, its column) of the ``#`` lines directly above
+    the entry or block item at ``path`` (``first == line`` when there are none)."""
+    where = format_path(path)
+    if not path:
+        raise EditError(doc.file, where, "a comment belongs to an entry or item, not the root")
+    loc = doc.locate(path)
     parent = loc.parent
     assert parent is not None and loc.index is not None
     if is_flow(parent):
@@ -622,7 +624,7 @@ def _set_comment(doc: Document, edit: SetComment) -> list[Splice]:
         if loc.index > 0:
             floor = doc.entry_end_line(*parent.value[loc.index - 1])
         else:
-            owner = doc.locate(edit.path[:-1])
+            owner = doc.locate(path[:-1])
             floor = (
                 doc.line_of(owner.key_node.start_mark.index)
                 if owner.key_node is not None and _is_block_mapping_value(owner)
@@ -630,8 +632,8 @@ def _set_comment(doc: Document, edit: SetComment) -> list[Splice]:
             )
     else:
         assert isinstance(parent, SequenceNode)
-        start = _item_dash(doc, loc.node, edit.path)
-        owner = doc.locate(edit.path[:-1])
+        start = _item_dash(doc, loc.node, path)
+        owner = doc.locate(path[:-1])
         floor = _floor_above_item(doc, owner, parent, loc.index, doc.line_of(start))
     if not doc.starts_line(start):
         raise EditError(
@@ -641,8 +643,21 @@ def _set_comment(doc: Document, edit: SetComment) -> list[Splice]:
             loc.line,
         )
     line = doc.line_of(start)
-    first = doc.leading_comment_start(line, floor)
-    new = comment_lines(edit.comment, doc.column_of(start))
+    return doc.leading_comment_start(line, floor), line, doc.column_of(start)
+
+
+def comment_above(doc: Document, path: NodePath) -> tuple[str, ...]:
+    """The ``#`` lines directly above the entry or block item at ``path``, without ``#``
+    (what :class:`SetComment` would replace)."""
+    first, line, _ = _comment_span(doc, path)
+    return tuple(
+        text.strip().removeprefix("#").removeprefix(" ").rstrip() for text in doc.lines[first:line]
+    )
+
+
+def _set_comment(doc: Document, edit: SetComment) -> list[Splice]:
+    first, line, col = _comment_span(doc, edit.path)
+    new = comment_lines(edit.comment, col)
     old = [text.rstrip("\r\n") for text in doc.lines[first:line]]
     if new == old:
         return []

@@ -90,16 +90,14 @@ def serving_match(
     text = "Its launch line matches the serving subset above — " + ", ".join(shown)
     if more:
         text += f", and {more} more flag{'s' if more > 1 else ''} equal"
-    text += "."
-    if equivalent:
-        verb = "is" if len(equivalent) == 1 else "are"
-        text += f" {', '.join(equivalent)} {verb} vLLM's default here."
+    apart = [f"{len(equivalent)} equal to vLLM's default"] if equivalent else []
     if front:
-        verb = "is" if len(front) == 1 else "are"
-        text += f" {', '.join(front)} {verb} front-end or benchmark-only."
+        apart.append(f"{len(front)} front-end or benchmark-only")
     if settings:
-        names = ", ".join(md.code(" ".join(d.bench_tokens) or d.flag) for d in settings)
-        text += f" Benchmark settings the recipe does not carry: {names}."
+        apart.append(f"{len(settings)} benchmark setting{'s' if len(settings) > 1 else ''}")
+    if apart:
+        text += " (other flags: " + ", ".join(apart) + ")"
+    text += "."
     return True, text
 
 

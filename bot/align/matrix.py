@@ -427,23 +427,30 @@ def sibling_fact(rendering: Rendering, reference: Rendering, reference_label: st
 
 
 def _label(
-    recipes: RecipesRepo, members: Sequence[RenderingId], strategies: dict[str, list[str]]
+    recipes: RecipesRepo,
+    members: Sequence[RenderingId],
+    strategies: dict[tuple[str, str], list[str]],
+    models: int = 1,
 ) -> str:
-    """``MI300X, MI325X: every strategy (6); MI355X: single_node_tep, pd_cluster``."""
-    by_hw: dict[str, list[str]] = {}
+    """``MI300X, MI325X: every strategy (6); MI355X: single_node_tep, pd_cluster``; with the
+    model (API base) first when the recipe renders more than one (a promoted variant)."""
+    by_hw: dict[tuple[str, str], list[str]] = {}
     for rid in members:
-        by_hw.setdefault(rid.hardware, []).append(rid.strategy)
-    buckets: dict[tuple[str, ...], list[str]] = {}
-    for hw, listed in by_hw.items():
+        by_hw.setdefault((rid.model, rid.hardware), []).append(rid.strategy)
+    buckets: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for (model, hw), listed in by_hw.items():
         names = tuple(dict.fromkeys(listed))
-        every = sorted(names) == sorted(set(strategies.get(hw, []))) and len(names) > 1
+        known = set(strategies.get((model, hw), []))
+        every = sorted(names) == sorted(known) and len(names) > 1
         key = ("*", str(len(names))) if every else names
-        buckets.setdefault(key, []).append(hw_label(recipes, hw))
-    parts = []
-    for key, hws in buckets.items():
+        buckets.setdefault((model, key), []).append(hw_label(recipes, hw))
+    per_model: dict[str, list[str]] = {}
+    for (model, key), hws in buckets.items():
         what = f"every strategy ({key[1]})" if key[:1] == ("*",) else ", ".join(key)
-        parts.append(f"{', '.join(hws)}: {what}")
-    return "; ".join(parts)
+        per_model.setdefault(model, []).append(f"{', '.join(hws)}: {what}")
+    if models <= 1:
+        return "; ".join(part for parts in per_model.values() for part in parts)
+    return " — ".join(f"{model} on {'; '.join(parts)}" for model, parts in per_model.items())
 
 
 def regression_matrix(
@@ -519,10 +526,10 @@ def regression_matrix(
 
     subjects = list(dict.fromkeys(s for row in rows for s in row.subjects if s != OTHER))
     references = _references(targets_, after)
-    strategies: dict[str, list[str]] = {}
+    strategies: dict[tuple[str, str], list[str]] = {}
     for rid, _, _ in renderings:
         if rid.api_file is not None:
-            strategies.setdefault(rid.hardware, []).append(rid.strategy)
+            strategies.setdefault((rid.model, rid.hardware), []).append(rid.strategy)
     base = _before(before, targets_[0]) if targets_ else None
     baseline = {s: held(base, s) for s in subjects} if base is not None else {}
     final: list[Row] = []
@@ -661,7 +668,7 @@ def _variant_label(variant: Variant, variants: Sequence[Variant]) -> str:
 
 
 def _groups(
-    recipes: RecipesRepo, rows: Sequence[Row], strategies: dict[str, list[str]]
+    recipes: RecipesRepo, rows: Sequence[Row], strategies: dict[tuple[str, str], list[str]]
 ) -> list[Group]:
     """Renderings grouped by outcome. A profile's renderings with and without the
     benchmarked features form one outcome when they moved alike; the facts only one feature
@@ -689,7 +696,8 @@ def _groups(
             buckets.setdefault(key, []).extend(same)
     groups: list[Group] = []
     for (covered, moved, expected, changes, common, extras), members in buckets.items():
-        label = _label(recipes, [r.id for r in members], strategies)
+        models = len({r.id.model for r in rows})
+        label = _label(recipes, [r.id for r in members], strategies, models)
         if len(variants) > 1 and len(covered) < len(variants):
             label += " (" + ", ".join(_variant_label(v, variants) for v in covered) + " only)"
         if moved:

@@ -262,16 +262,16 @@ def _synthetic_block(report: EvidenceReport, cited: Sequence[Evidence]) -> list[
             }
         )
         fixed = (
-            f" and a fixed acceptance length ({md.text(', '.join(lengths))})"
+            f" (fixed acceptance length {md.text(', '.join(lengths))})"
             if lengths
-            else " and a fixed acceptance rate"
+            else " (fixed acceptance rate)"
         )
         sentence = (
             f"The {md.text(bucket)} arms at concurrency {'/'.join(map(str, concs))} {done}"
             f"{where}"
             + (f" ({failed} of {len(items)} did not succeed)" if failed else "")
-            + f" with `rejection_sample_method: synthetic`{fixed}: throughput context only, "
-            "never verification (draft tokens are accepted unverified)."
+            + f", with `rejection_sample_method: synthetic`{fixed}: throughput context, not "
+            "verification."
         )
         method = (
             (speculative_config(reference.launch.argv) or {}).get("rejection_sample_method")
@@ -304,8 +304,8 @@ def _changelog_block(
             "",
             *[f"> - {md.text(line, line_start=True)}" for line in entry.description],
             "",
-            f"These are {_bench_owner(report)} own figures, quoted, not re-derived"
-            + ("; the eval figures above are read from the linked job log." if cited else "."),
+            f"Quoted from {_bench_name(report)}, not re-derived"
+            + ("; the eval figures above are from the linked job log." if cited else "."),
             "",
         ]
     return block[:-1]

@@ -97,13 +97,13 @@ def test_seed_section_states_what_the_seed_states(
         "The server reached ready and served the eval:",
         "gsm8k 5-shot — strict-match 0.9689 ± 0.0048, flexible-extract 0.9682 ± 0.0048, both PASS.",
         "The agentic arms at concurrency 1/2/4/8/16/32 also completed on the same image and "
-        "hardware with `rejection_sample_method: synthetic` and a fixed acceptance length "
-        "(3.8): throughput context only, never verification",
+        "hardware, with `rejection_sample_method: synthetic` (fixed acceptance length 3.8): "
+        "throughput context, not verification.",
         "The cited arm uses real `block` rejection.",
         "#3058's `perf-changelog.yaml` entry for `dsv41flash-fp4-mi355x-vllm-agentic-mtp` records:",
         "> - MoE GEMM 2.72 -> 2.30 ms/step at conc 1, 4.91 -> 4.27 at conc 4, 9.06 -> 7.18 at "
         "conc 16 (whole-step gains 4.2% / 5.3% / 8.7%)",
-        "InferenceX's own figures, quoted, not re-derived",
+        "Quoted from InferenceX, not re-derived",
         "The script blob is identical at the run's head (ab76c131) and #3058's current head "
         "(559ef756), so this evidence describes what #3058 ships today",
         f"Attempt 1 of run [34710937012]({base}/attempts/1) was cancelled; attempt 2 re-ran",
@@ -141,7 +141,7 @@ def test_stale_evidence_is_stated(
     assert "both PASS" not in section
     # no eval is cited, so the synthetic arms are not "also" anything
     assert "The agentic arms at concurrency 1/2/4/8/16/32 completed on" not in section
-    assert "The agentic arms at concurrency 1/2/4/8/16/32 completed with" in section
+    assert "The agentic arms at concurrency 1/2/4/8/16/32 completed, with" in section
 
 
 def test_current_head_and_missing_things_are_stated() -> None:

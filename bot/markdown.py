@@ -108,6 +108,111 @@ def text(value: str, *, line_start: bool = False) -> str:
     return escaped.replace("@", "@" + ZWSP)
 
 
+_LEAD = "([{'\"+−"  # opening punctuation (and a change's +/−) kept outside a code span
+_TRAIL = ".,;:!?'\""
+_QUOTED = re.compile(r"`([^`]+)`")
+_DOTTED = re.compile(r"[A-Za-z][\w-]+\.[A-Za-z][\w.-]*")
+
+
+def _identifier(token: str) -> bool:
+    """A flag, path, env/snake_case name, ``key=value`` or dotted name: shown as code."""
+    if len(token) < 2 or "|" in token or not any(c.isalnum() for c in token):
+        return False
+    if token.startswith("--") and token[2:3].isalpha():
+        return True
+    if re.search(r"[A-Za-z0-9]_|_[A-Za-z0-9*]|[A-Za-z0-9]=|[A-Za-z0-9]\[", token):
+        return True
+    if "/" in token and re.search(r"[A-Za-z]", token) and re.search(r"[._:-]", token):
+        return True
+    return _DOTTED.fullmatch(token) is not None
+
+
+def _split_token(token: str) -> tuple[str, str, str]:
+    """(leading punctuation, core, trailing punctuation); a closing bracket stays with the
+    core when the core opens it (``extra_args[2]``)."""
+    start = 0
+    while start < len(token) and token[start] in _LEAD:
+        start += 1
+    end = len(token)
+    while end > start:
+        last, core = token[end - 1], token[start:end]
+        opener = {")": "(", "]": "["}.get(last)
+        if last in _TRAIL or (opener and core.count(last) > core.count(opener)):
+            end -= 1
+        else:
+            break
+    return token[:start], token[start:end], token[end:]
+
+
+def _flag_value(parts: list[str], index: int) -> str | None:
+    """The value of the flag at ``parts[index]`` when it ends the clause (``--x 32;``, ``--x
+    32`` at the end) or leads to ``→``: the two are one code span. None otherwise (``--host is
+    front-end only``)."""
+    _, core, trail = _split_token(parts[index])
+    if trail or "=" in core or not (core.startswith("--") and _identifier(core)):
+        return None
+    after = parts[index + 2] if index + 2 < len(parts) else None
+    if after is None or after.startswith("-") or after == "→":
+        return None
+    lead, value, value_trail = _split_token(after)
+    following = parts[index + 4] if index + 4 < len(parts) else None
+    if not value or lead or not (value_trail or following in (None, "→")):
+        return None
+    return value
+
+
+def _words(value: str) -> str:
+    parts = re.split(r"(\s+)", value)  # words at even indexes, whitespace at odd ones
+    out: list[str] = []
+    index = 0
+    while index < len(parts):
+        token = parts[index]
+        if not token or token.isspace():
+            out.append(token)
+            index += 1
+            continue
+        lead, core, trail = _split_token(token)
+        flag_value = _flag_value(parts, index)
+        if flag_value is not None:
+            value_trail = _split_token(parts[index + 2])[2]
+            out += [text(lead), code(f"{core} {flag_value}"), text(value_trail)]
+            index += 3
+            continue
+        beside_arrow = "→" in (
+            parts[index - 2] if index >= 2 else None,
+            parts[index + 2] if index + 2 < len(parts) else None,
+        )
+        if core and core != "→" and (_identifier(core) or beside_arrow):
+            out += [text(lead), code(core), text(trail)]
+        else:
+            out.append(text(token))
+        index += 1
+    return "".join(out)
+
+
+def prose(value: str) -> str:
+    """Inline text with its identifiers in code spans: ```…```-quoted parts, flags (with the
+    value that ends their clause), paths, snake_case and ENV names, ``key=value``, dotted
+    names and the values either side of ``→``. The rest is :func:`text` (escaped), so
+    untrusted text stays inert and a reader sees ``aiter_triton_mxfp4_bf16`` as code, not
+    ``aiter\\_triton…``."""
+    flat = _one_line(value)
+    out: list[str] = []
+    pos = 0
+    for match in _QUOTED.finditer(flat):
+        out.append(_words(flat[pos : match.start()]))
+        out.append(code(match.group(1)))
+        pos = match.end()
+    out.append(_words(flat[pos:]))
+    return "".join(out)
+
+
+def cell(markdown: str) -> str:
+    """Inline Markdown made safe for a GFM table cell: every unescaped ``|`` (in code spans
+    too, where GitHub's table parser still splits on it) becomes ``\\|``."""
+    return re.sub(r"(?<!\\)\|", r"\\|", markdown)
+
+
 def code(value: str) -> str:
     """An inline code span that ``value`` cannot close (mentions do not fire in code)."""
     content = _one_line(value)

@@ -23,7 +23,7 @@ def test_demo_aligns_the_seed_and_the_audit_confirms_it(
     assert "after applying recipe.patch" in out and "0 drifted" in out
     align = tmp_path / "demo" / "align"
     assert (align / "pr-title.txt").read_text() == (
-        "[DeepSeek-V4.1-Flash][MI355X] Align AMD image and MoE backend with InferenceX #3058\n"
+        "[DeepSeek-V4.1-Flash][MI355X] Align image and MoE backend with InferenceX #3058\n"
     )
     patch = (align / "recipe.patch").read_text()
     nightly = "vllm/vllm-openai-rocm:nightly-eed1f3d0c6043bd494424a22443ee198dd56f657"

@@ -69,6 +69,8 @@ class Row:
     changes: tuple[str, ...]  # what moved, one item each
     subjects: tuple[str, ...]  # the flags, env vars and ``image`` that moved
     facts: tuple[str, ...]  # the changed subjects this rendering did not take, and its values
+    # changed subjects it did not take and still holds as the benchmarked profile did before
+    kept: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,9 @@ class RegressionMatrix:
     ineffective: tuple[str, ...]  # expected to move but unchanged (reported)
     builder: BuilderReport
     lost: tuple[str, ...] = ()  # a benchmarked profile an edit did not move: blocks
+    # each changed subject's value in the first benchmarked profile before the edit (what
+    # the renderings in ``Row.kept`` still hold)
+    baseline: tuple[tuple[str, str], ...] = ()
 
     @property
     def blocked(self) -> str | None:
@@ -299,7 +304,7 @@ def describe_change(before: Rendering | None, after: Rendering | None) -> tuple[
         old_repo, _, old_tag = (before.image or "").rpartition(":")
         new_repo, _, new_tag = (after.image or "").rpartition(":")
         if old_repo and old_repo == new_repo and "/" not in old_tag + new_tag:
-            out.append((IMAGE, f"image {old_repo}: {old_tag} → {new_tag}"))
+            out.append((IMAGE, f"image {before.image} → {new_tag}"))
         else:
             out.append((IMAGE, f"image {before.image} → {after.image}"))
     per_command = [
@@ -331,27 +336,37 @@ def _covered(subject: str, expected: frozenset[str]) -> bool:
     return subject in expected or any(subject.startswith(e + ".") for e in expected)
 
 
+def _command_value(command: CommandRendering, subject: str) -> str | None:
+    """One command's value of a flag or env var subject (``--max-num-seqs 32``), or None."""
+    if subject.startswith("-"):
+        found = [
+            _show(flag, value)
+            for flag, value in _units(command).items()
+            if canonical_flag(flag) == subject
+        ]
+        return ", ".join(found) or None
+    value = command.env.get(subject)
+    return None if value is None else f"{subject}={value}"
+
+
+def held(rendering: Rendering, subject: str) -> frozenset[str | None]:
+    """The distinct values a rendering's commands hold for a subject (None: absent)."""
+    if subject == IMAGE:
+        return frozenset({rendering.image})
+    return frozenset(_command_value(c, subject) for c in rendering.commands)
+
+
 def _value_of(rendering: Rendering, subject: str) -> str:
-    """The rendering's value of a subject, for facts: ``--max-num-seqs 32``, ``no X``."""
+    """The rendering's value of a subject, for facts: ``--max-num-seqs 32``, ``no X``; per
+    command role when its commands differ."""
     if subject == IMAGE:
         return f"image still {rendering.image}"
-    values: list[str] = []
-    for command in rendering.commands:
-        if subject.startswith("-"):
-            values += [
-                _show(flag, value)
-                for flag, value in _units(command).items()
-                if canonical_flag(flag) == subject
-            ]
-        elif subject in command.env:
-            values.append(f"{subject}={command.env[subject]}")
-    distinct = list(dict.fromkeys(values))
-    if not distinct:
-        return f"no {subject}"
-    if len(distinct) == 1:
-        suffix = " in every command" if len(rendering.commands) > 1 else ""
-        return f"{distinct[0]}{suffix}"
-    return ", ".join(distinct)
+    values = [_command_value(c, subject) for c in rendering.commands]
+    if len(set(values)) <= 1:
+        return values[0] if values and values[0] is not None else f"no {subject}"
+    return ", ".join(
+        f"{c.role}: {v or 'no ' + subject}" for c, v in zip(rendering.commands, values, strict=True)
+    )
 
 
 def _json_delta(ours: str | None, theirs: str | None) -> str | None:
@@ -412,23 +427,30 @@ def sibling_fact(rendering: Rendering, reference: Rendering, reference_label: st
 
 
 def _label(
-    recipes: RecipesRepo, members: Sequence[RenderingId], strategies: dict[str, list[str]]
+    recipes: RecipesRepo,
+    members: Sequence[RenderingId],
+    strategies: dict[tuple[str, str], list[str]],
+    models: int = 1,
 ) -> str:
-    """``MI300X, MI325X: every strategy (6); MI355X: single_node_tep, pd_cluster``."""
-    by_hw: dict[str, list[str]] = {}
+    """``MI300X, MI325X: every strategy (6); MI355X: single_node_tep, pd_cluster``; with the
+    model (API base) first when the recipe renders more than one (a promoted variant)."""
+    by_hw: dict[tuple[str, str], list[str]] = {}
     for rid in members:
-        by_hw.setdefault(rid.hardware, []).append(rid.strategy)
-    buckets: dict[tuple[str, ...], list[str]] = {}
-    for hw, listed in by_hw.items():
+        by_hw.setdefault((rid.model, rid.hardware), []).append(rid.strategy)
+    buckets: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for (model, hw), listed in by_hw.items():
         names = tuple(dict.fromkeys(listed))
-        every = sorted(names) == sorted(set(strategies.get(hw, []))) and len(names) > 1
+        known = set(strategies.get((model, hw), []))
+        every = sorted(names) == sorted(known) and len(names) > 1
         key = ("*", str(len(names))) if every else names
-        buckets.setdefault(key, []).append(hw_label(recipes, hw))
-    parts = []
-    for key, hws in buckets.items():
+        buckets.setdefault((model, key), []).append(hw_label(recipes, hw))
+    per_model: dict[str, list[str]] = {}
+    for (model, key), hws in buckets.items():
         what = f"every strategy ({key[1]})" if key[:1] == ("*",) else ", ".join(key)
-        parts.append(f"{', '.join(hws)}: {what}")
-    return "; ".join(parts)
+        per_model.setdefault(model, []).append(f"{', '.join(hws)}: {what}")
+    if models <= 1:
+        return "; ".join(part for parts in per_model.values() for part in parts)
+    return " — ".join(f"{model} on {'; '.join(parts)}" for model, parts in per_model.items())
 
 
 def regression_matrix(
@@ -504,15 +526,24 @@ def regression_matrix(
 
     subjects = list(dict.fromkeys(s for row in rows for s in row.subjects if s != OTHER))
     references = _references(targets_, after)
-    strategies: dict[str, list[str]] = {}
+    strategies: dict[tuple[str, str], list[str]] = {}
     for rid, _, _ in renderings:
         if rid.api_file is not None:
-            strategies.setdefault(rid.hardware, []).append(rid.strategy)
+            strategies.setdefault((rid.model, rid.hardware), []).append(rid.strategy)
+    base = _before(before, targets_[0]) if targets_ else None
+    baseline = {s: held(base, s) for s in subjects} if base is not None else {}
     final: list[Row] = []
     for row, (_, _, ra) in zip(rows, renderings, strict=True):
         facts: list[str] = []
+        still: list[str] = []
         if ra is not None:
             facts += [_value_of(ra, s) for s in subjects if s not in row.subjects]
+            still = [
+                s
+                for s in subjects
+                if s not in row.subjects and baseline.get(s) not in (None, frozenset({None}))
+                and held(ra, s) == baseline[s]
+            ]  # fmt: skip
             reference = references.get(row.id.features)
             if reference is not None:
                 ref_rendering, ref_profile = reference
@@ -523,7 +554,7 @@ def regression_matrix(
                         fact = sibling_fact(ra, ref_rendering, label)
                         if fact is not None:
                             facts.append(fact)
-        final.append(replace(row, facts=tuple(facts)))
+        final.append(replace(row, facts=tuple(facts), kept=tuple(still)))
 
     unexpected = tuple(_row_label(after, r) for r in final if r.moved and not r.expected)
     ineffective = tuple(_row_label(after, r) for r in final if r.expected and not r.moved)
@@ -534,7 +565,23 @@ def regression_matrix(
         ineffective=ineffective,
         builder=builder,
         lost=lost_subjects(before, after, edits, targets_),
+        baseline=tuple(
+            (s, str(base.image) if s == IMAGE else _value_of(base, s))
+            for s in subjects
+            if s in baseline and base is not None
+        ),
     )
+
+
+def _before(before: RecipesRepo, profile: Profile) -> Rendering | None:
+    """The profile rendered before the edit (without a feature the edit adds)."""
+    rid = _profile_id(profile)
+    old = _render(before, rid)
+    if old is None and profile.features:
+        declared = set(before.by_path[profile.recipe_path].data.get("features") or {})
+        kept = tuple(f for f in profile.features if f in declared)
+        old = _render(before, replace(rid, features=kept))
+    return old
 
 
 def _profile_id(profile: Profile) -> RenderingId:
@@ -572,13 +619,10 @@ def lost_subjects(
         ]
         if not mine:
             continue
-        rid = _profile_id(profile)
-        old = _render(before, rid)
-        if old is None and profile.features:  # a feature the edit adds: without it before
-            declared = set(before.by_path[profile.recipe_path].data.get("features") or {})
-            kept = tuple(f for f in profile.features if f in declared)
-            old = _render(before, replace(rid, features=kept))
-        moved = {subject for subject, _ in describe_change(old, _render(after, rid))}
+        old = _before(before, profile)  # a feature the edit adds: without it before
+        moved = {
+            subject for subject, _ in describe_change(old, _render(after, _profile_id(profile)))
+        }
         for edit in dict.fromkeys(e.subject for e in mine):
             if not any(_covered(m, frozenset({edit})) for m in moved):
                 out.append(f"{profile.label}: {edit} did not move")
@@ -611,29 +655,61 @@ def _row_label(recipes: RecipesRepo, row: Row) -> str:
     return f"{hw_label(recipes, row.id.hardware)} {row.id.strategy}{extra}"
 
 
+Variant = tuple[tuple[str, ...] | None, tuple[tuple[str, str], ...]]  # features, modes
+
+
+def _variant_label(variant: Variant, variants: Sequence[Variant]) -> str:
+    features, modes = variant
+    if features is None:
+        return "default features"
+    if sum(1 for v in variants if v[0] is not None) == 1:
+        return "the benchmarked features"
+    return RenderingId("", "", "", "", features, modes).features_label()
+
+
 def _groups(
-    recipes: RecipesRepo, rows: Sequence[Row], strategies: dict[str, list[str]]
+    recipes: RecipesRepo, rows: Sequence[Row], strategies: dict[tuple[str, str], list[str]]
 ) -> list[Group]:
-    buckets: dict[tuple[Any, ...], list[Row]] = {}
+    """Renderings grouped by outcome. A profile's renderings with and without the
+    benchmarked features form one outcome when they moved alike; the facts only one feature
+    set has are stated for it (``with the benchmarked features, --speculative-config keeps
+    …``); a group that does not cover every feature set says which it covers."""
+    variants: list[Variant] = list(dict.fromkeys((r.id.features, r.id.modes) for r in rows))
+    profiles: dict[tuple[str, str, str, str], list[Row]] = {}
     for row in rows:
-        key = (row.id.features, row.id.modes, row.moved, row.expected, row.changes, row.facts)
-        buckets.setdefault(key, []).append(row)
+        profiles.setdefault((row.id.model, row.id.hardware, row.id.strategy, row.id.variant), [])
+        profiles[(row.id.model, row.id.hardware, row.id.strategy, row.id.variant)].append(row)
+    buckets: dict[tuple[Any, ...], list[Row]] = {}
+    for members in profiles.values():
+        alike: dict[tuple[Any, ...], list[Row]] = {}
+        for row in members:
+            alike.setdefault((row.moved, row.expected, row.changes), []).append(row)
+        for (moved, expected, changes), same in alike.items():
+            common = tuple(f for f in same[0].facts if all(f in r.facts for r in same))
+            extras = tuple(
+                ((r.id.features, r.id.modes), extra)
+                for r in same
+                if (extra := tuple(f for f in r.facts if f not in common))
+            )
+            covered = tuple((r.id.features, r.id.modes) for r in same)
+            key = (covered, moved, expected, changes, common, extras)
+            buckets.setdefault(key, []).extend(same)
     groups: list[Group] = []
-    for members in buckets.values():
-        first = members[0]
-        label = _label(recipes, [r.id for r in members], strategies)
-        if first.id.features is not None:
-            label += f" — with {first.id.features_label()}"
-        if first.moved:
-            verdict = "moved as planned" if first.expected else "MOVED UNEXPECTEDLY"
-            result = f"{verdict}: " + "; ".join(first.changes)
+    for (covered, moved, expected, changes, common, extras), members in buckets.items():
+        models = len({r.id.model for r in rows})
+        label = _label(recipes, [r.id for r in members], strategies, models)
+        if len(variants) > 1 and len(covered) < len(variants):
+            label += " (" + ", ".join(_variant_label(v, variants) for v in covered) + " only)"
+        if moved:
+            verdict = "moved as planned" if expected else "MOVED UNEXPECTEDLY"
+            result = f"{verdict}: " + "; ".join(changes)
         else:
-            verdict = "unchanged" if not first.expected else "unchanged (expected to move)"
-            result = verdict
-        if first.facts:
-            result += ". " + "; ".join(first.facts)
-        groups.append(
-            Group(label, first.moved, first.expected, result, tuple(r.id for r in members))
-        )
-    groups.sort(key=lambda g: (not g.moved, g.members[0].features is not None, g.label))
+            result = "unchanged" if not expected else "unchanged (expected to move)"
+        facts = [*common]
+        for variant, extra in extras:
+            facts.append(f"with {_variant_label(variant, variants)}, " + "; ".join(extra))
+        if facts:
+            result += ". " + "; ".join(facts)
+        groups.append(Group(label, moved, expected, result, tuple(r.id for r in members)))
+    groups.sort(key=lambda g: (not g.moved, g.label))
     return groups

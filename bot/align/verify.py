@@ -69,8 +69,8 @@ def serving_match(
         shown.append("same image")
     shown.append(md.text(hw_label(recipes, profile.hardware)))
     more = 0
-    equivalent: list[str] = []
-    front: list[str] = []
+    # flags equal to vLLM's default, front-end and benchmark-only flags and benchmark settings
+    # are set aside, not listed: the PR body lists them once (defaults, left alone, settings)
     for diff in diffs:
         if diff.key == "model" or diff.kind == "image":
             continue
@@ -83,23 +83,10 @@ def serving_match(
                 shown.append(md.code(" ".join(diff.recipe_tokens)))
         elif diff.verdict is Verdict.SAME:
             more += 1
-        elif diff.verdict is Verdict.EQUIVALENT:
-            equivalent.append(md.code(" ".join(diff.bench_tokens or diff.recipe_tokens)))
-        elif diff.verdict in (Verdict.FRONT_END_ONLY, Verdict.BENCHMARK_ONLY):
-            front.append(md.code(diff.flag))
-    text = "Its launch line matches the serving subset above — " + ", ".join(shown)
+    text = "It matches the serving subset above — " + ", ".join(shown)
     if more:
         text += f", and {more} more flag{'s' if more > 1 else ''} equal"
     text += "."
-    if equivalent:
-        verb = "is" if len(equivalent) == 1 else "are"
-        text += f" {', '.join(equivalent)} {verb} vLLM's default here."
-    if front:
-        verb = "is" if len(front) == 1 else "are"
-        text += f" {', '.join(front)} {verb} front-end or benchmark-only."
-    if settings:
-        names = ", ".join(md.code(" ".join(d.bench_tokens) or d.flag) for d in settings)
-        text += f" Benchmark settings the recipe does not carry: {names}."
     return True, text
 
 

@@ -125,6 +125,18 @@ def entries_for(
     return tuple(chosen)
 
 
+_VLLM_PR = re.compile(
+    r"(?:https://github\.com/vllm-project/vllm/pull/|\bvllm-project/vllm#|(?<![\w/-])vllm#)(\d+)"
+)
+
+
+def vllm_prs(entries: Iterable[ChangelogEntry]) -> tuple[int, ...]:
+    """Upstream vLLM PRs the entries' descriptions cite (``vllm-project/vllm#N``, ``vllm#N``
+    or the pull URL), in order: the change a new image brings, as the benchmark names it."""
+    found = (m.group(1) for e in entries for line in e.description for m in _VLLM_PR.finditer(line))
+    return tuple(dict.fromkeys(int(n) for n in found))
+
+
 def dangling_patterns(
     changelog: tuple[ChangelogEntry, ...], keys: set[str] | list[str]
 ) -> list[tuple[ChangelogEntry, str]]:

@@ -22,8 +22,8 @@ MAX_FIGURES_PER_LINE = 8  # filters/metrics per figure line (gsm8k has two)
 MAX_EXCERPT_LINES = 20  # score-check lines quoted per cited job
 
 _KIND_PHRASE = {
-    "printf-q": "the `printf %q` command line the script tee'd into the job log",
-    "xtrace": "the `set -x` trace line of `vllm serve` in the job log",
+    "printf-q": "the script's `printf %q` line in the job log",
+    "xtrace": "the `set -x` trace of `vllm serve` in the job log",
 }
 
 
@@ -92,15 +92,13 @@ def _thresholds_sentence(figures: Sequence[EvalFigure]) -> str:
     )
     parts = []
     if policy:
-        parts.append(
-            "recipe-sync policy requires at least " + " / ".join(_threshold(t) for t in policy)
-        )
+        parts.append("recipe-sync policy ≥ " + " / ".join(_threshold(t) for t in policy))
     if job:
         words = {f.job_verdict.passed for f in figures if f.job_verdict}
         printed = "PASS" if words == {True} else "FAIL" if words == {False} else "PASS/FAIL"
-        against = ", ".join(f"{t:g} from {md.text(src)}" for t, src in job)
-        parts.append(f"the job's own score check printed {printed} against {against}")
-    return ("Verdicts: " + "; ".join(parts) + ".") if parts else ""
+        against = ", ".join(f"≥ {t:g} from {md.text(src)}" for t, src in job)
+        parts.append(f"the job's own score check printed {printed} ({against})")
+    return ("Thresholds: " + "; ".join(parts) + ".") if parts else ""
 
 
 def _job_link(item: Evidence) -> str:
@@ -135,8 +133,8 @@ def _launch_sentence(item: Evidence) -> str:
     source = f" from {md.code(script)}" if script else ""
     if item.launch_check.matches:
         return (
-            f"Its launch line ({where}) is exactly the argv extracted{source} for this job: "
-            f"all {len(item.launch.argv)} tokens are equal."
+            f"Its launch line ({where}) equals the argv extracted{source}, all "
+            f"{len(item.launch.argv)} tokens."
         )
     ran = f" (script {md.code(script)})" if script else ""
     return (
@@ -160,8 +158,8 @@ def _blob_problem(item: Evidence, pr: str) -> str | None:
         return f"stale: the benchmark script{where} no longer exists at {pr}'s current head ({pr8})"
     if blob.state == "unknown":
         return (
-            f"it ran on an older head ({run8}) than {pr}'s current head ({pr8}) and the script "
-            f"blob could not be compared: {md.text(blob.reason)}"
+            f"it ran on an older head ({run8}) than {pr}'s ({pr8}); its script blob could not "
+            f"be compared: {md.text(blob.reason)}"
         )
     return None
 
@@ -171,14 +169,13 @@ def blob_sentence(item: Evidence, pr: str) -> str:
     pr8 = md.sha8(item.blob.pr_head)
     if item.blob.state == "same-head":
         return (
-            f"The run is on {pr}'s current head ({pr8}), so this evidence maps to the "
-            f"configuration {pr} ships today."
+            f"The run is on {pr}'s current head ({pr8}), so this evidence describes what {pr} "
+            "ships today."
         )
     if item.blob.state == "identical":
         return (
-            f"The benchmark script blob is identical at the run's head "
-            f"({md.sha8(item.blob.run_head)}) and at {pr}'s current head ({pr8}), so this "
-            f"evidence maps to the configuration {pr} ships today."
+            f"The script blob is identical at the run's head ({md.sha8(item.blob.run_head)}) "
+            f"and {pr}'s current head ({pr8}), so this evidence describes what {pr} ships today."
         )
     problem = _blob_problem(item, pr) or ""
     if problem.startswith("stale: "):
@@ -265,18 +262,16 @@ def _synthetic_block(report: EvidenceReport, cited: Sequence[Evidence]) -> list[
             }
         )
         fixed = (
-            f" with a fixed acceptance length ({md.text(', '.join(lengths))})"
+            f" (fixed acceptance length {md.text(', '.join(lengths))})"
             if lengths
-            else " with a fixed acceptance rate"
+            else " (fixed acceptance rate)"
         )
         sentence = (
             f"The {md.text(bucket)} arms at concurrency {'/'.join(map(str, concs))} {done}"
             f"{where}"
             + (f" ({failed} of {len(items)} did not succeed)" if failed else "")
-            + f", but they set `rejection_sample_method: synthetic`{fixed} for throughput "
-            "measurement. They are cited only as throughput context, never as verification: "
-            "synthetic acceptance accepts draft tokens at a preset rate instead of verifying "
-            "them, so it says nothing about output quality."
+            + f", with `rejection_sample_method: synthetic`{fixed}: throughput context, not "
+            "verification."
         )
         method = (
             (speculative_config(reference.launch.argv) or {}).get("rejection_sample_method")
@@ -284,7 +279,7 @@ def _synthetic_block(report: EvidenceReport, cited: Sequence[Evidence]) -> list[
             else None
         )
         if isinstance(method, str):
-            sentence += f" The arm cited above uses real {md.code(method)} rejection."
+            sentence += f" The cited arm uses real {md.code(method)} rejection."
         blocks += [sentence, ""]
     return blocks[:-1]
 
@@ -309,13 +304,8 @@ def _changelog_block(
             "",
             *[f"> - {md.text(line, line_start=True)}" for line in entry.description],
             "",
-            f"Those figures are {_bench_owner(report)} own measurement, quoted here, not "
-            "re-derived"
-            + (
-                "; the eval figures above are read directly from the linked job log."
-                if cited
-                else "."
-            ),
+            f"Quoted from {_bench_name(report)}, not re-derived"
+            + ("; the eval figures above are from the linked job log." if cited else "."),
             "",
         ]
     return block[:-1]
@@ -343,8 +333,8 @@ def _not_cited_bullet(item: Evidence, pr: str) -> str | None:
         found = md.code(diff.found) if diff.found is not None else "nothing (the line ends)"
         wanted = md.code(diff.expected) if diff.expected is not None else "nothing (it ends)"
         clauses.append(
-            f"its launch line differs from the extracted argv at token {diff.index}: the log "
-            f"has {found}, the extraction {wanted}"
+            f"its launch line differs from the extracted argv at token {diff.index} (log "
+            f"{found}, extraction {wanted})"
         )
     if item.synthetic_acceptance:
         clauses.append("it used synthetic acceptance, so it is throughput context only")
@@ -372,10 +362,9 @@ def _run_bullets(report: EvidenceReport, pr: str, cited_runs: set[int]) -> list[
             continue
         if not run.is_current_head and run.run_id not in cited_runs:
             bullets.append(
-                f"Run {_run_link(run.run_id, run.html_url)} is for an older head "
-                f"({md.sha8(run.head_sha)}) than {pr}'s current head "
-                f"({md.sha8(report.pr_head_sha)}); it "
-                f"{outcome(run.status, run.conclusion)} and is not cited."
+                f"Run {_run_link(run.run_id, run.html_url)} {outcome(run.status, run.conclusion)} "
+                f"on an older head ({md.sha8(run.head_sha)}) than {pr}'s "
+                f"({md.sha8(report.pr_head_sha)})."
             )
         elif run.conclusion not in ("success", None) and run.run_id not in cited_runs:
             bullets.append(
@@ -393,7 +382,7 @@ def _attempt_bullets(run: RunSummary) -> list[str]:
         state = outcome(attempt.status, attempt.conclusion) if attempt.found else "is not on record"
         bullets.append(
             f"Attempt {attempt.attempt} of run {_run_link(run.run_id, attempt.html_url)} "
-            f"{state}; attempt {run.latest_attempt} re-ran its benchmark jobs and supersedes it."
+            f"{state}; attempt {run.latest_attempt} re-ran its jobs and supersedes it."
         )
     return bullets
 
@@ -454,10 +443,11 @@ def render_evidence_section(
             bullets.append(bullet)
     if bullets:
         shown = bullets[:MAX_LISTED]
-        out += ["Not cited:", "", *[f"- {bullet}" for bullet in shown]]
+        out += [f"<details><summary>Not cited: {len(bullets)} run(s) or job(s)</summary>", ""]
+        out += [f"- {bullet}" for bullet in shown]
         if len(bullets) > MAX_LISTED:
             out.append(f"- … and {len(bullets) - MAX_LISTED} more (see `recipe-sync evidence`).")
-        out.append("")
+        out += ["", "</details>", ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 

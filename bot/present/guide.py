@@ -57,10 +57,9 @@ def placement_lines(placements: Sequence[GuidePlacement]) -> list[str]:
         )
         line = (
             f"- The guide {ACTIONS.get(placed.action, placed.action)} the managed section "
-            f"{code(section.heading)} ({md.text(placed.where)}; block "
-            f"{code(section.block_id)}): the full serve command of {commands}, the env exports "
-            f"by class, the image the benchmark ran"
-            + (" and the eval evidence" if section.evidence else "")
+            f"{code(section.heading)} ({md.text(placed.where)}): the benchmark's serve command "
+            f"of {commands}, env exports by class, image"
+            + (" and eval evidence" if section.evidence else "")
             + "."
         )
         by_class: dict[str, int] = {}
@@ -70,22 +69,18 @@ def placement_lines(placements: Sequence[GuidePlacement]) -> list[str]:
         exports = ", ".join(code(n) for n in benchmark_only)
         if deltas:
             counts = ", ".join(f"{n} {cls}" for cls, n in sorted(by_class.items()))
+            also = f" and the benchmark-only exports {exports}" if exports else ""
             line += (
-                f" Its deltas from the recipe's command ({counts}) are documented there, not "
-                "written into the recipe nodes"
+                f" Its deltas from the recipe's command ({counts}){also} stay there, not in "
+                "the recipe."
             )
-            line += f"; so are the benchmark-only exports {exports}." if exports else "."
         elif exports:
             line += f" The benchmark-only exports {exports} stay there, not in the recipe."
         else:
             line += " The recipe's command (with the edits above) already matches it."
         left = sorted({n for c in section.commands for n in c.harness_left_out})
         if left:
-            line += (
-                " Left out of both (benchmark harness, front end): "
-                + ", ".join(code(n) for n in left)
-                + "."
-            )
+            line += " Left out (harness, front end): " + ", ".join(code(n) for n in left) + "."
         out.append(line)
     return out
 

@@ -9,25 +9,27 @@ from bot.align.values import CommentChange
 
 
 def _quoted(lines: tuple[str, ...]) -> str:
-    return "“" + md.text(" ".join(lines).strip().rstrip(".")) + "”"
+    return "“" + md.prose(" ".join(lines).strip().rstrip(".")) + "”"
 
 
 def comment_line(change: CommentChange) -> str:
     """One bullet: the comment, the value it names, and what the patch does with it."""
-    head = f"- Recipe comment {_quoted(change.old)} (above {md.code(change.at)})"
-    script = f"the benchmark script's comment ({md.code(change.source)})"
     if change.action == "kept":
-        said = f", quoting {script}" if change.source else ""
+        said = f"the benchmark script's comment ({md.code(change.source)})" if change.source else ""
         return (
-            f"{head} describes {md.code(change.value)}, which the other renderings keep: left "
-            f"as it is; the new override ({md.code(change.new_at)}) says what it replaces"
-            f"{said}."
+            f"- The recipe comment on {md.code(change.value)} (above {md.code(change.at)}) "
+            "stays true for the renderings that keep it; the new override carries "
+            f"{said or 'a comment'} saying what it replaces."
         )
+    head = f"- The recipe comment above {md.code(change.at)}, {_quoted(change.old)},"
     if change.action == "replaced":
-        return f"{head} described {md.code(change.value)}: replaced by {script}."
+        return (
+            f"{head} described {md.code(change.value)}: replaced by the benchmark script's "
+            f"comment ({md.code(change.source)})."
+        )
     return (
-        f"{head} described {md.code(change.value)}: removed, since the benchmark script has "
-        "no comment on the new value."
+        f"{head} described {md.code(change.value)}: removed (the benchmark script has no "
+        "comment on the new value)."
     )
 
 

@@ -20,7 +20,7 @@ from bot.align.nodes import hw_label, in_recipe
 from bot.align.plan import AlignmentPlan, FlagNote, PlannedEdit, Target, Verification
 from bot.align.profile import SYNTHETIC_KEYS
 from bot.align.result import AlignRun, RecipeOutcome
-from bot.benchmarks.changelog import entries_for
+from bot.benchmarks.changelog import entries_for, vllm_prs
 from bot.github.sanitize import MAX_BODY, meta_comment, neutralize, truncate
 from bot.present.evidence import render_evidence_section
 from bot.present.guide import guide_section
@@ -30,6 +30,10 @@ from bot.present.texts import PullRequestText
 from bot.recipes import RecipesRepo, Rendering, render
 from bot.recipes.jsvalues import as_dict, js_str
 from bot.recipes.text import quote_value
+from bot.rules import Rules
+from bot.rules.knobs import KnobKind
+from bot.vllm import canonical_flag
+from bot.vllm.versions import fmt_version, parse_image
 
 PLATFORMS = {"amd": "ROCm", "nvidia": "CUDA", "tpu": "TPU", "intel": "XPU"}
 MAX_TABLE_ROWS = 12  # regression groups shown before the rest go into <details>
@@ -46,7 +50,7 @@ class TextBudget:
     excerpts: bool = True  # job-log excerpts in the evidence section
 
 
-COMPACT = TextBudget(table_rows=6, detail_rows=0, listed=5, excerpts=False)
+COMPACT = TextBudget(table_rows=3, detail_rows=0, listed=5, excerpts=False)
 ENV_WIDTH = 100  # the env prefix line is wrapped like the seed's
 
 
@@ -67,8 +71,9 @@ def plain(text: str) -> str:
 
 
 def prose(text: str) -> str:
-    """Escaped text without its final period (the caller ends the sentence)."""
-    return md.text(text.strip().rstrip("."))
+    """Text with identifiers in code spans (:func:`bot.markdown.prose`), without its final
+    period (the caller ends the sentence)."""
+    return md.prose(text.strip().rstrip("."))
 
 
 _REF = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+#[0-9]+")
@@ -107,10 +112,16 @@ MAX_TITLE_ITEMS = 3
 
 def _changes(plan: AlignmentPlan, recipes: RecipesRepo) -> list[str]:
     """What the edits change, in words, most visible first (image, flags, features, env)."""
-    brands = {recipes.hardware[h].docker_brand for h in _hardware(plan, recipes)}
+    hws = _hardware(plan, recipes)
+    brands = {recipes.hardware[h].docker_brand for h in hws}
     words: list[str] = []
     for edit in plan.edits:
-        if edit.kind == "image":
+        if edit.kind != "image":
+            continue
+        owner = edit.node.split(".")[-2] if edit.node.endswith(".docker_image") else ""
+        if owner in recipes.hardware:  # one GPU's override: the title's tag names it
+            words.append("image" if hws == [owner] else f"{hw_label(recipes, owner)} image")
+        else:
             words.append(f"{'/'.join(sorted(b.upper() for b in brands))} image".strip())
     proposed = {e.subject for e in plan.edits if e.node == "opt_in_features"}
     for edit in plan.edits:
@@ -138,8 +149,9 @@ def title(
     pr: int | None,
     outcome: RecipeOutcome | None = None,
 ) -> str:
-    """What changes, stable across runs: ``[DeepSeek-V4.1-Flash][MI355X] Align AMD image and
-    MoE backend with InferenceX #3058`` (no SHAs, run ids or counts); a patch that only writes
+    """What changes, stable across runs: ``[DeepSeek-V4.1-Flash][MI355X] Align image and MoE
+    backend with InferenceX #3058`` (the MI355X image: the tag names the GPU; no SHAs, run ids
+    or counts); a patch that only writes
     reproduction sections: ``[Widget][MI355X] Add benchmark reproduction to the guide from
     InferenceX #4000``."""
     if not plan.edits and outcome is not None and outcome.guide:
@@ -168,33 +180,172 @@ def title(
 # ------------------------------------------------------------------------------ summary
 
 
-def _verb(edit: PlannedEdit) -> str:
+@dataclass(frozen=True)
+class SummaryContext:
+    """What a summary bullet needs beyond the edit: the class of a knob, the scope in
+    hardware words, what the other renderings keep (the regression matrix) and the upstream
+    vLLM change the benchmark cites for a new image."""
+
+    recipes: RecipesRepo
+    rules: Rules
+    plan: AlignmentPlan
+    matrix: RegressionMatrix | None = None
+    upstream: tuple[int, ...] = ()  # vLLM PRs the benchmark's changelog entry cites
+
+
+_HEX = re.compile(r"[0-9a-f]{13,}")
+
+
+def short_image(image: str) -> str:
+    """An image or tag with its long hex run cut to 12 (``nightly-eed1f3d0c604``)."""
+    return _HEX.sub(lambda m: m.group(0)[:12], image)
+
+
+def _image_words(image: str) -> str:
+    ref = parse_image(image)
+    if ref.release is not None:
+        return f"vLLM {fmt_version(ref.release)}"
+    if ref.nightly_sha:
+        return f"nightly build of vLLM commit {code(ref.nightly_sha[:12])}"
+    if ref.nightly:
+        return "rolling tag"
+    return "custom tag, vLLM version unknown"
+
+
+def _image_shown(old: str, new: str) -> str:
+    """The old image as the bullet shows it: its tag when the repository stays."""
+    before, after = parse_image(old), parse_image(new)
+    return (before.tag or old) if before.repo == after.repo else old
+
+
+def _image_owner(edit: PlannedEdit, recipes: RecipesRepo | None) -> str:
+    parts = edit.node.split(".")
+    key = parts[-2] if parts[-1] == "docker_image" else parts[-1]
+    if recipes is not None and key in recipes.hardware:
+        return hw_label(recipes, key)
+    return key.upper() if key in PLATFORMS or parts[-1] == "docker_image" else key
+
+
+def _old_value(edit: PlannedEdit, plan: AlignmentPlan) -> str | None:
+    """The benchmarked profile's value before the edit: the edited node's, or (a new
+    override node) what the recipe rendered there."""
+    if edit.before is not None:
+        return edit.before
+    for target in plan.targets:
+        for diff in target.comparison.drift:
+            if diff.flag == edit.subject and diff.recipe_tokens:
+                return _value_only(edit.subject, " ".join(diff.recipe_tokens))
+    return None
+
+
+def _value_only(subject: str, shown: str) -> str:
+    """``aiter_triton_mxfp4_bf16`` for ``--moe-backend aiter_triton_mxfp4_bf16``: the flag is
+    named beside it."""
+    head, _, value = shown.partition(" ")
+    return value if value and subject.startswith("-") and head == subject else shown
+
+
+def _knob(edit: PlannedEdit, rules: Rules) -> str:
+    """`` (kernel: MoE kernel selection)``: the class rules/knobs.yaml gives the knob."""
+    kind: KnobKind = "env" if edit.kind in ("env", "env-new") else "flag"
+    if edit.kind not in ("flag", "flag-new", "env", "env-new", "flag-remove"):
+        return ""
+    cls = rules.knob_class(kind, edit.subject)
+    if cls.value == "unclassified":
+        return ""
+    why = rules.knobs.reason(kind, edit.subject)
+    return f" ({md.text(cls.value)}{': ' + prose(why) if why else ''})"
+
+
+def _scope(edit: PlannedEdit, ctx: SummaryContext) -> str:
+    """Who takes the edit, in hardware words: ``variant default on MI355X`` is ``MI355X
+    only`` for a recipe with no other variant."""
+    scope = edit.scope
+    if (
+        scope.startswith("variant ")
+        and len(ctx.recipes.by_path[ctx.plan.recipe_path].variants) <= 1
+    ):
+        _, _, where = scope.partition(" on ")
+        scope = f"{where} only" if where else "every rendering of the recipe"
+    return scope[:1].upper() + scope[1:]
+
+
+def _kept(edit: PlannedEdit, ctx: SummaryContext) -> str:
+    """``; MI300X, MI325X, MI350X keep `…```: the renderings that still hold the benchmarked
+    profile's old value (the regression matrix's ``kept``), by hardware."""
+    matrix = ctx.matrix
+    subject = canonical_flag(edit.subject) if edit.subject.startswith("-") else edit.subject
+    old = dict(matrix.baseline).get(subject) if matrix is not None else None
+    if matrix is None or old is None:
+        return ""
+    profiles: dict[str, dict[str, str]] = {}  # hardware → strategy → kept | moved | other
+    for row in matrix.rows:
+        state = "moved" if subject in row.subjects else "kept" if subject in row.kept else "other"
+        seen = profiles.setdefault(row.id.hardware, {})
+        if seen.get(row.id.strategy) in (None, "kept"):
+            seen[row.id.strategy] = state
+    whole: list[str] = []
+    partial: list[str] = []
+    for hw in ctx.recipes.hardware:
+        states = profiles.get(hw, {})
+        kept = [s for s, state in states.items() if state == "kept"]
+        if not kept:
+            continue
+        label = hw_label(ctx.recipes, hw)
+        if len(kept) == len(states):
+            whole.append(label)
+        elif all(state == "moved" for state in states.values() if state != "kept"):
+            partial.append(f"the other {label} strategies")
+        else:
+            partial.append(f"{label} {', '.join(kept)}")
+    who = [*partial, ", ".join(whole)] if whole else partial
+    if not who:
+        return ""
+    shown = _image_shown(old, edit.after or "") if edit.kind == "image" else old
+    return f"; {' and '.join(plain(w) for w in who)} keep {code(_value_only(subject, shown))}"
+
+
+def _verb(edit: PlannedEdit, old: str | None, recipes: RecipesRepo | None) -> str:
     value = edit.after or ""
     if edit.kind == "image":
-        parts = edit.node.split(".")
-        key = parts[-2] if parts[-1] == "docker_image" else parts[-1]
-        what = (
-            f"the {key.upper() if key in PLATFORMS or parts[-1] == 'docker_image' else key} image"
-        )
-        return f"Pin {what} to {code(value)}"
+        text = f"Pin the {plain(_image_owner(edit, recipes))} image to {code(value)}"
+        text += f" ({_image_words(value)})"
+        if old is not None:
+            text += f", instead of {code(_image_shown(old, value))} ({_image_words(old)})"
+        return text
+    instead = f" instead of {code(old)}" if old is not None else ""
     if edit.kind == "flag":
-        return f"Set {code(edit.subject + ' ' + value)}"
+        return f"Set {code(edit.subject + ' ' + value)}{instead}"
     if edit.kind == "flag-new":
-        return f"Add {code(value)}"
+        return f"{'Set' if old else 'Add'} {code(value)}{instead}"
     if edit.kind == "env":
-        return f"Set {code(edit.subject + '=' + value)}"
+        return f"Set {code(edit.subject + '=' + value)}{instead}"
     if edit.kind == "env-new":
-        return f"Add {code(edit.subject + '=' + value)}"
+        return f"{'Set' if old else 'Add'} {code(edit.subject + '=' + value)}{instead}"
     if edit.kind == "verified":
         return f"Record {code(edit.subject + ': verified')}"
+    if edit.kind == "tp":
+        return f"Set the variant's TP to {code(value)}{instead}"
     return f"Remove {code(edit.before or edit.subject)}"
 
 
-def summary_bullet(edit: PlannedEdit) -> str:
-    was = f"was {code(edit.before)}; " if edit.before is not None else ""
-    where = f"at {code(edit.node)} ({was}{plain(edit.scope)})"
-    placement = f" Placement: {prose(edit.placement)}." if edit.placement else ""
-    return f"- {_verb(edit)} {where}: {prose(edit.reason)}.{placement}"
+def summary_bullet(edit: PlannedEdit, ctx: SummaryContext | None = None) -> str:
+    """One edit in reviewer words: what it sets (and instead of what), the knob's class, who
+    takes it and what the others keep. The reason only where the values do not say it (a
+    removal by policy, a parallelism) and the upstream vLLM change of a new image; never
+    the placement rule (plan.json has it)."""
+    old = _old_value(edit, ctx.plan) if ctx is not None else edit.before
+    line = f"- {_verb(edit, old, ctx.recipes if ctx is not None else None)}"
+    if ctx is not None:
+        line += _knob(edit, ctx.rules)
+    if edit.kind in ("flag-remove", "tp"):
+        line += f": {prose(edit.reason)}"
+    if edit.kind == "image" and ctx is not None and ctx.upstream:
+        cited = ", ".join(f"vllm-project/vllm#{n}" for n in ctx.upstream)
+        line += f"; the benchmark's changelog cites upstream {cited}"
+    scope = _scope(edit, ctx) if ctx is not None else edit.scope[:1].upper() + edit.scope[1:]
+    kept = _kept(edit, ctx) if ctx is not None else ""
+    return f"{line}. {plain(scope)}{kept}."
 
 
 def verified_bullet(edit: PlannedEdit, verification: Verification | None, pr: str) -> str:
@@ -202,35 +353,28 @@ def verified_bullet(edit: PlannedEdit, verification: Verification | None, pr: st
     item = verification.evidence if verification is not None else None
     if item is None:
         return summary_bullet(edit)
-    order = {"strict-match": 0, "flexible-extract": 1}  # what the verdict hinges on first
-    shown = sorted(item.figures, key=lambda f: (order.get(f.filter or "", 2), f.filter or ""))
-    figures = ", ".join(
-        f"{md.text(f.filter or f.metric)} {f.value:.4f}"
-        + (f" ± {f.stderr:.4f}" if f.stderr is not None else "")
-        for f in shown[:4]
-    )
     tasks = ", ".join(dict.fromkeys(md.text(f.task) for f in item.figures))
     attempt = f" (attempt {item.attempt})" if item.attempt > 1 else ""
     return (
-        f"- {_verb(edit)} at {code(edit.node)}: run {item.run_id}{attempt}, job "
-        f"{code(item.job_name)}, passed {tasks} ({figures}); its launch line is the extracted "
-        f"argv and matches the edited rendering, and the script blob is the one {pr} ships "
-        "(runtime evidence below). Placement: rules/policy.yaml mark_verified."
+        f"- Record {code(edit.subject + ': verified')}: run {item.run_id}{attempt} passed "
+        f"{tasks} with this launch line and the script {pr} ships (evidence below)."
     )
 
 
-KIND_ORDER = ("image", "flag", "env", "env-new", "flag-new", "flag-remove", "verified")
+KIND_ORDER = ("image", "flag", "flag-new", "env", "env-new", "flag-remove", "tp", "verified")
 
 
-def summary_lines(plan: AlignmentPlan, bench_ref: str) -> list[str]:
-    """One bullet per edit, image first and the verification last (the seed's order)."""
+def summary_lines(
+    plan: AlignmentPlan, bench_ref: str, ctx: SummaryContext | None = None
+) -> list[str]:
+    """One bullet per edit: the image first, then flags and env, the verification last."""
     lines = []
     for edit in sorted(plan.edits, key=lambda e: KIND_ORDER.index(e.kind)):
         if edit.kind == "verified":
             verification = next((v for v in plan.verifications if v.hardware == edit.subject), None)
             lines.append(verified_bullet(edit, verification, ref(bench_ref)))
         else:
-            lines.append(summary_bullet(edit))
+            lines.append(summary_bullet(edit, ctx))
     return lines
 
 
@@ -297,11 +441,10 @@ def _invariant_sentence(after: Rendering, plan: AlignmentPlan) -> str:
         if token.startswith("--") and token.endswith("-config") and token not in flags:
             flags.append(token)
     present = [f for f in dict.fromkeys(flags) if f in argv]
-    parts = [f"exactly one {code(f)}" for f in present]
     sentence = (
-        (", ".join(parts).capitalize() + ", and every other flag once")
-        if parts
-        else ("Every flag renders once")
+        "Exactly one " + ", one ".join(code(f) for f in present) + " and every other flag once"
+        if present
+        else "Every flag renders once"
     )
     spec = next((argv[i + 1] for i, t in enumerate(argv[:-1]) if t == "--speculative-config"), None)
     if spec is not None:
@@ -315,10 +458,7 @@ def _invariant_sentence(after: Rendering, plan: AlignmentPlan) -> str:
         )
         if not synthetic:
             sentence += "; no synthetic-acceptance fields"
-    return (
-        f"{sentence}. Re-comparing the represented launch line with the edited recipe leaves "
-        "none of the planned differences."
-    )
+    return f"{sentence}; no planned difference is left against the launch line."
 
 
 def whitespace_check(patch: str) -> str:
@@ -336,60 +476,69 @@ def whitespace_check(patch: str) -> str:
     )
 
 
-def _matrix_section(matrix: RegressionMatrix, budget: TextBudget) -> list[str]:
+def _matrix_section(
+    matrix: RegressionMatrix, budget: TextBudget, images: Sequence[str]
+) -> list[str]:
+    """The regression matrix's groups (renderings with the same outcome), with the edited
+    image tags short (they are in full in the summary)."""
+    total = len(matrix.rows)
+    api = sum(1 for r in matrix.rows if r.id.api_file is not None)
+    moved = len(matrix.moved)
+    how = f"{api} from the JSON API"
+    if total > api:
+        how += f", {total - api} with the benchmarked features"
+    verdict = (
+        "each only where an edited node applies"
+        if not matrix.unexpected
+        else "UNEXPECTED: " + prose("; ".join(matrix.unexpected))
+    )
     head = ["| Renderings | Result |", "|---|---|"]
-    rows = [f"| {plain(g.label)} | {md.text(g.result)} |" for g in matrix.groups]
+    rows = [
+        f"| {md.cell(plain(_short(g.label, images)))} | "
+        f"{md.cell(md.prose(_short(g.result, images)))} |"
+        for g in matrix.groups
+    ]
     out = [
         "### Regression checks",
         "",
-        "Every rendering of this recipe (the JSON API's, and the same profiles with the "
-        "generated command's features), before and after the edit:",
-        "",
-        *head,
-        *rows[: budget.table_rows],
+        f"Every rendering of this recipe ({how}), before and after: {moved} moved, {verdict}; "
+        f"{total - moved} unchanged.",
     ]
+    if matrix.ineffective:
+        out.append(f"Expected to move but unchanged: {prose('; '.join(matrix.ineffective))}.")
+    out += ["", *head, *rows[: budget.table_rows]]
     rest = rows[budget.table_rows :]
     if rest:
         shown = rest[: budget.detail_rows]
-        out += ["", f"<details><summary>{len(rest)} more groups</summary>", ""]
+        out += ["", f"<details><summary>{len(rest)} more group(s)</summary>", ""]
         out += [*head, *shown] if shown else []
         if len(shown) < len(rest):
-            out.append(f"{len(rest) - len(shown)} groups not shown (see plan.json)")
+            out.append(f"{len(rest) - len(shown)} group(s) not shown (see plan.json)")
         out += ["", "</details>"]
     return out
 
 
-def _matrix_lines(matrix: RegressionMatrix) -> list[str]:
-    total = len(matrix.rows)
-    api = sum(1 for r in matrix.rows if r.id.api_file is not None)
-    moved = len(matrix.moved)
-    how = f"{api} JSON API renderings"
-    if total > api:
-        how += f" and {total - api} with the generated command's features"
-    verdict = (
-        "each only in what an edited node applies to"
-        if not matrix.unexpected
-        else "UNEXPECTED: " + md.text("; ".join(matrix.unexpected))
-    )
-    out = [
-        f"- Regression matrix: {total} renderings of this recipe ({how}) compared before and "
-        f"after; {moved} moved ({verdict}), {total - moved} unchanged."
-    ]
-    if matrix.ineffective:
-        out.append(f"- Expected to move but unchanged: {md.text('; '.join(matrix.ineffective))}.")
+def _short(text: str, images: Sequence[str]) -> str:
+    """``text`` with the tags of ``images`` short: the edited images, in full in the summary."""
+    for image in images:
+        tag = image.rpartition(":")[2]
+        if short_image(tag) != tag:
+            text = text.replace(tag, short_image(tag))
+    return text
+
+
+def _builder_line(matrix: RegressionMatrix) -> str:
     builder = matrix.builder
     if builder.ran:
         state = "✓" if builder.ok else "✗"
-        result = md.text(builder.summary or builder.detail)
-        out.append(f"- `node scripts/build-recipes-api.mjs`: {state} {result}")
-    elif builder.summary:
-        out.append(
-            f"- Recipes builder {prose(builder.detail)}. recipe-sync's own JSON API build of the "
+        result = prose(builder.summary or builder.detail)
+        return f"- `node scripts/build-recipes-api.mjs`: {state} {result}"
+    if builder.summary:
+        return (
+            f"- Recipes builder {prose(builder.detail)}; recipe-sync's own JSON API build of the "
             f"edited tree: {prose(builder.summary)}."
         )
-    else:
-        out.append(f"- Recipes builder {prose(builder.detail)}.")
-    return out
+    return f"- Recipes builder {prose(builder.detail)}."
 
 
 def _validation(
@@ -397,50 +546,56 @@ def _validation(
 ) -> list[str]:
     out = ["### Validation", ""]
     if matrix is not None:
-        out += _matrix_lines(matrix)
+        out.append(_builder_line(matrix))
     out.append(f"- {_invariant_sentence(after, plan)}")
     out.append(f"- {whitespace_check(patch)}")
     return out
 
 
-def _defaults_section(plan: AlignmentPlan, bench_ref: str) -> list[str]:
+def _details(summary: str, lines: Sequence[str]) -> list[str]:
+    """A collapsed block (the summary is plain text: GitHub renders no Markdown there)."""
+    return [f"<details><summary>{md.text(summary)}</summary>", "", *lines, "", "</details>"]
+
+
+def _defaults_section(plan: AlignmentPlan) -> list[str]:
+    """Flags one side omits, resolved with vLLM's defaults: collapsed, one bullet each."""
     if not plan.defaults:
         return []
     pinned = {e.subject: e for e in plan.edits if e.kind == "flag-new"}
-    out = [
-        "### Defaults correspondence",
-        "",
-        "Flags one side omits, resolved with vLLM's defaults for the profile:",
-        "",
-        "| Flag | Benchmark | Recipe | Verdict | Why |",
-        "|---|---|---|---|---|",
-    ]
+    lines = []
     for note in plan.defaults:
         if note.subject in pinned:
-            verdict = f"not equivalent: pinned at {code(pinned[note.subject].node)}"
+            verdict = "not equivalent, pinned"
         elif note.verdict.startswith("equivalent"):
-            verdict = "equivalent: no edit"
+            verdict = "equivalent, no edit"
         else:
             verdict = md.text(note.verdict)
-        bench = code(note.bench) if note.bench else "omitted"
-        recipe = code(note.recipe) if note.recipe else "omitted"
-        out.append(
-            f"| {code(note.subject)} | {bench} | {recipe} | {verdict} | {prose(note.reason)} |"
-        )
-    return out
+        lines.append(f"- {code(note.subject)}: {verdict}: {prose(note.reason)}.")
+    count = len(plan.defaults)
+    return _details(
+        f"Defaults correspondence: {count} flag{'s' if count > 1 else ''} one side omits", lines
+    )
 
 
 def _notes_list(name: str, notes: Sequence[FlagNote], why: str, listed: int) -> list[str]:
     if not notes:
         return []
-    out = [f"**{name}** ({why})", ""]
+    out = [f"**{name}** ({why}):", ""]
     for note in notes[:listed]:
-        where = f" at {code(note.node)}" if note.node else ""
         value = note.bench or note.recipe or note.subject
-        out.append(f"- {code(value)}{where}: {prose(note.reason)}.")
+        out.append(f"- {code(value)}: {prose(note.reason)}.")
     if len(notes) > listed:
         out.append(f"- … and {len(notes) - listed} more (see plan.json)")
     return [*out, ""]
+
+
+def _names_line(name: str, notes: Sequence[FlagNote], why: str, listed: int) -> list[str]:
+    """One line of values for a class whose name is its reason (front-end, benchmark-only)."""
+    if not notes:
+        return []
+    values = ", ".join(code(n.bench or n.recipe or n.subject) for n in notes[:listed])
+    more = f" and {len(notes) - listed} more (see plan.json)" if len(notes) > listed else ""
+    return [f"**{name}** ({why}): {values}{more}.", ""]
 
 
 def _texts_list(name: str, items: Sequence[str], listed: int) -> list[str]:
@@ -462,8 +617,8 @@ def _lists_section(plan: AlignmentPlan, budget: TextBudget) -> list[str]:
     listed = budget.listed
     body = [
         *_notes_list("Recipe-only", plan.recipe_only, why, listed),
-        *_notes_list("Benchmark-only", plan.benchmark_only, "never copied into a recipe", listed),
-        *_notes_list("Front-end only", plan.front_end, "not serving configuration", listed),
+        *_names_line("Benchmark-only", plan.benchmark_only, "never copied into a recipe", listed),
+        *_names_line("Front-end only", plan.front_end, "not serving configuration", listed),
         *_notes_list("Unknown", plan.unknown, "not classified; not copied", listed),
         *_texts_list("Not edited", plan.skipped, listed),
         *_texts_list("Notes", plan.notes, listed),
@@ -482,12 +637,7 @@ def _lists_section(plan: AlignmentPlan, budget: TextBudget) -> list[str]:
         )
         if items
     ]
-    return [
-        f"<details><summary>Left alone: {', '.join(counts)}</summary>",
-        "",
-        *body,
-        "</details>",
-    ]
+    return _details(f"Left alone: {', '.join(counts)}", body[:-1])
 
 
 def _evidence_section(
@@ -531,36 +681,39 @@ def _evidence_section(
 # ------------------------------------------------------------------------------ the body
 
 
-def body(run: AlignRun, outcome: RecipeOutcome, budget: TextBudget = TextBudget()) -> str:
-    """The PR body without the metadata line (the service adds its own), neutralised."""
-    plan = outcome.plan
-    inputs = run.inputs
-    recipes = run.recipes
-    if not plan.edits:
-        return _guide_only_body(run, outcome)
+def _intro(run: AlignRun, plan: AlignmentPlan) -> list[str]:
+    """What is aligned with which launch line, why the key is affected, and the base."""
+    inputs, recipes = run.inputs, run.recipes
     target = plan.targets[0]
-    assert plan.after is not None
-    after = render(plan.after, target.profile.request())
-    bench_ref = inputs.bench_ref
     points = ", ".join(
         f"{code(t.key)} ({plain(hw_label(recipes, t.profile.hardware))}, "
         f"{plain(t.profile.strategy)}, {plain(t.comparison.launch.arm)} arm)"
         for t in plan.targets
     )
-    parts: list[list[str]] = [
-        [
-            f"Aligns {code(plan.recipe_path)} with the launch line {ref(bench_ref)} ran for "
-            f"{points}. Every change below is computed from that launch line, the recipe's "
-            "provenance and the rules."
-        ]
-    ]
-    summary = ["### Summary", "", *summary_lines(plan, bench_ref)]
+    head = f" at head {code(inputs.head_sha)}" if inputs.head_sha else ""
+    change = next(k for k in run.keys if k.key.key == target.key).key
+    text = (
+        f"Aligns {code(plan.recipe_path)} with the launch line {ref(inputs.bench_ref)} ran for "
+        f"{points}{head}. {code(target.key)} is affected: {prose('; '.join(change.reasons))}."
+    )
+    if inputs.recipes_sha:
+        where = f"{md.text(inputs.recipes_repo)} " if inputs.recipes_repo else ""
+        text += f" Branched from {where}at {code(inputs.recipes_sha)}."
+    return [text]
+
+
+def _summary(run: AlignRun, outcome: RecipeOutcome, after: Rendering) -> list[str]:
+    plan, recipes, inputs = outcome.plan, run.recipes, run.inputs
+    target = plan.targets[0]
+    upstream = vllm_prs(entries_for(run.bench.changelog(), target.key, inputs.pr_number))
+    ctx = SummaryContext(recipes, inputs.rules, plan, outcome.matrix, upstream)
+    summary = ["### Summary", "", *summary_lines(plan, inputs.bench_ref, ctx)]
     untouched = _untouched_overrides(after, plan)
     if untouched:
         summary.append(
-            "- Everything else is byte-identical, including the hardware-specific "
+            "- Everything else is byte-identical, including "
             + ", ".join(code(u) for u in untouched)
-            + f" that {plain(target.profile.label)} draws from."
+            + f", which the {plain(hw_label(recipes, target.profile.hardware))} command draws from."
         )
     summary += hunk_lines(plan)
     for verification in plan.verifications:
@@ -569,35 +722,41 @@ def body(run: AlignRun, outcome: RecipeOutcome, budget: TextBudget = TextBudget(
                 f"- Not marked verified on {plain(hw_label(recipes, verification.hardware))}: "
                 f"{prose(verification.reason)}."
             )
-    parts.append(summary)
-    parts.append(guide_section(outcome, inputs.rules.policy.guide_sections))
-    change = next(k for k in run.keys if k.key.key == target.key).key
-    head = f" (head {code(inputs.head_sha)})" if inputs.head_sha else ""
-    parts.append(
-        [
-            f"Corresponding benchmark change: {ref(bench_ref)}{head}. {code(target.key)} "
-            f"is affected: {prose('; '.join(change.reasons))}."
-        ]
-    )
-    if inputs.recipes_sha:
-        where = f"{md.text(inputs.recipes_repo)} " if inputs.recipes_repo else ""
-        parts.append([f"Branched from {where}at {code(inputs.recipes_sha)}."])
-    parts.append(_defaults_section(plan, bench_ref))
-    parts.append(settings_lines(plan, budget.listed))
-    parts.append(_validation(outcome.matrix, outcome.patch, plan, after))
-    parts.append(
+    return summary
+
+
+def body(run: AlignRun, outcome: RecipeOutcome, budget: TextBudget = TextBudget()) -> str:
+    """The PR body without the metadata line (the service adds its own), neutralised: the
+    summary and what a reviewer checks first; long lists collapsed at the end. Each part is
+    one list of lines, so a section is added by appending one."""
+    plan = outcome.plan
+    inputs = run.inputs
+    recipes = run.recipes
+    if not plan.edits:
+        return _guide_only_body(run, outcome)
+    target = plan.targets[0]
+    assert plan.after is not None
+    after = render(plan.after, target.profile.request())
+    images = [e.after for e in plan.edits if e.kind == "image" and e.after]
+    parts: list[list[str]] = [
+        _intro(run, plan),
+        _summary(run, outcome, after),
+        settings_lines(plan, budget.listed),
+        guide_section(outcome, inputs.rules.policy.guide_sections),
+        _validation(outcome.matrix, outcome.patch, plan, after),
         [
             f"### Generated {plain(hw_label(recipes, target.profile.hardware))} / "
             f"{plain(target.profile.strategy)} / {plain(_features_label(target, recipes))} "
-            f"on {code(after.image or '')}",
+            f"on {code(_short(after.image or '', images))}",
             "",
             _command_block(after),
-        ]
-    )
+        ],
+    ]
     if outcome.matrix is not None:
-        parts.append(_matrix_section(outcome.matrix, budget))
+        parts.append(_matrix_section(outcome.matrix, budget, images))
     for item in plan.targets:
         parts.append(_evidence_section(run, plan, item, budget))
+    parts.append(_defaults_section(plan))
     parts.append(_lists_section(plan, budget))
     return neutralize("\n\n".join("\n".join(p) for p in parts if p).rstrip() + "\n")
 

@@ -82,8 +82,9 @@ def test_a_value_changed_in_place_gets_the_scripts_comment(
     ]
     body = (out / "pr-body.md").read_text()
     assert (
-        "- Recipe comment “MXFP4 experts with BF16 activations through AITER's Triton kernel” "
-        "(above `strategy_overrides.single_node_tp.hardware_overrides.mi355x.extra_args[0]`) "
+        "- The recipe comment above "
+        "`strategy_overrides.single_node_tp.hardware_overrides.mi355x.extra_args[0]`, "
+        "“MXFP4 experts with BF16 activations through AITER's Triton kernel”, "
         "described `aiter_triton_mxfp4_bf16`: replaced by the benchmark script's comment "
         f"(`{SCRIPT}:21`)." in body
     )
@@ -110,8 +111,8 @@ def test_without_a_script_comment_the_stale_comment_is_removed(
     assert not [line for line in changed if line.startswith("+") and "#" in line]
     body = (out / "pr-body.md").read_text()
     assert (
-        "described `aiter_triton_mxfp4_bf16`: removed, since the benchmark script has no "
-        "comment on the new value." in body
+        "described `aiter_triton_mxfp4_bf16`: removed (the benchmark script has no "
+        "comment on the new value)." in body
     )
 
 

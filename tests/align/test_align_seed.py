@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 from bot.fixtures import SeedFixtures
 from bot.recipes import RecipesRepo, RenderRequest, load_recipes, render
@@ -242,3 +246,67 @@ def test_body_is_capped_and_safe(seed_out: Path) -> None:
     assert len(body) < 65_536
     assert body.count("<!--") == 1 and body.startswith("<!-- recipe-sync:meta {")
     assert "MI355X runtime evidence" in body and "0.9689 ± 0.0048" in body
+
+
+def _tokens(tokens: list[Token]) -> Iterator[Token]:
+    for token in tokens:
+        yield token
+        yield from _tokens(token.children or [])
+
+
+def test_the_body_reads_cleanly_when_rendered(seed_out: Path, after: RecipesRepo) -> None:
+    """What a reader sees on GitHub (CommonMark + tables): identifiers are code, no escape
+    shows, and raw readers (mail notifications) see no backslash-escaped underscores."""
+    body = (seed_out / "pr-body.md").read_text()
+    assert "\\_" not in body and "\\`" not in body
+    parsed = MarkdownIt("commonmark", {"html": True}).enable("table").parse(body)
+    tokens = list(_tokens(parsed))
+    texts = [t.content for t in tokens if t.type == "text"]
+    codes = {t.content for t in tokens if t.type == "code_inline"}
+    assert not [t for t in texts if "`" in t or "\\" in t]
+    # snake_case in prose is only a strategy name (as the human writes them); every other
+    # identifier is in a code span
+    words = {w for t in texts for w in re.findall(r"\w*[A-Za-z0-9]_[A-Za-z0-9]\w*", t)}
+    assert words <= set(after.strategies), words - set(after.strategies)
+    assert {
+        "aiter_triton_mxfp4_bf16",
+        "--moe-backend aiter",
+        "AITER_TRITON_LOG_LEVEL=ERROR",
+        "vllm serve",
+        "OPENAI_API_SERVER",
+        "benchmarks/single_node/agentic/dsv41flash_fp4_mi355x_vllm_mtp.sh",
+    } <= codes
+    # the image repository and its tag are one value, without a stray space
+    assert "vllm/vllm-openai-rocm:deepseekv41-flash-0909" in codes
+    assert "rocm: deepseekv41" not in body
+
+
+def test_the_image_tag_is_in_full_once_then_short(seed_out: Path) -> None:
+    body = (seed_out / "pr-body.md").read_text()
+    tag = NIGHTLY.rpartition(":")[2]
+    assert SEED_COMMAND in body and tag not in SEED_COMMAND  # the command block needs none
+    assert body.count(tag) == 1
+    assert body.index(tag) < body.index("### Generated")  # in full in the summary
+    assert body.count("nightly-eed1f3d0c604") >= 3  # then short: heading and table
+
+
+def test_the_regression_table_groups_renderings_by_outcome(seed_out: Path) -> None:
+    body = (seed_out / "pr-body.md").read_text()
+    table = body[body.index("| Renderings | Result |") :].split("\n\n", 1)[0]
+    rows = [line.split(" | ")[0].lstrip("| ") for line in table.splitlines()[2:]]
+    # with and without the generated command's features in one row each: 12 groups → 4
+    assert rows == [
+        "MI355X: kv_store_centralized_mooncake, kv_store_distributed_mooncake, single_node_tp",
+        "MI355X: single_node_tep, multi_node_tp, pd_cluster",
+        "H200: single_node_tp; H100, B200, GB200 NVL4, B300, GB300 NVL4: every strategy (6)",
+        "MI300X, MI325X, MI350X: every strategy (6)",
+    ]
+    assert "with the benchmarked features, `--speculative-config` keeps" in table
+    assert "(55 from the JSON API, 55 with the benchmarked features)" in body
+
+
+def test_the_visible_body_is_no_longer_than_the_human_one(seed_out: Path) -> None:
+    """The hand-written seed PR's body is ~785 words; long lists are collapsed."""
+    body = (seed_out / "pr-body.md").read_text()
+    visible = re.sub(r"<details>.*?</details>|<!--.*?-->", "", body, flags=re.S)
+    assert len(visible.split()) <= 785

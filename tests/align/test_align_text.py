@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from bot.align.plan import PlannedEdit
-from bot.align.result import AlignInputs
+from bot.align.result import AlignInputs, AlignRun
 from bot.align.run import align
 from bot.evidence.source import DirRunSource
 from bot.fixtures import BENCH_REPO_NAME, SeedFixtures
@@ -75,10 +78,11 @@ def test_summary_bullet_escapes_its_parts() -> None:
         ("t",),
     )
     line = summary_bullet(edit)
-    assert line.startswith("- Set ``--x new ` @user`` at `hardware_overrides.amd.extra_args[3]`")
-    assert "\\*bold\\* &lt;i>" in line and line.endswith(
-        "Placement: where the recipe defines the flag."
-    )
+    # the values are code spans they cannot close; the placement rule is not in the text
+    assert line == "- Set ``--x new ` @user`` instead of ``old`value``. Every AMD rendering."
+    removal = replace(edit, kind="flag-remove", before="--x *y*")
+    line = summary_bullet(removal)
+    assert line.startswith("- Remove `--x *y*`: the benchmark sets `--x` \\*bold\\* &lt;i>.")
 
 
 def test_plain_keeps_identifiers_and_escapes_the_rest() -> None:
@@ -105,13 +109,15 @@ def test_cap_truncates_with_a_note() -> None:
 
 def test_title_has_no_run_specific_data(seed_out: Path) -> None:
     title = (seed_out / "pr-title.txt").read_text()
-    # what changes, from the edits: no SHAs, run ids or counts
+    # what changes, from the edits: no SHAs, run ids or counts; the image is MI355X's own
+    # override, so the [MI355X] tag says whose (not "AMD": MI300X/MI325X/MI350X keep theirs)
     assert title == (
-        "[DeepSeek-V4.1-Flash][MI355X] Align AMD image and MoE backend with InferenceX #3058\n"
+        "[DeepSeek-V4.1-Flash][MI355X] Align image and MoE backend with InferenceX #3058\n"
     )
 
 
-def test_a_long_body_collapses_before_it_is_cut(seed: SeedFixtures) -> None:
+@pytest.fixture(scope="module")
+def seed_run(seed: SeedFixtures) -> AlignRun:
     assert seed.evidence_dir is not None
     inputs = AlignInputs(
         bench=GitTreeSource(seed.bench_repo, seed.bench_pr_head),
@@ -125,12 +131,16 @@ def test_a_long_body_collapses_before_it_is_cut(seed: SeedFixtures) -> None:
         head_branch=seed.bench_pr_branch,
         blob_sha_at=git_blob_sha_at(seed.bench_repo),
     )
-    run = align(inputs)
+    return align(inputs)
+
+
+def test_a_long_body_collapses_before_it_is_cut(seed_run: AlignRun) -> None:
+    run = seed_run
     (outcome,) = run.patches
     full, compact = body(run, outcome), body(run, outcome, COMPACT)
     assert len(compact) < len(full)
     assert "Job log excerpts" in full and "Job log excerpts" not in compact
-    assert "groups not shown (see plan.json)" in compact
+    assert "group(s) not shown (see plan.json)" in compact
     limit = (len(full) + len(compact)) // 2
     collapsed = pull_request_text(run, outcome, limit=limit)
     assert collapsed is not None
@@ -139,3 +149,21 @@ def test_a_long_body_collapses_before_it_is_cut(seed: SeedFixtures) -> None:
     assert cut is not None
     assert len(cut.meta) + 1 + len(cut.body) <= len(compact) // 2
     assert "… truncated:" in cut.body[-120:]
+
+
+def test_the_image_bullet_cites_the_upstream_vllm_change(
+    seed_run: AlignRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the benchmark's changelog entry for the key names the vLLM PR the new image
+    brings, the image bullet cites it (the seed's entry names none)."""
+    (outcome,) = seed_run.patches
+    assert "vllm-project/vllm#" not in body(seed_run, outcome)
+    entries = tuple(
+        replace(e, description=(*e.description, "AITER mHC pre block: vllm-project/vllm#56503"))
+        for e in seed_run.bench.changelog()
+    )
+    monkeypatch.setattr(seed_run.bench, "changelog", lambda: entries)
+    text = body(seed_run, outcome)
+    (image,) = [line for line in text.splitlines() if line.startswith("- Pin the MI355X image")]
+    assert image.count("; the benchmark's changelog cites upstream vllm-project/vllm#56503") == 1
+    assert text.count("vllm-project/vllm#56503") == 1  # a live reference once; the quote escapes

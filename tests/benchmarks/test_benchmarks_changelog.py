@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.benchmarks.changelog import entries_for, matches, parse_changelog
+from bot.benchmarks.changelog import entries_for, matches, parse_changelog, vllm_prs
 from bot.errors import InputError
 from tests.evidence.conftest import SEED_TEMPLATE_DIR
 
@@ -100,3 +100,17 @@ def test_an_entry_without_pr_link_is_read() -> None:
         "",
         None,
     )
+
+
+def test_upstream_vllm_prs_are_read_from_the_description() -> None:
+    text = """
+- config-keys: [a]
+  description:
+    - "Pin nightly-eed1f3d0c6 for the AITER mHC pre block (vllm-project/vllm#56503)"
+    - "see https://github.com/vllm-project/vllm/pull/56100, and vllm#56503 again"
+    - "not sglang/vllm#3, not myvllm#4, not the PR #3058 itself"
+  pr-link: https://github.com/vllm-project/vllm/pull/9
+"""
+    assert vllm_prs(parse_changelog(text)) == (56503, 56100)  # in order, once; pr-link is ours
+    seed = parse_changelog((SEED_TEMPLATE_DIR / "perf-changelog.yaml").read_text())
+    assert vllm_prs(seed) == ()

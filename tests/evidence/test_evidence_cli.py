@@ -61,7 +61,7 @@ def test_from_dir_with_bench_repo(
             "both PASS."
         ) in out
         assert (
-            f"The benchmark script blob is identical at the run's head ({run8}) and at "
+            f"The script blob is identical at the run's head ({run8}) and "
             f"SemiAnalysisAI/InferenceX#3058's current head ({pr8})"
         ) in out
 

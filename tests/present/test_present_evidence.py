@@ -93,24 +93,23 @@ def test_seed_section_states_what_the_seed_states(
         f"InferenceX run [34710937012]({base}) (attempt 2), job "
         "[`agentic eval / p40 | dsv41flash fp4 cluster:mi355x-amds vllm TP4 mtp c32 | eval-only`]"
         f"({base}/job/97311840107) on `mi355x-amds_03`.",
-        f"is exactly the argv extracted from `{SCRIPT}` for this job: all 28 tokens are equal.",
+        f"equals the argv extracted from `{SCRIPT}`, all 28 tokens.",
         "The server reached ready and served the eval:",
         "gsm8k 5-shot — strict-match 0.9689 ± 0.0048, flexible-extract 0.9682 ± 0.0048, both PASS.",
         "The agentic arms at concurrency 1/2/4/8/16/32 also completed on the same image and "
-        "hardware, but they set `rejection_sample_method: synthetic` with a fixed acceptance "
-        "length (3.8) for throughput measurement. They are cited only as throughput context, "
-        "never as verification",
-        "The arm cited above uses real `block` rejection.",
+        "hardware, with `rejection_sample_method: synthetic` (fixed acceptance length 3.8): "
+        "throughput context, not verification.",
+        "The cited arm uses real `block` rejection.",
         "#3058's `perf-changelog.yaml` entry for `dsv41flash-fp4-mi355x-vllm-agentic-mtp` records:",
         "> - MoE GEMM 2.72 -> 2.30 ms/step at conc 1, 4.91 -> 4.27 at conc 4, 9.06 -> 7.18 at "
         "conc 16 (whole-step gains 4.2% / 5.3% / 8.7%)",
-        "InferenceX's own measurement, quoted here, not re-derived",
-        "The benchmark script blob is identical at the run's head (ab76c131) and at #3058's "
-        "current head (559ef756), so this evidence maps to the configuration #3058 ships today",
+        "Quoted from InferenceX, not re-derived",
+        "The script blob is identical at the run's head (ab76c131) and #3058's current head "
+        "(559ef756), so this evidence describes what #3058 ships today",
         f"Attempt 1 of run [34710937012]({base}/attempts/1) was cancelled; attempt 2 re-ran",
-        "is for an older head (3f1c9a7e) than #3058's current head (559ef756)",
-        "its launch line differs from the extracted argv at token 14: the log has `256`, the "
-        "extraction `128`; stale: the benchmark script blob",
+        "succeeded on an older head (3f1c9a7e) than #3058's (559ef756)",
+        "its launch line differs from the extracted argv at token 14 (log `256`, extraction "
+        "`128`); stale: the benchmark script blob",
     ]
     for fragment in expected_fragments:
         assert fragment in section, fragment
@@ -142,7 +141,7 @@ def test_stale_evidence_is_stated(
     assert "both PASS" not in section
     # no eval is cited, so the synthetic arms are not "also" anything
     assert "The agentic arms at concurrency 1/2/4/8/16/32 completed on" not in section
-    assert "The agentic arms at concurrency 1/2/4/8/16/32 completed, but" in section
+    assert "The agentic arms at concurrency 1/2/4/8/16/32 completed, with" in section
 
 
 def test_current_head_and_missing_things_are_stated() -> None:
@@ -172,7 +171,7 @@ def test_current_head_and_missing_things_are_stated() -> None:
     assert (
         "no extracted argv was given to compare it with, so it is not claimed to match" in section
     )
-    assert "The run is on acme/bench#7's current head (head), so this evidence maps" in section
+    assert "The run is on acme/bench#7's current head (head), so this evidence describes" in section
     assert "its log is missing or expired (GitHub answers 404/410)" in section
     assert "the job failed; " in section and "strict-match 0.5000 ± 0.0066 FAIL (< 0.90)" in section
     assert (

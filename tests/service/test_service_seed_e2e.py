@@ -122,7 +122,7 @@ def test_labeled_seed_pr_gets_the_alignment_pr_comment_and_check_run(
     # one alignment PR whose branch holds exactly the offline patch
     (pr,) = fake.pulls[RECIPES].values()
     assert pr["title"] == (
-        "[DeepSeek-V4.1-Flash][MI355X] Align AMD image and MoE backend with InferenceX #3058"
+        "[DeepSeek-V4.1-Flash][MI355X] Align image and MoE backend with InferenceX #3058"
     )
     assert pr["user"] == BOT and pr["base_ref"] == "main"
     tip = fake.repos[RECIPES].ref_sha(f"refs/heads/{pr['head_ref']}")
@@ -178,7 +178,7 @@ def test_evidence_cli_reads_the_runs_through_the_actions_api(
     out = capsys.readouterr().out
     assert "InferenceX run [34710937012]" in out and "(attempt 2)" in out
     assert "strict-match 0.9689 ± 0.0048, flexible-extract 0.9682 ± 0.0048" in out
-    assert "The benchmark script blob is identical at the run's head" in out
+    assert "The script blob is identical at the run's head" in out
     assert "Attempt 1 of run" in out and "cancelled" in out
 
 

@@ -1,0 +1,41 @@
+"""Safe Markdown from untrusted text: identifiers as code spans, everything else inert."""
+
+from __future__ import annotations
+
+from markdown_it import MarkdownIt
+
+from bot import markdown as md
+
+
+def test_prose_puts_identifiers_in_code_spans() -> None:
+    assert md.prose(
+        "the benchmark sets --moe-backend aiter, the recipe aiter_triton_mxfp4_bf16"
+    ) == ("the benchmark sets `--moe-backend aiter`, the recipe `aiter_triton_mxfp4_bf16`")
+    assert md.prose(
+        "resolves for `vllm serve` (OPENAI_API_SERVER) [vllm/engine/arg_utils.py L2]"
+    ) == ("resolves for `vllm serve` (`OPENAI_API_SERVER`) \\[`vllm/engine/arg_utils.py` L2\\]")
+    assert md.prose("image a/b:c → nightly-eed1; --max-num-seqs 32 → 64; +X_Y=1") == (
+        "image `a/b:c` → `nightly-eed1`; `--max-num-seqs 32` → `64`; +`X_Y=1`"
+    )
+    # a bracket the identifier opens stays in its span; one it does not is text
+    assert md.prose("at hardware_overrides.amd.extra_args[2].") == (
+        "at `hardware_overrides.amd.extra_args[2]`."
+    )
+
+
+def test_prose_leaves_words_numbers_and_flags_mid_sentence_alone() -> None:
+    assert md.prose("--host is front-end only, e.g. 2.72 ms/step at 1/2/4, v0.33") == (
+        "`--host` is front-end only, e.g. 2.72 ms/step at 1/2/4, v0.33"
+    )
+
+
+def test_prose_keeps_untrusted_text_inert() -> None:
+    out = md.prose("ERROR <!-- x --> @octocat fixes #1 [a](https://evil.example) <b> *b* a`b")
+    assert "<!--" not in out and "@octocat" not in out
+    html = MarkdownIt("commonmark", {"html": True}).enable("table").render(out)
+    assert "<a " not in html and "<b>" not in html and "<em>" not in html
+    assert "&lt;b&gt;" in html and "*b*" in html
+
+
+def test_cell_escapes_pipes_in_code_spans_too() -> None:
+    assert md.cell("a | `x|y` \\| b") == "a \\| `x\\|y` \\| b"

@@ -165,11 +165,19 @@ def build_edits(
                 else (existing.index(before) if before else len(existing))
             )
             existing.insert(position, demand.subject)
+    # a new feature is written whole, once, with every generation's override: profiles on
+    # NVIDIA and AMD demanding it are one block (two blocks would both create the feature)
+    new_features: dict[str, list[FeatureDemand]] = {}
     for path, wanted in features.items():
+        if wanted[0].new:
+            new_features.setdefault(wanted[0].feature, []).extend(wanted)
+            continue
         try:
             planned.extend(_feature_edits(path, wanted, data, recipes))
         except _NotEdited as err:
             problems.append(str(err))
+    for wanted in new_features.values():
+        planned.extend(_new_feature_edits(wanted, data, recipes))
     removals = sorted(
         (d for d in demands if isinstance(d, RemoveDemand)), key=lambda d: (d.path, -d.index)
     )
@@ -210,59 +218,73 @@ def _without(tokens: Sequence[object], flags: set[str]) -> list[str]:
     return out
 
 
+def _override_items(wanted: Sequence[FeatureDemand]) -> tuple[list[str], list[str]]:
+    """(the override list, the tokens added) of one generation's demands: what the feature
+    renders there now, without the demanded flags, then the benchmark's tokens."""
+    new = [t for d in wanted for t in d.items]
+    return [*_without(wanted[0].base, {canonical_flag(d.items[0]) for d in wanted}), *new], new
+
+
+def _new_feature_edits(
+    wanted: Sequence[FeatureDemand], data: Mapping[str, object], recipes: RecipesRepo
+) -> list[PlannedEdit]:
+    """The new feature with an override per demanded generation, and its name in
+    ``opt_in_features``."""
+    first = wanted[0]
+    by_hardware: dict[str, list[FeatureDemand]] = {}
+    for demand in wanted:
+        by_hardware.setdefault(demand.hardware, []).append(demand)
+    overrides: dict[str, YamlValue] = {
+        hw: {"args": _override_items(group)[0]} for hw, group in by_hardware.items()
+    }
+    block: dict[str, YamlValue] = {
+        "description": first.description,
+        "hardware_overrides": overrides,
+    }
+    edit: Edit = EnsurePath(("features", first.feature), block)
+    planned = [_planned(demand, edit, recipes, demand.value) for demand in wanted]
+    opt_in = lookup(data, ("opt_in_features",))
+    if isinstance(opt_in, list) and first.feature in opt_in:
+        return planned
+    optin: Edit = (
+        AppendItems(("opt_in_features",), [first.feature])
+        if isinstance(opt_in, list)
+        else EnsurePath(("opt_in_features",), [first.feature])
+    )
+    planned.append(
+        PlannedEdit(
+            edit=optin,
+            kind="flag-new",
+            subject=first.feature,
+            before=None,
+            after=first.feature,
+            node="opt_in_features",
+            scope="recipe metadata (opt-in: no default rendering changes)",
+            reason=f"{first.feature} is an opt-in workload feature",
+            placement="opt_in_features: off unless a user picks it",
+            targets=tuple(dict.fromkeys(d.target for d in wanted)),
+        )
+    )
+    return planned
+
+
 def _feature_edits(
     path: NodePath,
     wanted: Sequence[FeatureDemand],
     data: Mapping[str, object],
     recipes: RecipesRepo,
 ) -> list[PlannedEdit]:
-    """One hunk per workload feature: the new feature with its hardware override (and its
-    name in ``opt_in_features``), or the override list of an existing feature."""
+    """The override list of an existing feature on one generation, as one hunk."""
     first = wanted[0]
-    new = [t for d in wanted for t in d.items]
-    items = [*_without(first.base, {canonical_flag(d.items[0]) for d in wanted}), *new]
-    planned: list[PlannedEdit] = []
-    if first.new:
-        block: dict[str, YamlValue] = {
-            "description": first.description,
-            "hardware_overrides": {first.hardware: {"args": items}},
-        }
-        edit: Edit = EnsurePath(("features", first.feature), block)
-        for demand in wanted:
-            planned.append(_planned(demand, edit, recipes, demand.value))
-        opt_in = lookup(data, ("opt_in_features",))
-        listed = isinstance(opt_in, list) and first.feature in opt_in
-        if not listed:
-            optin: Edit = (
-                AppendItems(("opt_in_features",), [first.feature])
-                if isinstance(opt_in, list)
-                else EnsurePath(("opt_in_features",), [first.feature])
-            )
-            planned.append(
-                PlannedEdit(
-                    edit=optin,
-                    kind="flag-new",
-                    subject=first.feature,
-                    before=None,
-                    after=first.feature,
-                    node="opt_in_features",
-                    scope="recipe metadata (opt-in: no default rendering changes)",
-                    reason=f"{first.feature} is an opt-in workload feature",
-                    placement="opt_in_features: off unless a user picks it",
-                    targets=tuple(dict.fromkeys(d.target for d in wanted)),
-                )
-            )
-        return planned
+    items, new = _override_items(wanted)
     current = lookup(data, path)
     if isinstance(current, list) and list(_without(current, set())) == list(first.base):
         if len(items) != len(first.base) + len(new):
             raise _NotEdited(f"{format_path(path)} already sets {first.subject}; not edited")
-        edit = AppendItems(path, new)
+        edit: Edit = AppendItems(path, new)
     else:
         edit = EnsurePath(path, items)
-    for demand in wanted:
-        planned.append(_planned(demand, edit, recipes, demand.value))
-    return planned
+    return [_planned(demand, edit, recipes, demand.value) for demand in wanted]
 
 
 def unique_edits(planned: Sequence[PlannedEdit]) -> list[Edit]:

@@ -13,6 +13,8 @@ from typing import cast
 import pytest
 
 from bot.align.compare import compare
+from bot.align.demands import FeatureDemand
+from bot.align.edits import build_edits, unique_edits
 from bot.align.overlay import OverlaySource
 from bot.align.plan import AlignmentPlan, PlannedEdit, Target, plan_recipe
 from bot.align.profile import Profile, map_profile
@@ -20,6 +22,7 @@ from bot.benchmarks import BenchRepo, LaunchLine, extract, load_bench_repo, poin
 from bot.evidence.model import Evidence
 from bot.fixtures import SeedFixtures
 from bot.recipes import RecipesRepo, RenderRequest, load_recipes, render
+from bot.recipes.edit import apply_edits
 from bot.rules import Rules, default_rules
 from bot.sources import FileSource, GitTreeSource
 from tests.align.conftest import AlignCli, commit_edit
@@ -139,6 +142,52 @@ def test_negated_workload_flag_lands_in_a_new_opt_in_feature(
     assert "--no-enable-prefix-caching" in _render(plan.after, "mi355x", ("agentic",))
     # a feature without modes is overridden per generation (the renderer's gen_block)
     assert "prefix-caching" not in _render(plan.after, "h200", ("agentic",))
+
+
+def test_a_new_workload_feature_demanded_on_two_generations_is_one_block(
+    source: GitTreeSource,
+) -> None:
+    """Real history (InferenceX #2690 on MiniMax-M3): agentic points on NVIDIA and AMD both
+    demanded the new feature, and two blocks each creating ``features.agentic`` failed."""
+    recipes = load_recipes(source)
+    recipe = recipes.by_path[RECIPE]
+
+    def demand(hw: str, flag: str) -> FeatureDemand:
+        path = ("features", "agentic", "hardware_overrides", hw, "args")
+        return FeatureDemand(
+            node=f"features.agentic.hardware_overrides.{hw}.args::{flag}",
+            feature="agentic",
+            hardware=hw,
+            items=(flag,),
+            new=True,
+            description="Agentic workloads",
+            kind="flag-new",
+            subject=flag,
+            path=path,
+            reason="r",
+            placement="p",
+            target=hw,
+        )
+
+    demands = [
+        demand("amd", "--no-enable-prefix-caching"),
+        demand("nvidia", "--no-enable-prefix-caching"),
+        demand("nvidia", "--async-scheduling"),
+    ]
+    planned, problems = build_edits(demands, recipe, recipes)
+    assert problems == []
+    edits = unique_edits(planned)
+    assert len(edits) == 2  # the feature block and its opt-in entry
+    text = source.read_bytes(RECIPE).decode()
+    result = apply_edits(text, edits, file=RECIPE)
+    after = load_recipes(OverlaySource(source, {RECIPE: result.text.encode()}))
+    feature = after.by_path[RECIPE].data["features"]["agentic"]
+    assert feature["hardware_overrides"]["amd"]["args"] == ["--no-enable-prefix-caching"]
+    assert feature["hardware_overrides"]["nvidia"]["args"] == [
+        "--no-enable-prefix-caching",
+        "--async-scheduling",
+    ]
+    assert after.by_path[RECIPE].data["opt_in_features"].count("agentic") == 1
 
 
 def test_an_existing_workload_feature_is_in_the_profile(

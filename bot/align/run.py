@@ -39,7 +39,7 @@ from bot.errors import InputError, Location, RecipeSyncError
 from bot.evidence.model import EvidenceReport
 from bot.recipes import RecipesRepo, load_recipes
 from bot.recipes.edit.splice import unified_diff
-from bot.recipes.tolerant import load_recipes_tolerant
+from bot.recipes.tolerant import RecipesCache, load_recipes_tolerant
 from bot.rules import Rules
 from bot.shell import JobTooLarge, job_budget
 from bot.sources import FileSource, WithoutFiles
@@ -322,9 +322,11 @@ def _pr_url(inputs: AlignInputs) -> str | None:
 def align(inputs: AlignInputs) -> AlignRun:
     """The whole run (see the module docstring)."""
     rules = inputs.rules
-    head = load_bench_repo(inputs.bench, rules)
+    caches = inputs.caches
+    evaluations = caches.evaluations if caches is not None else None
+    head = load_bench_repo(inputs.bench, rules, evaluations)
     if inputs.bench_base is not None:
-        base = load_bench_repo(inputs.bench_base, rules)
+        base = load_bench_repo(inputs.bench_base, rules, evaluations)
         change = benchmark_change(base, head, inputs.config_keys or None)
     elif inputs.config_keys:
         change = benchmark_change(head, head, inputs.config_keys)
@@ -332,7 +334,9 @@ def align(inputs: AlignInputs) -> AlignRun:
         raise InputError(
             Location(inputs.bench.label), "no PR base to compare with: give a base or config keys"
         )
-    recipes, recipes_source, broken = _load_recipes(inputs.recipes)
+    recipes, recipes_source, broken = _load_recipes(
+        inputs.recipes, caches.recipes if caches is not None else None
+    )
     # one budget for the whole change: a per-script budget multiplies with the points
     with job_budget(JOB_STEPS, JOB_SECONDS):
         keys = tuple(key_result(head, recipes, rules, key) for key in change.keys)
@@ -381,11 +385,11 @@ def align(inputs: AlignInputs) -> AlignRun:
 
 
 def _load_recipes(
-    source: FileSource,
+    source: FileSource, cache: RecipesCache | None = None
 ) -> tuple[RecipesRepo, FileSource, tuple[tuple[str, str], ...]]:
     """The recipes without the files that do not load (one broken recipe file must not stop
     the alignment of the others); a broken taxonomy or strategy is still an error."""
-    loaded = load_recipes_tolerant(source)
+    loaded = cache.load(source) if cache is not None else load_recipes_tolerant(source)
     if loaded.repo is None:
         raise InputError(Location(source.label), loaded.error or "the recipes do not load")
     broken = tuple(sorted(loaded.broken.items()))

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from bot.align.caches import EngineCaches
 from bot.align.result import AlignInputs, AlignRun
 from bot.align.run import align
 from bot.backtest.history import (
@@ -55,6 +56,9 @@ class Settings:
     rules_dir: Path | None
     bench_name: str = "SemiAnalysisAI/InferenceX"
     recipes_name: str = "vllm-project/recipes"
+    # evaluations and recipes trees shared across PRs (off: each PR starts cold, the reference
+    # the benchmark and the tests compare with)
+    engine_caches: bool = True
 
 
 def rules_hash(rules_dir: Path | None) -> str:
@@ -156,6 +160,8 @@ class Backtester:
             load_rules(settings.rules_dir) if settings.rules_dir is not None else default_rules()
         )
         self._plain: FileSource | None = None
+        # shared by every PR this process replays: results equal a cold run's (tested)
+        self.caches = EngineCaches() if settings.engine_caches else None
 
     def recipes_source(self, sha: str) -> FileSource:
         if not self.settings.recipes_is_git:
@@ -213,6 +219,7 @@ class Backtester:
             base_sha=pr.base,
             recipes_repo=self.settings.recipes_name,
             recipes_sha=job.recipes_sha,
+            caches=self.caches,
         )
         run = align(inputs)
         outcome, reason = classify(run)

@@ -13,8 +13,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
+from bot.align.caches import LineMemo
 from bot.align.change import AffectedKey, benchmark_change
 from bot.align.compare import compare, taxonomy_vram
 from bot.align.evidence import collect, evidence_for
@@ -72,12 +74,27 @@ def classify(
     return replace(result, status="represents")
 
 
+def _classified(
+    recipes: RecipesRepo, rules: Rules, launch: LaunchLine, vram: Mapping[str, float]
+) -> PointResult | RecipeSyncError:
+    try:
+        return classify(recipes, rules, launch, vram)
+    except RecipeSyncError as err:
+        return err
+
+
 JOB_STEPS = 40_000_000  # evaluation steps across every point of one change
 JOB_SECONDS = 240.0  # wall time of evaluating every point of one change
 MAX_POINTS = 5_000  # launch points of one config key (real keys have tens)
 
 
-def key_result(head: BenchRepo, recipes: RecipesRepo, rules: Rules, key: AffectedKey) -> KeyResult:
+def key_result(
+    head: BenchRepo,
+    recipes: RecipesRepo,
+    rules: Rules,
+    key: AffectedKey,
+    memo: LineMemo[object] | None = None,
+) -> KeyResult:
     if key.out_of_scope is not None:
         return KeyResult(key, (), key.out_of_scope)
     try:
@@ -105,7 +122,16 @@ def key_result(head: BenchRepo, recipes: RecipesRepo, rules: Rules, key: Affecte
             results.append(PointResult(key.key, point, arm, "error", str(err)))
             continue
         try:
-            results.append(classify(recipes, rules, launch, vram))
+            if memo is None:
+                results.append(classify(recipes, rules, launch, vram))
+            else:
+                found = memo.get(
+                    recipes, rules, launch, partial(_classified, recipes, rules, launch, vram)
+                )
+                if isinstance(found, RecipeSyncError):
+                    raise found
+                assert isinstance(found, PointResult)
+                results.append(found)
         except RecipeSyncError as err:
             results.append(PointResult(key.key, point, arm, "error", str(err), launch=launch))
     return KeyResult(key, representatives(tuple(results)))
@@ -339,7 +365,8 @@ def align(inputs: AlignInputs) -> AlignRun:
     )
     # one budget for the whole change: a per-script budget multiplies with the points
     with job_budget(JOB_STEPS, JOB_SECONDS):
-        keys = tuple(key_result(head, recipes, rules, key) for key in change.keys)
+        memo = caches.points if caches is not None else None
+        keys = tuple(key_result(head, recipes, rules, key, memo) for key in change.keys)
     evidence = None
     if inputs.runs is not None and inputs.head_sha:
         evidence = collect(

@@ -278,8 +278,12 @@ def _rows(settings: Settings, jobs: Sequence[Job], workers: int) -> Iterator[PRR
         for job in jobs:
             yield tester.row(job)
         return
+    # runs of consecutive PRs per worker: each worker's caches (evaluations, recipes trees,
+    # parses) serve neighbours, which share most files; still several runs per worker so
+    # one slow stretch of history does not leave the other idle
+    chunk = max(4, len(jobs) // (workers * 6))
     with ProcessPoolExecutor(workers, initializer=_init, initargs=(settings,)) as pool:
-        yield from pool.map(_work, jobs, chunksize=4)
+        yield from pool.map(_work, jobs, chunksize=chunk)
 
 
 def run_backtest(

@@ -254,6 +254,7 @@ def test_a_later_pr_reuses_evaluations_and_equals_a_cold_run(
     assert tester.caches is not None
     evaluations = tester.caches.evaluations
     assert evaluations.hits > 0 and evaluations.hits == evaluations.misses
+    assert tester.caches.points.hits > 0  # and so did the classification of its lines
 
 
 def test_recipes_before_the_yaml_format_are_out_of_scope(repos: tuple[Path, Path]) -> None:

@@ -25,7 +25,7 @@ class LineMemo(Generic[T]):
     benchmark-library change every point is evaluated again, but most lines come out as
     before, and so does their classification."""
 
-    def __init__(self, max_entries: int = 8_192) -> None:
+    def __init__(self, max_entries: int = 4_096) -> None:
         self.max_entries = max_entries
         self._entries: OrderedDict[tuple[int, int, str], tuple[RecipesRepo, Rules, T]] = (
             OrderedDict()

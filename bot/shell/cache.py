@@ -39,7 +39,7 @@ class EvaluationCache:
 
     VARIANTS = 4  # entries per key: a PR's base and head, and neighbouring commits
 
-    def __init__(self, max_entries: int = 8_192) -> None:
+    def __init__(self, max_entries: int = 4_096) -> None:
         self.max_entries = max_entries
         self._entries: OrderedDict[Key, list[_Entry]] = OrderedDict()
         self._count = 0

@@ -1,7 +1,7 @@
 """Backtest speed on real history: PRs per second and peak memory, with the cold reference
-(the parse caches disabled: every PR parses its base and head master configs and
-changelog whole, from scratch) measured
-in the same run on the same machine.
+(every cache disabled: each PR parses its base and head master configs and changelog whole,
+evaluates every script, loads its recipes tree and renders from scratch) measured in the
+same run on the same machine.
 
     python -m bench.backtest --bench-repo DIR --recipes DIR [--since DATE] [--until DATE]
         [--limit N] [--jobs J]
@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import resource
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from bot import sources
@@ -23,16 +24,18 @@ from bot.backtest.history import default_branch, first_parent_log, merged_prs
 from bot.benchmarks import configs
 
 
-def measure(args: argparse.Namespace, prs: tuple[int, ...], cache_size: int) -> float:
-    configs.PARSE_CACHE_SIZE = cache_size  # 0: whole-file parses, no per-key chunks
+def measure(args: argparse.Namespace, prs: tuple[int, ...], cached: bool) -> float:
+    configs.PARSE_CACHE_SIZE = 8 if cached else 0  # 0: whole-file parses, no per-key chunks
     configs._PARSED.clear()
     configs._CHUNKS.clear()
     sources._OBJECTS.clear()  # git trees and blobs read again
     settings = backtest_run.settings_for(args.bench_repo, args.recipes)
+    # engine caches: script evaluations, recipes trees and renderings, line classifications
+    settings = replace(settings, engine_caches=cached)
     started = time.perf_counter()
     report = backtest_run.run_backtest(settings, only=prs, jobs=args.jobs)
     elapsed = time.perf_counter() - started
-    print(f"  cache {cache_size}: {report.summary()}")
+    print(f"  {'cached' if cached else 'cold'}: {report.summary()}")
     return elapsed
 
 
@@ -51,8 +54,8 @@ def main() -> None:
     )
     prs = tuple(p.number for p in found[: args.limit])
     print(f"{len(prs)} merged PRs ({found[0].day if found else '-'} …), jobs {args.jobs}")
-    cold = measure(args, prs, 0)
-    warm = measure(args, prs, 8)
+    cold = measure(args, prs, cached=False)
+    warm = measure(args, prs, cached=True)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"cold reference: {cold:.1f} s, {len(prs) / cold:.3f} PRs/s")
     print(f"with caches:    {warm:.1f} s, {len(prs) / warm:.3f} PRs/s ({cold / warm:.2f}x)")

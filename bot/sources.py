@@ -326,3 +326,66 @@ class WithoutFiles:
 
     def blob_sha(self, path: str) -> str:
         return self.inner.blob_sha(path)
+
+
+ReadKey = tuple[str, str]  # ("file" | "dir" | "link", path)
+
+
+def file_state(source: FileSource, key: ReadKey) -> object:
+    """What an evaluation could have learnt about one path: a file's blob SHA (None when it
+    does not exist), a directory's listing, whether a path is a symbolic link."""
+    kind, path = key
+    if kind == "dir":
+        return tuple(source.iter_files(path))
+    if kind == "link":
+        probe = getattr(source, "is_symlink", None)
+        return bool(probe(path)) if callable(probe) else False
+    if not source.exists(path):
+        return None
+    try:
+        return source.blob_sha(path)
+    except InputError as err:  # too large, or a link leaving the repository
+        return f"unreadable: {err.reason}"
+
+
+@dataclass
+class RecordingSource:
+    """A view of ``inner`` that records every path asked about (its read-set) with the state
+    found (:func:`file_state`), so a result computed from it can be reused for another source
+    only where every recorded path is in the same state."""
+
+    inner: FileSource
+    label: str = ""
+    seen: dict[ReadKey, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.label = self.inner.label
+
+    def note(self, path: str) -> None:
+        key = ("file", path)
+        if key not in self.seen:
+            self.seen[key] = file_state(self.inner, key)
+
+    def read_bytes(self, path: str) -> bytes:
+        self.note(path)
+        return self.inner.read_bytes(path)
+
+    def exists(self, path: str) -> bool:
+        self.note(path)
+        return self.inner.exists(path)
+
+    def is_symlink(self, path: str) -> bool:
+        key = ("link", path)
+        found = self.seen[key] = file_state(self.inner, key)
+        return bool(found)
+
+    def iter_files(self, directory: str = "") -> Iterator[str]:
+        key = ("dir", directory)
+        listing = file_state(self.inner, key)
+        self.seen[key] = listing
+        assert isinstance(listing, tuple)
+        return iter(listing)
+
+    def blob_sha(self, path: str) -> str:
+        self.note(path)
+        return self.inner.blob_sha(path)

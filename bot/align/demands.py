@@ -177,6 +177,7 @@ class Collector:
         self.targets = tuple(targets)
         self.out = Collected()
         self._drawn: list[tuple[Rendered, frozenset[str]]] | None = None
+        self._under: list[frozenset[str]] = []  # per rendering: _containers(drawn)
 
     # -- placement ---------------------------------------------------------------------
 
@@ -222,12 +223,12 @@ class Collector:
                 }.values()
             )
             self._drawn = recipe_renderings(self.recipes, self.recipe.path, requests)
+            self._under = [_containers(drawn) for _, drawn in self._drawn]
         verified = self._verified()
         users = [
             ident
-            for ident, drawn in self._drawn
-            if node in drawn
-            or (container and any(d.startswith((node + ".", node + "[")) for d in drawn))
+            for (ident, drawn), under in zip(self._drawn, self._under, strict=True)
+            if node in drawn or (container and node in under)
         ]
         return sorted({ident for ident in users if ident not in verified})
 
@@ -1027,3 +1028,10 @@ def floating_tag(image: str) -> bool:
         return False
     tag = tail.split(":", 1)[1] if ":" in tail else ""
     return tag in ("", "latest", "nightly")
+
+
+def _containers(paths: frozenset[str]) -> frozenset[str]:
+    """Every node that contains one of ``paths``: each prefix ending before a ``.`` or ``[``
+    (``a.b[0].c`` → ``a``, ``a.b``, ``a.b[0]``), so "is anything drawn under ``node``" is
+    one set lookup instead of a scan of every path per question."""
+    return frozenset(p[:i] for p in paths for i, ch in enumerate(p) if ch in ".[")

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from bot.align.caches import EngineCaches
 from bot.align.change import AffectedKey, BenchmarkChange
 from bot.align.compare import Comparison
 from bot.align.guide_images import ImageLine
@@ -60,6 +61,8 @@ class AlignInputs:
     # recipe path ("*": every recipe file) → flag or env var → who declined that hunk on the
     # alignment PR ("" for the CLI's --drop): not proposed, listed as dropped on request
     dropped: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # evaluations and recipes shared with the caller's other runs (None: this run only)
+    caches: EngineCaches | None = field(default=None, compare=False, repr=False)
 
     def dropped_for(self, recipe_path: str) -> dict[str, str]:
         """The hunks declined for one recipe file (its own and every file's)."""

@@ -13,8 +13,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
+from bot.align.caches import LineMemo
 from bot.align.change import AffectedKey, benchmark_change
 from bot.align.compare import compare, taxonomy_vram
 from bot.align.evidence import collect, evidence_for
@@ -39,7 +41,7 @@ from bot.errors import InputError, Location, RecipeSyncError
 from bot.evidence.model import EvidenceReport
 from bot.recipes import RecipesRepo, load_recipes
 from bot.recipes.edit.splice import unified_diff
-from bot.recipes.tolerant import load_recipes_tolerant
+from bot.recipes.tolerant import RecipesCache, load_recipes_tolerant
 from bot.rules import Rules
 from bot.shell import JobTooLarge, job_budget
 from bot.sources import FileSource, WithoutFiles
@@ -72,12 +74,27 @@ def classify(
     return replace(result, status="represents")
 
 
+def _classified(
+    recipes: RecipesRepo, rules: Rules, launch: LaunchLine, vram: Mapping[str, float]
+) -> PointResult | RecipeSyncError:
+    try:
+        return classify(recipes, rules, launch, vram)
+    except RecipeSyncError as err:
+        return err
+
+
 JOB_STEPS = 40_000_000  # evaluation steps across every point of one change
 JOB_SECONDS = 240.0  # wall time of evaluating every point of one change
 MAX_POINTS = 5_000  # launch points of one config key (real keys have tens)
 
 
-def key_result(head: BenchRepo, recipes: RecipesRepo, rules: Rules, key: AffectedKey) -> KeyResult:
+def key_result(
+    head: BenchRepo,
+    recipes: RecipesRepo,
+    rules: Rules,
+    key: AffectedKey,
+    memo: LineMemo[object] | None = None,
+) -> KeyResult:
     if key.out_of_scope is not None:
         return KeyResult(key, (), key.out_of_scope)
     try:
@@ -105,7 +122,16 @@ def key_result(head: BenchRepo, recipes: RecipesRepo, rules: Rules, key: Affecte
             results.append(PointResult(key.key, point, arm, "error", str(err)))
             continue
         try:
-            results.append(classify(recipes, rules, launch, vram))
+            if memo is None:
+                results.append(classify(recipes, rules, launch, vram))
+            else:
+                found = memo.get(
+                    recipes, rules, launch, partial(_classified, recipes, rules, launch, vram)
+                )
+                if isinstance(found, RecipeSyncError):
+                    raise found
+                assert isinstance(found, PointResult)
+                results.append(found)
         except RecipeSyncError as err:
             results.append(PointResult(key.key, point, arm, "error", str(err), launch=launch))
     return KeyResult(key, representatives(tuple(results)))
@@ -322,9 +348,11 @@ def _pr_url(inputs: AlignInputs) -> str | None:
 def align(inputs: AlignInputs) -> AlignRun:
     """The whole run (see the module docstring)."""
     rules = inputs.rules
-    head = load_bench_repo(inputs.bench, rules)
+    caches = inputs.caches
+    evaluations = caches.evaluations if caches is not None else None
+    head = load_bench_repo(inputs.bench, rules, evaluations)
     if inputs.bench_base is not None:
-        base = load_bench_repo(inputs.bench_base, rules)
+        base = load_bench_repo(inputs.bench_base, rules, evaluations)
         change = benchmark_change(base, head, inputs.config_keys or None)
     elif inputs.config_keys:
         change = benchmark_change(head, head, inputs.config_keys)
@@ -332,10 +360,13 @@ def align(inputs: AlignInputs) -> AlignRun:
         raise InputError(
             Location(inputs.bench.label), "no PR base to compare with: give a base or config keys"
         )
-    recipes, recipes_source, broken = _load_recipes(inputs.recipes)
+    recipes, recipes_source, broken = _load_recipes(
+        inputs.recipes, caches.recipes if caches is not None else None
+    )
     # one budget for the whole change: a per-script budget multiplies with the points
     with job_budget(JOB_STEPS, JOB_SECONDS):
-        keys = tuple(key_result(head, recipes, rules, key) for key in change.keys)
+        memo = caches.points if caches is not None else None
+        keys = tuple(key_result(head, recipes, rules, key, memo) for key in change.keys)
     evidence = None
     if inputs.runs is not None and inputs.head_sha:
         evidence = collect(
@@ -381,11 +412,11 @@ def align(inputs: AlignInputs) -> AlignRun:
 
 
 def _load_recipes(
-    source: FileSource,
+    source: FileSource, cache: RecipesCache | None = None
 ) -> tuple[RecipesRepo, FileSource, tuple[tuple[str, str], ...]]:
     """The recipes without the files that do not load (one broken recipe file must not stop
     the alignment of the others); a broken taxonomy or strategy is still an error."""
-    loaded = load_recipes_tolerant(source)
+    loaded = cache.load(source) if cache is not None else load_recipes_tolerant(source)
     if loaded.repo is None:
         raise InputError(Location(source.label), loaded.error or "the recipes do not load")
     broken = tuple(sorted(loaded.broken.items()))

@@ -4,7 +4,10 @@ For each PR: its base is the first parent and its head the merge commit; the rec
 recipes main commit current at the merge (or a plain directory for every PR). A PR whose diff
 touches no benchmark config, script or runner file is reported without loading anything.
 Results are cached in a JSON-lines file keyed by (bench sha, recipes sha, rules hash), so an
-interrupted backtest resumes where it stopped.
+interrupted backtest resumes where it stopped. Within a process the PRs share the engine's
+caches (:class:`~bot.align.caches.EngineCaches`): script evaluations reused while every file
+they read is unchanged, one recipes tree per commit with its renderings, and the
+classification of launch lines that come out as before; rows equal a cold run's.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from bot.align.caches import EngineCaches
 from bot.align.result import AlignInputs, AlignRun
 from bot.align.run import align
 from bot.backtest.history import (
@@ -55,6 +59,9 @@ class Settings:
     rules_dir: Path | None
     bench_name: str = "SemiAnalysisAI/InferenceX"
     recipes_name: str = "vllm-project/recipes"
+    # evaluations and recipes trees shared across PRs (off: each PR starts cold, the reference
+    # the benchmark and the tests compare with)
+    engine_caches: bool = True
 
 
 def rules_hash(rules_dir: Path | None) -> str:
@@ -156,6 +163,8 @@ class Backtester:
             load_rules(settings.rules_dir) if settings.rules_dir is not None else default_rules()
         )
         self._plain: FileSource | None = None
+        # shared by every PR this process replays: results equal a cold run's (tested)
+        self.caches = EngineCaches() if settings.engine_caches else None
 
     def recipes_source(self, sha: str) -> FileSource:
         if not self.settings.recipes_is_git:
@@ -213,6 +222,7 @@ class Backtester:
             base_sha=pr.base,
             recipes_repo=self.settings.recipes_name,
             recipes_sha=job.recipes_sha,
+            caches=self.caches,
         )
         run = align(inputs)
         outcome, reason = classify(run)
@@ -271,8 +281,12 @@ def _rows(settings: Settings, jobs: Sequence[Job], workers: int) -> Iterator[PRR
         for job in jobs:
             yield tester.row(job)
         return
+    # runs of consecutive PRs per worker: each worker's caches (evaluations, recipes trees,
+    # parses) serve neighbours, which share most files; still several runs per worker so
+    # one slow stretch of history does not leave the other idle
+    chunk = max(4, len(jobs) // (workers * 6))
     with ProcessPoolExecutor(workers, initializer=_init, initargs=(settings,)) as pool:
-        yield from pool.map(_work, jobs, chunksize=4)
+        yield from pool.map(_work, jobs, chunksize=chunk)
 
 
 def run_backtest(

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from bot.benchmarks import library
 from bot.benchmarks.launch_detector import launch_kind
-from bot.shell import Limits, ScriptParser, ScriptResult
+from bot.shell import EvaluationCache, Limits, ScriptParser, ScriptResult
 from bot.shell import evaluate_script as evaluate_with
 from bot.shell.handlers import Handlers
 from bot.sources import FileSource
@@ -37,6 +37,7 @@ def evaluate_script(
     limits: Limits | None = None,
     workdir: str | None = None,
     env_label: str = "<job env>",
+    cache: EvaluationCache | None = None,
 ) -> ScriptResult:
     """:func:`bot.shell.evaluate_script` with the InferenceX handlers: up to the vLLM launch."""
     return evaluate_with(
@@ -48,6 +49,7 @@ def evaluate_script(
         workdir=workdir,
         env_label=env_label,
         handlers=HANDLERS,
+        cache=cache,
     )
 
 

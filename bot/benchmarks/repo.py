@@ -23,7 +23,7 @@ from bot.benchmarks.scope import multinode_reason
 from bot.errors import InputError, Location
 from bot.rules import Rules, default_rules
 from bot.rules.models import Launcher
-from bot.shell import ScriptParser, ScriptResult
+from bot.shell import EvaluationCache, ScriptParser, ScriptResult
 from bot.shell.result import Unresolved
 from bot.shell.text import REASONS, placeholder
 from bot.sources import FileSource
@@ -36,6 +36,8 @@ class BenchRepo:
     configs: dict[str, ConfigNode]
     runners: RunnersFile | None
     parser: ScriptParser = field(default_factory=ScriptParser)
+    # evaluations shared with other snapshots (a backtest's PRs, the App's jobs); None: none
+    evaluations: EvaluationCache | None = None
     _entries: dict[str, MasterEntry] = field(default_factory=dict)
     _rows: dict[str, list[Row]] = field(default_factory=dict)
     _changelog: tuple[ChangelogEntry, ...] | None = None
@@ -72,12 +74,15 @@ class BenchRepo:
         return entries_for(self.changelog(), key)
 
 
-def load_bench_repo(source: FileSource, rules: Rules | None = None) -> BenchRepo:
+def load_bench_repo(
+    source: FileSource, rules: Rules | None = None, evaluations: EvaluationCache | None = None
+) -> BenchRepo:
     return BenchRepo(
         source=source,
         rules=rules or default_rules(),
         configs=load_master_configs(source),
         runners=load_runners(source),
+        evaluations=evaluations,
     )
 
 
@@ -179,6 +184,7 @@ def extract(
             parser=repo.parser,
             workdir=launcher.workdir if launcher is not None else None,
             env_label=f"<job env of {config_key}>",
+            cache=repo.evaluations,
         )
 
     result = run(choice.launcher, env)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from bot.errors import InputError, Location
+from bot.errors import InputError, Location, RecipeSyncError
 from bot.recipes.api import variant_jobs
 from bot.recipes.deploy import CommandRendering, ResolvedRendering, render_profile
 from bot.recipes.jsvalues import as_dict
@@ -191,8 +191,31 @@ def resolve(repo: RecipesRepo, request: RenderRequest) -> tuple[ResolvedRenderin
     return profile, resolved
 
 
+MAX_MEMO = 50_000  # renderings kept per repository (a recipe has a few hundred)
+
+
 def render(repo: RecipesRepo, request: RenderRequest) -> Rendering:
-    """Render one profile with provenance. Raises InputError / RenderError (one line each)."""
+    """Render one profile with provenance. Raises InputError / RenderError (one line each).
+
+    Memoised on the repository (immutable once loaded): the planner, the comparison and the
+    regression matrix render the same profiles again, and a backtest reuses one repository
+    per recipes commit across PRs."""
+    key = repr(request)
+    found = repo.renders.get(key)
+    if found is None:
+        try:
+            found = _render(repo, request)
+        except RecipeSyncError as err:
+            found = err
+        if len(repo.renders) < MAX_MEMO:
+            repo.renders[key] = found
+    if isinstance(found, RecipeSyncError):
+        raise found
+    assert isinstance(found, Rendering)
+    return found
+
+
+def _render(repo: RecipesRepo, request: RenderRequest) -> Rendering:
     profile, resolved = resolve(repo, request)
     rendered = render_profile(repo, profile, provenance=True)
     return Rendering(

@@ -122,6 +122,11 @@ class RecipesRepo:
     platforms: Any = None
     by_path: Mapping[str, Recipe] = field(default_factory=dict)
     by_hf_id: Mapping[str, Recipe] = field(default_factory=dict)
+    # renderings of this (immutable) tree by request, filled by bot.recipes.render; not an
+    # init field, so a dataclasses.replace()d repository starts with its own
+    renders: dict[str, object] = field(
+        default_factory=dict, init=False, compare=False, repr=False, hash=False
+    )
 
     @property
     def kv_ids(self) -> tuple[str, ...]:

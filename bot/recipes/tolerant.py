@@ -8,6 +8,8 @@ taxonomy, the strategies or too many broken files still make the repository unus
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -58,3 +60,27 @@ def load_recipes_tolerant(source: FileSource) -> RecipesLoad:
     return RecipesLoad(
         None, f"more than {MAX_BROKEN_RECIPES} recipe files do not load", dict(broken)
     )
+
+
+class RecipesCache:
+    """Loaded recipes trees kept by content, so that the jobs of one process (a backtest's
+    PRs, the App's runs) load a recipes commit once and share its memoised renderings.
+
+    The key is the source's label (it appears in messages) and the blob SHA of every file:
+    an edited or other tree never meets the load of another."""
+
+    def __init__(self, max_trees: int = 2) -> None:
+        self.max_trees = max_trees
+        self._loads: OrderedDict[tuple[object, ...], RecipesLoad] = OrderedDict()
+        self._lock = threading.Lock()  # held while loading: one load per tree
+
+    def load(self, source: FileSource) -> RecipesLoad:
+        key = (source.label, tuple((p, source.blob_sha(p)) for p in source.iter_files()))
+        with self._lock:
+            found = self._loads.get(key)
+            if found is None:
+                found = self._loads[key] = load_recipes_tolerant(source)
+                while len(self._loads) > self.max_trees:
+                    self._loads.popitem(last=False)
+            self._loads.move_to_end(key)
+            return found

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from bot.align.builder import run_builder
+from bot.align.caches import EngineCaches
 from bot.align.matrix import BuilderReport
 from bot.align.result import AlignInputs, AlignRun, RecipeOutcome
 from bot.align.run import align
@@ -68,11 +69,20 @@ def sync_outcome(run: AlignRun, texts: AlignTexts) -> SyncOutcome:
 
 
 class AlignEngine:
-    """Stateless and thread-safe; ``rules`` default to the project's ``rules/``."""
+    """Thread-safe; ``rules`` default to the project's ``rules/``. Stateless unless given
+    ``caches`` (bounded, thread-safe), which every run then shares: script evaluations reused
+    while the files they read are unchanged, recipes trees and renderings by content."""
 
-    def __init__(self, rules: Rules | None = None, *, run_recipes_builder: bool = True) -> None:
+    def __init__(
+        self,
+        rules: Rules | None = None,
+        *,
+        run_recipes_builder: bool = True,
+        caches: EngineCaches | None = None,
+    ) -> None:
         self.rules = rules
         self.run_recipes_builder = run_recipes_builder
+        self.caches = caches
 
     def inputs(self, request: SyncRequest) -> AlignInputs:
         recipes: FileSource = request.recipes
@@ -105,6 +115,7 @@ class AlignEngine:
             builder=builder,
             ignored_flags=request.ignored_flags,
             dropped=request.dropped,
+            caches=self.caches,
         )
 
     def sync(self, request: SyncRequest) -> SyncOutcome:

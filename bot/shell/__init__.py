@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from bot.shell.budget import Budget, Limits, job_budget
+from bot.shell.cache import EvaluationCache
 from bot.shell.errors import BudgetExceeded, ExtractionError, JobTooLarge
 from bot.shell.handlers import Handlers
 from bot.shell.interp import Evaluator
@@ -26,6 +27,7 @@ __all__ = [
     "Alternative",
     "Budget",
     "BudgetExceeded",
+    "EvaluationCache",
     "ExtractionError",
     "Handlers",
     "JobTooLarge",
@@ -49,28 +51,36 @@ def evaluate_script(
     workdir: str | None = None,
     env_label: str = "<job env>",
     handlers: Handlers | None = None,
+    cache: EvaluationCache | None = None,
 ) -> ScriptResult:
     """Statically evaluate ``script`` (repository-relative) with input environment ``env``.
 
     Without ``handlers`` nothing is a launch: the result says where the script ended.
     Raises :class:`ExtractionError` (or its :class:`BudgetExceeded`) for scripts that cannot
-    be evaluated at all; everything else is reported inside the result.
+    be evaluated at all; everything else is reported inside the result. With ``cache``, an
+    earlier evaluation whose every read file is unchanged in ``source`` is reused.
     """
     parser = parser or ScriptParser(limits)
     active = parser
     chosen = limits or parser.limits
 
-    def make(plan: Sequence[int] | None, budget: Budget) -> Evaluator:
-        return Evaluator(
-            source,
-            active,
-            script,
-            env,
-            budget=budget,
-            workdir=workdir,
-            env_label=env_label,
-            handlers=handlers,
-            plan=plan,
-        )
+    def evaluate(files: FileSource) -> ScriptResult:
+        def make(plan: Sequence[int] | None, budget: Budget) -> Evaluator:
+            return Evaluator(
+                files,
+                active,
+                script,
+                env,
+                budget=budget,
+                workdir=workdir,
+                env_label=env_label,
+                handlers=handlers,
+                plan=plan,
+            )
 
-    return evaluate_paths(make, chosen)
+        return evaluate_paths(make, chosen)
+
+    if cache is None:
+        return evaluate(source)
+    key = cache.key(script, env, workdir, env_label, (chosen, parser.limits), handlers)
+    return cache.evaluate(source, key, handlers, evaluate)

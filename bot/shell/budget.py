@@ -119,3 +119,35 @@ class Budget:
             raise BudgetExceeded(
                 file, line, f"a loop ran more than {self.limits.max_loop_iterations} iterations"
             )
+
+
+@dataclass
+class _Meter(JobBudget):
+    """Counts the steps of the evaluations inside :func:`metered` and passes them on to the
+    job budget around it (if any), which still stops a job that grows too large."""
+
+    outer: JobBudget | None = None
+
+    def charge(self, amount: int) -> None:
+        self.steps += amount
+        if self.outer is not None:
+            self.outer.charge(amount)
+
+
+@contextmanager
+def metered() -> Iterator[JobBudget]:
+    """The steps charged inside, counted (``.steps``) whatever job budget is around."""
+    meter = _Meter(max_steps=0, seconds=0.0, outer=_JOB.get())
+    token = _JOB.set(meter)
+    try:
+        yield meter
+    finally:
+        _JOB.reset(token)
+
+
+def charge_job(steps: int) -> None:
+    """Charge the current job budget for work reused instead of done again (a cached
+    evaluation costs the job what it cost when it ran, so limits do not depend on caching)."""
+    job = _JOB.get()
+    if job is not None:
+        job.charge(steps)

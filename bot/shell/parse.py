@@ -18,7 +18,7 @@ from tree_sitter import Language, Node, Parser, Tree
 from bot.errors import InputError
 from bot.shell.budget import Limits
 from bot.shell.errors import BudgetExceeded, ExtractionError
-from bot.sources import FileSource, git_blob_sha
+from bot.sources import FileSource, RecordingSource, git_blob_sha
 
 _LANGUAGE = Language(tree_sitter_bash.language())
 
@@ -101,6 +101,8 @@ class ScriptParser:
 
     def parse_file(self, source: FileSource, path: str) -> ParsedFile:
         """The parse of ``path`` in ``source``; a second call for the same path is a cache hit."""
+        if isinstance(source, RecordingSource):
+            source.note(path)  # a memoised parse is still a read of the file
         cached = self._files.get(path)
         if cached is not None:
             self.hits += 1

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import cast
@@ -14,7 +16,7 @@ from bot.align.result import AlignRun
 from bot.backtest.history import RecipesTimeline, cited_prs, first_parent_log, merged_prs
 from bot.backtest.maintainers import maintainer_edits
 from bot.backtest.model import EditRow
-from bot.backtest.run import classify, plan_jobs, run_backtest, settings_for
+from bot.backtest.run import Backtester, Settings, classify, plan_jobs, run_backtest, settings_for
 from bot.benchmarks import configs
 from bot.commands.main import main
 from bot.fixtures import SeedFixtures
@@ -199,25 +201,60 @@ def test_a_failed_plan_is_its_own_outcome_not_blocked() -> None:
 
 
 def test_caches_do_not_change_a_single_row(seed_history: SeedFixtures) -> None:
-    """The parse caches (per-key chunks, whole files) and the git object cache give the rows
+    """The parse caches (per-key chunks, whole files), the git object cache and the engine's
+    caches shared across PRs (script evaluations, recipes trees and renderings) give the rows
     a cold run gives, field for field (the timing aside)."""
     settings = settings_for(seed_history.bench_repo, seed_history.recipes_repo)
 
-    def rows() -> list[dict[str, object]]:
+    def rows(settings: Settings) -> list[dict[str, object]]:
         report = run_backtest(settings, since="2030-01-01")
         return [{k: v for k, v in r.to_json().items() if k != "seconds"} for r in report.rows]
 
-    warm = rows()
+    warm = rows(settings)
     saved = configs.PARSE_CACHE_SIZE
     configs.PARSE_CACHE_SIZE = 0  # no parse cache, no per-key chunks: whole-file parses
     configs._PARSED.clear()
     configs._CHUNKS.clear()
     sources._OBJECTS.clear()
     try:
-        cold = rows()
+        cold = rows(replace(settings, engine_caches=False))
     finally:
         configs.PARSE_CACHE_SIZE = saved
     assert cold == warm and len(cold) == 2
+
+
+def test_a_later_pr_reuses_evaluations_and_equals_a_cold_run(
+    seed_history: SeedFixtures, tmp_path: Path
+) -> None:
+    """A PR that adds a perf-changelog entry naming the key (and a file no script reads)
+    re-analyses it with the same scripts: every evaluation comes from the earlier PR, and
+    its row is the cold one."""
+    bench = tmp_path / "bench"
+    shutil.copytree(seed_history.bench_repo, bench)
+    changelog = bench / "perf-changelog.yaml"
+    entry = (
+        "\n- config-keys:\n    - dsv41flash-fp4-mi355x-vllm-agentic-mtp\n  description:\n"
+        '    - "Re-run the agentic sweep"\n  pr-link: https://example.invalid/pull/3060\n'
+    )
+    commit(bench, "Re-run (#3060)", "2030-01-03T00:00:00Z", {})
+    changelog.write_text(changelog.read_text() + entry)
+    commit(bench, "Re-run the sweep (#3061)", "2030-01-04T00:00:00Z", {"benchmarks/NOTES": "x\n"})
+    settings = settings_for(bench, seed_history.recipes_repo)
+    jobs, _ = plan_jobs(settings, since="2030-01-02")
+    assert [j.pr.number for j in jobs] == [3058, 3060, 3061]
+
+    def rows(tester: Backtester) -> list[dict[str, object]]:
+        return [{k: v for k, v in tester.row(j).to_json().items() if k != "seconds"} for j in jobs]
+
+    tester = Backtester(settings)
+    warm = rows(tester)
+    cold = rows(Backtester(replace(settings, engine_caches=False)))
+    assert warm == cold
+    assert warm[2]["keys"] == ("dsv41flash-fp4-mi355x-vllm-agentic-mtp",)
+    assert tester.caches is not None
+    evaluations = tester.caches.evaluations
+    assert evaluations.hits > 0 and evaluations.hits == evaluations.misses
+    assert tester.caches.points.hits > 0  # and so did the classification of its lines
 
 
 def test_recipes_before_the_yaml_format_are_out_of_scope(repos: tuple[Path, Path]) -> None:

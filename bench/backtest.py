@@ -8,6 +8,13 @@ same run on the same machine.
 
 Both configurations run over the same consecutive merged PRs (the first N of the range), in
 this process, sequentially; no result cache.
+
+Measured 2026-12-02 on the shared 2-CPU machine (load average ~1), ``--since 2026-06-01
+--limit 40``: cold 197.8 s (0.202 PRs/s), with caches 22.7 s (1.761 PRs/s, 8.7x), peak RSS
+162 MiB. The whole range (581 PRs) with ``recipe-sync backtest --since 2026-06-01 --jobs 2``
+under ``/usr/bin/time -v``: 5:08 wall, 585 s user, peak RSS 601 MiB; ``--jobs 1``: 9:38 wall,
+570 s user, peak RSS 725 MiB (was 20:17 in one process without the engine caches); see the
+README's speed paragraph.
 """
 
 from __future__ import annotations

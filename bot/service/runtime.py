@@ -17,6 +17,7 @@ from pathlib import Path
 from huey import Huey
 from huey.api import TaskWrapper
 
+from bot.align.caches import EngineCaches
 from bot.contract import SyncEngine, load_engine
 from bot.github.auth import TokenProvider
 from bot.github.connect import GitHubConnector
@@ -103,7 +104,9 @@ class Runtime:
 
     def _configured_engine(self) -> SyncEngine:
         spec = self.settings.engine
-        return load_engine(spec) if spec else AlignEngine()
+        # one set of bounded caches per process: a re-sync of a PR (a new push, a re-run) and
+        # the next PR on the same recipes reuse evaluations and renderings whose inputs held
+        return load_engine(spec) if spec else AlignEngine(caches=EngineCaches())
 
     @property
     def mirrors(self) -> Path:

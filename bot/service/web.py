@@ -36,7 +36,7 @@ _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")  # an owner or repository name (no path
 MAX_PAYLOAD = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
 MAX_JSON_DEPTH = 64  # GitHub's payloads nest < 10 levels
 BODY_TIMEOUT = 30.0  # seconds to receive the body (a slow client is answered 408)
-ACK_THREADS = 4  # PostgreSQL: concurrent claims (each one round trip)
+ACK_THREADS = 8  # PostgreSQL: concurrent claims (each one round trip)
 REENQUEUE_AFTER = 10.0  # seconds: longer than any insert→enqueue gap of a live process
 
 

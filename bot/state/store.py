@@ -180,6 +180,7 @@ class Store:
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self.clock = clock
         self._insert_ignore_statements: dict[type[Any], Any] = {}
+        self._autocommit = self.engine.execution_options(isolation_level="AUTOCOMMIT")
 
     @classmethod
     def open(cls, url: str, *, clock: Callable[[], float] = time.time) -> Store:
@@ -242,31 +243,49 @@ class Store:
 
     def _claim(self, delivery_id: str, event: str, action: str, repo: str, trigger: str) -> bool:
         now = self.clock()
-        # Core on one connection, not an ORM session: this is the webhook ack's only write
-        with self.engine.begin() as session:
-            inserted = self._insert_ignore(
-                session,
-                Delivery,
-                {
-                    "delivery_id": delivery_id,
-                    "event": event,
-                    "action": action,
-                    "repo": repo,
-                    "trigger": trigger,
-                    "status": "received",
-                    "attempts": 0,
-                    "received_at": now,
-                    "updated_at": now,
-                },
-            )
-            if inserted:
-                return True
-            result: Any = session.execute(
-                update(Delivery)
-                .where(Delivery.delivery_id == delivery_id, Delivery.status == "failed")
-                .values(status="received", error=None, updated_at=now)
-            )
-            return bool(result.rowcount == 1)
+        # Core on one connection, not an ORM session: this is the webhook ack's only write.
+        # Each statement is atomic alone (the UPDATE re-checks ``failed``), so PostgreSQL runs
+        # them in autocommit: one round trip instead of BEGIN, INSERT, COMMIT (the ack waited
+        # on three). SQLite keeps its BEGIN IMMEDIATE (local, and the driver's own mode).
+        if self.single_writer:
+            with self.engine.begin() as conn:
+                return self._claim_on(conn, delivery_id, event, action, repo, trigger, now)
+        with self._autocommit.connect() as conn:
+            return self._claim_on(conn, delivery_id, event, action, repo, trigger, now)
+
+    def _claim_on(
+        self,
+        conn: Connection,
+        delivery_id: str,
+        event: str,
+        action: str,
+        repo: str,
+        trigger: str,
+        now: float,
+    ) -> bool:
+        inserted = self._insert_ignore(
+            conn,
+            Delivery,
+            {
+                "delivery_id": delivery_id,
+                "event": event,
+                "action": action,
+                "repo": repo,
+                "trigger": trigger,
+                "status": "received",
+                "attempts": 0,
+                "received_at": now,
+                "updated_at": now,
+            },
+        )
+        if inserted:
+            return True
+        result: Any = conn.execute(
+            update(Delivery)
+            .where(Delivery.delivery_id == delivery_id, Delivery.status == "failed")
+            .values(status="received", error=None, updated_at=now)
+        )
+        return bool(result.rowcount == 1)
 
     def unclaim_delivery(self, delivery_id: str) -> None:
         """Forget a claim whose enqueue failed, so GitHub's retry is accepted."""

@@ -220,6 +220,18 @@ def test_an_unparseable_private_key_fails_the_delivery_with_the_reason(
         rt.close()
 
 
+def _post_labeled(http: TestClient, content_type: str) -> Any:
+    """A signed ``labeled`` delivery declared as ``content_type``."""
+    body = json.dumps(labeled()).encode()
+    headers = {
+        "X-GitHub-Event": "pull_request",
+        "X-GitHub-Delivery": str(uuid.uuid4()),
+        "X-Hub-Signature-256": sign(SECRET, body),
+        "Content-Type": content_type,
+    }
+    return http.post("/webhooks/github", content=body, headers=headers)
+
+
 @pytest.mark.parametrize(
     "content_type",
     ["application/x-www-form-urlencoded", "text/plain", "application/jsonp", "multipart/form-data"],
@@ -228,14 +240,7 @@ def test_a_body_that_is_not_declared_json_is_415(
     service: tuple[Runtime, TestClient], content_type: str
 ) -> None:
     rt, http = service
-    body = json.dumps(labeled()).encode()
-    headers = {
-        "X-GitHub-Event": "pull_request",
-        "X-GitHub-Delivery": str(uuid.uuid4()),
-        "X-Hub-Signature-256": sign(SECRET, body),
-        "Content-Type": content_type,
-    }
-    response = http.post("/webhooks/github", content=body, headers=headers)
+    response = _post_labeled(http, content_type)
     assert response.status_code == 415
     assert "application/json" in response.json()["error"]
     assert queued(rt) == 0
@@ -243,14 +248,7 @@ def test_a_body_that_is_not_declared_json_is_415(
 
 def test_json_with_a_charset_parameter_is_accepted(service: tuple[Runtime, TestClient]) -> None:
     rt, http = service
-    body = json.dumps(labeled()).encode()
-    headers = {
-        "X-GitHub-Event": "pull_request",
-        "X-GitHub-Delivery": str(uuid.uuid4()),
-        "X-Hub-Signature-256": sign(SECRET, body),
-        "Content-Type": "Application/JSON; charset=utf-8",
-    }
-    assert http.post("/webhooks/github", content=body, headers=headers).status_code == 202
+    assert _post_labeled(http, "Application/JSON; charset=utf-8").status_code == 202
     assert len(rt.huey.pending()) == 1 and rt.store.delivery_count() == 1
 
 

@@ -18,6 +18,7 @@ import asyncio
 import logging
 import re
 import time
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import orjson
@@ -124,6 +125,7 @@ def create_app(rt: Runtime, *, body_timeout: float = BODY_TIMEOUT) -> FastAPI:
         max_workers=1 if rt.store.single_writer else ACK_THREADS, thread_name_prefix="ack"
     )
     app = FastAPI(title="recipe-sync", docs_url=None, redoc_url=None, openapi_url=None)
+    weakref.finalize(app, acks.shutdown, wait=False)  # the threads end with the app
 
     def answer(event: str, outcome: str, status: int, started: float, **body: str) -> JSONResponse:
         metrics.deliveries.labels(_clean(event), outcome).inc()
@@ -172,7 +174,7 @@ def create_app(rt: Runtime, *, body_timeout: float = BODY_TIMEOUT) -> FastAPI:
         if not json_depth_ok(body):
             return answer(event, "bad_request", 400, started, error="payload nested too deeply")
         try:
-            payload = orjson.loads(body)  # ~4x faster than json on GitHub's 30 KB payloads
+            payload = orjson.loads(body)  # 2.3x faster than json on a 30 KB GitHub payload
             result = classify(
                 event,
                 payload,
@@ -195,8 +197,8 @@ def create_app(rt: Runtime, *, body_timeout: float = BODY_TIMEOUT) -> FastAPI:
         status = 202 if outcome == "accepted" else 200
         return answer(event, outcome, status, started, delivery=delivery_id)
 
-    # a plain Starlette route: FastAPI's parameter injection cost ~0.1 ms per delivery and
-    # the endpoint takes nothing but the raw request
+    # a plain Starlette route: the endpoint takes nothing but the raw request, so FastAPI's
+    # parameter injection would be work for nothing on every delivery
     app.router.add_route("/webhooks/github", webhook, methods=["POST"])
 
     @app.get("/healthz")

@@ -23,30 +23,55 @@ class LineMemo(Generic[T]):
     """What a launch line is for one recipes tree under one set of rules, by the line's value
     (its ``repr``: plain data, every field shown), bounded, least recently used out. After a
     benchmark-library change every point is evaluated again, but most lines come out as
-    before, and so does their classification."""
+    before, and so does their classification.
 
-    def __init__(self, max_entries: int = 4_096) -> None:
+    Entries are grouped by (tree, rules) and only the ``max_trees`` groups used last are kept,
+    as :class:`~bot.recipes.tolerant.RecipesCache` keeps trees: a tree the process no longer
+    uses is not kept alive by its classifications (the App sees a new recipes commit after
+    every merge)."""
+
+    def __init__(self, max_entries: int = 4_096, max_trees: int = 2) -> None:
         self.max_entries = max_entries
-        self._entries: OrderedDict[tuple[int, int, str], tuple[RecipesRepo, Rules, T]] = (
-            OrderedDict()
-        )
+        self.max_trees = max_trees
+        # (id(tree), id(rules)) → (tree, rules, line → value); the objects are kept with
+        # their group, so an id is never reused while it is stored
+        self._groups: OrderedDict[
+            tuple[int, int], tuple[RecipesRepo, Rules, OrderedDict[str, T]]
+        ] = OrderedDict()
+        self._count = 0
         self._lock = threading.Lock()
         self.hits = 0
 
+    def __len__(self) -> int:
+        return self._count
+
     def get(self, recipes: RecipesRepo, rules: Rules, line: object, make: Callable[[], T]) -> T:
-        key = (id(recipes), id(rules), repr(line))
+        scope, key = (id(recipes), id(rules)), repr(line)
         with self._lock:
-            found = self._entries.get(key)
-            # the objects are kept with the entry: an id is never reused while it is stored
-            if found is not None and found[0] is recipes and found[1] is rules:
-                self._entries.move_to_end(key)
+            group = self._groups.get(scope)
+            if group is not None and key in group[2]:
+                self._groups.move_to_end(scope)
+                group[2].move_to_end(key)
                 self.hits += 1
-                return found[2]
+                return group[2][key]
         value = make()
         with self._lock:
-            self._entries[key] = (recipes, rules, value)
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
+            group = self._groups.get(scope)
+            if group is None:
+                group = self._groups[scope] = (recipes, rules, OrderedDict())
+            self._groups.move_to_end(scope)
+            if key not in group[2]:
+                self._count += 1
+            group[2][key] = value
+            while len(self._groups) > self.max_trees:
+                _, (_, _, dropped) = self._groups.popitem(last=False)
+                self._count -= len(dropped)
+            while self._count > self.max_entries:
+                oldest_scope, (_, _, oldest) = next(iter(self._groups.items()))
+                oldest.popitem(last=False)
+                self._count -= 1
+                if not oldest:
+                    del self._groups[oldest_scope]
         return value
 
 

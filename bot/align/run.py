@@ -122,16 +122,12 @@ def key_result(
             results.append(PointResult(key.key, point, arm, "error", str(err)))
             continue
         try:
-            if memo is None:
-                results.append(classify(recipes, rules, launch, vram))
-            else:
-                found = memo.get(
-                    recipes, rules, launch, partial(_classified, recipes, rules, launch, vram)
-                )
-                if isinstance(found, RecipeSyncError):
-                    raise found
-                assert isinstance(found, PointResult)
-                results.append(found)
+            make = partial(_classified, recipes, rules, launch, vram)
+            found = make() if memo is None else memo.get(recipes, rules, launch, make)
+            if isinstance(found, RecipeSyncError):
+                raise found
+            assert isinstance(found, PointResult)
+            results.append(found)
         except RecipeSyncError as err:
             results.append(PointResult(key.key, point, arm, "error", str(err), launch=launch))
     return KeyResult(key, representatives(tuple(results)))

@@ -21,6 +21,7 @@ from bot.align.plan import AlignmentPlan, FlagNote, PlannedEdit, Target, Verific
 from bot.align.profile import SYNTHETIC_KEYS
 from bot.align.result import AlignRun, RecipeOutcome
 from bot.benchmarks.changelog import entries_for, vllm_prs
+from bot.evidence.launch import flag_value
 from bot.github.sanitize import MAX_BODY, meta_comment, neutralize, truncate
 from bot.present.evidence import render_evidence_section
 from bot.present.guide import guide_section
@@ -305,8 +306,22 @@ def _kept(edit: PlannedEdit, ctx: SummaryContext) -> str:
     return f"; {' and '.join(plain(w) for w in who)} keep {code(_value_only(subject, shown))}"
 
 
-def _verb(edit: PlannedEdit, old: str | None, recipes: RecipesRepo | None) -> str:
+def _new_value(edit: PlannedEdit) -> str:
+    """What the edit sets its subject to. A feature's args list replaced on one GPU (its
+    ``after`` is the whole list, ``["--x", "v", …]``) shows the subject's own value ``v``."""
     value = edit.after or ""
+    if not value.startswith("["):
+        return value
+    try:
+        tokens = json.loads(value)
+    except ValueError:
+        return value
+    found = flag_value(tuple(map(str, tokens)), edit.subject) if isinstance(tokens, list) else None
+    return value if found is None else found
+
+
+def _verb(edit: PlannedEdit, old: str | None, recipes: RecipesRepo | None) -> str:
+    value = _new_value(edit)
     if edit.kind == "image":
         text = f"Pin the {plain(_image_owner(edit, recipes))} image to {code(value)}"
         text += f" ({_image_words(value)})"

@@ -23,7 +23,7 @@ from bot.present.pr_text import (
     summary_bullet,
     whitespace_check,
 )
-from bot.recipes.edit import SetScalar
+from bot.recipes.edit import EnsurePath, SetScalar
 from bot.rules import default_rules
 from bot.sources import GitTreeSource, git_blob_sha_at
 from tests.align.conftest import AlignCli, commit_edit
@@ -83,6 +83,27 @@ def test_summary_bullet_escapes_its_parts() -> None:
     removal = replace(edit, kind="flag-remove", before="--x *y*")
     line = summary_bullet(removal)
     assert line.startswith("- Remove `--x *y*`: the benchmark sets `--x` \\*bold\\* &lt;i>.")
+
+
+def test_a_replaced_feature_args_list_shows_the_subjects_value() -> None:
+    """Real history (InferenceX #2564): a mode's args replaced on Hopper printed the whole
+    list as the new value of `--speculative-config`."""
+    new = '{"method": "eagle3", "model": "Inferact/MiniMax-M3-EAGLE3-GQA"}'
+    edit = PlannedEdit(
+        EnsurePath(("features", "spec_decoding", "hardware_overrides", "hopper", "args"), []),
+        "flag",
+        "--speculative-config",
+        None,
+        json.dumps(["--speculative-config", new]),
+        "features.spec_decoding.hardware_overrides.hopper.args",
+        "renderings with spec_decoding on Hopper",
+        "r",
+        "p",
+        ("t",),
+    )
+    assert summary_bullet(edit) == (
+        f"- Set `--speculative-config {new}`. Renderings with spec_decoding on Hopper."
+    )
 
 
 def test_plain_keeps_identifiers_and_escapes_the_rest() -> None:

@@ -112,10 +112,23 @@ def bench_value_text(diff: FlagDiff) -> str | None:
         kept = {k: v for k, v in diff.bench_value.items() if k not in diff.benchmark_only_keys}
         return json.dumps(kept, separators=(",", ":"))
     if len(tokens) == 2:
-        return tokens[1]
+        return _one_line(tokens[1])
     if len(tokens) == 1 and tokens[0].startswith("-") and "=" in tokens[0]:
-        return tokens[0].split("=", 1)[1]
+        return _one_line(tokens[0].split("=", 1)[1])
     return None
+
+
+def _one_line(value: str) -> str:
+    """A JSON value a script pretty-prints over several lines, as one compact line (the
+    recipes write their JSON arguments on one line; vLLM reads both as the same data).
+    Anything else as it is."""
+    if "\n" not in value:
+        return value
+    try:
+        data = json.loads(value)
+    except ValueError:
+        return value
+    return json.dumps(data, separators=(",", ":")) if isinstance(data, dict | list) else value
 
 
 def _field_of_whole_json(diff: FlagDiff) -> bool:

@@ -269,6 +269,13 @@ def test_bench_value_text_keeps_the_benchmark_spelling() -> None:
         ("synthetic_acceptance_length",),
     )
     assert bench_value_text(stripped) == '{"method":"dspark"}'
+    # a JSON the script pretty-prints (real history: InferenceX #2707's --kv-transfer-config)
+    # is one line in the recipe, key order kept; other values keep their newlines
+    pretty = '{\n  "kv_connector": "X",\n  "extra": {\n    "lazy": false\n  }\n}'
+    one_line = '{"kv_connector":"X","extra":{"lazy":false}}'
+    assert bench_value_text(diff(("--x", pretty))) == one_line
+    assert bench_value_text(diff((f"--x={pretty}",))) == one_line
+    assert bench_value_text(diff(("--x", "a\nb"))) == "a\nb"
 
 
 def test_scope_in_words(recipes: RecipesRepo) -> None:

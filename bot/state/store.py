@@ -9,7 +9,7 @@ no lock upgrades that fail under WAL); PostgreSQL uses its default READ COMMITTE
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +45,17 @@ from bot.state.models import (
 )
 
 RESTARTABLE = ("idle", "done", "failed")
+
+
+@dataclass(frozen=True)
+class DeliveryClaim:
+    """A webhook delivery to record: its ``X-GitHub-Delivery`` id and what it asks for."""
+
+    delivery_id: str
+    event: str
+    action: str
+    repo: str
+    trigger: str  # the classified trigger, as JSON
 
 
 def make_engine(url: str) -> Engine:
@@ -213,6 +224,10 @@ class Store:
         self, session: Session | Connection, model: type[Any], values: dict[str, Any]
     ) -> bool:
         """INSERT unless a unique key already exists; True when this call inserted."""
+        return session.execute(self._insert_ignore_statement(model), values).first() is not None
+
+    def _insert_ignore_statement(self, model: type[Any]) -> Any:
+        """``INSERT … ON CONFLICT DO NOTHING RETURNING <primary key>`` for ``model``."""
         statement = self._insert_ignore_statements.get(model)
         if statement is None:
             dialect = self.engine.dialect.name
@@ -222,26 +237,36 @@ class Store:
             statement = builder(model).on_conflict_do_nothing().returning(key)
             # built once, values bound per call: rebuilding it was half the ack's claim CPU
             self._insert_ignore_statements[model] = statement
-        return session.execute(statement, values).first() is not None
+        return statement
 
     # --- deliveries ------------------------------------------------------------------------
 
     def claim_delivery(
         self, delivery_id: str, *, event: str, action: str, repo: str, trigger: str
     ) -> bool:
-        """Claim a delivery id atomically; False when it was already claimed (a replay).
+        """Claim one delivery id atomically; False when it was already claimed (a replay)."""
+        claim = DeliveryClaim(delivery_id, event, action, repo, trigger)
+        return delivery_id in self.claim_deliveries([claim])
 
-        A delivery that ended ``failed`` can be claimed again, so GitHub's "Redeliver"
-        retries it once the cause (e.g. missing credentials) is fixed.
+    def claim_deliveries(self, claims: Sequence[DeliveryClaim]) -> set[str]:
+        """Claim several delivery ids in one transaction; the ids this call claimed (the
+        others were claimed before: replays).
+
+        The webhook ack commits the deliveries that arrive together as one group (one round
+        trip, one commit), so a burst does not pay a transaction per delivery. A delivery
+        that ended ``failed`` can be claimed again, so GitHub's "Redeliver" retries it once
+        the cause (e.g. missing credentials) is fixed.
         """
+        if not claims:
+            return set()
         try:
-            return self._claim(delivery_id, event, action, repo, trigger)
+            return self._claim(claims)
         except DBAPIError as err:
             if not err.connection_invalidated:
                 raise
-            return self._claim(delivery_id, event, action, repo, trigger)  # a fresh connection
+            return self._claim(claims)  # a fresh connection
 
-    def _claim(self, delivery_id: str, event: str, action: str, repo: str, trigger: str) -> bool:
+    def _claim(self, claims: Sequence[DeliveryClaim]) -> set[str]:
         now = self.clock()
         # Core on one connection, not an ORM session: this is the webhook ack's only write.
         # Each statement is atomic alone (the UPDATE re-checks ``failed``), so PostgreSQL runs
@@ -249,43 +274,38 @@ class Store:
         # on three). SQLite keeps its BEGIN IMMEDIATE (local, and the driver's own mode).
         if self.single_writer:
             with self.engine.begin() as conn:
-                return self._claim_on(conn, delivery_id, event, action, repo, trigger, now)
+                return self._claim_on(conn, claims, now)
         with self._autocommit.connect() as conn:
-            return self._claim_on(conn, delivery_id, event, action, repo, trigger, now)
+            return self._claim_on(conn, claims, now)
 
-    def _claim_on(
-        self,
-        conn: Connection,
-        delivery_id: str,
-        event: str,
-        action: str,
-        repo: str,
-        trigger: str,
-        now: float,
-    ) -> bool:
-        inserted = self._insert_ignore(
-            conn,
-            Delivery,
+    def _claim_on(self, conn: Connection, claims: Sequence[DeliveryClaim], now: float) -> set[str]:
+        rows = [
             {
-                "delivery_id": delivery_id,
-                "event": event,
-                "action": action,
-                "repo": repo,
-                "trigger": trigger,
+                "delivery_id": claim.delivery_id,
+                "event": claim.event,
+                "action": claim.action,
+                "repo": claim.repo,
+                "trigger": claim.trigger,
                 "status": "received",
                 "attempts": 0,
                 "received_at": now,
                 "updated_at": now,
-            },
-        )
-        if inserted:
-            return True
-        result: Any = conn.execute(
-            update(Delivery)
-            .where(Delivery.delivery_id == delivery_id, Delivery.status == "failed")
-            .values(status="received", error=None, updated_at=now)
-        )
-        return bool(result.rowcount == 1)
+            }
+            for claim in claims
+        ]
+        # one multi-row INSERT … ON CONFLICT DO NOTHING RETURNING (SQLAlchemy batches the
+        # parameter sets into VALUES lists); an id twice in one group is inserted once
+        claimed = {row[0] for row in conn.execute(self._insert_ignore_statement(Delivery), rows)}
+        replays = {claim.delivery_id for claim in claims} - claimed
+        if replays:
+            result = conn.execute(
+                update(Delivery)
+                .where(Delivery.delivery_id.in_(replays), Delivery.status == "failed")
+                .values(status="received", error=None, updated_at=now)
+                .returning(Delivery.delivery_id)
+            )
+            claimed.update(row[0] for row in result)
+        return claimed
 
     def unclaim_delivery(self, delivery_id: str) -> None:
         """Forget a claim whose enqueue failed, so GitHub's retry is accepted."""

@@ -91,8 +91,7 @@ def serve(args: argparse.Namespace) -> int:
                 consumer.stop()
             rt.close()
 
-    app = create_app(rt, body_timeout=args.body_timeout)
-    app.router.lifespan_context = lifespan
+    app = create_app(rt, body_timeout=args.body_timeout, lifespan=lifespan)
     # the ~160k objects of the imports and the app never become garbage: moved out of the
     # collector's reach, a full collection no longer stalls requests behind scanning them
     gc.collect()

@@ -9,9 +9,11 @@ when a worker takes it, so a worker killed mid-task loses it: the reconciler
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
 from huey import Huey, RedisHuey, SqliteHuey
-from huey.storage import SqliteStorage
+from huey.api import Task
+from huey.storage import RedisStorage, SqliteStorage
 
 from bot.settings import Settings
 
@@ -45,3 +47,20 @@ def make_huey(settings: Settings) -> Huey:
 def ping(huey: Huey) -> None:
     """Raise if the queue backend is unreachable."""
     huey.storage.queue_size()
+
+
+def enqueue_all(huey: Huey, tasks: Sequence[Task]) -> None:
+    """Enqueue ``tasks``; on Redis in one round trip. Huey's own enqueue is one LPUSH round
+    trip per task (~0.2 ms of the ack's CPU each); a pipeline sends the same LPUSHes of the
+    same serialised messages together. Tasks with a priority or an expiry (which Huey's
+    enqueue resolves first) and Huey's immediate mode take Huey's path."""
+    storage = huey.storage
+    plain = all(task.priority is None and task.expires is None for task in tasks)
+    if isinstance(storage, RedisStorage) and plain and not huey.immediate and len(tasks) > 1:
+        with storage.conn.pipeline(transaction=False) as pipe:
+            for task in tasks:
+                pipe.lpush(storage.queue_key, huey.serialize_task(task))
+            pipe.execute()
+        return
+    for task in tasks:
+        huey.enqueue(task)

@@ -10,7 +10,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,7 +26,7 @@ from bot.rules import load_rules
 from bot.rules.models import Policy
 from bot.service.engine import AlignEngine
 from bot.service.metrics import Metrics
-from bot.service.queue import make_huey
+from bot.service.queue import enqueue_all, make_huey
 from bot.settings import Settings
 from bot.state.store import Store
 
@@ -119,7 +119,12 @@ class Runtime:
             self.tasks.run_sync(sync_id)
 
     def enqueue_delivery(self, delivery_id: str) -> None:
-        self.tasks.handle_delivery(delivery_id)
+        self.enqueue_deliveries([delivery_id])
+
+    def enqueue_deliveries(self, delivery_ids: Sequence[str]) -> None:
+        """One ``handle_delivery`` job per id (on Redis in one round trip)."""
+        handle = self.tasks.handle_delivery
+        enqueue_all(self.huey, [handle.s(delivery_id) for delivery_id in delivery_ids])
 
     def close(self) -> None:
         self.store.close()

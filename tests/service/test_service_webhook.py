@@ -130,10 +130,10 @@ def test_a_failed_enqueue_answers_503_and_releases_the_claim(
     rt, http = service
     body = json.dumps(labeled()).encode()
 
-    def broken(delivery_id: str) -> None:
+    def broken(delivery_ids: object) -> None:
         raise ConnectionError("queue down")
 
-    monkeypatch.setattr(rt, "enqueue_delivery", broken)
+    monkeypatch.setattr(rt, "enqueue_deliveries", broken)
     assert post(http, body, delivery="d-2").status_code == 503
     monkeypatch.undo()
     assert post(http, body, delivery="d-2").status_code == 202  # GitHub's retry gets through
@@ -171,3 +171,10 @@ def test_without_credentials_the_job_fails_clearly_and_stays_retryable(
     found = rt.store.delivery("d-3")
     assert found is not None and found[1] == "enqueued"  # not failed: retried later
     assert len(rt.huey.scheduled()) == 1  # rescheduled with backoff
+
+
+def test_the_webhook_path_answers_only_post(service: tuple[Runtime, TestClient]) -> None:
+    _, http = service
+    response = http.get("/webhooks/github")
+    assert response.status_code == 405 and response.headers["allow"] == "POST"
+    assert http.get("/webhooks/github/").status_code == 404  # only the exact path is the hook

@@ -8,7 +8,7 @@ import signal
 if os.environ.get("RECIPE_SYNC_TEST_DIE_BEFORE_ENQUEUE") == "1":
     from bot.service.runtime import Runtime
 
-    def _die(self: object, delivery_id: str) -> None:
+    def _die(self: object, delivery_ids: object) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
-    Runtime.enqueue_delivery = _die  # type: ignore[method-assign]
+    Runtime.enqueue_deliveries = _die  # type: ignore[method-assign]

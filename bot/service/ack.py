@@ -1,0 +1,114 @@
+"""The webhook ack's one durable write, committed in groups.
+
+Every accepted delivery is recorded (a unique insert of its ``X-GitHub-Delivery`` id) and
+enqueued before GitHub gets its 202. Done one delivery at a time, a burst queued behind a
+transaction per delivery (2,000 deliveries at concurrency 64 on 2 CPUs: p99 ~190 ms on
+PostgreSQL). :class:`AckGroups` commits the deliveries that arrive while the previous group
+is being written as one group instead (group commit): one transaction, one round trip, then
+one enqueue per delivery, each request still answered only after its own record and enqueue.
+One group is in flight at a time, in one thread off the event loop (SQLite admits one writer
+anyway; a group takes ~1 ms on PostgreSQL).
+
+The process can die between the insert and the enqueue: GitHub's redelivery of such a
+delivery (same id, recorded ``REENQUEUE_AFTER`` seconds ago, never started) is enqueued
+again rather than answered "duplicate".
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from bot.service.runtime import Runtime
+from bot.service.triggers import Trigger
+from bot.state.store import DeliveryClaim
+
+REENQUEUE_AFTER = 10.0  # seconds: longer than any insert→enqueue gap of a live process
+MAX_GROUP = 200  # deliveries per transaction: bounds one statement's size
+
+
+def accept_group(rt: Runtime, claims: Sequence[DeliveryClaim]) -> list[str | Exception]:
+    """Record and enqueue ``claims``; per claim 'accepted', 'duplicate' (claimed before, or
+    earlier in this group) or the exception the enqueue raised (those claims are undone, so
+    GitHub's retries are accepted). A failed insert raises: no claim of the group was made."""
+    claimed = rt.store.claim_deliveries(claims)
+    outcomes: list[str | Exception] = []
+    to_enqueue: list[str] = []
+    for claim in claims:
+        delivery_id = claim.delivery_id
+        if delivery_id in claimed:
+            claimed.discard(delivery_id)  # a second copy in this group is a duplicate
+        elif not rt.store.reclaim_unqueued(delivery_id, REENQUEUE_AFTER):
+            outcomes.append("duplicate")
+            continue
+        to_enqueue.append(delivery_id)
+        outcomes.append("accepted")
+    if to_enqueue:
+        try:
+            rt.enqueue_deliveries(to_enqueue)
+        except Exception as err:
+            for delivery_id in to_enqueue:
+                rt.store.unclaim_delivery(delivery_id)
+            return [err if outcome == "accepted" else outcome for outcome in outcomes]
+    return outcomes
+
+
+@dataclass
+class _Waiting:
+    claim: DeliveryClaim
+    answer: asyncio.Future[str]
+
+
+@dataclass
+class AckGroups:
+    """Group commit for the ack: requests wait on their own outcome; at most one group is
+    being written, and whatever arrived meanwhile is the next group."""
+
+    rt: Runtime
+    writer: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(max_workers=1, thread_name_prefix="ack")
+    )
+    _waiting: list[_Waiting] = field(default_factory=list)
+    _writing: bool = False
+
+    async def accept(self, delivery_id: str, event: str, trigger: Trigger) -> str:
+        """'accepted' or 'duplicate' once recorded and enqueued; raises if either failed."""
+        claim = DeliveryClaim(delivery_id, event, trigger.action, trigger.repo, trigger.to_json())
+        answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._waiting.append(_Waiting(claim, answer))
+        if not self._writing:
+            self._write_next()
+        return await answer
+
+    def _write_next(self) -> None:
+        group, self._waiting = self._waiting[:MAX_GROUP], self._waiting[MAX_GROUP:]
+        self._writing = True
+        loop = asyncio.get_running_loop()
+        done = self.writer.submit(accept_group, self.rt, [waiting.claim for waiting in group])
+
+        def hand_back(result: Future[list[str | Exception]]) -> None:
+            if not loop.is_closed():  # a group finishing after shutdown has nobody to answer
+                loop.call_soon_threadsafe(self._written, group, result)
+
+        done.add_done_callback(hand_back)
+
+    def _written(self, group: list[_Waiting], result: Future[list[str | Exception]]) -> None:
+        self._writing = False
+        error = result.exception()
+        outcomes: Sequence[str | BaseException] = (
+            [error] * len(group) if error is not None else result.result()
+        )
+        for waiting, outcome in zip(group, outcomes, strict=True):
+            if waiting.answer.done():  # the client went away; the delivery stands
+                continue
+            if isinstance(outcome, BaseException):
+                waiting.answer.set_exception(outcome)
+            else:
+                waiting.answer.set_result(outcome)
+        if self._waiting:
+            self._write_next()
+
+    def close(self) -> None:
+        self.writer.shutdown(wait=False)

@@ -6,7 +6,8 @@ for each queue backend (embedded SQLite; Redis when 127.0.0.1:6379 answers), sen
 ``--concurrency``, and reports ack latency p50/p99/max and throughput. The reference,
 measured in the same run against the same server, is ``GET /healthz`` at the same
 concurrency: the ratio shows what verification + dedupe claim + enqueue cost on top of
-the HTTP stack. Every accepted delivery is one unique-insert claim and one enqueue.
+the HTTP stack. Every accepted delivery is one unique-insert claim and one enqueue, the
+deliveries that arrive together committed as one group (``bot.service.ack``).
 
     python -m bench.webhook_load [--deliveries 2000] [--concurrency 64] [--backends sqlite,redis]
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import shutil
@@ -269,51 +271,48 @@ def run_backend(
     }
 
 
-def ack_work(name: str, count: int = 300) -> tuple[float, float, float, float] | None:
-    """The ack path's own work, in process and without HTTP: (claim ms, claim CPU ms,
-    enqueue ms, enqueue CPU ms) per delivery, one thread (what each request waits for)."""
+def ack_work(name: str, count: int = 320, group: int = 32) -> dict[int, tuple[float, float]] | None:
+    """The ack path's durable work (record + enqueue, ``bot.service.ack.accept_group``) in
+    process, without HTTP: group size → (ms, CPU ms) per delivery, for deliveries one at a
+    time and in groups of ``group`` (what a burst commits together)."""
+    from bot.service.ack import accept_group
     from bot.service.boot import boot
     from bot.settings import Settings
+    from bot.state.store import DeliveryClaim
 
     data = Path(tempfile.mkdtemp(prefix=f"rs-ack-{name}-"))
     queue = f"rs_ack_{uuid.uuid4().hex[:8]}"
-    options: dict[str, str] = {}
+    settings = Settings(webhook_secret=SECRET, data_dir=data, queue_name=queue)
     schema = None
     if name == "redis":
         if not postgres_reachable():
             return None
         schema = f"rs_ack_{uuid.uuid4().hex[:8]}"
         postgres_schema(True, schema)
-        options = {
-            "redis_url": REDIS,
-            "database_url": f"{POSTGRES}?options=-csearch_path%3D{schema}",
-        }
-    rt = boot(Settings(webhook_secret=SECRET, data_dir=data, queue_name=queue, **options))
+        database = f"{POSTGRES}?options=-csearch_path%3D{schema}"
+        settings = dataclasses.replace(settings, redis_url=REDIS, database_url=database)
+    rt = boot(settings)
+    figures: dict[int, tuple[float, float]] = {}
     try:
-        ids = [str(uuid.uuid4()) for _ in range(count)]
-        wall, cpu = time.perf_counter(), time.process_time()
-        for delivery in ids:
-            rt.store.claim_delivery(
-                delivery, event="pull_request", action="l", repo="o/r", trigger="{}"
+        for size in (1, group):
+            claims = [
+                DeliveryClaim(str(uuid.uuid4()), "pull_request", "labeled", "o/r", "{}")
+                for _ in range(count)
+            ]
+            wall, cpu = time.perf_counter(), time.process_time()
+            for start in range(0, count, size):
+                accept_group(rt, claims[start : start + size])
+            figures[size] = (
+                (time.perf_counter() - wall) * 1000 / count,
+                (time.process_time() - cpu) * 1000 / count,
             )
-        claim = (
-            (time.perf_counter() - wall) * 1000 / count,
-            (time.process_time() - cpu) * 1000 / count,
-        )
-        wall, cpu = time.perf_counter(), time.process_time()
-        for delivery in ids:
-            rt.enqueue_delivery(delivery)
-        enqueue = (
-            (time.perf_counter() - wall) * 1000 / count,
-            (time.process_time() - cpu) * 1000 / count,
-        )
         rt.huey.storage.flush_queue()
     finally:
         rt.close()
         shutil.rmtree(data, ignore_errors=True)
         if schema is not None:
             postgres_schema(False, schema)
-    return (*claim, *enqueue)
+    return figures
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -356,16 +355,17 @@ def main(argv: list[str] | None = None) -> int:
             f"{'':8} server CPU {result['server_cpu_ms']:.2f} ms per delivery; "
             f"p99 is {10_000 / result['p99_ms']:.0f}x under GitHub's 10 s ack budget"
         )
-    print("\nack-path work per delivery (in process, one thread): claim + enqueue")
+    print("\nack-path work per delivery (in process, one thread): record + enqueue")
     for backend in args.backends.split(","):
         if backend == "redis" and not redis_reachable():
             continue
         work = ack_work(backend)
         if work is not None:
-            print(
-                f"{backend:8} claim {work[0]:.2f} ms (CPU {work[1]:.2f} ms), "
-                f"enqueue {work[2]:.2f} ms (CPU {work[3]:.2f} ms)"
-            )
+            shown = [
+                f"{'alone' if size == 1 else f'in groups of {size}'}: {ms:.2f} ms (CPU {cpu:.2f})"
+                for size, (ms, cpu) in work.items()
+            ]
+            print(f"{backend:8} " + ", ".join(shown))
     return 0
 
 

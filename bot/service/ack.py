@@ -84,9 +84,15 @@ class AckGroups:
 
     def _write_next(self) -> None:
         group, self._waiting = self._waiting[:MAX_GROUP], self._waiting[MAX_GROUP:]
-        self._writing = True
         loop = asyncio.get_running_loop()
-        done = self.writer.submit(accept_group, self.rt, [waiting.claim for waiting in group])
+        try:
+            done = self.writer.submit(accept_group, self.rt, [waiting.claim for waiting in group])
+        except RuntimeError as err:  # the writer was shut down: the app is stopping
+            refused: Future[list[str | Exception]] = Future()
+            refused.set_exception(err)
+            self._written(group, refused)
+            return
+        self._writing = True
 
         def hand_back(result: Future[list[str | Exception]]) -> None:
             if not loop.is_closed():  # a group finishing after shutdown has nobody to answer

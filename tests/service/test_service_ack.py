@@ -167,3 +167,14 @@ def test_a_failed_insert_fails_every_request_of_its_group(
     results = asyncio.run(two())
     assert all(isinstance(result, OSError) for result in results)
     assert queued_ids(rt) == []
+
+
+def test_after_close_a_delivery_is_refused_not_left_waiting(sqlite_rt: Runtime) -> None:
+    async def after_close() -> list[object]:
+        acks = AckGroups(sqlite_rt)
+        acks.close()
+        calls = [acks.accept(f"c{i}", "pull_request", TRIGGER) for i in range(2)]
+        return await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), 5)
+
+    assert all(isinstance(result, RuntimeError) for result in asyncio.run(after_close()))
+    assert sqlite_rt.store.delivery_count() == 0

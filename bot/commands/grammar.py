@@ -23,8 +23,6 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-import git
-
 from bot.errors import InputError, Location
 from bot.sources import DirectorySource, FileSource, GitTreeSource
 
@@ -129,6 +127,11 @@ def must_exist(path: Path, flag: str) -> None:
 
 
 def is_git(path: Path) -> bool:
+    """Whether ``path`` itself is a git repository (a work tree's root or a bare one)."""
+    if not (path / ".git").exists() and not (path / "HEAD").is_file():
+        return False  # a plain directory: no need to import GitPython (~70 ms)
+    import git
+
     try:
         git.Repo(path)
     except (git.exc.InvalidGitRepositoryError, git.exc.NoSuchPathError):
@@ -160,6 +163,8 @@ def repo_name(path: Path | None, given: str | None) -> str:
         return given
     if path is None or not is_git(path):
         return LOCAL
+    import git
+
     try:
         remotes = git.Repo(path).remotes
         urls = [url for remote in remotes if remote.name == "origin" for url in remote.urls]

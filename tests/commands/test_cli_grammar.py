@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.commands.grammar import did_you_mean, output_format, repo_name
+from bot.commands.grammar import did_you_mean, is_git, output_format, repo_name
 from bot.commands.main import build_parser, main
 from bot.fixtures import SEED_CONFIG_KEY, SeedFixtures
 from bot.shared_data import corpus_dir
@@ -205,3 +205,16 @@ def test_align_without_names_writes_no_local_path(
         text = (out / name).read_text()
         assert str(seed.bench_repo) not in text and str(seed.recipes_repo) not in text, name
     assert "with the launch line local@" in body  # no origin remote: "local"
+
+
+def test_work_trees_and_bare_repositories_are_git_and_plain_directories_are_not(
+    tmp_path: Path,
+) -> None:
+    tree, bare, plain, decoy = (tmp_path / name for name in ("tree", "bare", "plain", "decoy"))
+    subprocess.run(["git", "init", "-q", str(tree)], check=True)
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    plain.mkdir()
+    decoy.mkdir()
+    (decoy / "HEAD").write_text("not a repository\n")  # a file of that name alone is not git
+    assert is_git(tree) and is_git(bare)
+    assert not is_git(plain) and not is_git(decoy) and not is_git(tree / "missing")

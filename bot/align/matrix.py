@@ -71,6 +71,7 @@ class Row:
     facts: tuple[str, ...]  # the changed subjects this rendering did not take, and its values
     # changed subjects it did not take and still holds as the benchmarked profile did before
     kept: tuple[str, ...] = ()
+    absent: tuple[str, ...] = ()  # changed subjects it did not take and does not set at all
 
 
 @dataclass(frozen=True)
@@ -536,7 +537,9 @@ def regression_matrix(
     for row, (_, _, ra) in zip(rows, renderings, strict=True):
         facts: list[str] = []
         still: list[str] = []
+        absent: list[str] = []
         if ra is not None:
+            absent = [s for s in subjects if s not in row.subjects and held(ra, s) == {None}]
             facts += [_value_of(ra, s) for s in subjects if s not in row.subjects]
             still = [
                 s
@@ -554,7 +557,7 @@ def regression_matrix(
                         fact = sibling_fact(ra, ref_rendering, label)
                         if fact is not None:
                             facts.append(fact)
-        final.append(replace(row, facts=tuple(facts), kept=tuple(still)))
+        final.append(replace(row, facts=tuple(facts), kept=tuple(still), absent=tuple(absent)))
 
     unexpected = tuple(_row_label(after, r) for r in final if r.moved and not r.expected)
     ineffective = tuple(_row_label(after, r) for r in final if r.expected and not r.moved)

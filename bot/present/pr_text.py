@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot import markdown as md
-from bot.align.matrix import RegressionMatrix
+from bot.align.matrix import RegressionMatrix, Row
 from bot.align.nodes import hw_label, in_recipe
 from bot.align.plan import AlignmentPlan, FlagNote, PlannedEdit, Target, Verification
 from bot.align.profile import SYNTHETIC_KEYS
@@ -279,11 +279,12 @@ def _kept(edit: PlannedEdit, ctx: SummaryContext) -> str:
     old = dict(matrix.baseline).get(subject) if matrix is not None else None
     if matrix is None or old is None:
         return ""
-    profiles: dict[str, dict[str, str]] = {}  # hardware → strategy → kept | moved | other
+    # hardware → strategy → moved | kept | absent (does not set it) | other (another value)
+    profiles: dict[str, dict[str, str]] = {}
     for row in matrix.rows:
-        state = "moved" if subject in row.subjects else "kept" if subject in row.kept else "other"
+        state = _held_state(row, subject)
         seen = profiles.setdefault(row.id.hardware, {})
-        if seen.get(row.id.strategy) in (None, "kept"):
+        if seen.get(row.id.strategy) in (None, "kept", "absent"):
             seen[row.id.strategy] = state
     whole: list[str] = []
     partial: list[str] = []
@@ -293,9 +294,10 @@ def _kept(edit: PlannedEdit, ctx: SummaryContext) -> str:
         if not kept:
             continue
         label = hw_label(ctx.recipes, hw)
-        if len(kept) == len(states):
+        others = {state for state in states.values() if state != "kept"}
+        if others <= {"absent"}:  # every strategy that sets it keeps it
             whole.append(label)
-        elif all(state == "moved" for state in states.values() if state != "kept"):
+        elif others <= {"moved", "absent"}:
             partial.append(f"the other {label} strategies")
         else:
             partial.append(f"{label} {', '.join(kept)}")
@@ -304,6 +306,15 @@ def _kept(edit: PlannedEdit, ctx: SummaryContext) -> str:
         return ""
     shown = _image_shown(old, edit.after or "") if edit.kind == "image" else old
     return f"; {' and '.join(plain(w) for w in who)} keep {code(_value_only(subject, shown))}"
+
+
+def _held_state(row: Row, subject: str) -> str:
+    """moved | kept (the old value) | absent (never set) | other (another value)."""
+    if subject in row.subjects:
+        return "moved"
+    if subject in row.kept:
+        return "kept"
+    return "absent" if subject in row.absent else "other"
 
 
 def _new_value(edit: PlannedEdit) -> str:

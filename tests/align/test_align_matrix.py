@@ -90,6 +90,24 @@ def test_seed_matrix_moves_only_what_the_edits_apply_to(
     assert not any(e.kind == "image" for e in plan.edits)
 
 
+def test_a_rendering_that_never_sets_a_changed_flag_is_absent_not_kept(
+    seed_plan: tuple[RecipesRepo, GitTreeSource, AlignmentPlan],
+) -> None:
+    _, _, plan = seed_plan
+    assert plan.after is not None
+    matrix = _matrix(seed_plan, plan.after)
+    by_place = {(r.id.hardware, r.id.strategy, r.id.features): r for r in matrix.rows}
+    # the AMD GPUs that share the old MoE backend keep it; NVIDIA renderings never set one
+    mi300x = [r for (hw, _, _), r in by_place.items() if hw == "mi300x"]
+    assert mi300x and all("--moe-backend" in r.kept for r in mi300x)
+    nvidia = [r for (hw, _, _), r in by_place.items() if not hw.startswith("mi")]
+    assert nvidia and all(
+        "--moe-backend" in r.absent and "--moe-backend" not in r.kept for r in nvidia
+    )
+    for row in matrix.rows:  # one state per changed subject
+        assert not set(row.kept) & set(row.absent) and not set(row.subjects) & set(row.absent)
+
+
 def test_unplanned_movement_blocks(
     seed_plan: tuple[RecipesRepo, GitTreeSource, AlignmentPlan],
 ) -> None:

@@ -304,14 +304,18 @@ def _plan(scope: Scope) -> _Plan:
 
     tail: list[tuple[str, Any]] = []
     env_tail: list[tuple[str, Any]] = []
+    # most hardware has no exact-id override: its YAML paths are only built when one exists
     so_hw = as_dict(as_dict(overrides).get(hw.id))
-    tail.append((f"{so_path}.hardware_overrides.{hw.id}.extra_args", so_hw.get("extra_args")))
-    env_tail.append((f"{so_path}.hardware_overrides.{hw.id}.extra_env", so_hw.get("extra_env")))
+    if so_hw:
+        so_hw_path = f"{so_path}.hardware_overrides.{hw.id}"
+        tail.append((f"{so_hw_path}.extra_args", so_hw.get("extra_args")))
+        env_tail.append((f"{so_hw_path}.extra_env", so_hw.get("extra_env")))
     if role is not None:
         role_hw = as_dict(as_dict(part.role_overrides).get(hw.id))
-        role_path = f"{so_path}.{role}.hardware_overrides.{hw.id}"
-        tail.append((f"{role_path}.extra_args", role_hw.get("extra_args")))
-        env_tail.append((f"{role_path}.extra_env", role_hw.get("extra_env")))
+        if role_hw:
+            role_path = f"{so_path}.{role}.hardware_overrides.{hw.id}"
+            tail.append((f"{role_path}.extra_args", role_hw.get("extra_args")))
+            env_tail.append((f"{role_path}.extra_env", role_hw.get("extra_env")))
     if scope.advanced:
         tail.append(("request:advanced_args", list(scope.advanced)))
     tail.extend(feature_layers(scope))
@@ -383,7 +387,7 @@ def feature_layers(scope: Scope) -> list[tuple[str, Any]]:
     ``enabledFeatures``; a name listed twice is emitted twice, as there."""
     if not scope.features:
         return []
-    modes = tuple(sorted((scope.modes or {}).items()))
+    modes = tuple(sorted(scope.modes.items())) if scope.modes else ()
     key = (
         "features",
         scope.variant_key,
@@ -499,7 +503,7 @@ def _token_error(segments: Sequence[Segment]) -> RenderError:
 
 def dedupe(
     segments: Sequence[Segment], provenance: bool = False
-) -> tuple[list[str], tuple[ArgOrigin, ...]]:
+) -> tuple[tuple[str, ...], tuple[ArgOrigin, ...]]:
     """Drop falsy tokens, pair flags with values, keep the last unit of each flag.
 
     A flag is a string starting with ``-``; a following token that is not a flag is its
@@ -512,23 +516,20 @@ def dedupe(
         if any(type(token) is not str and truthy(token) for token in flat):
             raise _token_error(segments)
         flat = [token for token in flat if type(token) is str]
-    values: list[str] = [token for token in flat if token]
-    flags = [token for token in values if token[0] == "-"]
-    if len(set(flags)) == len(flags) and not provenance:
-        return values, ()  # no flag repeats: everything stays, in order
+    values = tuple(filter(None, flat))  # only strings are left: drops the empty ones
     if provenance:
         last = {token: index for index, token in enumerate(values) if token[0] == "-"}
-        return list(_last_wins(values)), _arg_origins(segments, values, last)
-    key = tuple(values)
-    found = _deduped.get(key)
+        return _last_wins(values), _arg_origins(segments, values, last)
+    # one lookup answers a repeated list whether or not a flag repeats (a hit skips the scan)
+    found = _deduped.get(values)
     if found is None:
         found = _last_wins(values)
         if len(_deduped) < 50_000:
-            _deduped[key] = found
-    return list(found), ()
+            _deduped[values] = found
+    return found, ()
 
 
-# the same token lists recur across strategies and hardware (~6 commands per distinct list)
+# the same token lists recur across strategies and hardware (~5 commands per distinct list)
 _deduped: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
@@ -552,7 +553,7 @@ def _last_wins(values: Sequence[str]) -> tuple[str, ...]:
 
 
 def _arg_origins(
-    segments: Sequence[Segment], values: list[str], last: dict[str, int]
+    segments: Sequence[Segment], values: Sequence[str], last: dict[str, int]
 ) -> tuple[ArgOrigin, ...]:
     where: list[str] = []
     for prefix, tokens in segments:
@@ -615,4 +616,4 @@ class CommandLayers:
         if generated_env:
             env_layers = env_layers + [(path, {name: value}) for path, name, value in generated_env]
         env, env_origins = merge_env(env_layers + self.env_after, self.strip, provenance)
-        return Layered(tuple(tokens), args, env, env_origins)
+        return Layered(tokens, args, env, env_origins)

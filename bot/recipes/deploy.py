@@ -159,10 +159,14 @@ def resolve_image(
 
 
 def served_model(recipe: Recipe, variant_key: str) -> str:
-    variant = as_dict(recipe.variants.get(variant_key))
-    model = as_dict(recipe.data.get("model"))
-    served = variant.get("model_id") or model.get("model_id") or "unknown"
-    return js_str(served)
+    key = ("served-model", variant_key)  # read by every rendering of the variant
+    found: str | None = recipe.memo.get(key)
+    if found is None:
+        variant = as_dict(recipe.variants.get(variant_key))
+        model = as_dict(recipe.data.get("model"))
+        served = variant.get("model_id") or model.get("model_id") or "unknown"
+        found = recipe.memo[key] = js_str(served)
+    return found
 
 
 def _number(raw: Any, hw: HardwareProfile) -> Any:

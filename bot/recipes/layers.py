@@ -511,12 +511,15 @@ def dedupe(
     own position. Positionals are always kept. A non-string token that survives the falsy
     filter is an error (upstream's renderer throws on it).
     """
-    flat = [token for _, tokens in segments for token in tokens]
+    flat: list[Any] = []
+    for _, tokens in segments:
+        flat += tokens  # C-level extend: ~2x faster than a nested comprehension
     if len(set(map(type, flat))) > 1 or (flat and type(flat[0]) is not str):
         if any(type(token) is not str and truthy(token) for token in flat):
             raise _token_error(segments)
         flat = [token for token in flat if type(token) is str]
-    values = tuple(filter(None, flat))  # only strings are left: drops the empty ones
+    # only strings are left, so "" is the one falsy token (and most lists have none)
+    values = tuple(filter(None, flat)) if "" in flat else tuple(flat)
     if provenance:
         last = {token: index for index, token in enumerate(values) if token[0] == "-"}
         return _last_wins(values), _arg_origins(segments, values, last)

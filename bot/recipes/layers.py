@@ -388,31 +388,18 @@ def feature_layers(scope: Scope) -> list[tuple[str, Any]]:
     if not scope.features:
         return []
     modes = tuple(sorted(scope.modes.items())) if scope.modes else ()
-    key = (
-        "features",
-        scope.variant_key,
-        scope.hw.id,
-        scope.strategy.name,
-        scope.kv is not None,
-        scope.features,
-        modes,
-    )
-    found: list[tuple[str, Any]] | None = scope.recipe.memo.get(key)
-    if found is None:
-        # the per-feature work depends on variant and hardware only; strategy and Mooncake
-        # just filter it (the same features recur for every strategy of a hardware)
-        inner_key = ("feature-args", scope.variant_key, scope.hw.id, scope.features, modes)
-        candidates: list[_FeatureArgs] | None = scope.recipe.memo.get(inner_key)
-        if candidates is None:
-            candidates = scope.recipe.memo[inner_key] = _feature_layers(scope)
-        name, composing = scope.strategy.name, scope.kv is not None
-        found = [
-            (path, args)
-            for allow, companion, path, args in candidates
-            if not (allow and name not in allow) and not (composing and companion)
-        ]
-        scope.recipe.memo[key] = found
-    return found
+    # the per-feature work depends on variant and hardware only; strategy and Mooncake
+    # just filter it (the same features recur for every strategy of a hardware)
+    key = ("feature-args", scope.variant_key, scope.hw.id, scope.features, modes)
+    candidates: list[_FeatureArgs] | None = scope.recipe.memo.get(key)
+    if candidates is None:
+        candidates = scope.recipe.memo[key] = _feature_layers(scope)
+    name, composing = scope.strategy.name, scope.kv is not None
+    return [
+        (path, args)
+        for allow, companion, path, args in candidates
+        if not (allow and name not in allow) and not (composing and companion)
+    ]
 
 
 # (strategies allowlist, has a companion command, YAML path, args) of one enabled feature

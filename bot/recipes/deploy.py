@@ -450,19 +450,18 @@ def _multi(
     provenance: bool,
 ) -> tuple[dict[str, Any], list[CommandRendering]]:
     hw = profile.hw
-    nodes = profile.nodes
-    local_key = ("dep-local", hw.id, strategy.name)  # the same for every variant and node count
-    local = profile.recipe.memo.get(local_key)
-    if local is None:
-        local = profile.recipe.memo[local_key] = dep_local_override(
-            profile.recipe, hw, strategy.name
+    # every rank's A5 flags depend on the recipe only through L: the same for every variant
+    generated_key = ("multi-node-args", hw.id, strategy.name, profile.nodes, addr)
+    generated: tuple[tuple[str, ...], ...] | None = profile.recipe.memo.get(generated_key)
+    if generated is None:
+        local = dep_local_override(profile.recipe, hw, strategy.name)
+        generated = profile.recipe.memo[generated_key] = tuple(
+            tuple(multi_node_args(strategy, hw, profile.nodes, rank, addr, local))
+            for rank in range(profile.nodes)
         )
     layers = CommandLayers.of(_scope(profile, strategy, None, kv))
     model = served_model(profile.recipe, profile.variant_key)
-    ranks = []
-    for rank in range(nodes):
-        generated = multi_node_args(strategy, hw, nodes, rank, addr, local)
-        ranks.append(layers.command(generated, provenance=provenance))
+    ranks = [layers.command(args, provenance=provenance) for args in generated]
     # every node shares the env, so the docker prefix is built once
     prefix = docker_prefix(
         docker_flags_key(hw.docker_brand, hw.generation), 8000, ranks[0].env, image, model

@@ -115,7 +115,7 @@ class _Renderer:
 
     def render(self, recipe: Recipe, plan: HardwarePlan, choice: Choice) -> Rendered | str:
         """The rendering, or the reason upstream's renderer would throw."""
-        shape = tuple(sorted((choice.pd_nodes or {}).items()))
+        shape = tuple(sorted(choice.pd_nodes.items())) if choice.pd_nodes else ()
         key = (
             recipe.path,
             plan.variant_key,

@@ -304,14 +304,18 @@ def _plan(scope: Scope) -> _Plan:
 
     tail: list[tuple[str, Any]] = []
     env_tail: list[tuple[str, Any]] = []
+    # most hardware has no exact-id override: its YAML paths are only built when one exists
     so_hw = as_dict(as_dict(overrides).get(hw.id))
-    tail.append((f"{so_path}.hardware_overrides.{hw.id}.extra_args", so_hw.get("extra_args")))
-    env_tail.append((f"{so_path}.hardware_overrides.{hw.id}.extra_env", so_hw.get("extra_env")))
+    if so_hw:
+        so_hw_path = f"{so_path}.hardware_overrides.{hw.id}"
+        tail.append((f"{so_hw_path}.extra_args", so_hw.get("extra_args")))
+        env_tail.append((f"{so_hw_path}.extra_env", so_hw.get("extra_env")))
     if role is not None:
         role_hw = as_dict(as_dict(part.role_overrides).get(hw.id))
-        role_path = f"{so_path}.{role}.hardware_overrides.{hw.id}"
-        tail.append((f"{role_path}.extra_args", role_hw.get("extra_args")))
-        env_tail.append((f"{role_path}.extra_env", role_hw.get("extra_env")))
+        if role_hw:
+            role_path = f"{so_path}.{role}.hardware_overrides.{hw.id}"
+            tail.append((f"{role_path}.extra_args", role_hw.get("extra_args")))
+            env_tail.append((f"{role_path}.extra_env", role_hw.get("extra_env")))
     if scope.advanced:
         tail.append(("request:advanced_args", list(scope.advanced)))
     tail.extend(feature_layers(scope))
@@ -383,32 +387,19 @@ def feature_layers(scope: Scope) -> list[tuple[str, Any]]:
     ``enabledFeatures``; a name listed twice is emitted twice, as there."""
     if not scope.features:
         return []
-    modes = tuple(sorted((scope.modes or {}).items()))
-    key = (
-        "features",
-        scope.variant_key,
-        scope.hw.id,
-        scope.strategy.name,
-        scope.kv is not None,
-        scope.features,
-        modes,
-    )
-    found: list[tuple[str, Any]] | None = scope.recipe.memo.get(key)
-    if found is None:
-        # the per-feature work depends on variant and hardware only; strategy and Mooncake
-        # just filter it (the same features recur for every strategy of a hardware)
-        inner_key = ("feature-args", scope.variant_key, scope.hw.id, scope.features, modes)
-        candidates: list[_FeatureArgs] | None = scope.recipe.memo.get(inner_key)
-        if candidates is None:
-            candidates = scope.recipe.memo[inner_key] = _feature_layers(scope)
-        name, composing = scope.strategy.name, scope.kv is not None
-        found = [
-            (path, args)
-            for allow, companion, path, args in candidates
-            if not (allow and name not in allow) and not (composing and companion)
-        ]
-        scope.recipe.memo[key] = found
-    return found
+    modes = tuple(sorted(scope.modes.items())) if scope.modes else ()
+    # the per-feature work depends on variant and hardware only; strategy and Mooncake
+    # just filter it (the same features recur for every strategy of a hardware)
+    key = ("feature-args", scope.variant_key, scope.hw.id, scope.features, modes)
+    candidates: list[_FeatureArgs] | None = scope.recipe.memo.get(key)
+    if candidates is None:
+        candidates = scope.recipe.memo[key] = _feature_layers(scope)
+    name, composing = scope.strategy.name, scope.kv is not None
+    return [
+        (path, args)
+        for allow, companion, path, args in candidates
+        if not (allow and name not in allow) and not (composing and companion)
+    ]
 
 
 # (strategies allowlist, has a companion command, YAML path, args) of one enabled feature
@@ -499,7 +490,7 @@ def _token_error(segments: Sequence[Segment]) -> RenderError:
 
 def dedupe(
     segments: Sequence[Segment], provenance: bool = False
-) -> tuple[list[str], tuple[ArgOrigin, ...]]:
+) -> tuple[tuple[str, ...], tuple[ArgOrigin, ...]]:
     """Drop falsy tokens, pair flags with values, keep the last unit of each flag.
 
     A flag is a string starting with ``-``; a following token that is not a flag is its
@@ -507,28 +498,28 @@ def dedupe(
     own position. Positionals are always kept. A non-string token that survives the falsy
     filter is an error (upstream's renderer throws on it).
     """
-    flat = [token for _, tokens in segments for token in tokens]
+    flat: list[Any] = []
+    for _, tokens in segments:
+        flat += tokens  # C-level extend: ~2x faster than a nested comprehension
     if len(set(map(type, flat))) > 1 or (flat and type(flat[0]) is not str):
         if any(type(token) is not str and truthy(token) for token in flat):
             raise _token_error(segments)
         flat = [token for token in flat if type(token) is str]
-    values: list[str] = [token for token in flat if token]
-    flags = [token for token in values if token[0] == "-"]
-    if len(set(flags)) == len(flags) and not provenance:
-        return values, ()  # no flag repeats: everything stays, in order
+    # only strings are left, so "" is the one falsy token (and most lists have none)
+    values = tuple(filter(None, flat)) if "" in flat else tuple(flat)
     if provenance:
         last = {token: index for index, token in enumerate(values) if token[0] == "-"}
-        return list(_last_wins(values)), _arg_origins(segments, values, last)
-    key = tuple(values)
-    found = _deduped.get(key)
+        return _last_wins(values), _arg_origins(segments, values, last)
+    # one lookup answers a repeated list whether or not a flag repeats (a hit skips the scan)
+    found = _deduped.get(values)
     if found is None:
         found = _last_wins(values)
         if len(_deduped) < 50_000:
-            _deduped[key] = found
-    return list(found), ()
+            _deduped[values] = found
+    return found, ()
 
 
-# the same token lists recur across strategies and hardware (~6 commands per distinct list)
+# the same token lists recur across strategies and hardware (~5 commands per distinct list)
 _deduped: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
@@ -552,7 +543,7 @@ def _last_wins(values: Sequence[str]) -> tuple[str, ...]:
 
 
 def _arg_origins(
-    segments: Sequence[Segment], values: list[str], last: dict[str, int]
+    segments: Sequence[Segment], values: Sequence[str], last: dict[str, int]
 ) -> tuple[ArgOrigin, ...]:
     where: list[str] = []
     for prefix, tokens in segments:
@@ -615,4 +606,4 @@ class CommandLayers:
         if generated_env:
             env_layers = env_layers + [(path, {name: value}) for path, name, value in generated_env]
         env, env_origins = merge_env(env_layers + self.env_after, self.strip, provenance)
-        return Layered(tuple(tokens), args, env, env_origins)
+        return Layered(tokens, args, env, env_origins)

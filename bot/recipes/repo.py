@@ -36,20 +36,22 @@ class HardwareProfile:
     restricted: bool
     data: Mapping[str, Any]  # the taxonomy entry as written (JSON ``hardware_profile``)
 
-    @property
+    # derived values are cached: each is read for every command rendered on this hardware
+
+    @cached_property
     def gpus(self) -> int:
         """``G``: gpu_count, 1 when missing."""
         return int(self.gpu_count) if self.gpu_count else 1
 
-    @property
+    @cached_property
     def brand_lower(self) -> str:
         return self.brand.lower()
 
-    @property
+    @cached_property
     def is_nvidia(self) -> bool:
         return self.brand == "NVIDIA"
 
-    @property
+    @cached_property
     def docker_brand(self) -> str:
         """The key images and Docker flags are chosen by (Huawei/npu counts as nvidia)."""
         if self.generation == "tpu":
@@ -128,7 +130,7 @@ class RecipesRepo:
         default_factory=dict, init=False, compare=False, repr=False, hash=False
     )
 
-    @property
+    @cached_property
     def kv_ids(self) -> tuple[str, ...]:
         return tuple(name for name, s in self.strategies.items() if s.is_kv)
 

@@ -158,6 +158,8 @@ SUBJECT = re.compile(r"^(--[A-Za-z0-9][A-Za-z0-9._-]*|[A-Za-z_][A-Za-z0-9_]*)$")
 def classify(
     event: str, payload: Any, *, trigger_label: str, comment_command: str, bot_login: str
 ) -> Trigger | Ignored:
+    if not isinstance(payload, dict):  # every GitHub webhook payload is an object
+        raise PayloadError(f"a JSON {type(payload).__name__}, not an object")
     if event == "ping":
         return Ignored("ping")
     action = _opt(payload, "action", "")

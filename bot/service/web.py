@@ -2,11 +2,11 @@
 
 A delivery is acknowledged in milliseconds: read at most 25 MB of body (streamed, counted
 as it arrives: a chunked body without Content-Length is cut off at the cap), verify the HMAC
-over the raw body (before parsing anything), parse it (depth-bounded; any malformed or
-wrongly typed input is a 4xx, never a 500), classify the event (allow-list, self-loop guard),
-claim the ``X-GitHub-Delivery`` id with one unique insert (replays answer 200 "duplicate"),
-enqueue one small job, answer 202 (:mod:`bot.service.ack`: claims are committed in groups).
-All GitHub work happens in the job.
+over the raw body (before parsing anything), parse it (orjson: not recursive, at most 1,024
+levels; any malformed or wrongly typed input is a 4xx, never a 500), classify the event
+(allow-list, self-loop guard), claim the ``X-GitHub-Delivery`` id with one unique insert
+(replays answer 200 "duplicate"), enqueue one small job, answer 202 (:mod:`bot.service.ack`:
+claims are committed in groups). All GitHub work happens in the job.
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ log = logging.getLogger("recipe_sync.web")
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")  # an owner or repository name (no path tricks)
 MAX_PAYLOAD = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
-MAX_JSON_DEPTH = 64  # GitHub's payloads nest < 10 levels
 BODY_TIMEOUT = 30.0  # seconds to receive the body (a slow client is answered 408)
 
 
@@ -55,23 +54,6 @@ async def read_capped(request: Request, limit: int = MAX_PAYLOAD) -> bytes:
             raise TooLarge
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-def json_depth_ok(body: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
-    """Whether brackets nest at most ``limit`` deep (a linear pre-scan; brackets inside
-    strings count too, which only errs on the safe side)."""
-    depth = 0
-    for byte in body.translate(None, _NOT_BRACKETS):
-        if byte in (0x5B, 0x7B):
-            depth += 1
-            if depth > limit:
-                return False
-        else:
-            depth -= 1
-    return True
-
-
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
 
 def json_content_type(value: str | None) -> bool:
@@ -179,10 +161,10 @@ def create_app(
                 started,
                 error="X-GitHub-Event and X-GitHub-Delivery headers are required",
             )
-        if not json_depth_ok(body):
-            return answer(event, "bad_request", 400, started, error="payload nested too deeply")
         try:
-            payload = orjson.loads(body)  # 2.3x faster than json on a 30 KB GitHub payload
+            # 2.3x faster than json on a 30 KB GitHub payload; its parser is not recursive and
+            # refuses nesting deeper than 1,024 (a 400 below), and classify() reads fixed paths
+            payload = orjson.loads(body)
             result = classify(
                 event,
                 payload,

@@ -97,7 +97,16 @@ def test_deeply_nested_signed_json_is_400(service: tuple[Runtime, TestClient]) -
     for depth in (1000, 100_000):
         response = post(http, b"[" * depth + b"]" * depth)
         assert response.status_code == 400, response.text
+    # inside a real payload, where the label's name is expected: refused (beyond the parser's
+    # 1,024 levels) or not our label (ignored); never accepted, never a 5xx
+    for depth in (1000, 5000):
+        nested = _mutate("label.name", "x").replace(b'"x"', b'{"a":' * depth + b"1" + b"}" * depth)
+        assert post(http, nested).status_code in (200, 400)
     assert queued(rt) == 0
+    # where nothing is read, it does not matter: the delivery is accepted as it stands
+    nested = _mutate("pull_request.head.repo.owner", "x").replace(b'"x"', b"[" * 1000 + b"]" * 1000)
+    assert post(http, nested).status_code == 202
+    assert rt.store.delivery_count() == 1 and len(rt.huey.pending()) == 1
 
 
 def _mutate(path: str, value: Any) -> bytes:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 from bot.commands.grammar import add_jobs, jobs
+from bot.errors import InputError, Location
 
 
 def register(subparsers: Any) -> None:
@@ -28,6 +28,15 @@ def register(subparsers: Any) -> None:
     add_jobs(parser, 2, "in-process job threads (default 2)")
     parser.add_argument(
         "--no-consumer", action="store_true", help="only accept deliveries; workers run jobs"
+    )
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help=(
+            "web server processes on one port (default 1; one per core with PostgreSQL: "
+            "needs DATABASE_URL and --no-consumer)"
+        ),
     )
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
     limits = parser.add_argument_group(
@@ -67,7 +76,7 @@ def serve(args: argparse.Namespace) -> int:
 
     from bot.service.boot import boot
     from bot.service.consumer import EmbeddedConsumer
-    from bot.service.httpserver import ServerLimits, run
+    from bot.service.httpserver import ServerLimits, run, run_processes
     from bot.service.web import create_app
     from bot.settings import Settings
 
@@ -77,30 +86,42 @@ def serve(args: argparse.Namespace) -> int:
     threads = jobs(args)
     settings = Settings.from_env()
     settings.require_webhook_secret()
-    rt = boot(settings)
-    consumer = None if args.no_consumer else EmbeddedConsumer(rt, workers=threads)
+    on_sqlite = settings.effective_database_url.startswith("sqlite")
+    if args.processes > 1 and (on_sqlite or not args.no_consumer):
+        raise InputError(
+            Location("command line", "--processes"),
+            "more than one web process needs PostgreSQL (DATABASE_URL: SQLite admits one "
+            "writer) and --no-consumer (jobs run in `recipe-sync worker` processes)",
+        )
+    rt = boot(settings)  # also applies migrations, once, before any server process starts
 
-    @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        if consumer is not None:
-            consumer.start()
-        try:
-            yield
-        finally:
+    def build() -> Any:
+        """The app of one server process, with its own runtime (connections)."""
+        own = rt if args.processes == 1 else boot(settings)
+        consumer = None if args.no_consumer else EmbeddedConsumer(own, workers=threads)
+
+        @asynccontextmanager
+        async def lifespan(_: FastAPI) -> AsyncIterator[None]:
             if consumer is not None:
-                consumer.stop()
-            rt.close()
+                consumer.start()
+            try:
+                yield
+            finally:
+                if consumer is not None:
+                    consumer.stop()
+                own.close()
 
-    app = create_app(rt, body_timeout=args.body_timeout, lifespan=lifespan)
-    # the ~160k objects of the imports and the app never become garbage: moved out of the
-    # collector's reach, a full collection no longer stalls requests behind scanning them
-    gc.collect()
-    gc.freeze()
+        return create_app(own, body_timeout=args.body_timeout, lifespan=lifespan)
+
     limits = ServerLimits(
         limit_concurrency=args.limit_concurrency,
         backlog=args.backlog,
         timeout_keep_alive=args.timeout_keep_alive,
         header_timeout=args.header_timeout,
     )
-    run(app, args.host, args.port, args.log_level, limits)
+    if args.processes > 1:
+        rt.close()  # each process connects on its own after the fork
+        run_processes(build, args.host, args.port, args.log_level, limits, args.processes)
+    else:
+        run(build, args.host, args.port, args.log_level, limits)
     return 0

@@ -16,7 +16,15 @@ these limits are a second line.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
+import logging
+import os
+import signal
+import socket
+from collections.abc import Callable
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -74,10 +82,13 @@ def deadline_protocol(header_timeout: float) -> type[HttpToolsProtocol]:
     return HeaderDeadline
 
 
-def run(app: Any, host: str, port: int, log_level: str, limits: ServerLimits) -> None:
+log = logging.getLogger("recipe_sync.serve")
+
+
+def _config(app: Any, host: str, port: int, log_level: str, limits: ServerLimits) -> Any:
     import uvicorn
 
-    uvicorn.run(
+    return uvicorn.Config(
         app,
         host=host,
         port=port,
@@ -89,3 +100,86 @@ def run(app: Any, host: str, port: int, log_level: str, limits: ServerLimits) ->
         timeout_keep_alive=int(limits.timeout_keep_alive),
         timeout_graceful_shutdown=int(limits.timeout_graceful_shutdown),
     )
+
+
+def _ready(app: Any) -> Any:
+    # the ~160k objects of the imports and the app never become garbage: moved out of the
+    # collector's reach, a full collection no longer stalls requests behind scanning them
+    gc.collect()
+    gc.freeze()
+    return app
+
+
+def run(
+    build: Callable[[], Any], host: str, port: int, log_level: str, limits: ServerLimits
+) -> None:
+    """One server process: the app ``build()`` returns."""
+    import uvicorn
+
+    # uvicorn shuts down gracefully on SIGINT, then re-raises it
+    with contextlib.suppress(KeyboardInterrupt):
+        uvicorn.Server(_config(_ready(build()), host, port, log_level, limits)).run()
+
+
+def run_processes(
+    build: Callable[[], Any],
+    host: str,
+    port: int,
+    log_level: str,
+    limits: ServerLimits,
+    processes: int,
+) -> None:
+    """``processes`` server processes on one listening socket (pre-fork), each with the app
+    its own ``build()`` returns after the fork (its own database and queue connections).
+
+    One Python process is one core at most: on 2 cores a burst of deliveries queued behind
+    the one event loop. The parent only supervises: SIGINT or SIGTERM stops every child
+    (gracefully, as uvicorn does), a child that dies otherwise is replaced."""
+    import uvicorn
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((host, port))
+    listener.listen(limits.backlog)
+    listener.set_inheritable(True)
+
+    def start() -> int:
+        pid = os.fork()
+        if pid == 0:  # the child: its own app, then the server until a signal stops it
+            signal.signal(signal.SIGINT, signal.default_int_handler)  # not the parent's
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            code = 0
+            try:
+                config = _config(_ready(build()), host, port, log_level, limits)
+                uvicorn.Server(config).run(sockets=[listener])
+            except KeyboardInterrupt:
+                pass  # stopped by SIGINT, after uvicorn's graceful shutdown
+            except BaseException:
+                log.exception("server process %d failed", os.getpid())
+                code = 1
+            finally:
+                os._exit(code)
+        return pid
+
+    children = {start() for _ in range(processes)}
+    stopping = False
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        nonlocal stopping
+        if not stopping:
+            stopping = True
+            for pid in children:
+                os.kill(pid, signal.SIGTERM)
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        while children:
+            pid, status = os.wait()
+            children.discard(pid)
+            if not stopping:
+                log.error("server process %d ended (status %d); starting another", pid, status)
+                children.add(start())
+    finally:
+        listener.close()

@@ -99,3 +99,97 @@ def test_serve_with_only_the_secret_accepts_deliveries(tmp_path: Path) -> None:
             server.kill()
     text = log.read_text()
     assert "Traceback" not in text, text
+
+
+def test_several_processes_need_postgresql_and_outside_workers(tmp_path: Path) -> None:
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),
+        "PYTHONPATH": str(ROOT),
+        "RECIPE_SYNC_WEBHOOK_SECRET": "s3cret",
+    }
+    command = [sys.executable, "-m", "bot", "serve", "--processes", "2", "--no-consumer"]
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("recipe-sync: error: command line: key '--processes': more than one")
+    assert "PostgreSQL" in line
+
+
+def _children(pid: int) -> set[int]:
+    found = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return {int(child) for child in found}
+
+
+@pytest.mark.slow
+@pytest.mark.services
+def test_several_processes_share_the_port_and_stop_together(
+    tmp_path: Path, pg_url: str, redis_queue: tuple[str, str]
+) -> None:
+    redis_url, queue = redis_queue
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),
+        "PYTHONPATH": str(ROOT),
+        "RECIPE_SYNC_WEBHOOK_SECRET": "s3cret",
+        "DATABASE_URL": pg_url,
+        "REDIS_URL": redis_url,
+        "RECIPE_SYNC_QUEUE_NAME": queue,
+    }
+    port = free_port()
+    log = tmp_path / "serve.log"
+    command = [sys.executable, "-m", "bot", "serve", "--port", str(port), "--no-consumer"]
+    with open(log, "wb") as out:
+        server = subprocess.Popen(
+            [*command, "--processes", "2"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
+        )
+    base = f"http://127.0.0.1:{port}"
+    payload = json.loads((DATA / "pull_request.labeled.json").read_text())
+    payload["label"]["name"] = "recipe-sync"
+    body = json.dumps(payload).encode()
+
+    def deliver(delivery: str) -> int:
+        headers = {
+            "X-GitHub-Event": "pull_request",
+            "X-GitHub-Delivery": delivery,
+            "X-Hub-Signature-256": sign("s3cret", body),
+        }
+        return httpx.post(f"{base}/webhooks/github", content=body, headers=headers).status_code
+
+    def wait_ready() -> None:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+
+    try:
+        wait_ready()
+        first = _children(server.pid)
+        assert len(first) == 2
+        assert [deliver(f"multi-{i}") for i in range(20)] == [202] * 20
+        assert deliver("multi-3") == 200  # a replay, whichever process answers it
+        # a server process that dies is replaced; the port keeps answering
+        os.kill(min(first), signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while len(_children(server.pid) - {min(first)}) < 2:
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+        wait_ready()
+        assert deliver("multi-after") == 202
+        survivors = _children(server.pid)
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            code = server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            raise
+    assert code == 0
+    assert not any(Path(f"/proc/{pid}").exists() for pid in survivors)  # all stopped
+    text = log.read_text()
+    assert "Traceback" not in text.replace("ended (status 9)", ""), text

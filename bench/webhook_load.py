@@ -1,7 +1,8 @@
 """Webhook acknowledgement under load, loopback only, bounded.
 
-Starts ``recipe-sync serve --no-consumer`` in a subprocess (real HTTP, one uvicorn process)
-for each queue backend (embedded SQLite; Redis when 127.0.0.1:6379 answers), sends
+Starts ``recipe-sync serve --no-consumer`` in a subprocess (real HTTP) for each queue
+backend (embedded SQLite, one server process; Redis when 127.0.0.1:6379 answers, with
+``--web-processes`` server processes, default one per CPU, as deployed), sends
 ``--deliveries`` signed ``pull_request.labeled`` deliveries with distinct ids at a fixed
 ``--concurrency``, and reports ack latency p50/p99/max and throughput. The reference,
 measured in the same run against the same server, is ``GET /healthz`` at the same
@@ -10,6 +11,7 @@ the HTTP stack. Every accepted delivery is one unique-insert claim and one enque
 deliveries that arrive together committed as one group (``bot.service.ack``).
 
     python -m bench.webhook_load [--deliveries 2000] [--concurrency 64] [--backends sqlite,redis]
+        [--web-processes N]
 
 "redis" runs with PostgreSQL as the store when 127.0.0.1:5432 answers (db ``test``, a
 fresh schema per run; ``RECIPE_SYNC_BENCH_POSTGRES`` overrides the URL), as deployed.
@@ -73,9 +75,12 @@ def postgres_reachable() -> bool:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU of a process so far (Linux /proc)."""
+    """User + system CPU so far of a process and its live children (Linux /proc): the
+    server processes of ``serve --processes N`` are children of the one started."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return own + sum(cpu_seconds(int(child)) for child in children)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -176,7 +181,11 @@ def postgres_schema(create: bool, schema: str) -> None:
 
 
 def run_backend(
-    name: str, count: int, concurrency: int, database_url: str | None = None
+    name: str,
+    count: int,
+    concurrency: int,
+    database_url: str | None = None,
+    processes: int = 1,
 ) -> dict[str, float] | None:
     """One server, one backend ("sqlite": SQLite store + queue; "redis": Redis queue +
     PostgreSQL store when reachable, in a fresh schema dropped afterwards)."""
@@ -200,6 +209,8 @@ def run_backend(
             database_url = f"{POSTGRES}?options=-csearch_path%3D{schema}"
     if database_url is not None:
         env["DATABASE_URL"] = database_url
+    else:
+        processes = 1  # SQLite admits one writer: one web process (serve refuses more)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
@@ -209,6 +220,8 @@ def run_backend(
             "bot",
             "serve",
             "--no-consumer",
+            "--processes",
+            str(processes),
             "--port",
             str(port),
             "--log-level",
@@ -322,6 +335,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deliveries", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--backends", default="sqlite,redis")
+    parser.add_argument(
+        "--web-processes",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="serve --processes for Redis + PostgreSQL (default: one per CPU, as deployed)",
+    )
     args = parser.parse_args(argv)
     if not 1 <= args.deliveries <= 20000 or not 1 <= args.concurrency <= 256:
         parser.error("bounded run: 1-20000 deliveries, concurrency 1-256")
@@ -329,7 +348,11 @@ def main(argv: list[str] | None = None) -> int:
         f"webhook ack load: {args.deliveries} signed deliveries, concurrency {args.concurrency}, "
         f"loopback, {os.cpu_count()} CPUs"
     )
-    print("reference: GET /healthz on the same server, same concurrency\n")
+    print("reference: GET /healthz on the same server, same concurrency")
+    print(
+        f"web processes: sqlite 1 (one writer), redis {args.web_processes} "
+        "(Redis queue + PostgreSQL store; serve --processes)\n"
+    )
     header = (
         f"{'backend':8} {'accepted':>8} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} "
         f"{'req/s':>8} {'ref p50':>8} {'ref p99':>8} {'ref req/s':>9} {'p50 x':>6} {'p99 x':>6}"
@@ -339,7 +362,8 @@ def main(argv: list[str] | None = None) -> int:
         if backend == "redis" and not redis_reachable():
             print(f"{backend:8} skipped: Redis at 127.0.0.1:6379 is not reachable")
             continue
-        result = run_backend(backend, args.deliveries, args.concurrency)
+        processes = args.web_processes if backend == "redis" else 1
+        result = run_backend(backend, args.deliveries, args.concurrency, processes=processes)
         if result is None:
             continue
         r = result

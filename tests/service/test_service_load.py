@@ -31,4 +31,5 @@ def test_burst_on_sqlite() -> None:
 @pytest.mark.services
 def test_burst_on_redis_and_postgres(pg_url: str, redis_queue: tuple[str, str]) -> None:
     database = pg_url.replace("postgresql+psycopg://", "postgresql://")
-    _check("redis", run_backend("redis", DELIVERIES, CONCURRENCY, database_url=database))
+    result = run_backend("redis", DELIVERIES, CONCURRENCY, database_url=database, processes=2)
+    _check("redis", result)

@@ -22,6 +22,7 @@ import logging
 import os
 import signal
 import socket
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import FrameType
@@ -83,6 +84,7 @@ def deadline_protocol(header_timeout: float) -> type[HttpToolsProtocol]:
 
 
 log = logging.getLogger("recipe_sync.serve")
+RESTART_PAUSE = 5.0  # seconds: a server process that lived less is restarted after a pause
 
 
 def _config(app: Any, host: str, port: int, log_level: str, limits: ServerLimits) -> Any:
@@ -160,8 +162,10 @@ def run_processes(
                 code = 1
             finally:
                 os._exit(code)
+        started[pid] = time.monotonic()
         return pid
 
+    started: dict[int, float] = {}
     children = {start() for _ in range(processes)}
     stopping = False
 
@@ -178,8 +182,12 @@ def run_processes(
         while children:
             pid, status = os.wait()
             children.discard(pid)
+            lived = time.monotonic() - started.pop(pid, 0.0)
             if not stopping:
                 log.error("server process %d ended (status %d); starting another", pid, status)
-                children.add(start())
+                if lived < RESTART_PAUSE:  # failing at start-up: do not spin
+                    time.sleep(RESTART_PAUSE)
+                if not stopping:
+                    children.add(start())
     finally:
         listener.close()

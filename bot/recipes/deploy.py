@@ -159,14 +159,14 @@ def resolve_image(
 
 
 def served_model(recipe: Recipe, variant_key: str) -> str:
-    key = ("served-model", variant_key)  # read by every rendering of the variant
-    found: str | None = recipe.memo.get(key)
-    if found is None:
-        variant = as_dict(recipe.variants.get(variant_key))
-        model = as_dict(recipe.data.get("model"))
-        served = variant.get("model_id") or model.get("model_id") or "unknown"
-        found = recipe.memo[key] = js_str(served)
-    return found
+    # read by every rendering of the variant
+    return recipe.memoised(("served-model", variant_key), _served_model, recipe, variant_key)
+
+
+def _served_model(recipe: Recipe, variant_key: str) -> str:
+    variant = as_dict(recipe.variants.get(variant_key))
+    model = as_dict(recipe.data.get("model"))
+    return js_str(variant.get("model_id") or model.get("model_id") or "unknown")
 
 
 def _number(raw: Any, hw: HardwareProfile) -> Any:
@@ -318,13 +318,10 @@ def render_profile(
 
     With ``provenance`` every command also carries the origin of each unit and env var.
     """
-    memo_key = ("image", profile.variant_key, profile.hw.id)
-    found = profile.recipe.memo.get(memo_key)
-    if found is None:
-        found = profile.recipe.memo[memo_key] = resolve_image(
-            profile.recipe, profile.variant_key, profile.hw
-        )
-    image, image_origin = found
+    recipe, variant_key, hw = profile.recipe, profile.variant_key, profile.hw
+    image, image_origin = recipe.memoised(
+        ("image", variant_key, hw.id), resolve_image, recipe, variant_key, hw
+    )
     common: dict[str, Any] = {
         "hardware": profile.hw.id,
         "strategy": profile.strategy.name,
@@ -401,9 +398,7 @@ def _single(
     recipe = profile.recipe
     # the same for every rendering of this strategy on this (variant, hardware)
     size_key = ("single-node-size", profile.variant_key, hw.id, strategy.name)
-    size = recipe.memo.get(size_key)
-    if size is None:
-        size = recipe.memo[size_key] = single_node_size(recipe, profile.variant, hw, strategy.name)
+    size = recipe.memoised(size_key, single_node_size, recipe, profile.variant, hw, strategy.name)
     flag = js_str(strategy.data.get("parallel_flag") or "--tensor-parallel-size")
     layers = CommandLayers.of(_scope(profile, strategy, None, kv))
     layered = layers.command([flag, js_str(size)], provenance=provenance)
@@ -441,6 +436,16 @@ def _companions(scope: Scope) -> list[dict[str, Any]]:
     return [entry]
 
 
+def _rank_args(
+    recipe: Recipe, strategy: Strategy, hw: HardwareProfile, nodes: int, addr: str
+) -> tuple[tuple[str, ...], ...]:
+    """Every rank's generated parallelism flags (A5)."""
+    local = dep_local_override(recipe, hw, strategy.name)
+    return tuple(
+        tuple(multi_node_args(strategy, hw, nodes, rank, addr, local)) for rank in range(nodes)
+    )
+
+
 def _multi(
     profile: ResolvedRendering,
     strategy: Strategy,
@@ -449,16 +454,12 @@ def _multi(
     kv: Strategy | None,
     provenance: bool,
 ) -> tuple[dict[str, Any], list[CommandRendering]]:
-    hw = profile.hw
+    hw, nodes = profile.hw, profile.nodes
     # every rank's A5 flags depend on the recipe only through L: the same for every variant
-    generated_key = ("multi-node-args", hw.id, strategy.name, profile.nodes, addr)
-    generated: tuple[tuple[str, ...], ...] | None = profile.recipe.memo.get(generated_key)
-    if generated is None:
-        local = dep_local_override(profile.recipe, hw, strategy.name)
-        generated = profile.recipe.memo[generated_key] = tuple(
-            tuple(multi_node_args(strategy, hw, profile.nodes, rank, addr, local))
-            for rank in range(profile.nodes)
-        )
+    ranks_key = ("multi-node-args", hw.id, strategy.name, nodes, addr)
+    generated = profile.recipe.memoised(
+        ranks_key, _rank_args, profile.recipe, strategy, hw, nodes, addr
+    )
     layers = CommandLayers.of(_scope(profile, strategy, None, kv))
     model = served_model(profile.recipe, profile.variant_key)
     ranks = [layers.command(args, provenance=provenance) for args in generated]

@@ -147,11 +147,13 @@ class _Base:
 
 
 def _base(scope: Scope) -> _Base:
+    return scope.recipe.memoised(
+        ("layers", scope.variant_key, scope.hw.id), lambda: _base_of(scope)
+    )
+
+
+def _base_of(scope: Scope) -> _Base:
     recipe, hw, vkey, variant = scope.recipe, scope.hw, scope.variant_key, scope.variant
-    key = ("layers", vkey, hw.id)
-    found: _Base | None = recipe.memo.get(key)
-    if found is not None:
-        return found
     model = as_dict(recipe.data.get("model"))
     variant_hw = as_dict(as_dict(variant.get("hardware_overrides")).get(hw.id))
     exact = f"variants.{vkey}.hardware_overrides.{hw.id}"
@@ -164,7 +166,7 @@ def _base(scope: Scope) -> _Base:
         gens.append(
             (f"variants.{vkey}.hardware_overrides.{variant_block[0]}", as_dict(variant_block[1]))
         )
-    found = _Base(
+    return _Base(
         args=_segments(
             [
                 ("model.base_args", model.get("base_args")),
@@ -182,8 +184,6 @@ def _base(scope: Scope) -> _Base:
         gen_args=_segments([(f"{path}.extra_args", b.get("extra_args")) for path, b in gens]),
         gen_env=_env_mappings([(f"{path}.extra_env", b.get("extra_env")) for path, b in gens]),
     )
-    recipe.memo[key] = found
-    return found
 
 
 @dataclass(slots=True)  # not frozen: built per command, and frozen init is ~4x slower
@@ -229,10 +229,7 @@ def _strategy_part(scope: Scope) -> _StrategyPart:
     offload_name = scope.kv_offload[0] if scope.kv_offload is not None else None
     kv_name = scope.kv.name if scope.kv is not None else None
     key = ("strategy-part", scope.strategy.name, scope.role, offload_name, kv_name)
-    found: _StrategyPart | None = scope.recipe.memo.get(key)
-    if found is None:
-        found = scope.recipe.memo[key] = _strategy_part_of(scope)
-    return found
+    return scope.recipe.memoised(key, _strategy_part_of, scope)
 
 
 def _strategy_part_of(scope: Scope) -> _StrategyPart:
@@ -391,9 +388,7 @@ def feature_layers(scope: Scope) -> list[tuple[str, Any]]:
     # the per-feature work depends on variant and hardware only; strategy and Mooncake
     # just filter it (the same features recur for every strategy of a hardware)
     key = ("feature-args", scope.variant_key, scope.hw.id, scope.features, modes)
-    candidates: list[_FeatureArgs] | None = scope.recipe.memo.get(key)
-    if candidates is None:
-        candidates = scope.recipe.memo[key] = _feature_layers(scope)
+    candidates = scope.recipe.memoised(key, _feature_layers, scope)
     name, composing = scope.strategy.name, scope.kv is not None
     return [
         (path, args)

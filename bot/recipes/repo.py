@@ -9,10 +9,10 @@ file, key and line; nothing is rendered from a repository that does not load.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from bot.errors import InputError, Location
 from bot.recipes.jsvalues import as_dict
@@ -84,6 +84,10 @@ class Strategy:
         object.__setattr__(self, "is_pd", deploy_type == "pd_cluster")
 
 
+T = TypeVar("T")
+_UNSET = object()
+
+
 @dataclass(frozen=True)
 class Recipe:
     """One ``models/<org>/<repo>.yaml``: its path, ``hf_id`` and parsed data."""
@@ -93,6 +97,16 @@ class Recipe:
     data: Mapping[str, Any]
     # memoised pure derivations of ``data`` (e.g. layers per variant and hardware)
     memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def memoised(self, key: Hashable, compute: Callable[..., T], *args: Any) -> T:
+        """``compute(*args)``, once per ``key`` for this recipe: the key names every input the
+        derivation reads besides the recipe's data (variant, hardware id, strategy, …).
+        Arguments, not a closure: a lambda per call on the render path cost 2% more
+        instructions over the corpus."""
+        found = self.memo.get(key, _UNSET)
+        if found is _UNSET:
+            found = self.memo[key] = compute(*args)
+        return found  # type: ignore[no-any-return]
 
     @property
     def is_omni(self) -> bool:

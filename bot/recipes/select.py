@@ -163,11 +163,7 @@ def floor_nodes(recipe: Recipe, key: str, hw: HardwareProfile) -> int:
 def kept_strategies(repo: RecipesRepo, recipe: Recipe, hw: HardwareProfile) -> list[str]:
     """Strategies offered on ``hw``: compatible ones that pass the gates, then Mooncake."""
     # the same for every variant of the recipe (~2 plans per recipe and hardware)
-    key = ("kept-strategies", hw.id)
-    found: tuple[str, ...] | None = recipe.memo.get(key)
-    if found is None:
-        found = recipe.memo[key] = tuple(_kept_strategies(repo, recipe, hw))
-    return list(found)
+    return list(recipe.memoised(("kept-strategies", hw.id), _kept_strategies, repo, recipe, hw))
 
 
 def _kept_strategies(repo: RecipesRepo, recipe: Recipe, hw: HardwareProfile) -> list[str]:

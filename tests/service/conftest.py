@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import datetime
 import json
+import socket
+import subprocess
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -216,3 +219,31 @@ def redis_queue() -> Iterator[tuple[str, str]]:
         for key in client.scan_iter(f"huey.*.{name}*"):
             client.delete(key)
         client.close()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for(condition: Callable[[], bool], timeout: float, what: str, log: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}; log:\n{log.read_text()[-4000:]}")
+
+
+def wait_serving(url: str, server: subprocess.Popen[bytes], log: Path, timeout: float = 60) -> None:
+    """Until ``GET url`` answers 200; fails with the log's tail if the server exits first."""
+
+    def up() -> bool:
+        assert server.poll() is None, log.read_text()[-4000:]
+        try:
+            return httpx.get(url, timeout=1).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    wait_for(up, timeout, f"{url} to answer", log)

@@ -7,14 +7,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from bot.github.sanitize import VERIFY_MARKER
-from tests.service.conftest import BENCH, RECIPES, Harness, push
+from tests.service.conftest import BENCH, RECIPES, Harness, push, wait_for
 from tests.service.fakegithub import FakeGitHub, git
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,15 +52,6 @@ def worker(harness: Harness, log: Path) -> subprocess.Popen[bytes]:
             stdout=out,
             stderr=subprocess.STDOUT,
         )
-
-
-def wait_for(condition: Callable[[], bool], timeout: float, what: str, log: Path) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}; worker log:\n{log.read_text()[-4000:]}")
 
 
 @pytest.mark.slow

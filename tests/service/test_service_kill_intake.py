@@ -22,19 +22,20 @@ import pytest
 
 from bot.github.sanitize import VERIFY_MARKER
 from bot.github.signature import sign
-from tests.service.conftest import BENCH, RECIPES, SECRET, Harness, push
+from tests.service.conftest import (
+    BENCH,
+    RECIPES,
+    SECRET,
+    Harness,
+    free_port,
+    push,
+    wait_for,
+    wait_serving,
+)
 from tests.service.fakegithub import FakeGitHub, git
-from tests.service.test_service_kill import ROOT, service_env, wait_for, worker
+from tests.service.test_service_kill import ROOT, service_env, worker
 
 HOOK = Path(__file__).resolve().parent / "killhook"
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def serve(harness: Harness, log: Path, port: int, *, die: bool) -> subprocess.Popen[bytes]:
@@ -49,15 +50,7 @@ def serve(harness: Harness, log: Path, port: int, *, die: bool) -> subprocess.Po
             [sys.executable, "-m", "bot", "serve", "--port", str(port), "--workers", "1"],
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip
-
-    def up() -> bool:
-        assert proc.poll() is None, log.read_text()[-3000:]
-        try:
-            return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200
-        except httpx.HTTPError:
-            return False
-
-    wait_for(up, 60, "the server", log)
+    wait_serving(f"http://127.0.0.1:{port}/healthz", proc, log)
     return proc
 
 

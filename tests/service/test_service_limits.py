@@ -16,14 +16,9 @@ import httpx
 import pytest
 
 from bot.service.outage import Outage, guard_queue
+from tests.service.conftest import free_port, wait_serving
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -48,15 +43,7 @@ def server(tmp_path: Path) -> Iterator[str]:
         )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
-            time.sleep(0.2)
+        wait_serving(f"{base}/healthz", proc, log)
         yield f"127.0.0.1:{port}"
     finally:
         proc.send_signal(signal.SIGINT)

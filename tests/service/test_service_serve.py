@@ -5,26 +5,19 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
 from bot.github.signature import sign
+from tests.service.conftest import free_port, wait_for, wait_serving
 from tests.shared import github_data_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = github_data_dir()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def test_serve_without_a_secret_says_so_in_one_line(tmp_path: Path) -> None:
@@ -65,15 +58,7 @@ def test_serve_with_only_the_secret_accepts_deliveries(tmp_path: Path) -> None:
         )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.2)
+        wait_serving(f"{base}/healthz", server, log)
         assert httpx.get(f"{base}/readyz").json() == {"status": "ready"}
         payload = json.loads((DATA / "pull_request.labeled.json").read_text())
         payload["label"]["name"] = "recipe-sync"
@@ -85,10 +70,7 @@ def test_serve_with_only_the_secret_accepts_deliveries(tmp_path: Path) -> None:
         }
         response = httpx.post(f"{base}/webhooks/github", content=body, headers=headers)
         assert response.status_code == 202, response.text
-        deadline = time.monotonic() + 30
-        while "no GitHub credentials" not in log.read_text():
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.2)
+        wait_for(lambda: "no GitHub credentials" in log.read_text(), 30, "the job's error", log)
         assert (tmp_path / ".local/share/recipe-sync/recipe-sync.db").is_file()
         assert (tmp_path / ".local/share/recipe-sync/queue.db").is_file()
     finally:
@@ -156,30 +138,20 @@ def test_several_processes_share_the_port_and_stop_together(
         }
         return httpx.post(f"{base}/webhooks/github", content=body, headers=headers).status_code
 
-    def wait_ready() -> None:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.2)
-
     try:
-        wait_ready()
+        wait_serving(f"{base}/readyz", server, log)
         first = _children(server.pid)
         assert len(first) == 2
         assert [deliver(f"multi-{i}") for i in range(20)] == [202] * 20
         assert deliver("multi-3") == 200  # a replay, whichever process answers it
         # a server process that dies is replaced; the port keeps answering
         os.kill(min(first), signal.SIGKILL)
-        deadline = time.monotonic() + 30
-        while len(_children(server.pid) - {min(first)}) < 2:
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.2)
-        wait_ready()
+
+        def replaced() -> bool:
+            return len(_children(server.pid) - {min(first)}) >= 2
+
+        wait_for(replaced, 30, "a replacement server process", log)
+        wait_serving(f"{base}/readyz", server, log)
         assert deliver("multi-after") == 202
         survivors = _children(server.pid)
     finally:

@@ -53,12 +53,21 @@ def _matrix(
     return regression_matrix(recipes, after, SEED_RECIPE, plan.edits, profiles, NOT_RUN)
 
 
-def test_seed_matrix_moves_only_what_the_edits_apply_to(
+@pytest.fixture(scope="module")
+def seed_matrix(
     seed_plan: tuple[RecipesRepo, GitTreeSource, AlignmentPlan],
-) -> None:
+) -> RegressionMatrix:
+    """The seed plan's regression matrix over its edited tree."""
     _, _, plan = seed_plan
     assert plan.after is not None
-    matrix = _matrix(seed_plan, plan.after)
+    return _matrix(seed_plan, plan.after)
+
+
+def test_seed_matrix_moves_only_what_the_edits_apply_to(
+    seed_plan: tuple[RecipesRepo, GitTreeSource, AlignmentPlan], seed_matrix: RegressionMatrix
+) -> None:
+    _, _, plan = seed_plan
+    matrix = seed_matrix
     assert matrix.blocked is None and matrix.unexpected == () and matrix.ineffective == ()
     moved = {(r.id.hardware, r.id.strategy) for r in matrix.moved}
     # only the benchmarked GPU moves: MI300X/MI325X/MI350X share the amd block, not the edit
@@ -91,11 +100,9 @@ def test_seed_matrix_moves_only_what_the_edits_apply_to(
 
 
 def test_a_rendering_that_never_sets_a_changed_flag_is_absent_not_kept(
-    seed_plan: tuple[RecipesRepo, GitTreeSource, AlignmentPlan],
+    seed_matrix: RegressionMatrix,
 ) -> None:
-    _, _, plan = seed_plan
-    assert plan.after is not None
-    matrix = _matrix(seed_plan, plan.after)
+    matrix = seed_matrix
     by_place = {(r.id.hardware, r.id.strategy, r.id.features): r for r in matrix.rows}
     # the AMD GPUs that share the old MoE backend keep it; NVIDIA renderings never set one
     mi300x = [r for (hw, _, _), r in by_place.items() if hw == "mi300x"]

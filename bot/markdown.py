@@ -200,10 +200,58 @@ def prose(value: str) -> str:
     out: list[str] = []
     pos = 0
     for match in _QUOTED.finditer(flat):
-        out.append(_words(flat[pos : match.start()]))
+        out.append(_free_text(flat[pos : match.start()]))
         out.append(code(match.group(1)))
         pos = match.end()
-    out.append(_words(flat[pos:]))
+    out.append(_free_text(flat[pos:]))
+    return "".join(out)
+
+
+# a word that opens a JSON object (``{"``, ``{}``) or array (``[`` and a JSON value or ``]``)
+_JSON_START = re.compile(
+    r"""(?:(?<=\s)|^) (?: \{\s*["}] | \[\s*[-"\d\[{\]] | \[\s*(?:true|false|null)\b )""",
+    re.VERBOSE,
+)
+_FLAG_BEFORE = re.compile(r"(?:(?<=\s)|^|(?<=[+−]))(--[A-Za-z][\w.-]*) $")
+
+
+def _json_end(text: str, start: int) -> int | None:
+    """The index after the JSON literal that opens at ``text[start]``; None if unbalanced."""
+    depth, in_string, escaped = 0, False, False
+    for index in range(start, len(text)):
+        char = text[index]
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (char == "\\", char != '"')
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return None
+
+
+def _free_text(value: str) -> str:
+    """:func:`_words`, with every JSON literal (and the flag it is the value of) one code
+    span: ``--x {"a": 1, "b": [2]}`` split at its spaces and quotes read as scraps."""
+    out: list[str] = []
+    pos = 0
+    for match in _JSON_START.finditer(value):
+        if match.start() < pos:
+            continue
+        end = _json_end(value, match.start())
+        if end is None:
+            continue
+        begin = match.start()
+        flag = _FLAG_BEFORE.search(value[pos:begin])
+        if flag:
+            begin = pos + flag.start(1)
+        out.append(_words(value[pos:begin]))
+        out.append(code(value[begin:end]))
+        pos = end
+    out.append(_words(value[pos:]))
     return "".join(out)
 
 

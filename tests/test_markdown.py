@@ -23,6 +23,24 @@ def test_prose_puts_identifiers_in_code_spans() -> None:
     )
 
 
+def test_prose_keeps_a_json_value_and_its_flag_in_one_code_span() -> None:
+    # seen on InferenceX#2707: spaces and quotes inside the JSON split it into scraps
+    # ({"`method":"mtp",…}`) that GitHub renders as broken code
+    assert md.prose(
+        'moved: --speculative-config {"method":"mtp","n":2} → {"method": "mtp", "n": 3}; '
+        '+--kv-transfer-config {"a":[1, {"b":"x y"}]}; prefill: +--x 3'
+    ) == (
+        'moved: `--speculative-config {"method":"mtp","n":2}` → `{"method": "mtp", "n": 3}`; '
+        '+`--kv-transfer-config {"a":[1, {"b":"x y"}]}`; prefill: +`--x 3`'
+    )
+    # a quote escaped inside a JSON string does not end it; a list of numbers is JSON too
+    assert md.prose('sizes [1, 2, 4] and {"k": "a \\" } b"}.') == (
+        'sizes `[1, 2, 4]` and `{"k": "a \\" } b"}`.'
+    )
+    # brackets that open no JSON value, and an unclosed object, stay escaped text
+    assert md.prose('[x] and {y} and {"open') == '\\[x\\] and {y} and {"open'
+
+
 def test_prose_leaves_words_numbers_and_flags_mid_sentence_alone() -> None:
     assert md.prose("--host is front-end only, e.g. 2.72 ms/step at 1/2/4, v0.33") == (
         "`--host` is front-end only, e.g. 2.72 ms/step at 1/2/4, v0.33"

@@ -360,6 +360,12 @@ def summary_bullet(edit: PlannedEdit, ctx: SummaryContext | None = None) -> str:
     takes it and what the others keep. The reason only where the values do not say it (a
     removal by policy, a parallelism) and the upstream vLLM change of a new image; never
     the placement rule (plan.json has it)."""
+    what, scope, kept = _bullet_parts(edit, ctx)
+    return f"{what}. {plain(scope)}{kept}."
+
+
+def _bullet_parts(edit: PlannedEdit, ctx: SummaryContext | None) -> tuple[str, str, str]:
+    """(what the edit sets, who takes it, what the others keep) of :func:`summary_bullet`."""
     old = _old_value(edit, ctx.plan) if ctx is not None else edit.before
     line = f"- {_verb(edit, old, ctx.recipes if ctx is not None else None)}"
     if ctx is not None:
@@ -371,7 +377,24 @@ def summary_bullet(edit: PlannedEdit, ctx: SummaryContext | None = None) -> str:
         line += f"; the benchmark's changelog cites upstream {cited}"
     scope = _scope(edit, ctx) if ctx is not None else edit.scope[:1].upper() + edit.scope[1:]
     kept = _kept(edit, ctx) if ctx is not None else ""
-    return f"{line}. {plain(scope)}{kept}."
+    return line, scope, kept
+
+
+_STRATEGY_SCOPE = re.compile(r"(?P<where>.+) \+ (?P<strategy>\S+) only")
+
+
+def merged_scope(scopes: list[str]) -> str:
+    """One scope for an edit made alike in several places: ``B300 + single_node_tp only``
+    and ``B300 + single_node_tep only`` are ``B300 + single_node_tp, single_node_tep only``;
+    scopes of other shapes are listed."""
+    if len(scopes) == 1:
+        return scopes[0]
+    found = [_STRATEGY_SCOPE.fullmatch(s) for s in scopes]
+    wheres = {m.group("where") for m in found if m is not None}
+    if len(wheres) == 1 and all(found):
+        strategies = ", ".join(m.group("strategy") for m in found if m is not None)
+        return f"{wheres.pop()} + {strategies} only"
+    return "; ".join(scopes)
 
 
 def verified_bullet(edit: PlannedEdit, verification: Verification | None, pr: str) -> str:
@@ -394,14 +417,25 @@ def summary_lines(
     plan: AlignmentPlan, bench_ref: str, ctx: SummaryContext | None = None
 ) -> list[str]:
     """One bullet per edit: the image first, then flags and env, the verification last."""
-    lines = []
+    lines: list[str | tuple[str, str]] = []
+    # an edit made alike at several nodes (the same flag for single_node_tp and _tep of a
+    # sweep) is one bullet naming every scope
+    scopes: dict[tuple[str, str], list[str]] = {}
     for edit in sorted(plan.edits, key=lambda e: KIND_ORDER.index(e.kind)):
         if edit.kind == "verified":
             verification = next((v for v in plan.verifications if v.hardware == edit.subject), None)
             lines.append(verified_bullet(edit, verification, ref(bench_ref)))
-        else:
-            lines.append(summary_bullet(edit, ctx))
-    return lines
+            continue
+        what, scope, kept = _bullet_parts(edit, ctx)
+        if (what, kept) not in scopes:
+            lines.append((what, kept))
+        scopes.setdefault((what, kept), []).append(scope)
+    return [
+        line
+        if isinstance(line, str)
+        else f"{line[0]}. {plain(merged_scope(scopes[line]))}{line[1]}."
+        for line in lines
+    ]
 
 
 def _untouched_overrides(after: Rendering, plan: AlignmentPlan) -> list[str]:
@@ -780,8 +814,10 @@ def body(run: AlignRun, outcome: RecipeOutcome, budget: TextBudget = TextBudget(
     ]
     if outcome.matrix is not None:
         parts.append(_matrix_section(outcome.matrix, budget, images))
-    for item in plan.targets:
-        parts.append(_evidence_section(run, plan, item, budget))
+    # targets of one key on one hardware (single_node_tp and _tep of a sweep) share their
+    # evidence: each distinct section once
+    evidence = [_evidence_section(run, plan, item, budget) for item in plan.targets]
+    parts += [section for index, section in enumerate(evidence) if section not in evidence[:index]]
     parts.append(_defaults_section(plan))
     parts.append(_lists_section(plan, budget))
     return neutralize("\n\n".join("\n".join(p) for p in parts if p).rstrip() + "\n")

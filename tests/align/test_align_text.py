@@ -18,6 +18,7 @@ from bot.present.pr_text import (
     COMPACT,
     body,
     cap,
+    merged_scope,
     plain,
     pull_request_text,
     summary_bullet,
@@ -111,6 +112,23 @@ def test_plain_keeps_identifiers_and_escapes_the_rest() -> None:
         "MI355X: single_node_tp, pd_cluster — with a + b (x)"
     )
     assert plain("_emph_ *x*") == "\\_emph\\_ \\*x\\*"
+
+
+def test_one_edit_made_in_several_strategies_names_them_in_one_scope() -> None:
+    assert merged_scope(["B300 + single_node_tp only"]) == "B300 + single_node_tp only"
+    assert (
+        merged_scope(["B300 + single_node_tp only", "B300 + single_node_tep only"])
+        == "B300 + single_node_tp, single_node_tep only"
+    )
+    # other hardware or other shapes are listed, not merged into a wrong sentence
+    assert (
+        merged_scope(["B300 + single_node_tp only", "B200 + single_node_tp only"])
+        == "B300 + single_node_tp only; B200 + single_node_tp only"
+    )
+    assert (
+        merged_scope(["MI355X only", "B300 + single_node_tp only"])
+        == "MI355X only; B300 + single_node_tp only"
+    )
 
 
 def test_whitespace_check_counts_lines_and_problems() -> None:

@@ -1,0 +1,103 @@
+"""Alignment PRs for real InferenceX PRs (history bundles in ../shared), read as a maintainer
+reads them: one bullet per edit however many strategies take it, one evidence section per
+hardware, every JSON value one readable code span."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+
+from bot.commands.main import main
+from tests.shared import shared_dir
+
+pytestmark = pytest.mark.slow
+
+RECIPES_BASE = "ba26d6ee77"  # recipes main on 2026-07-02, the last commit of its bundle
+
+
+@pytest.fixture(scope="module")
+def histories(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    history = shared_dir() / "data" / "history"
+    root = tmp_path_factory.mktemp("real-history")
+    clones = []
+    for name, bundle in (
+        ("bench", "InferenceX-main-upto-2026-08-21.bundle"),
+        ("recipes", "recipes-main-upto-2026-07-02.bundle"),
+    ):
+        subprocess.run(["git", "clone", "-q", str(history / bundle), str(root / name)], check=True)
+        clones.append(root / name)
+    return clones[0], clones[1]
+
+
+def _align(histories: tuple[Path, Path], number: int, out: Path) -> str:
+    bench, recipes = histories
+    sha = subprocess.run(
+        ["git", "-C", str(bench), "log", "--format=%H", "-1", f"--grep=(#{number})"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert sha, number
+    status = main(
+        [
+            "align",
+            "--bench-repo", str(bench),
+            "--bench-ref", sha,
+            "--bench-base", f"{sha}^",
+            "--bench-pr", str(number),
+            "--recipes", str(recipes),
+            "--recipes-ref", RECIPES_BASE,
+            "--bench-name", "SemiAnalysisAI/InferenceX",
+            "--recipes-name", "vllm-project/recipes",
+            "--out", str(out),
+        ]
+    )  # fmt: skip
+    assert status in (0, 1), status  # 1: drift found (the check run's action_required)
+    return (out / "pr-body.md").read_text()
+
+
+def _code_spans(markdown: str) -> list[str]:
+    tokens = MarkdownIt("commonmark").enable("table").parse(markdown)
+    return [
+        child.content
+        for token in tokens
+        if token.type == "inline"
+        for child in token.children or []
+        if child.type == "code_inline"
+    ]
+
+
+def _assert_json_spans_whole(body: str) -> None:
+    """A code span holding JSON holds all of it: balanced brackets, paired quotes."""
+    for span in _code_spans(body):
+        if "{" in span or "}" in span:
+            assert span.count("{") == span.count("}"), span
+            assert span.replace('\\"', "").count('"') % 2 == 0, span
+
+
+def test_a_sweep_on_two_strategies_is_one_bullet_per_edit(
+    histories: tuple[Path, Path], tmp_path: Path
+) -> None:
+    # InferenceX#2513 ran Kimi-K2.5 FP4 on B300 with TP and TEP: the same five settings
+    # land in both strategies' B300 overrides
+    body = _align(histories, 2513, tmp_path)
+    summary = body.split("### Summary", 1)[1].split("**Benchmark settings", 1)[0]
+    bullets = [line for line in summary.splitlines() if line.startswith("- ")]
+    assert len(bullets) == len(set(bullets)) == 6, bullets
+    assert sum("B300 + single_node_tp, single_node_tep only." in b for b in bullets) == 5
+    assert body.count("### B300 runtime evidence") == 1
+    _assert_json_spans_whole(body)
+
+
+def test_json_values_in_the_regression_table_are_whole_code_spans(
+    histories: tuple[Path, Path], tmp_path: Path
+) -> None:
+    # InferenceX#2707: --speculative-config and --kv-transfer-config change JSON values
+    body = _align(histories, 2707, tmp_path)
+    _assert_json_spans_whole(body)
+    spans = _code_spans(body)
+    assert '--speculative-config {"method":"mtp","num_speculative_tokens":2}' in spans
+    assert '{"method": "mtp", "num_speculative_tokens": 3}' in spans

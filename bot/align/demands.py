@@ -17,6 +17,7 @@ from bot.align.compare import DRIFT, PARALLELISM_KEYS, Comparison
 from bot.align.nodes import (
     MISSING,
     Rendered,
+    bench_field_tokens,
     bench_spans,
     bench_value_text,
     has_placeholder,
@@ -354,7 +355,7 @@ class Collector:
                 knob=cls.value,
                 kind=diff.kind,
                 subject=diff.flag,
-                bench=" ".join(diff.bench_tokens) or None,
+                bench=" ".join(bench_field_tokens(diff)) or None,
                 recipe=" ".join(diff.recipe_tokens) or None,
                 reason=why,
                 target=label,

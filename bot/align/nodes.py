@@ -101,7 +101,7 @@ def text_value(value: Any) -> str | None:
 def bench_value_text(diff: FlagDiff) -> str | None:
     """The value as the benchmark spells it (``--x v`` or ``--x=v``); None for a bare flag."""
     tokens = diff.bench_tokens
-    if _field_of_whole_json(diff):
+    if field_of_whole_json(diff):
         # one field of a JSON the benchmark passes whole: the field's own value, for the
         # dotted flag (``--attention-config.use_prefill_query_quantization true``)
         value = diff.bench_value
@@ -118,6 +118,15 @@ def bench_value_text(diff: FlagDiff) -> str | None:
     return None
 
 
+def bench_field_tokens(diff: FlagDiff) -> tuple[str, ...]:
+    """The benchmark's tokens for ``diff``; for one field of a JSON the benchmark passes whole,
+    the field's own dotted flag and value (``--attention-config.use_prefill_query_quantization
+    true``), so each field is shown, and classed, apart from its neighbours."""
+    if field_of_whole_json(diff):
+        return (diff.flag, bench_value_text(diff) or "")
+    return tuple(diff.bench_tokens)
+
+
 def _one_line(value: str) -> str:
     """A JSON value a script pretty-prints over several lines, as one compact line (the
     recipes write their JSON arguments on one line; vLLM reads both as the same data).
@@ -131,7 +140,7 @@ def _one_line(value: str) -> str:
     return json.dumps(data, separators=(",", ":")) if isinstance(data, dict | list) else value
 
 
-def _field_of_whole_json(diff: FlagDiff) -> bool:
+def field_of_whole_json(diff: FlagDiff) -> bool:
     """``diff`` is one field (``--x.key``) of a config the benchmark spells as a whole
     (``--x '{"key": …}'``): its tokens carry the whole JSON, not the field's value."""
     if diff.kind != "flag" or "." not in diff.flag or not diff.bench_tokens:

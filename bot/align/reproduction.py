@@ -33,7 +33,7 @@ from typing import Any
 
 from bot import markdown as md
 from bot.align.compare import Comparison, compare, recipe_min_version, taxonomy_vram
-from bot.align.nodes import hw_label
+from bot.align.nodes import bench_field_tokens, hw_label
 from bot.align.profile import SYNTHETIC_KEYS, Profile, synthetic_acceptance
 from bot.benchmarks import BenchRepo, LaunchLine
 from bot.benchmarks.router import router_command
@@ -599,7 +599,7 @@ def _deltas(
         unknown = diff.verdict is Verdict.UNKNOWN and bool(diff.bench_tokens)
         if diff.verdict not in _DRIFT and not unknown:
             continue
-        bench = _tokens(diff.bench_tokens)
+        bench = _tokens(bench_field_tokens(diff))
         recipe = _tokens(diff.recipe_tokens)
         rule = (conc or {}).get(diff.flag)
         if rule is not None and diff.bench_tokens:

@@ -90,6 +90,20 @@ def test_a_sweep_on_two_strategies_is_one_bullet_per_edit(
     assert sum("B300 + single_node_tp, single_node_tep only." in b for b in bullets) == 5
     assert body.count("### B300 runtime evidence") == 1
     _assert_json_spans_whole(body)
+    # the benchmark passes --attention-config as one JSON with a kernel field and an
+    # accuracy field: each is its own dotted flag in its own class, never the whole JSON
+    # twice (once "required", once "benchmark-only") in one reproduction block
+    assert "accuracy: `--attention-config.use_prefill_query_quantization true`" in body
+    patch = (tmp_path / "recipe.patch").read_text()
+    blocks = patch.split("+  **")[1:]
+    assert len(blocks) == 5  # TP4, TP4 + EP4, TP8, TP8 + EP8, DP4 + EP4
+    for block in blocks:
+        assert "Add `--attention-config.use_prefill_query_quantization true`" in block
+        assert "Add `--attention-config\n" not in block and "Add `--attention-config '" not in block
+    # only DP4 runs a strategy the recipe did not take the kernel field into
+    assert [b.split("**")[0] for b in blocks if "mla_prefill_backend FLASHINFER`." in b] == [
+        "DP4 (DP attention) + EP4"
+    ]
 
 
 def test_json_values_in_the_regression_table_are_whole_code_spans(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from bot.align.compare import DRIFT, PARALLELISM_KEYS, Comparison
@@ -22,6 +22,7 @@ from bot.align.nodes import (
     bench_value_text,
     has_placeholder,
     in_recipe,
+    json_holder,
     lookup,
     recipe_renderings,
     text_value,
@@ -179,6 +180,9 @@ class Collector:
         self.out = Collected()
         self._drawn: list[tuple[Rendered, frozenset[str]]] | None = None
         self._under: list[frozenset[str]] = []  # per rendering: _containers(drawn)
+        # node → (the whole JSON being built, index of its demand) for fields of a config the
+        # recipe spells whole: every carried field of one config lands in one value
+        self._json_values: dict[str, tuple[dict[str, Any], int]] = {}
 
     # -- placement ---------------------------------------------------------------------
 
@@ -476,6 +480,12 @@ class Collector:
         if carry == "feature":
             self._feature_flag(target, comparison, diff, label, spans)
             return
+        holder = json_holder(comparison.command.args, diff)
+        if holder is not None:
+            if not diff.recipe_tokens:
+                self.out.defaults.append(flag_note(diff, label))
+            self._change_json_field(target, holder, diff, label, spans)
+            return
         if diff.bench_tokens and not diff.recipe_tokens:
             # the recipe omits it and vLLM's default is not the benchmark's value
             self.out.defaults.append(flag_note(diff, label))
@@ -612,6 +622,68 @@ class Collector:
                 sources=spans,
             )
         )
+
+    def _change_json_field(
+        self,
+        target: Target,
+        holder: ArgOrigin,
+        diff: FlagDiff,
+        label: str,
+        spans: tuple[SourceSpan, ...],
+    ) -> None:
+        """One field of a config the recipe spells as a whole JSON (``--x '{…}'``): the field
+        goes INTO that JSON. A dotted ``--x.key v`` beside it would make vLLM discard the
+        whole JSON (JSON and dotted forms are not merged: docs/vllm-cli-semantics.md §8), so
+        the recipe's other keys would silently stop applying."""
+        if has_placeholder(bench_value_text(diff), *diff.bench_tokens):
+            self.out.skipped.append(
+                f"{label}: {diff.flag} is not statically known in the launch line "
+                f"({' '.join(diff.bench_tokens)}); not copied"
+            )
+            return
+        flag = holder.flag or diff.flag
+        unit_path = parse_path(holder.path)
+        value_path = self._value_path(holder)
+        exact = self._exact(unit_path, target.profile)
+        users = [] if exact else self.unverified_users(holder.path)
+        if not users and value_path is not None:
+            node, path = format_path(value_path), value_path
+            placement = (
+                "the JSON where the recipe defines the config; every rendering drawing from "
+                "it was benchmarked"
+            )
+        else:
+            path = self._override_container(unit_path, target.profile, "extra_args")
+            node = f"{format_path(path)}::{flag}"
+            placement = (
+                f"the whole JSON overrides {format_path(unit_path)} for "
+                f"{target.profile.hardware} only: it is {self._scope_note(users)}"
+            )
+        found = self._json_values.get(node)
+        merged = dict(found[0]) if found is not None else json.loads(holder.value or "{}")
+        _set_field(merged, diff.flag[len(flag.split(".", 1)[0]) + 1 :].split("."), diff.bench_value)
+        text = json.dumps(merged, separators=(",", ":"))
+        demand: AppendDemand | SetDemand
+        if node.endswith(f"::{flag}"):
+            demand = AppendDemand(
+                node=node, items=(flag, text), kind="flag-new", subject=canonical_flag(flag),
+                path=path, reason=diff.reason, placement=placement, target=label,
+                sources=spans, shadows=unit_path,
+            )  # fmt: skip
+        else:
+            demand = SetDemand(
+                node=node, value=text, kind="flag", subject=canonical_flag(flag),
+                before=holder.value, path=path, reason=diff.reason, placement=placement,
+                target=label, sources=spans,
+            )  # fmt: skip
+        if found is not None:  # a second field of the same config: one value holds both
+            earlier = self.out.demands[found[1]]
+            reason = f"{earlier.reason}; {diff.reason}"
+            self.out.demands[found[1]] = replace(demand, reason=reason)
+            self._json_values[node] = (merged, found[1])
+            return
+        self._json_values[node] = (merged, len(self.out.demands))
+        self.out.demands.append(demand)
 
     def _bench_items(self, diff: FlagDiff, label: str) -> tuple[str, ...] | None:
         wanted = bench_value_text(diff)
@@ -1020,6 +1092,15 @@ class Collector:
                 shadows=shadows,
             )
         )
+
+
+def _set_field(data: dict[str, Any], keys: Sequence[str], value: Any) -> None:
+    """``data[k1][k2]… = value``, creating the mappings on the way."""
+    for key in keys[:-1]:
+        inner = data.get(key)
+        data[key] = inner = dict(inner) if isinstance(inner, dict) else {}
+        data = inner
+    data[keys[-1]] = value
 
 
 def floating_tag(image: str) -> bool:

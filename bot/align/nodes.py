@@ -9,7 +9,7 @@ from typing import Any
 
 from bot.benchmarks import LaunchLine
 from bot.errors import RecipeSyncError
-from bot.recipes import RecipesRepo, Rendering, RenderRequest, build_api, render
+from bot.recipes import ArgOrigin, RecipesRepo, Rendering, RenderRequest, build_api, render
 from bot.recipes.edit import NodePath
 from bot.shell.result import SourceSpan
 from bot.shell.text import PLACEHOLDER_RE
@@ -112,9 +112,9 @@ def bench_value_text(diff: FlagDiff) -> str | None:
         kept = {k: v for k, v in diff.bench_value.items() if k not in diff.benchmark_only_keys}
         return json.dumps(kept, separators=(",", ":"))
     if len(tokens) == 2:
-        return _one_line(tokens[1])
+        return one_line_json(tokens[1])
     if len(tokens) == 1 and tokens[0].startswith("-") and "=" in tokens[0]:
-        return _one_line(tokens[0].split("=", 1)[1])
+        return one_line_json(tokens[0].split("=", 1)[1])
     return None
 
 
@@ -127,7 +127,7 @@ def bench_field_tokens(diff: FlagDiff) -> tuple[str, ...]:
     return tuple(diff.bench_tokens)
 
 
-def _one_line(value: str) -> str:
+def one_line_json(value: str) -> str:
     """A JSON value a script pretty-prints over several lines, as one compact line (the
     recipes write their JSON arguments on one line; vLLM reads both as the same data).
     Anything else as it is."""
@@ -229,3 +229,22 @@ def recipe_renderings(
             ident = (request.variant or "default", request.hardware, request.strategy or "")
             out.append((ident, rendering_draws(rendering)))
     return out
+
+
+def json_holder(units: Sequence[ArgOrigin], diff: FlagDiff) -> ArgOrigin | None:
+    """The recipe's unit that spells, as one JSON object, the config ``diff`` is a field of
+    (``--compilation-config '{…}'`` for ``--compilation-config.mode``); None otherwise."""
+    if diff.kind != "flag" or "." not in diff.flag or not diff.flag.startswith("--"):
+        return None
+    prefix = canonical_flag(diff.flag.split(".", 1)[0])
+    for unit in units:
+        if unit.flag is None or "." in unit.flag or canonical_flag(unit.flag) != prefix:
+            continue
+        if not in_recipe(unit.path) or unit.value is None:
+            return None
+        try:
+            value = json.loads(unit.value)
+        except ValueError:
+            return None
+        return unit if isinstance(value, dict) else None
+    return None

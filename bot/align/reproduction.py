@@ -33,7 +33,7 @@ from typing import Any
 
 from bot import markdown as md
 from bot.align.compare import Comparison, compare, recipe_min_version, taxonomy_vram
-from bot.align.nodes import bench_field_tokens, hw_label
+from bot.align.nodes import bench_field_tokens, hw_label, json_holder, one_line_json
 from bot.align.profile import SYNTHETIC_KEYS, Profile, synthetic_acceptance
 from bot.benchmarks import BenchRepo, LaunchLine
 from bot.benchmarks.router import router_command
@@ -555,7 +555,32 @@ def _spec_config(argv: Sequence[str]) -> dict[str, Any]:
 
 
 def _tokens(diff_tokens: Sequence[str]) -> str:
-    return " ".join(_display(t) if i else t for i, t in enumerate(diff_tokens))
+    """Tokens as a shell line; a JSON value a script wrote over several lines on one line."""
+    return " ".join(_display(one_line_json(t)) if i else t for i, t in enumerate(diff_tokens))
+
+
+def _json_field_delta(comparison: Comparison, diff: FlagDiff) -> str | None:
+    """The bullet for one field of a config the recipe's command spells as a whole JSON:
+    a dotted ``--x.key v`` added to that command would make vLLM discard the JSON (JSON and
+    dotted forms are not merged), so the field is set or removed inside it. None otherwise."""
+    holder = json_holder(comparison.command.args, diff)
+    if holder is None or holder.flag is None:
+        return None
+    key = diff.flag.split(".", 1)[1]
+    if diff.verdict is Verdict.RECIPE_ONLY or not diff.bench_tokens:
+        return (
+            f"Remove {md.code(key)} from the {md.code(holder.flag)} JSON (the benchmark "
+            "does not set it)."
+        )
+    before = ""
+    if diff.recipe_value is not None:
+        before = f" (the recipe's command: {md.code(_compact(diff.recipe_value))})"
+    value = md.code(_compact(diff.bench_value))
+    return f"Set {md.code(key)} to {value} in the {md.code(holder.flag)} JSON{before}."
+
+
+def _compact(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"))
 
 
 def _deltas(
@@ -598,6 +623,10 @@ def _deltas(
             continue
         unknown = diff.verdict is Verdict.UNKNOWN and bool(diff.bench_tokens)
         if diff.verdict not in _DRIFT and not unknown:
+            continue
+        inside = _json_field_delta(comparison, diff)
+        if inside is not None and (conc or {}).get(diff.flag) is None:
+            out.append((cls, inside))
             continue
         bench = _tokens(bench_field_tokens(diff))
         recipe = _tokens(diff.recipe_tokens)

@@ -236,6 +236,13 @@ def _old_value(edit: PlannedEdit, plan: AlignmentPlan) -> str | None:
         for diff in target.comparison.drift:
             if diff.flag == edit.subject and diff.recipe_tokens:
                 return _value_only(edit.subject, " ".join(diff.recipe_tokens))
+    if edit.shadows is None or not edit.subject.startswith("--"):
+        return None
+    # an override of a whole config (its fields drifted, not the flag): the shadowed value
+    for target in plan.targets:
+        for unit in target.comparison.command.args:
+            if unit.flag and canonical_flag(unit.flag) == edit.subject and unit.value:
+                return unit.value
     return None
 
 

@@ -333,3 +333,53 @@ def test_a_new_workload_feature_end_to_end_is_one_hunk_and_moves_only_amd_with_i
     assert matrix["unexpected"] == [] and matrix["ineffective"] == []
     title = (out / "pr-title.txt").read_text()
     assert title.startswith("[DeepSeek-V4.1-Flash][MI355X] Align MoE backend and opt-in agentic")
+
+
+# a field of a config the recipe spells as a whole JSON goes into that JSON
+def test_a_field_of_a_whole_json_in_the_recipe_is_changed_inside_it(
+    source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    """InferenceX#2707: a dotted ``--compilation-config.cudagraph_mode`` beside the recipe's
+    ``--compilation-config '{…}'`` would make vLLM discard the whole JSON (custom_ops lost).
+    The shared JSON is overridden for the benchmarked hardware by a whole JSON holding the
+    recipe's other keys and every carried field, in one value."""
+    moe = '      - "--moe-backend"\n      - "aiter_triton_mxfp4_bf16"\n'
+    config = """'{"cudagraph_mode":"PIECEWISE","custom_ops":["all"]}'"""
+    shared = f'      - "--compilation-config"\n      - {config}\n'
+    edited = _edited(source, moe, moe + shared)
+    bench = _argv(launch, "--compilation-config", '{"cudagraph_mode":"FULL_DECODE_ONLY","mode":0}')
+    before, plan = _plan(edited, rules, bench)
+    assert plan.failure is None, plan.failure
+    edits = [e for e in plan.edits if e.subject.startswith("--compilation-config")]
+    merged = '{"cudagraph_mode":"FULL_DECODE_ONLY","custom_ops":["all"],"mode":0}'
+    assert [(e.subject, e.node, e.after) for e in edits] == [
+        ("--compilation-config", f"{SO_MI355X}.extra_args", f"--compilation-config {merged}")
+    ]
+    assert plan.after is not None
+    after = _render(plan.after, "mi355x")
+    assert after.count("--compilation-config") == 1 and "--compilation-config." not in after
+    for hw in ("mi300x", "mi325x", "mi350x"):  # the shared JSON is untouched for them
+        assert _render(plan.after, hw) == _render(before, hw)
+
+
+def test_a_whole_json_only_the_benchmarked_point_draws_from_is_changed_in_place(
+    source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    tp = "  single_node_tp:\n"
+    config = """'{"cudagraph_mode":"PIECEWISE","custom_ops":["all"]}'"""
+    own = (
+        "    hardware_overrides:\n      mi355x:\n        extra_args:\n"
+        f'          - "--compilation-config"\n          - {config}\n'
+    )
+    edited = _edited(source, tp, tp + own)
+    bench = _argv(launch, "--compilation-config", '{"cudagraph_mode":"FULL_DECODE_ONLY"}')
+    _, plan = _plan(edited, rules, bench)
+    assert plan.failure is None, plan.failure
+    edits = [e for e in plan.edits if e.subject.startswith("--compilation-config")]
+    assert [(e.node, e.before, e.after) for e in edits] == [
+        (
+            f"{SO_MI355X}.extra_args[1]",
+            '{"cudagraph_mode":"PIECEWISE","custom_ops":["all"]}',
+            '{"cudagraph_mode":"FULL_DECODE_ONLY","custom_ops":["all"]}',
+        )
+    ]

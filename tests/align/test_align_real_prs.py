@@ -115,3 +115,9 @@ def test_json_values_in_the_regression_table_are_whole_code_spans(
     spans = _code_spans(body)
     assert '--speculative-config {"method":"mtp","num_speculative_tokens":2}' in spans
     assert '{"method": "mtp", "num_speculative_tokens": 3}' in spans
+    # the recipe spells --compilation-config as one JSON: the benchmarked fields go into it
+    # (a dotted --compilation-config.cudagraph_mode beside it makes vLLM drop custom_ops)
+    command = body.split("### Generated", 1)[1].split("```", 2)[1]
+    assert command.count("--compilation-config") == 1, command
+    assert '--compilation-config \'{"cudagraph_mode":"FULL_DECODE_ONLY",' in command
+    assert '"custom_ops":["all"]' in command

@@ -10,6 +10,7 @@ links). Annotations point at the benchmark script lines of the differing flags
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -85,7 +86,26 @@ def points_table(run: AlignRun) -> list[str]:
 
 
 def _edit_for(plan: AlignmentPlan, diff: FlagDiff) -> PlannedEdit | None:
-    return next((e for e in plan.edits if e.subject == diff.flag), None)
+    return next((e for e in plan.edits if e.subject == diff.flag or _sets_field(e, diff)), None)
+
+
+def _sets_field(edit: PlannedEdit, diff: FlagDiff) -> bool:
+    """``edit`` writes a whole JSON (``--compilation-config {…}``) that gives the field
+    ``diff`` is about (``--compilation-config.mode``) the benchmark's value."""
+    if edit.kind not in ("flag", "flag-new") or not diff.flag.startswith(edit.subject + "."):
+        return False
+    text = edit.after or ""
+    if text.startswith("-"):  # a new override: the flag, then its value
+        text = text.partition(" ")[2]
+    try:
+        value: Any = json.loads(text)
+    except ValueError:
+        return False
+    for key in diff.flag[len(edit.subject) + 1 :].split("."):
+        if not isinstance(value, dict) or key not in value:
+            return False
+        value = value[key]
+    return bool(value == diff.bench_value)
 
 
 def _drift_rows(plan: AlignmentPlan, target: Target) -> list[str]:

@@ -121,3 +121,9 @@ def test_json_values_in_the_regression_table_are_whole_code_spans(
     assert command.count("--compilation-config") == 1, command
     assert '--compilation-config \'{"cudagraph_mode":"FULL_DECODE_ONLY",' in command
     assert '"custom_ops":["all"]' in command
+    # and the sticky comment says the drifted fields are edited (by that whole JSON)
+    comment = (tmp_path / "comment.md").read_text()
+    rows = [line for line in comment.splitlines() if line.startswith("| `--compilation-config.")]
+    edited = {row.split("`")[1]: "added at `strategy_overrides." in row for row in rows}
+    assert edited["--compilation-config.cudagraph_mode"], rows
+    assert edited["--compilation-config.mode"], rows

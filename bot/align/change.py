@@ -5,19 +5,23 @@ through a ``FileSource``; nothing is checked out or run). A key is affected when
 entry differs or is new, when a script one of its points resolves to has another blob,
 when ``benchmarks/benchmark_lib.sh`` changed and its script sources the library, or when the
 PR adds a perf-changelog entry naming it. Each reason is kept, so the PR text can say why.
+A key the PR reaches only through files (scripts, the library, the changelog) and whose every
+launch line is the same at base and head is *unchanged*: the PR does not change how vLLM is
+launched for it, so nothing is aligned for it (:func:`settle_unchanged`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from bot.benchmarks import BenchRepo, ChangelogEntry
+from bot.benchmarks import BenchRepo, ChangelogEntry, extract, points
 from bot.benchmarks.changelog import matches
 from bot.benchmarks.repo import script_choice
 from bot.benchmarks.scope import serves_vllm
 from bot.errors import InputError, Location, RecipeSyncError
 from bot.rules.loader import to_plain
+from bot.shell import JobTooLarge
 from bot.sources import FileSource
 
 BENCHMARK_LIB = "benchmarks/benchmark_lib.sh"
@@ -31,6 +35,8 @@ class AffectedKey:
     reasons: tuple[str, ...]  # why it is affected, one clause each
     framework: str | None  # None when the entry does not validate
     out_of_scope: str | None = None  # why it is not aligned (framework not rendered)
+    # why it is not aligned although a file it reads changed: its launch lines did not
+    unchanged: str | None = None
 
 
 @dataclass(frozen=True)
@@ -44,11 +50,15 @@ class BenchmarkChange:
 
     @property
     def in_scope(self) -> tuple[AffectedKey, ...]:
-        return tuple(k for k in self.keys if k.out_of_scope is None)
+        return tuple(k for k in self.keys if k.out_of_scope is None and k.unchanged is None)
 
     @property
     def out_of_scope(self) -> tuple[AffectedKey, ...]:
         return tuple(k for k in self.keys if k.out_of_scope is not None)
+
+    @property
+    def unchanged(self) -> tuple[AffectedKey, ...]:
+        return tuple(k for k in self.keys if k.out_of_scope is None and k.unchanged is not None)
 
 
 def _blobs(source: FileSource, directories: Iterable[str]) -> dict[str, str]:
@@ -181,3 +191,44 @@ def _affected(head: BenchRepo, key: str, reasons: tuple[str, ...]) -> AffectedKe
             framework, f"framework {framework} is not rendered by vLLM recipes"
         )
     return AffectedKey(key, node.file, node.line, reasons, framework, out_of_scope)
+
+
+# reasons that change a key's own entry (its points, image, model): never "unchanged"
+_OWN_ENTRY = ("new config entry", "config entry changed", "requested with --config-key")
+
+
+def settle_unchanged(base: BenchRepo, head: BenchRepo, change: BenchmarkChange) -> BenchmarkChange:
+    """Mark the keys the PR reaches only through shared files (a script, the library it
+    sources, a changelog line) whose every (point, arm) launch line, image and env are the
+    same at base and head: a harness change (AIPerf timing, an eval step) does not change
+    how vLLM is launched, so a recipe has nothing to take from it. A key whose launch lines
+    cannot be compared (an error, a multi-node entry) stays affected."""
+    keys = []
+    for key in change.keys:
+        own = any(reason.startswith(_OWN_ENTRY) for reason in key.reasons)
+        if key.out_of_scope is None and not own and key.key in base.configs:
+            before, after = _launches(base, key.key), _launches(head, key.key)
+            if before is not None and before == after:
+                files = "; ".join(key.reasons)
+                key = replace(key, unchanged=f"{files}, but none of its launch lines did")
+        keys.append(key)
+    return replace(change, keys=tuple(keys))
+
+
+def _launches(repo: BenchRepo, key: str) -> tuple[object, ...] | None:
+    """What vLLM is started with at each (point, arm) of ``key``; None when not comparable."""
+    try:
+        if repo.entry(key).multinode:
+            return None
+        found: list[object] = []
+        for point, arm in points(repo, key):
+            line = extract(repo, key, point, arm)
+            found.append(
+                (point, arm, line.status, line.invalid, line.image, line.model, line.argv,
+                 tuple(line.env.items()), line.unresolved, line.alternatives, line.staged_model)
+            )  # fmt: skip
+    except JobTooLarge:
+        raise
+    except RecipeSyncError:
+        return None
+    return tuple(found)

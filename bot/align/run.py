@@ -17,7 +17,7 @@ from functools import partial
 from typing import Any
 
 from bot.align.caches import LineMemo
-from bot.align.change import AffectedKey, benchmark_change
+from bot.align.change import AffectedKey, benchmark_change, settle_unchanged
 from bot.align.compare import compare, taxonomy_vram
 from bot.align.evidence import collect, evidence_for
 from bot.align.guide_images import ImageLine, image_moves, update_image_lines
@@ -43,7 +43,7 @@ from bot.recipes import RecipesRepo, load_recipes
 from bot.recipes.edit.splice import unified_diff
 from bot.recipes.tolerant import RecipesCache, load_recipes_tolerant
 from bot.rules import Rules
-from bot.shell import JobTooLarge, job_budget
+from bot.shell import EvaluationCache, JobTooLarge, job_budget
 from bot.sources import FileSource, WithoutFiles
 
 # ------------------------------------------------------------------------------ points
@@ -97,6 +97,8 @@ def key_result(
 ) -> KeyResult:
     if key.out_of_scope is not None:
         return KeyResult(key, (), key.out_of_scope)
+    if key.unchanged is not None:
+        return KeyResult(key, (), key.unchanged)
     try:
         if head.entry(key.key).multinode:
             node = head.configs[key.key]
@@ -345,8 +347,11 @@ def align(inputs: AlignInputs) -> AlignRun:
     """The whole run (see the module docstring)."""
     rules = inputs.rules
     caches = inputs.caches
-    evaluations = caches.evaluations if caches is not None else None
+    # one run's own cache when none is shared: the head's lines extracted to compare them
+    # with the base's are not evaluated again for the alignment
+    evaluations = caches.evaluations if caches is not None else EvaluationCache()
     head = load_bench_repo(inputs.bench, rules, evaluations)
+    base: BenchRepo | None = None
     if inputs.bench_base is not None:
         base = load_bench_repo(inputs.bench_base, rules, evaluations)
         change = benchmark_change(base, head, inputs.config_keys or None)
@@ -361,6 +366,8 @@ def align(inputs: AlignInputs) -> AlignRun:
     )
     # one budget for the whole change: a per-script budget multiplies with the points
     with job_budget(JOB_STEPS, JOB_SECONDS):
+        if base is not None:
+            change = settle_unchanged(base, head, change)
         memo = caches.points if caches is not None else None
         keys = tuple(key_result(head, recipes, rules, key, memo) for key in change.keys)
     evidence = None

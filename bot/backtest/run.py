@@ -133,10 +133,17 @@ def classify(run: AlignRun) -> tuple[str, str]:
             return "no vLLM change", "the PR only removes config keys: " + ", ".join(removed)
         return "no vLLM change", "no master-config key is affected by the changed files"
     if not run.change.in_scope:
+        unchanged = run.change.unchanged
+        if unchanged:
+            more = f" (+{len(unchanged) - 3} more)" if len(unchanged) > 3 else ""
+            named = "; ".join(f"{k.key}: {k.unchanged}" for k in unchanged[:3])
+            return "no vLLM change", f"no vLLM launch line changes: {named}{more}"
         why = sorted({k.out_of_scope or "" for k in run.change.keys})
         return "out of scope", "; ".join(why)
     reasons: dict[str, dict[str, None]] = {}
     for key in run.keys:
+        if key.key.unchanged is not None:
+            continue  # the PR leaves its launch lines as they were
         if key.problem is not None:
             reasons.setdefault("out of scope" if not key.error else "unmapped", {})[
                 f"{key.key.key}: {key.problem}"

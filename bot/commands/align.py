@@ -269,7 +269,13 @@ def summary_lines(run: AlignRun, texts: AlignTexts, written: list[Path]) -> list
             lines.append(
                 f"  guide command drifted (line {item.line}, “{item.heading}”): {item.summary()}"
             )
-    if not run.outcomes:
+    if not run.outcomes and run.change.unchanged and not run.change.in_scope:
+        count = len(run.change.unchanged)
+        lines.append(
+            f"the changed files reach {count} vLLM key(s), but none of their launch lines "
+            "changed: no patch"
+        )
+    elif not run.outcomes:
         lines.append("no recipe profile is represented by the affected points: no patch")
     lines.append(f"check: {texts.check.conclusion}: {texts.check.title}")
     lines.append("wrote: " + ", ".join(str(p) for p in written))

@@ -164,6 +164,14 @@ def comment(run: AlignRun) -> str:
     if not run.keys:
         out.append("No master-config key is affected by this PR, so no recipe is touched.")
         return neutralize("\n".join(out) + "\n")
+    unchanged = run.change.unchanged
+    if unchanged:
+        out += [
+            f"{len(unchanged)} vLLM key(s) read a file this PR changes, but none of their launch "
+            "lines changed (the same argv, env and image at base and head): nothing to align "
+            "for them.",
+            "",
+        ]
     out += points_table(run)
     for found in run.outcomes:
         plan = found.plan

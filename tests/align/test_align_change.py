@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.align.change import benchmark_change
+from bot.align.change import benchmark_change, settle_unchanged
 from bot.align.overlay import OverlaySource
 from bot.benchmarks import BenchRepo, load_bench_repo
 from bot.errors import InputError
@@ -83,6 +83,40 @@ def test_a_library_change_affects_the_keys_whose_scripts_source_it(lib_change: P
     for key in affected:
         script = next(r.split(" and ")[1].removesuffix(" sources it") for r in affected[key])
         assert "benchmark_lib.sh" in (lib_change / script).read_text()
+
+
+def test_a_library_change_that_moves_no_launch_line_leaves_the_keys_unchanged(
+    lib_change: Path,
+) -> None:
+    """InferenceX #2388 (an AIPerf timing preset in benchmark_lib.sh) reached every key
+    sourcing the library and proposed guide PRs: the launch lines are the same, so no key is
+    in scope and each says why."""
+    base, head = _repo(lib_change, "HEAD~1"), _repo(lib_change, "HEAD")
+    change = settle_unchanged(base, head, benchmark_change(base, head))
+    vllm = [k for k in change.keys if k.framework == "vllm" and k.out_of_scope is None]
+    assert vllm and change.in_scope == ()
+    for key in vllm:
+        assert key.unchanged is not None and key.unchanged.endswith(
+            "sources it, but none of its launch lines did"
+        ), key
+
+
+def test_a_library_change_that_moves_a_launch_line_keeps_the_keys_affected(
+    lib_change: Path,
+) -> None:
+    lib = lib_change / "benchmarks/benchmark_lib.sh"
+    lib.write_text(lib.read_text() + "export VLLM_FROM_THE_LIBRARY=1\n")
+    git(lib_change, "commit", "-qam", "the library exports a serving variable")
+    base, head = _repo(lib_change, "HEAD~1"), _repo(lib_change, "HEAD")
+    change = settle_unchanged(base, head, benchmark_change(base, head))
+    assert change.in_scope and change.unchanged == ()
+    assert "dsv41flash-fp4-mi355x-vllm-agentic-mtp" in {k.key for k in change.in_scope}
+
+
+def test_a_changed_config_entry_is_never_settled_as_unchanged(seed: SeedFixtures) -> None:
+    base, head = _repo(seed.bench_repo, seed.bench_base), _repo(seed.bench_repo, seed.bench_pr_head)
+    change = settle_unchanged(base, head, benchmark_change(base, head))
+    assert [k.key for k in change.in_scope] == [KEY]
 
 
 def test_a_malformed_head_changelog_is_a_note_not_an_error(seed: SeedFixtures) -> None:

@@ -641,11 +641,21 @@ class Collector:
                 f"({' '.join(diff.bench_tokens)}); not copied"
             )
             return
-        flag = holder.flag or diff.flag
+        flag = holder.flag or diff.flag  # as the recipe spells it: the renderer dedupes by text
+        subject = diff.flag.split(".", 1)[0]  # the config's canonical flag
         unit_path = parse_path(holder.path)
         value_path = self._value_path(holder)
         exact = self._exact(unit_path, target.profile)
         users = [] if exact else self.unverified_users(holder.path)
+        if (users or value_path is None) and unit_path and unit_path[0] == "features":
+            # a feature's args come after every override layer: a whole-JSON override there
+            # would not win, and a dotted one would make vLLM discard the feature's JSON
+            self.out.skipped.append(
+                f"{label}: {diff.flag} is a field of the {flag} JSON that {holder.path} sets "
+                "for renderings no benchmarked point ran; no override of a feature's JSON is "
+                "written"
+            )
+            return
         if not users and value_path is not None:
             node, path = format_path(value_path), value_path
             placement = (
@@ -661,18 +671,18 @@ class Collector:
             )
         found = self._json_values.get(node)
         merged = dict(found[0]) if found is not None else json.loads(holder.value or "{}")
-        _set_field(merged, diff.flag[len(flag.split(".", 1)[0]) + 1 :].split("."), diff.bench_value)
+        _set_field(merged, diff.flag.split(".", 1)[1].split("."), diff.bench_value)
         text = json.dumps(merged, separators=(",", ":"))
         demand: AppendDemand | SetDemand
         if node.endswith(f"::{flag}"):
             demand = AppendDemand(
-                node=node, items=(flag, text), kind="flag-new", subject=canonical_flag(flag),
+                node=node, items=(flag, text), kind="flag-new", subject=subject,
                 path=path, reason=diff.reason, placement=placement, target=label,
                 sources=spans, shadows=unit_path,
             )  # fmt: skip
         else:
             demand = SetDemand(
-                node=node, value=text, kind="flag", subject=canonical_flag(flag),
+                node=node, value=text, kind="flag", subject=subject,
                 before=holder.value, path=path, reason=diff.reason, placement=placement,
                 target=label, sources=spans,
             )  # fmt: skip

@@ -383,3 +383,17 @@ def test_a_whole_json_only_the_benchmarked_point_draws_from_is_changed_in_place(
             '{"cudagraph_mode":"FULL_DECODE_ONLY","custom_ops":["all"]}',
         )
     ]
+
+
+def test_a_field_of_a_json_a_shared_feature_sets_is_reported_not_overridden(
+    source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    """A feature's args come after every override layer: no override could win over its
+    JSON, and a dotted flag would make vLLM discard it. Said, not edited."""
+    parser = '      - "--enable-auto-tool-choice"\n'
+    config = """'{"cudagraph_mode":"PIECEWISE","custom_ops":["all"]}'"""
+    edited = _edited(source, parser, parser + f'      - "--compilation-config"\n      - {config}\n')
+    bench = _argv(launch, "--compilation-config", '{"cudagraph_mode":"FULL_DECODE_ONLY"}')
+    _, plan = _plan(edited, rules, bench)
+    assert not [e for e in plan.edits if e.subject.startswith("--compilation-config")]
+    assert any("no override of a feature's JSON is written" in s for s in plan.skipped)

@@ -659,7 +659,21 @@ def _default_note(diff: FlagDiff) -> str:
     match = re.search(r"resolves to (?:the default )?(\S+)", diff.reason)
     if match is None:
         return ""
-    return f" (the recipe's command leaves it to vLLM: {md.text(match.group(1))} here)"
+    value = short_list(match.group(1))
+    return f" (the recipe's command leaves it to vLLM: {md.text(value)} here)"
+
+
+def short_list(text: str, keep: int = 3) -> str:
+    """A long JSON list as its first items, the last and the count (vLLM's default capture
+    sizes are 51 numbers); anything else as it is."""
+    try:
+        items = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(items, list) or len(items) <= 2 * keep:
+        return text
+    head = ", ".join(json.dumps(item) for item in items[:keep])
+    return f"[{head}, …, {json.dumps(items[-1])}] ({len(items)} values)"
 
 
 def _evidence_lines(

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from bot.align.reproduction import short_list
 from bot.align.result import RecipeOutcome
 from bot.present import present
 from bot.recipes.guide import (
@@ -219,3 +220,10 @@ def test_a_recipe_without_a_guide_is_reported_not_failed(tmp_path: Path) -> None
     outcome = _only(run(bench, recipes, (TP4_KEY,)).outcomes)
     assert outcome.status == "aligned"
     assert [(g.action, g.reason) for g in outcome.guide] == [("skipped", "the recipe has no guide")]
+
+
+def test_a_long_default_list_is_shown_short() -> None:
+    sizes = "[" + ",".join(str(n) for n in (1, 2, 4, *range(8, 520, 8))) + "]"
+    assert short_list(sizes) == "[1, 2, 4, …, 512] (67 values)"
+    assert short_list("[1,2,4]") == "[1,2,4]" and short_list("0.92") == "0.92"
+    assert short_list("FULL_AND_PIECEWISE") == "FULL_AND_PIECEWISE"

@@ -232,14 +232,18 @@ def _old_value(edit: PlannedEdit, plan: AlignmentPlan) -> str | None:
     override node) what the recipe rendered there."""
     if edit.before is not None:
         return edit.before
-    for target in plan.targets:
+    # only the profiles that demanded this edit: another strategy's value is not "instead"
+    # (labels compared without their features: the plan may add an opt-in feature)
+    asked = {label.split(" (")[0] for label in edit.targets}
+    demanding = [t for t in plan.targets if t.profile.label.split(" (")[0] in asked]
+    for target in demanding:
         for diff in target.comparison.drift:
             if diff.flag == edit.subject and diff.recipe_tokens:
                 return _value_only(edit.subject, " ".join(diff.recipe_tokens))
     if edit.shadows is None or not edit.subject.startswith("--"):
         return None
     # an override of a whole config (its fields drifted, not the flag): the shadowed value
-    for target in plan.targets:
+    for target in demanding:
         for unit in target.comparison.command.args:
             if unit.flag and canonical_flag(unit.flag) == edit.subject and unit.value:
                 return unit.value
@@ -397,11 +401,20 @@ def merged_scope(scopes: list[str]) -> str:
     if len(scopes) == 1:
         return scopes[0]
     found = [_STRATEGY_SCOPE.fullmatch(s) for s in scopes]
-    wheres = {m.group("where") for m in found if m is not None}
-    if len(wheres) == 1 and all(found):
-        strategies = ", ".join(m.group("strategy") for m in found if m is not None)
-        return f"{wheres.pop()} + {strategies} only"
-    return "; ".join(scopes)
+    if not all(found):
+        return "; ".join(scopes)
+    by_where: dict[str, list[str]] = {}
+    for match in found:
+        assert match is not None
+        by_where.setdefault(match.group("where"), []).append(match.group("strategy"))
+    # hardware with the same strategies share one clause: ``B200, B300 + tp, tep only``
+    by_strategies: dict[tuple[str, ...], list[str]] = {}
+    for where, strategies in by_where.items():
+        by_strategies.setdefault(tuple(strategies), []).append(where)
+    return "; ".join(
+        f"{', '.join(wheres)} + {', '.join(strategies)} only"
+        for strategies, wheres in by_strategies.items()
+    )
 
 
 def verified_bullet(edit: PlannedEdit, verification: Verification | None, pr: str) -> str:

@@ -127,3 +127,15 @@ def test_json_values_in_the_regression_table_are_whole_code_spans(
     edited = {row.split("`")[1]: "added at `strategy_overrides." in row for row in rows}
     assert edited["--compilation-config.cudagraph_mode"], rows
     assert edited["--compilation-config.mode"], rows
+
+
+def test_a_bullet_names_the_old_value_of_its_own_strategy_only(
+    histories: tuple[Path, Path], tmp_path: Path
+) -> None:
+    # InferenceX#2231: B200 single_node_dep holds a --compilation-config JSON, single_node_tp
+    # none; the tp bullets said "instead of" the dep JSON
+    body = _align(histories, 2231, tmp_path)
+    summary = body.split("### Summary", 1)[1].split("**Benchmark settings", 1)[0]
+    tp = [b for b in summary.splitlines() if b.endswith("B200 + single_node_tp only.")]
+    assert any(b.startswith("- Add `--compilation-config.mode 0`") for b in tp), tp
+    assert not [b for b in tp if "--compilation-config" in b and "instead of" in b], tp

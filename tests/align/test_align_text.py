@@ -120,10 +120,12 @@ def test_one_edit_made_in_several_strategies_names_them_in_one_scope() -> None:
         merged_scope(["B300 + single_node_tp only", "B300 + single_node_tep only"])
         == "B300 + single_node_tp, single_node_tep only"
     )
-    # other hardware or other shapes are listed, not merged into a wrong sentence
+    # hardware with the same strategies share one clause (InferenceX#2337); others are listed
+    tp_tep = [f"{hw} + single_node_{s} only" for hw in ("B200", "B300") for s in ("tp", "tep")]
+    assert merged_scope(tp_tep) == "B200, B300 + single_node_tp, single_node_tep only"
     assert (
-        merged_scope(["B300 + single_node_tp only", "B200 + single_node_tp only"])
-        == "B300 + single_node_tp only; B200 + single_node_tp only"
+        merged_scope(["B300 + single_node_tp only", "B200 + single_node_tep only"])
+        == "B300 + single_node_tp only; B200 + single_node_tep only"
     )
     assert (
         merged_scope(["MI355X only", "B300 + single_node_tp only"])

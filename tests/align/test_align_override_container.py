@@ -135,8 +135,9 @@ def test_a_generation_value_changed_on_one_gpu_and_a_new_flag_share_one_override
     assert edits["--moe-backend"].edit is edits["--max-num-seqs"].edit
     assert plan.result is not None
     written = plan.result.text.split("strategy_overrides:")[1].split()
+    # quoted as this recipe quotes every args list (its plain lists are strategy names)
     assert written[written.index("extra_args:") + 1 :] == [
-        "-", "--moe-backend", "-", "triton", "-", "--max-num-seqs", "-", '"77"'
+        "-", '"--moe-backend"', "-", '"triton"', "-", '"--max-num-seqs"', "-", '"77"'
     ]  # fmt: skip
     assert plan.after is not None
     after = _argv(plan.after, "h200")

@@ -19,7 +19,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from bot.recipes.edit.errors import EditError
 from bot.recipes.edit.paths import NodePath, format_path
-from bot.recipes.edit.scalars import Style
+from bot.recipes.edit.scalars import Style, list_family
 from bot.recipes.edit.splice import split_lines
 
 STR_TAG = "tag:yaml.org,2002:str"
@@ -86,6 +86,7 @@ class Document:
         self.line_starts = starts
         self.root = self._compose()
         self._style_cache: dict[str, tuple[Style, ...]] = {}
+        self._list_cache: dict[str, tuple[Style, ...]] | None = None
         self._indent_cache: tuple[int, int] | None = None
         self._occurrences: Counter[int] = Counter()
         self._count_occurrences(self.root)
@@ -287,6 +288,24 @@ class Document:
         if where not in self._style_cache:
             self._style_cache[where] = self._document_styles(where)
         return self._style_cache[where]
+
+    def item_styles_by_list(self) -> dict[str, tuple[Style, ...]]:
+        """String styles of the items of the file's block lists, per list family
+        (:func:`list_family` of the list's key), most common first: a recipe that quotes its
+        args but not its feature names writes a new args list quoted."""
+        if self._list_cache is None:
+            groups: dict[str, list[Node]] = {}  # family → the items of its lists
+            for _, node in self.walk():
+                if not isinstance(node, MappingNode) or is_flow(node):
+                    continue
+                for key, value in node.value:
+                    if isinstance(value, SequenceNode) and not is_flow(value):
+                        family = list_family(str(key.value))
+                        groups.setdefault(family, []).extend(value.value)
+            self._list_cache = {
+                family: self.scalar_styles(items) for family, items in groups.items()
+            }
+        return self._list_cache
 
     def _document_styles(self, where: str) -> tuple[Style, ...]:
         nodes: list[Node] = []

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from bot.recipes.edit.edits import Scalar, YamlValue
-from bot.recipes.edit.scalars import Style, format_key, format_scalar, is_scalar
+from bot.recipes.edit.scalars import Style, format_key, format_scalar, is_scalar, list_family
 
 
 @dataclass(frozen=True)
@@ -18,6 +18,9 @@ class HouseStyle:
     key_styles: tuple[Style, ...] = ("",)
     map_step: int = 2  # child keys are indented this much under their parent key
     seq_offset: int = 2  # a block sequence's dashes are this far right of its key (0 or 2)
+    # item styles of the file's lists per family (:func:`list_family` of their key): a file
+    # that quotes its args but not its feature names writes a new args list quoted
+    list_styles: Mapping[str, tuple[Style, ...]] | None = None
 
 
 def normalize(value: YamlValue) -> YamlValue:
@@ -53,16 +56,22 @@ def entry_lines(key: str, value: YamlValue, col: int, house: HouseStyle) -> list
             lines.extend(entry_lines(child_key, child, col + house.map_step, house))
         return lines
     assert isinstance(value, Sequence)
-    return [head, *item_lines(value, col + house.seq_offset, house)]
+    return [head, *item_lines(value, col + house.seq_offset, house, key)]
 
 
-def item_lines(items: Sequence[YamlValue], dash_col: int, house: HouseStyle) -> list[str]:
-    """Block sequence items with their dashes at ``dash_col``."""
+def item_lines(
+    items: Sequence[YamlValue], dash_col: int, house: HouseStyle, key: str | None = None
+) -> list[str]:
+    """Block sequence items with their dashes at ``dash_col`` (``key``: the list's key)."""
     lines: list[str] = []
     dash = " " * dash_col + "- "
+    styles = house.item_styles
+    if key is not None and house.list_styles:
+        found = house.list_styles.get(list_family(key), ())
+        styles = found + tuple(style for style in styles if style not in found)
     for item in items:
         if is_scalar(item):
-            lines.append(dash + _scalar(item, house.item_styles))  # type: ignore[arg-type]
+            lines.append(dash + _scalar(item, styles))  # type: ignore[arg-type]
         elif not item:
             lines.append(dash + ("{}" if isinstance(item, Mapping) else "[]"))
         else:

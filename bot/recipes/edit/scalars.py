@@ -198,3 +198,9 @@ def _key_reads_back(text: str, key: str) -> bool:
             if not (isinstance(got, dict) and list(got) == [key] and got[key] == 0):
                 return False
     return True
+
+
+def list_family(key: str) -> str:
+    """Lists whose items a recipe quotes alike: every ``*args`` list (``args``,
+    ``extra_args``, ``base_args``) is one family; any other list is its own key's."""
+    return "args" if key.endswith("args") else key

@@ -215,6 +215,7 @@ def _house_for_map(doc: Document, node: MappingNode) -> HouseStyle:
         key_styles=_merge(("",), tuple(s for s in key_styles if s)),
         map_step=map_step,
         seq_offset=max(seq_offset, 0),
+        list_styles=doc.item_styles_by_list(),
     )
 
 
@@ -225,6 +226,7 @@ def _house_for_seq(doc: Document, node: SequenceNode) -> HouseStyle:
         item_styles=_merge(doc.scalar_styles(list(node.value)), doc.document_styles("item")),
         map_step=map_step,
         seq_offset=seq_offset,
+        list_styles=doc.item_styles_by_list(),
     )
 
 

@@ -170,23 +170,23 @@ def test_indentless_sequences_are_detected_and_followed() -> None:
 
 
 def test_a_new_args_list_is_quoted_as_the_files_args_lists_not_its_name_lists() -> None:
-    """InferenceX#2580 on MiniMax-M3: the file quotes every args item but lists feature
-    names plain; a new ``extra_args`` block followed the plain majority."""
+    """InferenceX#2580 on MiniMax-M3: the file quotes every args item (JSON in single quotes)
+    but lists feature names plain; a new ``extra_args`` block followed the plain majority."""
     text = (
         "opt_in_features:\n  - spec_decoding\n  - text_only\n  - agentic\n"
-        'features:\n  a:\n    args:\n      - "--x"\n      - "1"\n'
+        'features:\n  a:\n    args:\n      - "--x"\n      - "1"\n      - "--y"\n'
+        """      - '{"a": 1}'\n"""
     )
     result = apply_edits(
         text,
         [
-            EnsurePath("strategy_overrides.tp.extra_args", ["--trust-remote-code", "v"]),
+            EnsurePath("strategy_overrides.tp.extra_args", ["--z", '{"k":"v"}', "--w", "2"]),
             InsertKey("", "tasks", ["chat", "code"], after="features"),
         ],
     )
     assert result.text.endswith(
-        '  a:\n    args:\n      - "--x"\n      - "1"\ntasks:\n  - chat\n  - code\n'
-        'strategy_overrides:\n  tp:\n    extra_args:\n      - "--trust-remote-code"\n'
-        '      - "v"\n'
+        """tasks:\n  - chat\n  - code\nstrategy_overrides:\n  tp:\n    extra_args:\n"""
+        """      - "--z"\n      - '{"k":"v"}'\n      - "--w"\n      - "2"\n"""
     ), result.text
 
 

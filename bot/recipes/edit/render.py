@@ -69,9 +69,12 @@ def item_lines(
     if key is not None and house.list_styles:
         found = house.list_styles.get(list_family(key), ())
         styles = found + tuple(style for style in styles if style not in found)
+    # a JSON value reads best single-quoted where the file single-quotes any such item
+    quoted = ("'", *(style for style in styles if style != "'")) if "'" in styles else styles
     for item in items:
         if is_scalar(item):
-            lines.append(dash + _scalar(item, styles))  # type: ignore[arg-type]
+            json_like = isinstance(item, str) and '"' in item and "'" not in item
+            lines.append(dash + _scalar(item, quoted if json_like else styles))  # type: ignore[arg-type]
         elif not item:
             lines.append(dash + ("{}" if isinstance(item, Mapping) else "[]"))
         else:

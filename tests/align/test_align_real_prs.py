@@ -70,6 +70,11 @@ def _code_spans(markdown: str) -> list[str]:
     ]
 
 
+def _summary_bullets(body: str) -> list[str]:
+    summary = body.split("### Summary", 1)[1].split("**Benchmark settings", 1)[0]
+    return [line for line in summary.splitlines() if line.startswith("- ")]
+
+
 def _assert_json_spans_whole(body: str) -> None:
     """A code span holding JSON holds all of it: balanced brackets, paired quotes."""
     for span in _code_spans(body):
@@ -84,8 +89,7 @@ def test_a_sweep_on_two_strategies_is_one_bullet_per_edit(
     # InferenceX#2513 ran Kimi-K2.5 FP4 on B300 with TP and TEP: the same five settings
     # land in both strategies' B300 overrides
     body = _align(histories, 2513, tmp_path)
-    summary = body.split("### Summary", 1)[1].split("**Benchmark settings", 1)[0]
-    bullets = [line for line in summary.splitlines() if line.startswith("- ")]
+    bullets = _summary_bullets(body)
     assert len(bullets) == len(set(bullets)) == 6, bullets
     assert sum("B300 + single_node_tp, single_node_tep only." in b for b in bullets) == 5
     assert body.count("### B300 runtime evidence") == 1
@@ -134,8 +138,10 @@ def test_a_bullet_names_the_old_value_of_its_own_strategy_only(
 ) -> None:
     # InferenceX#2231: B200 single_node_dep holds a --compilation-config JSON, single_node_tp
     # none; the tp bullets said "instead of" the dep JSON
-    body = _align(histories, 2231, tmp_path)
-    summary = body.split("### Summary", 1)[1].split("**Benchmark settings", 1)[0]
-    tp = [b for b in summary.splitlines() if b.endswith("B200 + single_node_tp only.")]
+    tp = [
+        b
+        for b in _summary_bullets(_align(histories, 2231, tmp_path))
+        if b.endswith("B200 + single_node_tp only.")
+    ]
     assert any(b.startswith("- Add `--compilation-config.mode 0`") for b in tp), tp
     assert not [b for b in tp if "--compilation-config" in b and "instead of" in b], tp

@@ -570,11 +570,7 @@ class Collector:
         units: tuple[ArgOrigin, ...] = (),
     ) -> None:
         wanted = bench_value_text(diff)
-        if has_placeholder(wanted, *diff.bench_tokens):
-            self.out.skipped.append(
-                f"{label}: {diff.flag} is not statically known in the launch line "
-                f"({' '.join(diff.bench_tokens)}); not copied"
-            )
+        if self._run_time_value(diff, label):
             return
         if unit is None or not in_recipe(unit.path):
             # defined outside the recipe (a strategy file): override at the placement layer
@@ -635,19 +631,15 @@ class Collector:
         goes INTO that JSON. A dotted ``--x.key v`` beside it would make vLLM discard the
         whole JSON (JSON and dotted forms are not merged: docs/vllm-cli-semantics.md §8), so
         the recipe's other keys would silently stop applying."""
-        if has_placeholder(bench_value_text(diff), *diff.bench_tokens):
-            self.out.skipped.append(
-                f"{label}: {diff.flag} is not statically known in the launch line "
-                f"({' '.join(diff.bench_tokens)}); not copied"
-            )
+        if self._run_time_value(diff, label):
             return
         flag = holder.flag or diff.flag  # as the recipe spells it: the renderer dedupes by text
         subject = diff.flag.split(".", 1)[0]  # the config's canonical flag
         unit_path = parse_path(holder.path)
         value_path = self._value_path(holder)
-        exact = self._exact(unit_path, target.profile)
-        users = [] if exact else self.unverified_users(holder.path)
-        if (users or value_path is None) and unit_path and unit_path[0] == "features":
+        users = [] if self._exact(unit_path, target.profile) else self.unverified_users(holder.path)
+        override = bool(users) or value_path is None  # else the value is changed in place
+        if override and unit_path and unit_path[0] == "features":
             # a feature's args come after every override layer: a whole-JSON override there
             # would not win, and a dotted one would make vLLM discard the feature's JSON
             self.out.skipped.append(
@@ -656,7 +648,7 @@ class Collector:
                 "written"
             )
             return
-        if not users and value_path is not None:
+        if not override and value_path is not None:
             node, path = format_path(value_path), value_path
             placement = (
                 "the JSON where the recipe defines the config; every rendering drawing from "
@@ -674,7 +666,7 @@ class Collector:
         _set_field(merged, diff.flag.split(".", 1)[1].split("."), diff.bench_value)
         text = json.dumps(merged, separators=(",", ":"))
         demand: AppendDemand | SetDemand
-        if node.endswith(f"::{flag}"):
+        if override:
             demand = AppendDemand(
                 node=node, items=(flag, text), kind="flag-new", subject=subject,
                 path=path, reason=diff.reason, placement=placement, target=label,
@@ -695,14 +687,20 @@ class Collector:
         self._json_values[node] = (merged, len(self.out.demands))
         self.out.demands.append(demand)
 
-    def _bench_items(self, diff: FlagDiff, label: str) -> tuple[str, ...] | None:
-        wanted = bench_value_text(diff)
-        if has_placeholder(wanted, *diff.bench_tokens):
+    def _run_time_value(self, diff: FlagDiff, label: str) -> bool:
+        """True (and said) when the benchmark's value is known only at run time."""
+        if not has_placeholder(bench_value_text(diff), *diff.bench_tokens):
+            return False
             self.out.skipped.append(
                 f"{label}: {diff.flag} is not statically known in the launch line "
                 f"({' '.join(diff.bench_tokens)}); not copied"
             )
+        return True
+
+    def _bench_items(self, diff: FlagDiff, label: str) -> tuple[str, ...] | None:
+        if self._run_time_value(diff, label):
             return None
+        wanted = bench_value_text(diff)
         if wanted is not None:
             return (diff.flag, wanted)
         if len(diff.bench_tokens) == 1:

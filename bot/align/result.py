@@ -10,6 +10,7 @@ from typing import Literal
 from bot.align.caches import EngineCaches
 from bot.align.change import AffectedKey, BenchmarkChange
 from bot.align.compare import Comparison
+from bot.align.delta import KeyDelta
 from bot.align.guide_images import ImageLine
 from bot.align.matrix import BuilderReport, RegressionMatrix
 from bot.align.plan import AlignmentPlan
@@ -133,6 +134,8 @@ class AlignRun:
     outcomes: tuple[RecipeOutcome, ...]
     evidence: EvidenceReport | None
     broken_recipes: tuple[tuple[str, str], ...] = ()  # (recipe path, why it does not load)
+    # per config key with points: what the PR changed in its launch lines (align/delta.py)
+    deltas: Mapping[str, KeyDelta] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def patches(self) -> tuple[RecipeOutcome, ...]:

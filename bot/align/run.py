@@ -19,6 +19,7 @@ from typing import Any
 from bot.align.caches import LineMemo
 from bot.align.change import AffectedKey, benchmark_change, settle_unchanged
 from bot.align.compare import compare, taxonomy_vram
+from bot.align.delta import key_delta
 from bot.align.evidence import collect, evidence_for
 from bot.align.guide_images import ImageLine, image_moves, update_image_lines
 from bot.align.matrix import BuilderReport, regression_matrix
@@ -370,6 +371,15 @@ def align(inputs: AlignInputs) -> AlignRun:
             change = settle_unchanged(base, head, change)
         memo = caches.points if caches is not None else None
         keys = tuple(key_result(head, recipes, rules, key, memo) for key in change.keys)
+        deltas = {
+            result.key.key: key_delta(
+                base,
+                result.key.key,
+                [(p.point, p.arm, p.launch) for p in result.points if p.launch is not None],
+            )
+            for result in keys
+            if result.points
+        }
     evidence = None
     if inputs.runs is not None and inputs.head_sha:
         evidence = collect(
@@ -410,7 +420,15 @@ def align(inputs: AlignInputs) -> AlignRun:
         for path in paths
     ]
     return AlignRun(
-        inputs, head, recipes, change, keys, tuple(outcomes), evidence, broken_recipes=broken
+        inputs,
+        head,
+        recipes,
+        change,
+        keys,
+        tuple(outcomes),
+        evidence,
+        broken_recipes=broken,
+        deltas=deltas,
     )
 
 

@@ -144,6 +144,21 @@ def merged_prs(
     return tuple(found)
 
 
+def open_moments(prs: Iterable[MergedPR]) -> dict[int, int]:
+    """For each merged PR, a moment at which it was certainly open: GitHub numbers PRs in
+    the order they are created, so PR N existed before any higher-numbered PR was merged.
+    The moment is the earliest merge of a PR numbered N or higher (N's own merge at the
+    latest). Squash histories keep no creation times; this bound is what the history proves,
+    and it is where an App labelled on the open PR would have run at the latest."""
+    ordered = sorted(prs, key=lambda pr: pr.number, reverse=True)
+    moments: dict[int, int] = {}
+    earliest: int | None = None
+    for pr in ordered:
+        earliest = pr.time if earliest is None else min(earliest, pr.time)
+        moments[pr.number] = min(earliest, moments.get(pr.number, earliest))
+    return moments
+
+
 class RecipesTimeline:
     """The recipes main commit current at a moment (the last one not newer than it)."""
 

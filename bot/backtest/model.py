@@ -52,6 +52,60 @@ class MaintainerEdit:
 
 
 @dataclass(frozen=True)
+class LaunchDigest:
+    """What one group of benchmark points launched for one recipe profile (the agreement
+    score's linker compares it with maintainers' changes): one digest per distinct launch."""
+
+    key: str  # master-config key
+    recipe: str
+    variant: str
+    hardware: str
+    strategy: str
+    status: str  # represents | context | other-point
+    tp: int
+    scenario: str
+    image: str
+    args: tuple[tuple[str, str], ...]  # (canonical flag, canonical value), bot.vllm.pairs
+    env: tuple[tuple[str, str], ...]
+    # what the PR changed in this lane (bot.align.delta): flag, env or "image" subjects;
+    # `new` when the lane (or its key) is new at the PR's head, so all of it is the PR's
+    changed: tuple[str, ...] = ()
+    new: bool = False
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LaunchDigest:
+        return cls(
+            **{
+                **data,
+                "args": tuple(tuple(p) for p in data["args"]),
+                "env": tuple(tuple(p) for p in data["env"]),
+                "changed": tuple(data.get("changed", ())),
+            }
+        )
+
+
+@dataclass(frozen=True)
+class GuideSection:
+    """A reproduction section the alignment PR writes (or keeps) in a recipe's guide."""
+
+    recipe: str
+    block: str  # <variant>.<hardware>.<scenario>
+    action: str  # inserted | updated | adopted | unchanged | skipped
+
+
+@dataclass(frozen=True)
+class HeldSetting:
+    """A benchmark setting the plan did not carry into the recipe, and why."""
+
+    recipe: str
+    knob: str  # knob class (rules/knobs.yaml), or "image"
+    kind: str  # flag | env | image
+    subject: str
+    value: str | None
+    reason: str
+
+
+@dataclass(frozen=True)
 class PRRow:
     number: int
     sha: str
@@ -67,10 +121,18 @@ class PRRow:
     keys: tuple[str, ...] = ()  # affected config keys
     maintainers: tuple[MaintainerEdit, ...] = field(default=())
     seconds: float = 0.0
+    # recorded for the agreement score only (Settings.record_launches): left out of the
+    # backtest's own JSON when empty, so its reports read as before
+    launches: tuple[LaunchDigest, ...] = ()
+    guide: tuple[GuideSection, ...] = ()
+    held: tuple[HeldSetting, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("seconds")
+        for recorded in ("launches", "guide", "held"):
+            if not data[recorded]:
+                data.pop(recorded)
         return data
 
     @classmethod
@@ -89,6 +151,9 @@ class PRRow:
             notes=tuple(data.get("notes", ())),
             keys=tuple(data.get("keys", ())),
             maintainers=tuple(MaintainerEdit(**m) for m in data.get("maintainers", ())),
+            launches=tuple(LaunchDigest.from_json(d) for d in data.get("launches", ())),
+            guide=tuple(GuideSection(**g) for g in data.get("guide", ())),
+            held=tuple(HeldSetting(**h) for h in data.get("held", ())),
         )
 
 

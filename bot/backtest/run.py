@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from bot.align.caches import EngineCaches
 from bot.align.result import AlignInputs, AlignRun
@@ -33,7 +33,9 @@ from bot.backtest.history import (
     first_parent_log,
     is_git_repo,
     merged_prs,
+    open_moments,
 )
+from bot.backtest.launches import guide_sections, held_settings, launch_digests
 from bot.backtest.maintainers import maintainer_edits
 from bot.backtest.model import BacktestReport, EditRow, PRRow
 from bot.errors import RecipeSyncError
@@ -49,6 +51,7 @@ class Job:
     pr: MergedPR
     recipes_sha: str  # "" with a plain recipes directory
     citing: tuple[Commit, ...]  # later recipes commits citing the PR
+    moment: int = 0  # when the replay happens (the merge, or a moment the PR was open)
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,8 @@ class Settings:
     # evaluations and recipes trees shared across PRs (off: each PR starts cold, the reference
     # the benchmark and the tests compare with)
     engine_caches: bool = True
+    # record each PR's launch digests and guide sections (the agreement score's linker)
+    record_launches: bool = False
 
 
 def rules_hash(rules_dir: Path | None) -> str:
@@ -77,27 +82,36 @@ def rules_hash(rules_dir: Path | None) -> str:
     return digest.hexdigest()[:16]
 
 
+Replay = Literal["merge", "open"]
+
+
 def plan_jobs(
     settings: Settings,
     *,
     since: str | None = None,
     until: str | None = None,
     only: Sequence[int] = (),
+    replay: Replay = "merge",
 ) -> tuple[tuple[Job, ...], RecipesTimeline | None]:
+    """One job per merged PR of the window, against the recipes main current at its merge
+    (``replay="merge"``) or at the latest moment the PR was certainly open (``"open"``,
+    :func:`~bot.backtest.history.open_moments`: where the App, labelled on the open PR,
+    would have proposed)."""
     branch = default_branch(settings.bench_repo)
-    prs = merged_prs(
-        first_parent_log(settings.bench_repo, branch), since=since, until=until, only=only
-    )
+    log = first_parent_log(settings.bench_repo, branch)
+    prs = merged_prs(log, since=since, until=until, only=only)
     if not settings.recipes_is_git:
-        return tuple(Job(pr, "", ()) for pr in prs), None
+        return tuple(Job(pr, "", (), pr.time) for pr in prs), None
+    moments = open_moments(merged_prs(log)) if replay == "open" else {}
     recipes_branch = default_branch(settings.recipes)
     timeline = RecipesTimeline(first_parent_log(settings.recipes, recipes_branch, bodies=True))
     jobs: list[Job] = []
     for pr in prs:
-        current = timeline.at(pr.time) or (timeline.commits[0] if timeline.commits else None)
+        moment = moments.get(pr.number, pr.time)
+        current = timeline.at(moment) or (timeline.commits[0] if timeline.commits else None)
         sha = current.sha if current is not None else ""
         citing = tuple(c for c in timeline.citing(pr.number) if c.time >= pr.time)
-        jobs.append(Job(pr, sha, citing))
+        jobs.append(Job(pr, sha, citing, moment))
     return tuple(jobs), timeline
 
 
@@ -236,7 +250,7 @@ class Backtester:
         notes = run.change.notes + tuple(
             f"recipe file {path} does not load: {why}" for path, why in run.broken_recipes
         )
-        return replace(
+        row = replace(
             base,
             outcome=outcome,
             reason=reason,
@@ -245,13 +259,22 @@ class Backtester:
             notes=notes,
             keys=tuple(k.key for k in run.change.keys),
         )
+        if self.settings.record_launches:
+            row = replace(
+                row,
+                launches=launch_digests(run),
+                guide=guide_sections(run),
+                held=held_settings(run),
+            )
+        return row
 
 
 # ------------------------------------------------------------------------------ cache
 
 
-def cache_key(job: Job, rules: str) -> str:
-    return f"{job.pr.sha}:{job.recipes_sha or 'dir'}:{rules}"
+def cache_key(job: Job, rules: str, settings: Settings) -> str:
+    recorded = ":launches" if settings.record_launches else ""
+    return f"{job.pr.sha}:{job.recipes_sha or 'dir'}:{rules}{recorded}"
 
 
 def read_cache(path: Path | None) -> dict[str, PRRow]:
@@ -307,12 +330,26 @@ def run_backtest(
     progress: Callable[[int, int, PRRow], Any] | None = None,
 ) -> BacktestReport:
     planned, _ = plan_jobs(settings, since=since, until=until, only=only)
+    rows = run_jobs(settings, planned, workers=jobs, cache=cache, progress=progress)
+    recipes_label = str(settings.recipes) + (" (git history)" if settings.recipes_is_git else "")
+    return BacktestReport(bench=str(settings.bench_repo), recipes=recipes_label, rows=rows)
+
+
+def run_jobs(
+    settings: Settings,
+    planned: Sequence[Job],
+    *,
+    workers: int = 1,
+    cache: Path | None = None,
+    progress: Callable[[int, int, PRRow], Any] | None = None,
+) -> tuple[PRRow, ...]:
+    """The row of every job, in order; rows of the cache file are reused, new ones appended."""
     rules = rules_hash(settings.rules_dir)
     cached = read_cache(cache)
     rows: dict[int, PRRow] = {}
     todo: list[Job] = []
     for index, job in enumerate(planned):
-        hit = cached.get(cache_key(job, rules))
+        hit = cached.get(cache_key(job, rules, settings))
         if hit is not None:
             rows[index] = hit
         else:
@@ -321,11 +358,11 @@ def run_backtest(
     done = len(rows)
     handle = cache.open("a", encoding="utf-8") if cache is not None else None
     try:
-        for job, row in zip(todo, _rows(settings, todo, jobs), strict=True):
+        for job, row in zip(todo, _rows(settings, todo, workers), strict=True):
             rows[index_of[id(job)]] = row
             done += 1
             if handle is not None:
-                record = {"key": cache_key(job, rules), "row": row.to_json()}
+                record = {"key": cache_key(job, rules, settings), "row": row.to_json()}
                 handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
                 handle.flush()
             if progress is not None:
@@ -333,12 +370,7 @@ def run_backtest(
     finally:
         if handle is not None:
             handle.close()
-    recipes_label = str(settings.recipes) + (" (git history)" if settings.recipes_is_git else "")
-    return BacktestReport(
-        bench=str(settings.bench_repo),
-        recipes=recipes_label,
-        rows=tuple(rows[i] for i in range(len(planned))),
-    )
+    return tuple(rows[i] for i in range(len(planned)))
 
 
 def settings_for(bench_repo: Path, recipes: Path, rules_dir: Path | None = None) -> Settings:

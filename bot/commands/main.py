@@ -40,6 +40,7 @@ def commands(argv: Sequence[str] = ()) -> tuple[ModuleType, ...]:
         reference,
         render,
         rules,
+        score,
         serve,
         worker,
     )
@@ -48,6 +49,7 @@ def commands(argv: Sequence[str] = ()) -> tuple[ModuleType, ...]:
         align,
         audit,
         backtest,
+        score,
         render,
         extract,
         diff,

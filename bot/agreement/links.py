@@ -1,0 +1,322 @@
+"""Link maintainer commits on the recipes main to the benchmark PRs they follow or anticipate.
+
+Squash commits on the recipes main rarely cite the benchmark PR, so links are found from
+content (issue #24): the same flag, env var or image value on both sides for the same recipe
+and hardware within ``WINDOW`` of the PR being open; a guide addition that names the PR, one
+of its config keys, or reproduces its launch (its exports and flags); a citation when there
+is one. Each link carries its evidence and a confidence in [0, 1].
+
+Content matches are weighted by how distinctive the setting is among the window's benchmark
+launches (``VLLM_ROCM_USE_AITER=1`` is on most AMD lanes; ``--linear-backend emulation`` on
+one), so a commit is linked to the PR whose launch it carries, not to every AMD PR.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from bot.agreement.leaves import Leaf
+from bot.agreement.recipes_history import MaintainerCommit
+from bot.agreement.taxonomy import Taxonomy
+from bot.backtest.history import cited_prs
+from bot.backtest.model import LaunchDigest
+from bot.vllm.pairs import canonical_value, launch_pairs
+
+DAY = 86400
+WINDOW = 21 * DAY  # the issue's ± 21 days
+MIN_CONFIDENCE = 0.35
+EXPORT = re.compile(r"^\s*export\s+([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+DEFAULTED = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*:-(.*)\}$")
+PR_MENTION = re.compile(r"InferenceX(?:MAX)?[^\n#]{0,40}#(\d+)|InferenceX(?:MAX)?/pull/(\d+)", re.I)
+
+
+@dataclass(frozen=True)
+class BenchmarkPR:
+    """What the linker knows of one merged benchmark PR."""
+
+    number: int
+    title: str
+    opened: int  # a moment it was certainly open (bot.backtest.history.open_moments)
+    merged: int
+    launches: tuple[LaunchDigest, ...]
+
+    def distance(self, moment: int) -> int:
+        """Seconds from ``moment`` to the interval the PR was open (0 inside it)."""
+        if moment < self.opened:
+            return self.opened - moment
+        return max(0, moment - self.merged)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    kind: str  # citation | setting | guide-setting | guide-names-key | guide-names-pr
+    detail: str
+    weight: float
+
+
+@dataclass(frozen=True)
+class Link:
+    commit: MaintainerCommit = field(repr=False)
+    pr: int
+    recipe: str
+    hardware: tuple[str, ...]  # GPUs both sides name
+    confidence: float
+    evidence: tuple[Evidence, ...]
+    before_merge: bool  # the recipe change landed before the PR merged
+
+    @property
+    def sha(self) -> str:
+        return self.commit.sha
+
+    def reason(self) -> str:
+        """One line: the strongest evidence first."""
+        top = sorted(self.evidence, key=lambda e: -e.weight)[:4]
+        return "; ".join(e.detail for e in top)
+
+
+def guide_settings(text: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(env pairs, flag pairs) of the ``export`` lines and ``vllm serve`` commands in text."""
+    env: list[tuple[str, str]] = []
+    args: list[tuple[str, str]] = []
+    joined = re.sub(r"\\\n\s*", " ", text)
+    for line in joined.splitlines():
+        found = EXPORT.match(line)
+        if found:
+            value = found.group(2).strip().strip("'\"")
+            default = DEFAULTED.match(value)
+            env.append((found.group(1), canonical_value(default.group(1) if default else value)))
+            continue
+        at = line.find("vllm serve")
+        if at >= 0:
+            try:
+                argv = shlex.split(line[at:])
+            except ValueError:
+                continue
+            args.extend(launch_pairs(argv))
+    return env, args
+
+
+class Linker:
+    """Links for one window of benchmark PRs; reused across the window's commits."""
+
+    def __init__(self, prs: Sequence[BenchmarkPR], taxonomy: Taxonomy) -> None:
+        self.prs = tuple(prs)
+        self.taxonomy = taxonomy
+        self.by_number = {pr.number: pr for pr in prs}
+        # how many PRs launch each (recipe, slot, subject, value): its distinctiveness
+        counts: dict[tuple[str, str, str, str], int] = {}
+        for pr in prs:
+            seen: set[tuple[str, str, str, str]] = set()
+            for digest in pr.launches:
+                for slot, subject, value in _settings(digest):
+                    seen.add((digest.recipe, slot, subject, value))
+            for item in seen:
+                counts[item] = counts.get(item, 0) + 1
+        self._counts = counts
+        self._total = max(1, len(prs))
+
+    def weight(self, recipe: str, slot: str, subject: str, value: str) -> float:
+        """Inverse launch frequency: 1.0 for a setting one PR launches, less when common."""
+        count = self._counts.get((recipe, slot, subject, value), 0)
+        if count <= 1:
+            return 1.0
+        return max(0.15, 1.0 - math.log(count) / math.log(self._total + 1))
+
+    def links(self, commit: MaintainerCommit) -> tuple[Link, ...]:
+        cited = cited_prs(f"{commit.subject}\n{commit.body}")
+        candidates = [pr for pr in self.prs if pr.distance(commit.time) <= WINDOW]
+        found: list[Link] = []
+        for recipe in commit.recipes:
+            for pr in candidates:
+                link = self._link(commit, recipe, pr, cited)
+                if link is not None:
+                    found.append(link)
+        return _strongest(found)
+
+    def _link(
+        self, commit: MaintainerCommit, recipe: str, pr: BenchmarkPR, cited: set[int]
+    ) -> Link | None:
+        launches = [d for d in pr.launches if d.recipe == recipe]
+        evidence: list[Evidence] = []
+        if pr.number in cited:
+            evidence.append(Evidence("citation", f"the commit cites #{pr.number}", 3.0))
+        if not launches and not evidence:
+            return None
+        hardware: set[str] = set()
+        total = 0.0
+        matched = 0.0
+        for change in commit.launch_changes:
+            leaf = change.leaf
+            if leaf.recipe != recipe or change.removed or leaf.slot == "scalar":
+                continue
+            weight = self.weight(recipe, leaf.slot, leaf.subject, leaf.value)
+            total += weight
+            hit = self._launched(leaf, launches)
+            if hit is None:
+                continue
+            how, gpus = hit
+            share = weight * (0.5 if how == "image family" else 1.0)
+            matched += share
+            hardware.update(gpus)
+            evidence.append(Evidence("setting", _describe(leaf, how), share))
+        for addition in commit.guide:
+            if addition.recipe != recipe:
+                continue
+            evidence.extend(self._guide(addition.text, recipe, pr, launches, hardware))
+        guide_weight = sum(e.weight for e in evidence if e.kind.startswith("guide"))
+        cited_weight = sum(e.weight for e in evidence if e.kind == "citation")
+        if not matched and not guide_weight and not cited_weight:
+            return None
+        settings_share = matched / total if total else 0.0
+        confidence = min(1.0, settings_share + 0.25 * guide_weight + cited_weight)
+        if confidence < MIN_CONFIDENCE:
+            return None
+        return Link(
+            commit,
+            pr.number,
+            recipe,
+            tuple(sorted(hardware)),
+            round(confidence, 2),
+            tuple(evidence),
+            commit.time < pr.merged,
+        )
+
+    def _launched(
+        self, leaf: Leaf, launches: Sequence[LaunchDigest]
+    ) -> tuple[str, set[str]] | None:
+        """How a benchmark launch of the leaf's scope carries the leaf's value, and on which
+        GPUs: "same value", or "image family" (a nightly tag for a pinned nightly build)."""
+        gpus = self.taxonomy.gpus_of_scope(leaf.scope)
+        variant = _variant_of(leaf.scope)
+        how = ""
+        where: set[str] = set()
+        for digest in launches:
+            if gpus is not None and digest.hardware not in gpus:
+                continue
+            if variant is not None and digest.variant != variant:
+                continue
+            found = _carries(leaf, digest)
+            if found:
+                where.add(digest.hardware)
+                how = "same value" if "same value" in (found, how) else found
+        return (how, where) if how else None
+
+    def _guide(
+        self,
+        text: str,
+        recipe: str,
+        pr: BenchmarkPR,
+        launches: Sequence[LaunchDigest],
+        hardware: set[str],
+    ) -> list[Evidence]:
+        found: list[Evidence] = []
+        named = {int(a or b) for a, b in PR_MENTION.findall(text)}
+        if pr.number in named:
+            found.append(Evidence("guide-names-pr", f"the guide names #{pr.number}", 2.0))
+        keys = sorted(
+            {d.key for d in launches if d.key and (d.new or d.changed) and d.key in text}
+        )
+        if keys:
+            found.append(Evidence("guide-names-key", f"the guide names {keys[0]}", 2.0))
+        gpus = self.taxonomy.gpus_named(text)
+        scoped = [d for d in launches if not gpus or d.hardware in gpus]
+        env, args = guide_settings(text)
+        hits: list[str] = []
+        weight = 0.0
+        for slot, pairs in (("env", env), ("arg", args)):
+            for subject, value in pairs:
+                if any((subject, value) in _pairs_of(d, slot) for d in scoped):
+                    hits.append(f"{subject}={value}" if value else subject)
+                    weight += self.weight(recipe, slot, subject, value)
+        if hits:
+            hardware.update(d.hardware for d in scoped)
+            share = weight / max(1, len(env) + len(args))
+            detail = "the guide reproduces " + ", ".join(hits[:4])
+            if len(hits) > 4:
+                detail += f" (+{len(hits) - 4})"
+            found.append(Evidence("guide-setting", detail, round(share * 2, 2)))
+        elif found:
+            hardware.update(d.hardware for d in scoped)
+        return found
+
+
+def changed_by_pr(digest: LaunchDigest, subject: str) -> bool:
+    """Did the PR change ``subject`` in this lane (or bring the whole lane)? A JSON field
+    and its flag are one subject."""
+    if digest.new:
+        return True
+    return any(
+        c == subject or subject.startswith(c + ".") or c.startswith(subject + ".")
+        for c in digest.changed
+    )
+
+
+def _settings(digest: LaunchDigest) -> Iterable[tuple[str, str, str]]:
+    """The settings the PR changed in this lane: what its content is."""
+    for subject, value in digest.args:
+        if changed_by_pr(digest, subject):
+            yield "arg", subject, value
+    for subject, value in digest.env:
+        if changed_by_pr(digest, subject):
+            yield "env", subject, value
+    if digest.image and changed_by_pr(digest, "image"):
+        yield "image", "image", digest.image
+
+
+def _pairs_of(digest: LaunchDigest, slot: str) -> set[tuple[str, str]]:
+    pairs = digest.env if slot == "env" else digest.args
+    return {(s, v) for s, v in pairs if changed_by_pr(digest, s)}
+
+
+def _carries(leaf: Leaf, digest: LaunchDigest) -> str:
+    if leaf.slot == "image":
+        if not changed_by_pr(digest, "image"):
+            return ""
+        if digest.image == leaf.value:
+            return "same value"
+        if _image_family(digest.image) == _image_family(leaf.value):
+            return "image family"
+        return ""
+    pairs = _pairs_of(digest, leaf.slot)
+    return "same value" if (leaf.subject, leaf.value) in pairs else ""
+
+
+def _image_family(image: str) -> str:
+    """``repo:nightly-<sha>`` and ``repo:nightly`` are one family (a build of the channel)."""
+    repo, _, tag = image.partition(":")
+    return f"{repo}:{tag.split('-', 1)[0]}" if tag else repo
+
+
+def _variant_of(scope: str) -> str | None:
+    parts = scope.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "variants" else None
+
+
+def _describe(leaf: Leaf, how: str) -> str:
+    value = f"={leaf.value}" if leaf.value else ""
+    what = "image" if leaf.slot == "image" else leaf.subject
+    if leaf.slot == "image":
+        value = f" {leaf.value}"
+    suffix = " (same image channel)" if how == "image family" else ""
+    return f"{what}{value} at {leaf.scope}{suffix}"
+
+
+def _strongest(links: Sequence[Link]) -> tuple[Link, ...]:
+    """Per recipe, the PRs within 0.8 of the best confidence (a lane reapplied as a second
+    PR, or split in two, links to both; a weaker neighbour does not)."""
+    out: list[Link] = []
+    by_recipe: dict[str, list[Link]] = {}
+    for link in links:
+        by_recipe.setdefault(link.recipe, []).append(link)
+    for found in by_recipe.values():
+        best = max(link.confidence for link in found)
+        out.extend(link for link in found if link.confidence >= 0.8 * best)
+    return tuple(sorted(out, key=lambda link: (link.recipe, -link.confidence, link.pr)))
+
+
+def link_all(commits: Iterable[MaintainerCommit], linker: Linker) -> Mapping[str, tuple[Link, ...]]:
+    return {commit.sha: linker.links(commit) for commit in commits}

@@ -1,0 +1,177 @@
+"""What recipe maintainers changed, commit by commit, read from the recipes git history.
+
+Each first-parent commit of the recipes main that touches ``models/**.yaml`` becomes a
+:class:`MaintainerCommit`: its leaf changes (:mod:`bot.agreement.leaves`), the guide text it
+added, and the variants it created. Nothing is checked out: blobs are read through one
+``git cat-file --batch`` process.
+"""
+
+from __future__ import annotations
+
+import difflib
+import subprocess
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bot.agreement.leaves import LeafChange, diff_leaves, recipe_leaves
+from bot.backtest.history import Commit, git
+from bot.errors import InputError, Location
+from bot.recipes.yaml12 import load_yaml
+
+
+@dataclass(frozen=True)
+class GuideAddition:
+    recipe: str
+    text: str  # the guide lines the commit added, joined
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        return tuple(self.text.splitlines())
+
+
+@dataclass(frozen=True)
+class MaintainerCommit:
+    sha: str
+    time: int
+    subject: str
+    body: str
+    changes: tuple[LeafChange, ...]
+    guide: tuple[GuideAddition, ...]
+    new_variants: tuple[tuple[str, str], ...]  # (recipe, variant) the commit created
+    recipes: tuple[str, ...]  # recipe files touched
+
+    @property
+    def launch_changes(self) -> tuple[LeafChange, ...]:
+        return tuple(c for c in self.changes if c.leaf.launch)
+
+    @property
+    def day(self) -> str:
+        return Commit(self.sha, (), self.time, self.subject).day
+
+
+class BlobReader:
+    """``git cat-file --batch`` over one repository: ``read(rev, path)`` → bytes or None."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def read(self, rev: str, path: str) -> bytes | None:
+        if self._proc is None:
+            self._proc = subprocess.Popen(
+                ["git", "-C", str(self.repo), "cat-file", "--batch"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
+        proc = self._proc
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(f"{rev}:{path}\n".encode())
+        proc.stdin.flush()
+        header = proc.stdout.readline().decode("utf-8", "replace").split()
+        if len(header) < 3 or header[1] == "missing":
+            return None
+        size = int(header[2])
+        data = proc.stdout.read(size)
+        proc.stdout.read(1)  # the newline after the object
+        return data
+
+    def close(self) -> None:
+        if self._proc is not None:
+            assert self._proc.stdin is not None
+            self._proc.stdin.close()
+            self._proc.wait(timeout=30)
+            self._proc = None
+
+
+def _load(data: bytes | None, where: str) -> Any:
+    if data is None:
+        return None
+    try:
+        return load_yaml(data.decode("utf-8", "replace"), where)
+    except InputError:
+        return None  # a broken recipe in history: its leaves are unknown, not empty
+
+
+def _guide_added(before: Any, after: Any) -> str:
+    old = before.get("guide") if isinstance(before, dict) else None
+    new = after.get("guide") if isinstance(after, dict) else None
+    old_lines = str(old or "").splitlines()
+    new_lines = str(new or "").splitlines()
+    added = [
+        line[1:]
+        for line in difflib.unified_diff(old_lines, new_lines, lineterm="", n=0)
+        if line.startswith("+") and not line.startswith("+++")
+    ]
+    return "\n".join(added).strip("\n")
+
+
+def _variants(data: Any) -> set[str]:
+    variants = data.get("variants") if isinstance(data, dict) else None
+    return {str(v) for v in variants} if isinstance(variants, dict) else set()
+
+
+def read_commit(reader: BlobReader, commit: Commit) -> MaintainerCommit | None:
+    """The maintainer change of one commit; None when it touches no recipe file."""
+    if not commit.parents:
+        return None
+    parent = commit.parents[0]
+    names = git(reader.repo, "diff", "--no-renames", "--name-only", parent, commit.sha)
+    paths = sorted(
+        p for p in names.splitlines() if p.startswith("models/") and p.endswith((".yaml", ".yml"))
+    )
+    if not paths:
+        return None
+    changes: list[LeafChange] = []
+    guide: list[GuideAddition] = []
+    created: list[tuple[str, str]] = []
+    for path in paths:
+        before = _load(reader.read(parent, path), f"{path}@{parent[:12]}")
+        after = _load(reader.read(commit.sha, path), f"{path}@{commit.sha[:12]}")
+        if before is None and after is None:
+            continue
+        changes.extend(diff_leaves(recipe_leaves(path, before), recipe_leaves(path, after)))
+        added = _guide_added(before, after)
+        if added:
+            guide.append(GuideAddition(path, added))
+        if before is not None:
+            created.extend((path, v) for v in sorted(_variants(after) - _variants(before)))
+    return MaintainerCommit(
+        commit.sha,
+        commit.time,
+        commit.subject,
+        commit.body,
+        tuple(changes),
+        tuple(guide),
+        tuple(created),
+        tuple(paths),
+    )
+
+
+def maintainer_commits(
+    repo: Path, commits: Sequence[Commit], *, since: int | None = None
+) -> tuple[MaintainerCommit, ...]:
+    """The recipe changes of ``commits`` (oldest first) at or after ``since``."""
+    reader = BlobReader(repo)
+    try:
+        found = []
+        for commit in commits:
+            if since is not None and commit.time < since:
+                continue
+            change = read_commit(reader, commit)
+            if change is not None:
+                found.append(change)
+        return tuple(found)
+    except OSError as err:
+        raise InputError(Location(str(repo)), f"cannot read the recipes history: {err}") from err
+    finally:
+        reader.close()
+
+
+def recipe_at(reader: BlobReader, sha: str, path: str) -> Any:
+    return _load(reader.read(sha, path), f"{path}@{sha[:12]}")
+
+
+def touched(commits: Iterable[MaintainerCommit], recipe: str) -> tuple[MaintainerCommit, ...]:
+    return tuple(c for c in commits if recipe in c.recipes)

@@ -1,0 +1,73 @@
+"""What an alignment run saw benchmarked, in the compact form the agreement score links with
+(:class:`~bot.backtest.model.LaunchDigest`), the guide sections it writes and the settings it
+did not carry."""
+
+from __future__ import annotations
+
+from bot.align.result import AlignRun
+from bot.backtest.model import GuideSection, HeldSetting, LaunchDigest
+from bot.vllm.pairs import canonical_value, launch_pairs
+
+RECORDED = ("represents", "context", "other-point")
+
+
+def launch_digests(run: AlignRun) -> tuple[LaunchDigest, ...]:
+    """One digest per distinct (profile, launch) of the run's mapped points, in run order."""
+    found: dict[LaunchDigest, None] = {}
+    pairs_of: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {}
+    for key in run.keys:
+        for point in key.points:
+            if point.status not in RECORDED or point.profile is None or point.launch is None:
+                continue
+            launch = point.launch
+            if not launch.argv:
+                continue
+            args = pairs_of.get(launch.argv)
+            if args is None:
+                args = tuple(launch_pairs(launch.argv))
+                pairs_of[launch.argv] = args
+            profile = point.profile
+            delta = run.deltas.get(key.key.key)
+            subjects = delta.subjects(point.point, point.arm) if delta is not None else None
+            digest = LaunchDigest(
+                key=key.key.key,
+                recipe=profile.recipe_path,
+                variant=profile.variant,
+                hardware=profile.hardware,
+                strategy=profile.strategy,
+                status=point.status,
+                tp=point.point.tp,
+                scenario=point.point.scenario,
+                image=launch.image,
+                args=args,
+                env=tuple((name, canonical_value(value)) for name, value in launch.env.items()),
+                changed=tuple(sorted(name for _, name in subjects or ())),
+                new=subjects is None,
+            )
+            found[digest] = None
+    return tuple(found)
+
+
+def guide_sections(run: AlignRun) -> tuple[GuideSection, ...]:
+    return tuple(
+        GuideSection(outcome.recipe_path, placement.section.block_id, placement.action)
+        for outcome in run.outcomes
+        for placement in outcome.guide
+    )
+
+
+def held_settings(run: AlignRun) -> tuple[HeldSetting, ...]:
+    """The benchmark settings each recipe's plan did not carry, once per (subject, value)."""
+    found: dict[HeldSetting, None] = {}
+    for outcome in run.outcomes:
+        for setting in outcome.plan.settings:
+            held = HeldSetting(
+                outcome.recipe_path,
+                setting.knob,
+                setting.kind,
+                setting.subject,
+                setting.bench,
+                setting.reason,
+            )
+            found[held] = None
+    return tuple(found)

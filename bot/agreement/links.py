@@ -55,7 +55,7 @@ class BenchmarkPR:
 class Evidence:
     kind: str  # citation | setting | guide-setting | guide-names-key | guide-names-pr
     detail: str
-    weight: float
+    weight: float  # this evidence alone: how sure it makes the link, in [0, 1]
 
 
 @dataclass(frozen=True)
@@ -143,7 +143,7 @@ class Linker:
         launches = [d for d in pr.launches if d.recipe == recipe]
         evidence: list[Evidence] = []
         if pr.number in cited:
-            evidence.append(Evidence("citation", f"the commit cites #{pr.number}", 3.0))
+            evidence.append(Evidence("citation", f"the commit cites #{pr.number}", 1.0))
         if not launches and not evidence:
             return None
         hardware: set[str] = set()
@@ -167,12 +167,14 @@ class Linker:
             if addition.recipe != recipe:
                 continue
             evidence.extend(self._guide(addition.text, recipe, pr, launches, hardware))
-        guide_weight = sum(e.weight for e in evidence if e.kind.startswith("guide"))
-        cited_weight = sum(e.weight for e in evidence if e.kind == "citation")
-        if not matched and not guide_weight and not cited_weight:
-            return None
-        settings_share = matched / total if total else 0.0
-        confidence = min(1.0, settings_share + 0.25 * guide_weight + cited_weight)
+        # each channel's own confidence, combined as independent evidence (noisy-or)
+        channels = [e.weight for e in evidence if e.kind != "setting"]
+        if total:
+            channels.append(matched / total)
+        miss = 1.0
+        for chance in channels:
+            miss *= 1.0 - min(1.0, chance)
+        confidence = 1.0 - miss
         if confidence < MIN_CONFIDENCE:
             return None
         return Link(
@@ -216,14 +218,17 @@ class Linker:
         found: list[Evidence] = []
         named = {int(a or b) for a, b in PR_MENTION.findall(text)}
         if pr.number in named:
-            found.append(Evidence("guide-names-pr", f"the guide names #{pr.number}", 2.0))
-        keys = sorted(
-            {d.key for d in launches if d.key and (d.new or d.changed) and d.key in text}
-        )
+            found.append(Evidence("guide-names-pr", f"the guide names #{pr.number}", 0.9))
+        keys = sorted({d.key for d in launches if d.key and (d.new or d.changed) and d.key in text})
         if keys:
-            found.append(Evidence("guide-names-key", f"the guide names {keys[0]}", 2.0))
+            found.append(Evidence("guide-names-key", f"the guide names {keys[0]}", 0.8))
         gpus = self.taxonomy.gpus_named(text)
-        scoped = [d for d in launches if not gpus or d.hardware in gpus]
+        variants = {d.variant for d in launches if _names(text, d.variant)}
+        scoped = [
+            d
+            for d in launches
+            if (not gpus or d.hardware in gpus) and (not variants or d.variant in variants)
+        ]
         env, args = guide_settings(text)
         hits: list[str] = []
         weight = 0.0
@@ -238,7 +243,7 @@ class Linker:
             detail = "the guide reproduces " + ", ".join(hits[:4])
             if len(hits) > 4:
                 detail += f" (+{len(hits) - 4})"
-            found.append(Evidence("guide-setting", detail, round(share * 2, 2)))
+            found.append(Evidence("guide-setting", detail, round(share, 2)))
         elif found:
             hardware.update(d.hardware for d in scoped)
         return found
@@ -253,6 +258,11 @@ def changed_by_pr(digest: LaunchDigest, subject: str) -> bool:
         c == subject or subject.startswith(c + ".") or c.startswith(subject + ".")
         for c in digest.changed
     )
+
+
+def _names(text: str, word: str) -> bool:
+    """Does ``text`` name ``word`` (a variant key such as ``mxfp4``) as a word?"""
+    return re.search(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])", text, re.I) is not None
 
 
 def _settings(digest: LaunchDigest) -> Iterable[tuple[str, str, str]]:

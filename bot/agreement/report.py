@@ -119,6 +119,18 @@ def to_markdown(card: Scorecard) -> str:
             f"| {prs} | {_cell(_edit_text(proposal))} | {proposal.knob} | {proposal.outcome} "
             f"| {_cell(_match_text(proposal))} |"
         )
+    lines += ["", "## Replays that propose or are linked", ""]
+    lines += ["| PR | merged | replayed on recipes | outcome | reason |", "|---|---|---|---|---|"]
+    linked_prs = {link.pr for link in card.links}
+    for replay in card.replays:
+        row = replay.row
+        if row.outcome != "alignment PR" and row.number not in linked_prs:
+            continue
+        again = " (again, before a maintainer answer)" if row.number in card.rereplayed else ""
+        lines.append(
+            f"| #{row.number} | {row.day} | {replay.recipes_sha[:7]} {_day(replay.moment)}{again} "
+            f"| {row.outcome} | {_cell(row.reason[:300])} |"
+        )
     lines += ["", "## Linked maintainer changes", ""]
     recall_header = "| | " + " | ".join(RECALLS) + " | all |"
     lines += ["### Leaves by knob class", "", recall_header, "|---" * (len(RECALLS) + 2) + "|"]

@@ -73,17 +73,17 @@ class KeyDelta:
 
     key: str
     new_key: bool  # the key is not in the base's master configs
-    changed: Mapping[Topology, frozenset[Subject]]  # topologies of the head only
-    new_topologies: frozenset[Topology]
+    changed: Mapping[Topology, frozenset[Subject]]  # topologies of the head
+    new_topologies: frozenset[Topology]  # nothing at the base to compare them with
+    reference: str = ""  # what a new lane was compared with, in words ("" for itself)
     note: str = ""  # why the base could not be read (then every setting counts as changed)
 
     def touches(self, point: Point, arm: str, kind: str, name: str) -> bool:
         """Did the PR change this setting for this point's lane? A field of a JSON flag and
         the whole flag are one subject either way (``--x.a`` is in ``--x``'s change)."""
-        topology = Topology.of(point, arm)
-        if self.new_key or topology in self.new_topologies or topology not in self.changed:
+        found = self.subjects(point, arm)
+        if found is None:
             return True
-        found = self.changed[topology]
         if kind != "flag":
             return (kind, name) in found
         return any(
@@ -94,41 +94,109 @@ class KeyDelta:
     def subjects(self, point: Point, arm: str) -> frozenset[Subject] | None:
         """The changed subjects of a point's lane; None when all of it is new."""
         topology = Topology.of(point, arm)
-        if self.new_key or topology in self.new_topologies or topology not in self.changed:
+        if topology in self.new_topologies or topology not in self.changed:
             return None
         return self.changed[topology]
 
 
-def key_delta(
-    base: BenchRepo | None, key: str, head_lines: Iterable[tuple[Point, str, LaunchLine]]
-) -> KeyDelta:
-    """The delta of ``key`` given its head lines; the base's lines are extracted here."""
-    head = _groups(head_lines)
-    if base is None or key not in base.configs:
-        return KeyDelta(key, True, {t: frozenset(g) for t, g in head.items()}, frozenset(head))
+def _lines(repo: BenchRepo, key: str) -> list[tuple[Point, str, LaunchLine]]:
+    """A key's launch lines; points that do not extract are left out (their lanes then
+    compare as new, as when the base lacks them)."""
     try:
-        pairs = points(base, key)
-    except RecipeSyncError as err:
-        return KeyDelta(
-            key, False, {t: frozenset(g) for t, g in head.items()}, frozenset(head),
-            note=f"the base's launch points could not be read: {err}",
-        )  # fmt: skip
-    base_lines = []
+        pairs = points(repo, key)
+    except JobTooLarge:
+        raise
+    except RecipeSyncError:
+        return []
+    found = []
     for point, arm in pairs:
         try:
-            base_lines.append((point, arm, extract(base, key, point, arm)))
+            found.append((point, arm, extract(repo, key, point, arm)))
         except JobTooLarge:
             raise
         except RecipeSyncError:
-            continue  # that point's lane compares as new, as when the base lacks it
-    before = _groups(base_lines)
+            continue
+    return found
+
+
+def _siblings(base: BenchRepo, head: BenchRepo, key: str) -> list[str]:
+    """Base keys that launch the same model in the same precision on the same runner with
+    the same framework: a new key is compared with what those already ran."""
+    try:
+        entry = head.entry(key)
+    except RecipeSyncError:
+        return []
+    found = []
+    for other in sorted(base.configs):
+        try:
+            candidate = base.entry(other)
+        except RecipeSyncError:
+            continue
+        same = (candidate.model, candidate.precision, candidate.runner, candidate.framework)
+        if same == (entry.model, entry.precision, entry.runner, entry.framework) and (
+            not candidate.multinode
+        ):
+            found.append(other)
+    return found
+
+
+def _merged(groups: Iterable[dict[Subject, frozenset[str]]]) -> dict[Subject, frozenset[str]]:
+    out: dict[Subject, set[str]] = {}
+    for group in groups:
+        for subject, values in group.items():
+            out.setdefault(subject, set()).update(values)
+    return {s: frozenset(v) for s, v in out.items()}
+
+
+def _new_values(
+    group: Mapping[Subject, frozenset[str]], reference: Mapping[Subject, frozenset[str]]
+) -> frozenset[Subject]:
+    """Subjects whose head values the reference never ran (a value it lacks, or a setting
+    it had that the lane drops)."""
+    added = {s for s, values in group.items() if not values <= reference.get(s, frozenset())}
+    return frozenset(added)
+
+
+def key_delta(
+    base: BenchRepo | None,
+    head: BenchRepo,
+    key: str,
+    head_lines: Iterable[tuple[Point, str, LaunchLine]],
+) -> KeyDelta:
+    """The delta of ``key`` given its head lines (the base's are extracted here).
+
+    A lane the base runs under the same topology is compared value set for value set. A
+    lane new to the key (another TP, a new scenario) is compared with the key's other lanes
+    of the same arm; a key new to the configs with the base's keys that launch the same
+    model, precision, runner and framework (an agentic key beside a fixed-seq-len one). Only
+    what none of those ran is the PR's; a lane with nothing to compare with is new."""
+    lanes = _groups(head_lines)
+    if base is None:
+        return KeyDelta(key, True, {t: frozenset(g) for t, g in lanes.items()}, frozenset(lanes))
+    new_key = key not in base.configs
+    siblings = _siblings(base, head, key) if new_key else [key]
+    before: dict[str, dict[Topology, dict[Subject, frozenset[str]]]] = {
+        other: _groups(_lines(base, other)) for other in siblings
+    }
+    own = before.get(key, {})
     changed: dict[Topology, frozenset[Subject]] = {}
-    for topology, group in head.items():
-        old = before.get(topology)
-        if old is None:
+    new: set[Topology] = set()
+    for topology, group in lanes.items():
+        old = own.get(topology)
+        if old is not None:
+            changed[topology] = frozenset(
+                s for s in {*group, *old} if group.get(s, frozenset()) != old.get(s, frozenset())
+            )
+            continue
+        same_arm = [
+            g for groups in before.values() for t, g in groups.items() if t.arm == topology.arm
+        ]
+        if not same_arm:
+            new.add(topology)
             changed[topology] = frozenset(group)
             continue
-        changed[topology] = frozenset(
-            s for s in {*group, *old} if group.get(s, frozenset()) != old.get(s, frozenset())
-        )
-    return KeyDelta(key, False, changed, frozenset(t for t in head if t not in before))
+        changed[topology] = _new_values(group, _merged(same_arm))
+    reference = ""
+    if new_key and siblings:
+        reference = "the base's " + ", ".join(siblings[:3]) + (" …" if len(siblings) > 3 else "")
+    return KeyDelta(key, new_key, changed, frozenset(new), reference)

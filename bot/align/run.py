@@ -374,6 +374,7 @@ def align(inputs: AlignInputs) -> AlignRun:
         deltas = {
             result.key.key: key_delta(
                 base,
+                head,
                 result.key.key,
                 [(p.point, p.arm, p.launch) for p in result.points if p.launch is not None],
             )

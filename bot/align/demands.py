@@ -691,10 +691,10 @@ class Collector:
         """True (and said) when the benchmark's value is known only at run time."""
         if not has_placeholder(bench_value_text(diff), *diff.bench_tokens):
             return False
-            self.out.skipped.append(
-                f"{label}: {diff.flag} is not statically known in the launch line "
-                f"({' '.join(diff.bench_tokens)}); not copied"
-            )
+        self.out.skipped.append(
+            f"{label}: {diff.flag} is not statically known in the launch line "
+            f"({' '.join(diff.bench_tokens)}); not copied"
+        )
         return True
 
     def _bench_items(self, diff: FlagDiff, label: str) -> tuple[str, ...] | None:

@@ -39,9 +39,9 @@ from bot.recipes.edit import (
 )
 from bot.recipes.edit.data import construct_data
 from bot.recipes.edit.document import Document
-from bot.rules.knobs import canonical_flag
 from bot.shell.result import SourceSpan
 from bot.sources import FileSource
+from bot.vllm import canonical_flag
 
 WIDTH = 92  # columns of a comment line (the recipes wrap theirs at about 90)
 _WORD = re.compile(r"[a-z0-9]+")

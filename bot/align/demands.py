@@ -35,9 +35,8 @@ from bot.recipes.jsvalues import as_dict
 from bot.recipes.layers import gen_block
 from bot.recipes.repo import HardwareProfile, Recipe
 from bot.rules import KnobClass, Rules
-from bot.rules.knobs import canonical_flag
 from bot.shell.result import SourceSpan
-from bot.vllm import FlagDiff, Verdict
+from bot.vllm import FlagDiff, Verdict, canonical_flag
 
 
 def dotted_value(value: Any) -> str:

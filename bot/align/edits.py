@@ -30,7 +30,7 @@ from bot.recipes.edit import (
     format_path,
 )
 from bot.recipes.repo import Recipe
-from bot.rules.knobs import canonical_flag
+from bot.vllm import canonical_flag
 
 
 def resolve_conflicts(demands: Sequence[Demand]) -> tuple[list[Demand], list[str]]:

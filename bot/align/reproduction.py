@@ -55,6 +55,7 @@ from bot.recipes.text import quote_value
 from bot.rules import Rules
 from bot.rules.knobs import KnobKind
 from bot.vllm import FlagDiff, LaunchSide, Verdict, diff_launch
+from bot.vllm.argv import flag_value, option_name, value_at, without_flags
 
 KIND = "reproduction"
 _OPAQUE = re.compile(r"<([A-Za-z_][A-Za-z0-9_]*):opaque:[^>]*>")
@@ -351,7 +352,8 @@ def _command(
     rules_by_index = _conc_rules([i.launch for i in items])
     dropped: tuple[str, ...] = ()
     if synthetic_acceptance(argv):
-        argv, dropped = _restore_acceptance(argv)
+        argv, fields = _restore_acceptance(argv)
+        dropped = tuple(fields)
     restored = replace(launch, argv=tuple(argv))
     try:
         comparison = compare(recipes, rules, restored, chosen.profile, vram=vram)
@@ -405,8 +407,7 @@ def _command(
     synthetic_fields: tuple[str, ...] = ()
     if synthetic:
         _, fields = _restore_acceptance(synthetic[0].launch.argv)
-        config = _spec_config(synthetic[0].launch.argv)
-        synthetic_fields = tuple(f"{k}: {json.dumps(config.get(k))}" for k in fields)
+        synthetic_fields = tuple(f"{k}: {json.dumps(v)}" for k, v in fields.items())
     return ReproCommand(
         synthetic_arms=tuple(sorted({i.launch.point.conc for i in synthetic})),
         synthetic_fields=synthetic_fields,
@@ -443,13 +444,11 @@ def _remove(display: list[tuple[str, str]], tokens: Sequence[str]) -> bool:
 
 def _remove_flag(display: list[tuple[str, str]], flag: str) -> bool:
     """Remove ``flag`` (``--f v`` or ``--f=v``) from the display tokens."""
-    for index in range(3, len(display)):
-        name, eq, _ = display[index][0].partition("=")
-        if name != flag:
+    raw = [token for token, _ in display]
+    for index in range(3, len(raw)):
+        if option_name(raw[index]) != flag:
             continue
-        has_value = (
-            not eq and index + 1 < len(display) and not display[index + 1][0].startswith("-")
-        )
+        has_value = "=" not in raw[index] and value_at(raw, index) is not None
         del display[index : index + (2 if has_value else 1)]
         return True
     return False
@@ -512,21 +511,22 @@ def _rule_texts(
     return out
 
 
-def _restore_acceptance(argv: Sequence[str]) -> tuple[list[str], tuple[str, ...]]:
-    """The argv with synthetic-acceptance fields removed from ``--speculative-config``."""
+def _restore_acceptance(argv: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
+    """The argv with synthetic-acceptance fields removed from (the first)
+    ``--speculative-config``, and those fields with their values."""
     out = list(argv)
     for index, token in enumerate(out):
-        name, _, inline = token.partition("=")
+        name = option_name(token)
         if name.replace("_", "-") != "--speculative-config":
             continue
-        value_index = index if inline else index + 1
-        raw = inline if inline else (out[index + 1] if index + 1 < len(out) else "")
+        inline = "=" in token
+        raw = value_at(out, index) or ""
         try:
             config = json.loads(raw)
         except ValueError:
-            return out, ()
+            return out, {}
         if not isinstance(config, dict):
-            return out, ()
+            return out, {}
         dropped = [k for k in config if k in SYNTHETIC_KEYS]
         if config.get("rejection_sample_method") == "synthetic":
             dropped.append("rejection_sample_method")
@@ -534,24 +534,11 @@ def _restore_acceptance(argv: Sequence[str]) -> tuple[list[str], tuple[str, ...]
         compact = ", " not in raw and ": " not in raw
         text = json.dumps(kept, separators=(",", ":") if compact else (", ", ": "))
         if inline:
-            out[value_index] = f"{name}={text}"
+            out[index] = f"{name}={text}"
         else:
-            out[value_index] = text
-        return out, tuple(dropped)
-    return out, ()
-
-
-def _spec_config(argv: Sequence[str]) -> dict[str, Any]:
-    for index, token in enumerate(argv):
-        name, eq, inline = token.partition("=")
-        if name.replace("_", "-") == "--speculative-config":
-            raw = inline if eq else (argv[index + 1] if index + 1 < len(argv) else "")
-            try:
-                value = json.loads(raw)
-            except ValueError:
-                return {}
-            return value if isinstance(value, dict) else {}
-    return {}
+            out[index + 1] = text
+        return out, {k: config[k] for k in dropped}
+    return out, {}
 
 
 def _tokens(diff_tokens: Sequence[str]) -> str:
@@ -882,36 +869,11 @@ _SERVING_CLASSES = frozenset({"kernel", "serving", "accuracy"})
 _DP_FLAGS = ("--data-parallel-size", "-dp")
 
 
-def _flag_value(argv: Sequence[str], names: Sequence[str]) -> str | None:
-    found = None
-    for index, token in enumerate(argv):
-        name, eq, value = token.partition("=")
-        if name in names:
-            found = value if eq else (argv[index + 1] if index + 1 < len(argv) else None)
-    return found
-
-
 def _int(value: str | None, default: int = 1) -> int:
     try:
         return int(value) if value is not None else default
     except ValueError:
         return default
-
-
-def _without_flags(argv: Sequence[str], flags: Sequence[str]) -> tuple[str, ...]:
-    """``argv`` minus each of ``flags`` and its value (``--f v`` and ``--f=v``)."""
-    out: list[str] = []
-    skip = False
-    for token in argv:
-        if skip:
-            skip = False
-            continue
-        name, eq, _ = token.partition("=")
-        if name in flags:
-            skip = not eq
-            continue
-        out.append(token)
-    return tuple(out)
 
 
 def _model_ids(recipes: RecipesRepo, path: str) -> dict[str, str]:
@@ -997,8 +959,8 @@ def guide_drift(
         named = hardware_named(command.context(), recipes, hardware)
         if not named:
             continue
-        tp = _int(_flag_value(command.argv, _TP_FLAGS))
-        dp = _int(_flag_value(command.argv, _DP_FLAGS))
+        tp = _int(flag_value(command.argv, *_TP_FLAGS))
+        dp = _int(flag_value(command.argv, *_DP_FLAGS))
         point = _matching_point(mine, variant, named, tp, dp)
         if point is None:
             continue
@@ -1061,8 +1023,8 @@ def _drift_of(
     bench_argv = list(point.launch.argv)
     if synthetic_acceptance(bench_argv):
         bench_argv, _ = _restore_acceptance(bench_argv)
-    bench_argv = list(_without_flags(bench_argv, holes))
-    guide_argv = _without_flags(command.argv, holes)
+    bench_argv = list(without_flags(bench_argv, holes))
+    guide_argv = without_flags(command.argv, holes)
     bench_argv[2] = guide_argv[2]  # the model is matched already (path vs hub id)
     env = {k: v for k, v in point.launch.env.items() if ":opaque:" not in v}
     report = diff_launch(

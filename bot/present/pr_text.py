@@ -21,7 +21,6 @@ from bot.align.plan import AlignmentPlan, FlagNote, PlannedEdit, Target, Verific
 from bot.align.profile import SYNTHETIC_KEYS
 from bot.align.result import AlignRun, RecipeOutcome
 from bot.benchmarks.changelog import entries_for, vllm_prs
-from bot.evidence.launch import flag_value
 from bot.github.sanitize import MAX_BODY, meta_comment, neutralize, truncate
 from bot.present.evidence import render_evidence_section
 from bot.present.guide import guide_section
@@ -34,6 +33,7 @@ from bot.recipes.text import quote_value
 from bot.rules import Rules
 from bot.rules.knobs import KnobKind
 from bot.vllm import canonical_flag
+from bot.vllm.argv import flag_value
 from bot.vllm.versions import fmt_version, parse_image
 
 PLATFORMS = {"amd": "ROCm", "nvidia": "CUDA", "tpu": "TPU", "intel": "XPU"}

@@ -11,14 +11,14 @@ the recipes builder (the one external process) is injected.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
 from bot.align.caches import LineMemo
 from bot.align.change import AffectedKey, benchmark_change, settle_unchanged
-from bot.align.compare import compare, taxonomy_vram
+from bot.align.compare import Comparer
 from bot.align.evidence import collect, evidence_for
 from bot.align.guide_images import ImageLine, image_moves, update_image_lines
 from bot.align.matrix import BuilderReport, regression_matrix
@@ -49,19 +49,17 @@ from bot.sources import FileSource, WithoutFiles
 # ------------------------------------------------------------------------------ points
 
 
-def classify(
-    recipes: RecipesRepo, rules: Rules, launch: LaunchLine, vram: Mapping[str, float]
-) -> PointResult:
+def classify(comparer: Comparer, launch: LaunchLine) -> PointResult:
     """What one extracted launch line is for the recipes (docs/alignment.md §2-§4)."""
     base = PointResult(launch.config_key, launch.point, launch.arm, "error", "", launch=launch)
     if launch.status == "invalid":
         return replace(base, status="invalid", reason=launch.invalid or "not valid for this script")
     if launch.status != "launched":
         return replace(base, status="no-launch", reason=launch.reason or launch.status)
-    mapped = map_profile(recipes, rules, launch)
+    mapped = map_profile(comparer.recipes, comparer.rules, launch)
     if isinstance(mapped, Unmapped):
         return replace(base, status="unmapped", reason=mapped.reason)
-    comparison = compare(recipes, rules, launch, mapped, vram=vram)
+    comparison = comparer(launch, mapped)
     result = replace(base, profile=mapped, comparison=comparison)
     if not mapped.represents_recipe:
         return replace(result, status="context", reason=mapped.note)
@@ -74,11 +72,9 @@ def classify(
     return replace(result, status="represents")
 
 
-def _classified(
-    recipes: RecipesRepo, rules: Rules, launch: LaunchLine, vram: Mapping[str, float]
-) -> PointResult | RecipeSyncError:
+def _classified(comparer: Comparer, launch: LaunchLine) -> PointResult | RecipeSyncError:
     try:
-        return classify(recipes, rules, launch, vram)
+        return classify(comparer, launch)
     except RecipeSyncError as err:
         return err
 
@@ -90,8 +86,7 @@ MAX_POINTS = 5_000  # launch points of one config key (real keys have tens)
 
 def key_result(
     head: BenchRepo,
-    recipes: RecipesRepo,
-    rules: Rules,
+    comparer: Comparer,
     key: AffectedKey,
     memo: LineMemo[object] | None = None,
 ) -> KeyResult:
@@ -113,7 +108,6 @@ def key_result(
             f"too large to analyse: config key '{key.key}' has {len(pairs):,} launch points "
             f"(limit {MAX_POINTS:,})"
         )
-    vram = taxonomy_vram(recipes)
     results: list[PointResult] = []
     for point, arm in pairs:
         try:
@@ -124,8 +118,10 @@ def key_result(
             results.append(PointResult(key.key, point, arm, "error", str(err)))
             continue
         try:
-            make = partial(_classified, recipes, rules, launch, vram)
-            found = make() if memo is None else memo.get(recipes, rules, launch, make)
+            make = partial(_classified, comparer, launch)
+            found = (
+                make() if memo is None else memo.get(comparer.recipes, comparer.rules, launch, make)
+            )
             if isinstance(found, RecipeSyncError):
                 raise found
             assert isinstance(found, PointResult)
@@ -369,7 +365,8 @@ def align(inputs: AlignInputs) -> AlignRun:
         if base is not None:
             change = settle_unchanged(base, head, change)
         memo = caches.points if caches is not None else None
-        keys = tuple(key_result(head, recipes, rules, key, memo) for key in change.keys)
+        comparer = Comparer(recipes, rules)
+        keys = tuple(key_result(head, comparer, key, memo) for key in change.keys)
     evidence = None
     if inputs.runs is not None and inputs.head_sha:
         evidence = collect(

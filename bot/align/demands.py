@@ -16,7 +16,6 @@ from typing import Any, ClassVar
 from bot.align.compare import DRIFT, PARALLELISM_KEYS, Comparison
 from bot.align.nodes import (
     MISSING,
-    Rendered,
     bench_field_tokens,
     bench_spans,
     bench_value_text,
@@ -33,6 +32,7 @@ from bot.recipes import ArgOrigin, RecipesRepo
 from bot.recipes.edit import NodePath, format_path, parse_path
 from bot.recipes.jsvalues import as_dict
 from bot.recipes.layers import gen_block
+from bot.recipes.render import Scope
 from bot.recipes.repo import HardwareProfile, Recipe
 from bot.rules import KnobClass, Rules
 from bot.shell.result import SourceSpan
@@ -177,7 +177,7 @@ class Collector:
         self.rules = rules
         self.targets = tuple(targets)
         self.out = Collected()
-        self._drawn: list[tuple[Rendered, frozenset[str]]] | None = None
+        self._drawn: list[tuple[Scope, frozenset[str]]] | None = None
         self._under: list[frozenset[str]] = []  # per rendering: _containers(drawn)
         # node → (the whole JSON being built, index of its demand) for fields of a config the
         # recipe spells whole: every carried field of one config lands in one value
@@ -214,16 +214,16 @@ class Collector:
 
     # -- scope: who draws from a node --------------------------------------------------
 
-    def _verified(self) -> set[Rendered]:
+    def _verified(self) -> set[Scope]:
         return {(t.profile.variant, t.profile.hardware, t.profile.strategy) for t in self.targets}
 
-    def unverified_users(self, node: str, container: bool = False) -> list[Rendered]:
+    def unverified_users(self, node: str, container: bool = False) -> list[Scope]:
         """Renderings drawing from ``node`` (``container``: from anything under it) that no
         benchmarked point of this PR ran."""
         if self._drawn is None:
             requests = list(
                 {
-                    t.profile.key: t.profile.request() for t in self.targets if t.profile.features
+                    t.profile.key: t.profile.coordinates for t in self.targets if t.profile.features
                 }.values()
             )
             self._drawn = recipe_renderings(self.recipes, self.recipe.path, requests)
@@ -256,14 +256,14 @@ class Collector:
         why += f"; not at {format_path(parent)}: it is {self._scope_note(users)}"
         return narrow, "profile", why
 
-    def _reach(self, parent: NodePath) -> list[Rendered]:
+    def _reach(self, parent: NodePath) -> list[Scope]:
         """Renderings a node at ``parent`` would apply to, by its path (hardware_overrides
         keys match the hardware id, generation or brand; strategy_overrides the strategy)."""
         if self._drawn is None:
             self.unverified_users("")
         assert self._drawn is not None
         parts = [str(p) for p in parent]
-        out: list[Rendered] = []
+        out: list[Scope] = []
         for ident, _ in self._drawn:
             variant, hw_id, strategy = ident
             hw = self.recipes.hardware.get(hw_id)
@@ -288,7 +288,7 @@ class Collector:
             ["strategy_overrides", profile.strategy, "hardware_overrides", profile.hardware],
         )
 
-    def _scope_note(self, users: Sequence[Rendered]) -> str:
+    def _scope_note(self, users: Sequence[Scope]) -> str:
         """``also drawn by 24 renderings no benchmarked point ran (mi300x, mi325x, …)``."""
         hardware = list(dict.fromkeys(hw for _, hw, _ in users))
         return (
@@ -747,7 +747,7 @@ class Collector:
         diff: FlagDiff,
         label: str,
         spans: tuple[SourceSpan, ...],
-        users: Sequence[Rendered],
+        users: Sequence[Scope],
         items: tuple[str, ...],
     ) -> None:
         """The value lives in a node other renderings share: override it for the benchmarked
@@ -779,7 +779,7 @@ class Collector:
         diff: FlagDiff,
         label: str,
         spans: tuple[SourceSpan, ...],
-        users: Sequence[Rendered],
+        users: Sequence[Scope],
         items: tuple[str, ...],
     ) -> None:
         """A feature's (or mode's) args for every hardware: a hardware override replaces the

@@ -11,6 +11,7 @@ the recipes builder (the one external process) is injected.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -34,12 +35,20 @@ from bot.align.reproduction import (
     guide_drift,
     section_points,
 )
-from bot.align.result import AlignInputs, AlignRun, KeyResult, PointResult, RecipeOutcome
+from bot.align.result import (
+    AlignInputs,
+    AlignRun,
+    BenchLines,
+    KeyResult,
+    PointResult,
+    RecipeOutcome,
+)
 from bot.benchmarks import BenchRepo, LaunchLine, extract, load_bench_repo, points
+from bot.benchmarks.changelog import ChangelogEntry, entries_for
 from bot.benchmarks.scope import multinode_reason
 from bot.errors import InputError, Location, RecipeSyncError
 from bot.evidence.model import EvidenceReport
-from bot.recipes import RecipesRepo, load_recipes
+from bot.recipes import RecipesRepo, load_recipes, render
 from bot.recipes.edit.splice import unified_diff
 from bot.recipes.tolerant import RecipesCache, load_recipes_tolerant
 from bot.rules import Rules
@@ -330,6 +339,9 @@ def outcome(
         guide=placements,
         guide_drift=drift,
         guide_images=images,
+        after=render(plan.after, plan.targets[0].profile.request())
+        if plan.edits and plan.after is not None
+        else None,
     )
 
 
@@ -407,8 +419,68 @@ def align(inputs: AlignInputs) -> AlignRun:
         for path in paths
     ]
     return AlignRun(
-        inputs, head, recipes, change, keys, tuple(outcomes), evidence, broken_recipes=broken
+        inputs,
+        head,
+        recipes,
+        change,
+        keys,
+        tuple(outcomes),
+        evidence,
+        broken_recipes=broken,
+        changelog=_changelog(head, outcomes, inputs.pr_number),
+        lines=_bench_lines(head, outcomes),
     )
+
+
+def _changelog(
+    head: BenchRepo, outcomes: Sequence[RecipeOutcome], pr_number: int | None
+) -> dict[str, tuple[ChangelogEntry, ...]]:
+    """The perf-changelog entries this PR added for each key a node edit was planned for
+    (the PR text cites them: the upstream vLLM PRs a new image brings)."""
+    keys = [t.key for o in outcomes if o.status == "patch" and o.plan.edits for t in o.plan.targets]
+    if not keys:
+        return {}
+    entries = head.changelog()
+    return {key: entries_for(entries, key, pr_number) for key in dict.fromkeys(keys)}
+
+
+def _bench_lines(head: BenchRepo, outcomes: Sequence[RecipeOutcome]) -> BenchLines:
+    """Where each drifted env var is assigned in its script, and each drifted image in its
+    master config."""
+    env: dict[tuple[str, str], int] = {}
+    images: dict[str, tuple[str, int]] = {}
+    texts: dict[str, list[str] | None] = {}
+    for outcome in outcomes:
+        for target in outcome.plan.targets:
+            for comparison in target.representatives:
+                script = comparison.launch.script
+                for diff in comparison.drift:
+                    if diff.kind == "env" and script is not None:
+                        if script not in texts:
+                            texts[script] = _script_lines(head, script)
+                        line = _assignment_line(texts[script], diff.key)
+                        if line is not None:
+                            env[(script, diff.key)] = line
+                    elif diff.kind == "image" and target.key not in images:
+                        node = head.configs.get(target.key)
+                        at = node.line_at([target.key, "image"]) or node.line if node else None
+                        if node is not None and at is not None:
+                            images[target.key] = (node.file, at)
+    return BenchLines(env, images)
+
+
+def _script_lines(head: BenchRepo, script: str) -> list[str] | None:
+    if not head.source.exists(script):
+        return None
+    return head.source.read_bytes(script).decode("utf-8", "replace").splitlines()
+
+
+def _assignment_line(lines: list[str] | None, name: str) -> int | None:
+    pattern = re.compile(rf"^\s*(export\s+)?{re.escape(name)}=")
+    for number, line in enumerate(lines or (), start=1):
+        if pattern.match(line):
+            return number
+    return None
 
 
 def _load_recipes(

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from bot.align.change import benchmark_change
+from bot.align.compare import Comparer
 from bot.align.evidence import collect
 from bot.align.matrix import BuilderReport, regression_matrix
 from bot.align.plan import plan_recipe
@@ -100,7 +101,7 @@ def seed(runs: int) -> None:
         change = benchmark_change(base, head)  # type: ignore[arg-type]
         best, median, keys = _timed(
             runs,
-            lambda: tuple(key_result(head, recipes, rules, k) for k in change.keys),  # type: ignore[arg-type]
+            lambda: tuple(key_result(head, Comparer(recipes, rules), k) for k in change.keys),  # type: ignore[arg-type]
         )
         print(_line("  extract + map + compare (7 pts)", best, median, ref_best))
         best, median, evidence = _timed(

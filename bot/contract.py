@@ -14,14 +14,13 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Protocol
 
 from bot.errors import RecipeSyncError
 from bot.evidence.source import RunSource
 from bot.rules.models import Policy
 from bot.sources import FileSource
 
-Conclusion = Literal["success", "neutral", "action_required", "failure"]
 CONCLUSIONS: frozenset[str] = frozenset({"success", "neutral", "action_required", "failure"})
 
 

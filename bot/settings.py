@@ -132,11 +132,6 @@ class Settings:
     def effective_database_url(self) -> str:
         return self.database_url or f"sqlite:///{self.data_dir / 'recipe-sync.db'}"
 
-    @property
-    def commit_email(self) -> str:
-        """Commit identity email: configured, else the login's noreply address."""
-        return self.bot_email or f"{self.bot_login}@users.noreply.github.com"
-
 
 def _default_data_dir(env: Mapping[str, str]) -> str:
     base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")

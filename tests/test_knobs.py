@@ -10,7 +10,7 @@ import pytest
 
 from bot.errors import InputError
 from bot.rules import load_rules
-from bot.rules.knobs import KnobClass, canonical_flag
+from bot.rules.knobs import KnobClass
 from bot.shared_data import shared_dir
 
 RULES = Path(__file__).resolve().parent.parent / "rules"
@@ -45,11 +45,12 @@ def test_knob_class(kind: str, name: str, expected: KnobClass) -> None:
     assert load_rules(RULES).knob_class(kind, name) is expected  # type: ignore[arg-type]
 
 
-def test_canonical_flag() -> None:
-    assert canonical_flag("--no-enable_prefix_caching") == "--enable-prefix-caching"
-    assert canonical_flag("--compilation_config.cudagraph-mode") == (
-        "--compilation-config.cudagraph_mode"
-    )
+def test_flags_are_looked_up_in_any_spelling() -> None:
+    knobs = load_rules(RULES).knobs
+    found = knobs.lookup_flag("--no-enable_prefix_caching")
+    assert found is not None and found[1].flag == "--enable-prefix-caching"
+    dotted = knobs.lookup_flag("--compilation_config.cudagraph-mode")
+    assert dotted is not None and dotted[1].flag == "--compilation-config.cudagraph_mode"
 
 
 def test_policy_defaults_follow_maintainers() -> None:

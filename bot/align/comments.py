@@ -39,9 +39,10 @@ from bot.recipes.edit import (
 )
 from bot.recipes.edit.data import construct_data
 from bot.recipes.edit.document import Document
-from bot.rules.knobs import canonical_flag
 from bot.shell.result import SourceSpan
 from bot.sources import FileSource
+from bot.vllm import canonical_flag
+from bot.vllm.argv import value_at
 
 WIDTH = 92  # columns of a comment line (the recipes wrap theirs at about 90)
 _WORD = re.compile(r"[a-z0-9]+")
@@ -94,21 +95,11 @@ def script_comment(
     return None
 
 
-def _flag_value(tokens: Sequence[Any], index: int) -> str | None:
-    """The value of the flag token at ``index`` (``--x v`` or ``--x=v``)."""
-    token = str(tokens[index])
-    if "=" in token:
-        return token.split("=", 1)[1]
-    if index + 1 < len(tokens) and not str(tokens[index + 1]).startswith("-"):
-        return str(tokens[index + 1])
-    return None
-
-
 def _shadowed_value(before: Mapping[str, Any], path: NodePath) -> str | None:
     if path and isinstance(path[-1], int):
         tokens = lookup(before, path[:-1])
         if isinstance(tokens, list) and str(tokens[path[-1]]).startswith("--"):
-            return _flag_value(tokens, path[-1])
+            return value_at([str(t) for t in tokens], path[-1])
     value = lookup(before, path)
     return None if value is MISSING else text_value(value)
 
@@ -134,7 +125,7 @@ def _written_at(edit: PlannedEdit, after: Mapping[str, Any]) -> tuple[NodePath, 
     found = [i for i, flag in enumerate(flags) if flag == edit.subject]
     if not found:
         return (), None
-    return (*container, found[-1]), _flag_value(value, found[-1])
+    return (*container, found[-1]), value_at([str(t) for t in value], found[-1])
 
 
 def _commented(

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.align.profile import Profile
@@ -140,6 +141,64 @@ def recipe_min_version(recipes: RecipesRepo, profile: Profile) -> str | None:
     return str(version) if version else None
 
 
+class Comparer:
+    """Comparisons against one recipes tree under one set of rules, with what repeats kept:
+    the taxonomy's GPU memory, and (``memo``) each comparison per identical (profile, served
+    launch), since the points of a sweep mostly launch the same line. The align run and the
+    audit each own one; ``stats`` counts the work done (``renderings``, ``comparisons``,
+    ``comparison_hits``)."""
+
+    def __init__(
+        self,
+        recipes: RecipesRepo,
+        rules: Rules,
+        *,
+        memo: bool = True,
+        vram: Mapping[str, float] | None = None,
+        stats: Counter[str] | None = None,
+    ) -> None:
+        self.recipes = recipes
+        self.rules = rules
+        self.memo = memo
+        self.vram = vram if vram is not None else taxonomy_vram(recipes)
+        self.stats: Counter[str] = stats if stats is not None else Counter()
+        self._rendered: set[tuple[Any, ...]] = set()
+        self._seen: dict[tuple[Any, ...], Comparison] = {}
+
+    def render(self, profile: Profile) -> Rendering:
+        """The profile's rendering (memoised on the tree; raises its one-line error)."""
+        rendering = render(self.recipes, profile.request())
+        if profile.key not in self._rendered:
+            self._rendered.add(profile.key)
+            self.stats["renderings"] += 1
+        return rendering
+
+    def __call__(self, launch: LaunchLine, profile: Profile) -> Comparison:
+        """Render ``profile`` and diff it against ``launch`` under vLLM's CLI semantics."""
+        bench = bench_side(launch)
+        key = (profile.key, bench.argv, tuple(bench.env.items()), bench.image)
+        found = self._seen.get(key) if self.memo else None
+        if found is not None:
+            self.stats["comparison_hits"] += 1
+            return replace(found, launch=launch, profile=profile)
+        rendering = self.render(profile)
+        report = diff_launch(
+            bench,
+            recipe_side(rendering),
+            hardware=profile.hardware,
+            rules=self.rules,
+            taxonomy_vram=self.vram,
+            recipe_min_version=recipe_min_version(self.recipes, profile),
+        )
+        self.stats["comparisons"] += 1
+        comparison = Comparison(
+            launch, profile, rendering, report, knob_classes(self.rules, report)
+        )
+        if self.memo:
+            self._seen[key] = comparison
+        return comparison
+
+
 def compare(
     recipes: RecipesRepo,
     rules: Rules,
@@ -148,17 +207,8 @@ def compare(
     *,
     vram: Mapping[str, float] | None = None,
 ) -> Comparison:
-    """Render ``profile`` and diff it against ``launch`` under vLLM's CLI semantics."""
-    rendering = render(recipes, profile.request())
-    report = diff_launch(
-        bench_side(launch),
-        recipe_side(rendering),
-        hardware=profile.hardware,
-        rules=rules,
-        taxonomy_vram=vram if vram is not None else taxonomy_vram(recipes),
-        recipe_min_version=recipe_min_version(recipes, profile),
-    )
-    return Comparison(launch, profile, rendering, report, knob_classes(rules, report))
+    """One comparison (:class:`Comparer`, nothing kept)."""
+    return Comparer(recipes, rules, memo=False, vram=vram)(launch, profile)
 
 
 def knob_classes(rules: Rules, report: DiffReport) -> dict[tuple[str, str], KnobClass]:

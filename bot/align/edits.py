@@ -30,7 +30,8 @@ from bot.recipes.edit import (
     format_path,
 )
 from bot.recipes.repo import Recipe
-from bot.rules.knobs import canonical_flag
+from bot.vllm import canonical_flag
+from bot.vllm.argv import without_flags
 
 
 def resolve_conflicts(demands: Sequence[Demand]) -> tuple[list[Demand], list[str]]:
@@ -202,27 +203,13 @@ class _NotEdited(Exception):
     """A demand the editor cannot express as one edit: reported, not applied."""
 
 
-def _without(tokens: Sequence[object], flags: set[str]) -> list[str]:
-    """``tokens`` without the flags in ``flags`` (any spelling) and their values."""
-    out: list[str] = []
-    skip = False
-    for token in (str(t) for t in tokens):
-        if skip and not token.startswith("-"):
-            skip = False
-            continue
-        skip = False
-        if token.startswith("--") and canonical_flag(token) in flags:
-            skip = "=" not in token
-            continue
-        out.append(token)
-    return out
-
-
 def _override_items(wanted: Sequence[FeatureDemand]) -> tuple[list[str], list[str]]:
     """(the override list, the tokens added) of one generation's demands: what the feature
     renders there now, without the demanded flags, then the benchmark's tokens."""
     new = [t for d in wanted for t in d.items]
-    return [*_without(wanted[0].base, {canonical_flag(d.items[0]) for d in wanted}), *new], new
+    flags = {canonical_flag(d.items[0]) for d in wanted}  # any spelling of them goes
+    kept = without_flags([str(t) for t in wanted[0].base], flags, name=canonical_flag)
+    return [*kept, *new], new
 
 
 def _new_feature_edits(
@@ -278,7 +265,7 @@ def _feature_edits(
     first = wanted[0]
     items, new = _override_items(wanted)
     current = lookup(data, path)
-    if isinstance(current, list) and list(_without(current, set())) == list(first.base):
+    if isinstance(current, list) and [str(t) for t in current] == list(first.base):
         if len(items) != len(first.base) + len(new):
             raise _NotEdited(f"{format_path(path)} already sets {first.subject}; not edited")
         edit: Edit = AppendItems(path, new)

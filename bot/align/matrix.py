@@ -20,7 +20,7 @@ from bot.align.nodes import hw_label, rendering_draws
 from bot.align.plan import PlannedEdit
 from bot.align.profile import Profile
 from bot.errors import RecipeSyncError
-from bot.recipes import RecipesRepo, Rendering, RenderRequest, build_api, render
+from bot.recipes import Coordinates, RecipesRepo, Rendering, api_coordinates, build_api, render
 from bot.recipes.deploy import CommandRendering
 from bot.recipes.edit import AppendItems, EnsurePath, InsertKey, RemoveItems, SetScalar
 from bot.recipes.edit import format_path as fmt
@@ -32,26 +32,10 @@ OTHER = "other"  # a change no edit subject names: never expected
 
 
 @dataclass(frozen=True)
-class RenderingId:
-    """One rendering: an API file's profile, optionally with a feature set."""
+class RenderingId(Coordinates):
+    """One rendering of the matrix: an API file's profile, optionally with a feature set."""
 
-    model: str  # the API base: hf_id or a promoted variant's model_id
-    hardware: str
-    strategy: str
-    variant: str
-    features: tuple[str, ...] | None = None  # None: the API's default features
-    modes: tuple[tuple[str, str], ...] = ()
     api_file: str | None = None  # the build_api path, for API renderings
-
-    def request(self) -> RenderRequest:
-        return RenderRequest(
-            model=self.model,
-            hardware=self.hardware,
-            strategy=self.strategy,
-            variant=self.variant,
-            features=self.features,
-            modes=dict(self.modes),
-        )
 
     def features_label(self) -> str:
         if self.features is None:
@@ -124,19 +108,10 @@ class RegressionMatrix:
 
 
 def api_ids(files: Mapping[str, Mapping[str, Any]]) -> list[RenderingId]:
-    ids: list[RenderingId] = []
-    for path, data in files.items():
-        base = path.split("/hw/", 1)[0]
-        ids.append(
-            RenderingId(
-                model=base,
-                hardware=str(data.get("hardware")),
-                strategy=str(data.get("strategy")),
-                variant=str(data.get("variant")),
-                api_file=path,
-            )
-        )
-    return ids
+    return [
+        RenderingId(c.model, c.hardware, c.strategy, c.variant, api_file=path)
+        for path, c in api_coordinates(files)
+    ]
 
 
 def _render(repo: RecipesRepo, rid: RenderingId) -> Rendering | None:
@@ -588,9 +563,11 @@ def _before(before: RecipesRepo, profile: Profile) -> Rendering | None:
 
 
 def _profile_id(profile: Profile) -> RenderingId:
-    modes = tuple(sorted(profile.modes.items()))
-    return RenderingId(profile.model, profile.hardware, profile.strategy, profile.variant,
-                       profile.features, modes)  # fmt: skip
+    """The profile as a matrix rendering (modes sorted: equal feature sets group together)."""
+    c = profile.coordinates
+    return RenderingId(
+        c.model, c.hardware, c.strategy, c.variant, c.features, tuple(sorted(c.modes))
+    )
 
 
 def lost_subjects(
@@ -637,17 +614,7 @@ def _references(
 ) -> dict[tuple[str, ...] | None, tuple[Rendering, Profile]]:
     found: dict[tuple[str, ...] | None, tuple[Rendering, Profile]] = {}
     for profile in targets_:
-        rendering = _render(
-            after,
-            RenderingId(
-                profile.model,
-                profile.hardware,
-                profile.strategy,
-                profile.variant,
-                profile.features,
-                tuple(sorted(profile.modes.items())),
-            ),
-        )
+        rendering = _render(after, _profile_id(profile))
         if rendering is not None:
             found.setdefault(profile.features, (rendering, profile))
     return found

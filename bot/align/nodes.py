@@ -5,12 +5,22 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from bot.benchmarks import LaunchLine
 from bot.errors import RecipeSyncError
-from bot.recipes import ArgOrigin, RecipesRepo, Rendering, RenderRequest, build_api, render
+from bot.recipes import (
+    ArgOrigin,
+    Coordinates,
+    RecipesRepo,
+    Rendering,
+    api_coordinates,
+    build_api,
+    render,
+)
 from bot.recipes.edit import NodePath
+from bot.recipes.render import Scope
 from bot.shell.result import SourceSpan
 from bot.shell.text import PLACEHOLDER_RE
 from bot.vllm import FlagDiff, canonical_flag
@@ -177,8 +187,6 @@ def bench_spans(launch: LaunchLine, diff: FlagDiff) -> tuple[SourceSpan, ...]:
 
 # --- who draws from a node -------------------------------------------------------------------
 
-Rendered = tuple[str, str, str]  # (variant, hardware, strategy)
-
 
 def rendering_draws(rendering: Rendering | None) -> frozenset[str]:
     """Every recipe node a rendering takes a token, env var or image from."""
@@ -199,35 +207,25 @@ def rendering_draws(rendering: Rendering | None) -> frozenset[str]:
 
 
 def recipe_renderings(
-    recipes: RecipesRepo, recipe_path: str, feature_sets: Sequence[RenderRequest] = ()
-) -> list[tuple[Rendered, frozenset[str]]]:
+    recipes: RecipesRepo, recipe_path: str, feature_sets: Sequence[Coordinates] = ()
+) -> list[tuple[Scope, frozenset[str]]]:
     """Every rendering of one recipe the JSON API publishes (default features), and each of
     them with the feature sets of ``feature_sets`` (the benchmarked profiles), with the nodes
     each draws from."""
-    out: list[tuple[Rendered, frozenset[str]]] = []
-    for path, data in build_api(recipes, only_recipes={recipe_path}).items():
-        request = RenderRequest(
-            model=path.split("/hw/", 1)[0],
-            hardware=str(data.get("hardware")),
-            strategy=str(data.get("strategy")),
-            variant=str(data.get("variant")),
-        )
+    out: list[tuple[Scope, frozenset[str]]] = []
+    for _, api in api_coordinates(build_api(recipes, only_recipes={recipe_path})):
         for extra in (None, *feature_sets):
+            coordinates = api
             if extra is not None:
-                request = RenderRequest(
-                    model=request.model,
-                    hardware=request.hardware,
-                    strategy=request.strategy,
-                    variant=request.variant,
-                    features=extra.features,
-                    modes=dict(extra.modes),
-                )
+                coordinates = replace(api, features=extra.features, modes=extra.modes)
             try:
-                rendering = render(recipes, request)
+                rendering = render(recipes, coordinates.request())
             except RecipeSyncError:
                 continue
-            ident = (request.variant or "default", request.hardware, request.strategy or "")
-            out.append((ident, rendering_draws(rendering)))
+            variant, hardware, strategy = coordinates.scope
+            out.append(
+                ((variant or "default", hardware, strategy or ""), rendering_draws(rendering))
+            )
     return out
 
 

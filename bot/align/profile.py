@@ -14,7 +14,7 @@ from typing import Any
 
 from bot.benchmarks import LaunchLine
 from bot.errors import RecipeSyncError
-from bot.recipes import Recipe, RecipesRepo, RenderRequest, render
+from bot.recipes import Coordinates, Recipe, RecipesRepo, RenderRequest, render
 from bot.recipes.select import kept_strategies
 from bot.rules import Rules
 from bot.vllm import normalise
@@ -38,15 +38,19 @@ class Profile:
     represents_recipe: bool = True  # False for synthetic-acceptance throughput arms
     note: str = ""  # why it does not represent the recipe, when it does not
 
-    def request(self) -> RenderRequest:
-        return RenderRequest(
-            model=self.model,
-            hardware=self.hardware,
-            strategy=self.strategy,
-            variant=self.variant,
-            features=self.features,
-            modes=dict(self.modes),
+    @property
+    def coordinates(self) -> Coordinates:
+        return Coordinates(
+            self.model,
+            self.hardware,
+            self.strategy,
+            self.variant,
+            self.features,
+            tuple(self.modes.items()),
         )
+
+    def request(self) -> RenderRequest:
+        return self.coordinates.request()
 
     @property
     def key(self) -> tuple[Any, ...]:

@@ -17,10 +17,11 @@ from bot.align.plan import AlignmentPlan
 from bot.align.profile import Profile
 from bot.align.reproduction import GuideDrift, GuidePlacement
 from bot.benchmarks import BenchRepo, LaunchLine, Point
+from bot.benchmarks.changelog import ChangelogEntry
 from bot.evidence.collect import BlobShaAt
 from bot.evidence.model import EvidenceReport
 from bot.evidence.source import RunSource
-from bot.recipes import RecipesRepo
+from bot.recipes import RecipesRepo, Rendering
 from bot.rules import Rules
 from bot.sources import FileSource
 from bot.vllm import FlagDiff
@@ -113,6 +114,8 @@ class RecipeOutcome:
     guide: tuple[GuidePlacement, ...] = ()  # reproduction sections and what happened to each
     guide_drift: tuple[GuideDrift, ...] = ()  # hand-written guide commands vs launch lines
     guide_images: tuple[ImageLine, ...] = ()  # guide lines naming an image the patch re-pins
+    # the first target's profile rendered from the edited recipe (a patch with node edits)
+    after: Rendering | None = field(default=None, compare=False, repr=False)
 
     @property
     def guide_only(self) -> bool:
@@ -122,6 +125,15 @@ class RecipeOutcome:
     @property
     def recipe_path(self) -> str:
         return self.plan.recipe_path
+
+
+@dataclass(frozen=True)
+class BenchLines:
+    """Benchmark lines a drifted env var or image is set on (for the check run's
+    annotations): (script, variable) → its assignment line; config key → (file, image line)."""
+
+    env: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    images: Mapping[str, tuple[str, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -136,6 +148,10 @@ class AlignRun:
     broken_recipes: tuple[tuple[str, str], ...] = ()  # (recipe path, why it does not load)
     # per config key with points: what the PR changed in its launch lines (align/delta.py)
     deltas: Mapping[str, KeyDelta] = field(default_factory=dict, compare=False, repr=False)
+    # what the texts quote from the benchmark repository, read here so that they read none:
+    # config key → the perf-changelog entries this PR added for it (keys of planned edits)
+    changelog: Mapping[str, tuple[ChangelogEntry, ...]] = field(default_factory=dict)
+    lines: BenchLines = field(default_factory=lambda: BenchLines())
 
     @property
     def patches(self) -> tuple[RecipeOutcome, ...]:

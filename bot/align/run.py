@@ -11,14 +11,15 @@ the recipes builder (the one external process) is injected.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
 from bot.align.caches import LineMemo
 from bot.align.change import AffectedKey, benchmark_change, settle_unchanged
-from bot.align.compare import compare, taxonomy_vram
+from bot.align.compare import Comparer
 from bot.align.delta import key_delta
 from bot.align.evidence import collect, evidence_for
 from bot.align.guide_images import ImageLine, image_moves, update_image_lines
@@ -35,12 +36,20 @@ from bot.align.reproduction import (
     guide_drift,
     section_points,
 )
-from bot.align.result import AlignInputs, AlignRun, KeyResult, PointResult, RecipeOutcome
+from bot.align.result import (
+    AlignInputs,
+    AlignRun,
+    BenchLines,
+    KeyResult,
+    PointResult,
+    RecipeOutcome,
+)
 from bot.benchmarks import BenchRepo, LaunchLine, extract, load_bench_repo, points
+from bot.benchmarks.changelog import ChangelogEntry, entries_for
 from bot.benchmarks.scope import multinode_reason
 from bot.errors import InputError, Location, RecipeSyncError
 from bot.evidence.model import EvidenceReport
-from bot.recipes import RecipesRepo, load_recipes
+from bot.recipes import RecipesRepo, load_recipes, render
 from bot.recipes.edit.splice import unified_diff
 from bot.recipes.tolerant import RecipesCache, load_recipes_tolerant
 from bot.rules import Rules
@@ -50,19 +59,17 @@ from bot.sources import FileSource, WithoutFiles
 # ------------------------------------------------------------------------------ points
 
 
-def classify(
-    recipes: RecipesRepo, rules: Rules, launch: LaunchLine, vram: Mapping[str, float]
-) -> PointResult:
+def classify(comparer: Comparer, launch: LaunchLine) -> PointResult:
     """What one extracted launch line is for the recipes (docs/alignment.md §2-§4)."""
     base = PointResult(launch.config_key, launch.point, launch.arm, "error", "", launch=launch)
     if launch.status == "invalid":
         return replace(base, status="invalid", reason=launch.invalid or "not valid for this script")
     if launch.status != "launched":
         return replace(base, status="no-launch", reason=launch.reason or launch.status)
-    mapped = map_profile(recipes, rules, launch)
+    mapped = map_profile(comparer.recipes, comparer.rules, launch)
     if isinstance(mapped, Unmapped):
         return replace(base, status="unmapped", reason=mapped.reason)
-    comparison = compare(recipes, rules, launch, mapped, vram=vram)
+    comparison = comparer(launch, mapped)
     result = replace(base, profile=mapped, comparison=comparison)
     if not mapped.represents_recipe:
         return replace(result, status="context", reason=mapped.note)
@@ -75,11 +82,9 @@ def classify(
     return replace(result, status="represents")
 
 
-def _classified(
-    recipes: RecipesRepo, rules: Rules, launch: LaunchLine, vram: Mapping[str, float]
-) -> PointResult | RecipeSyncError:
+def _classified(comparer: Comparer, launch: LaunchLine) -> PointResult | RecipeSyncError:
     try:
-        return classify(recipes, rules, launch, vram)
+        return classify(comparer, launch)
     except RecipeSyncError as err:
         return err
 
@@ -91,8 +96,7 @@ MAX_POINTS = 5_000  # launch points of one config key (real keys have tens)
 
 def key_result(
     head: BenchRepo,
-    recipes: RecipesRepo,
-    rules: Rules,
+    comparer: Comparer,
     key: AffectedKey,
     memo: LineMemo[object] | None = None,
 ) -> KeyResult:
@@ -114,7 +118,6 @@ def key_result(
             f"too large to analyse: config key '{key.key}' has {len(pairs):,} launch points "
             f"(limit {MAX_POINTS:,})"
         )
-    vram = taxonomy_vram(recipes)
     results: list[PointResult] = []
     for point, arm in pairs:
         try:
@@ -125,8 +128,10 @@ def key_result(
             results.append(PointResult(key.key, point, arm, "error", str(err)))
             continue
         try:
-            make = partial(_classified, recipes, rules, launch, vram)
-            found = make() if memo is None else memo.get(recipes, rules, launch, make)
+            make = partial(_classified, comparer, launch)
+            found = (
+                make() if memo is None else memo.get(comparer.recipes, comparer.rules, launch, make)
+            )
             if isinstance(found, RecipeSyncError):
                 raise found
             assert isinstance(found, PointResult)
@@ -335,6 +340,9 @@ def outcome(
         guide=placements,
         guide_drift=drift,
         guide_images=images,
+        after=render(plan.after, plan.targets[0].profile.request())
+        if plan.edits and plan.after is not None
+        else None,
     )
 
 
@@ -370,7 +378,8 @@ def align(inputs: AlignInputs) -> AlignRun:
         if base is not None:
             change = settle_unchanged(base, head, change)
         memo = caches.points if caches is not None else None
-        keys = tuple(key_result(head, recipes, rules, key, memo) for key in change.keys)
+        comparer = Comparer(recipes, rules)
+        keys = tuple(key_result(head, comparer, key, memo) for key in change.keys)
         deltas = {
             result.key.key: key_delta(
                 base,
@@ -430,7 +439,60 @@ def align(inputs: AlignInputs) -> AlignRun:
         evidence,
         broken_recipes=broken,
         deltas=deltas,
+        changelog=_changelog(head, outcomes, inputs.pr_number),
+        lines=_bench_lines(head, outcomes),
     )
+
+
+def _changelog(
+    head: BenchRepo, outcomes: Sequence[RecipeOutcome], pr_number: int | None
+) -> dict[str, tuple[ChangelogEntry, ...]]:
+    """The perf-changelog entries this PR added for each key a node edit was planned for
+    (the PR text cites them: the upstream vLLM PRs a new image brings)."""
+    keys = [t.key for o in outcomes if o.status == "patch" and o.plan.edits for t in o.plan.targets]
+    if not keys:
+        return {}
+    entries = head.changelog()
+    return {key: entries_for(entries, key, pr_number) for key in dict.fromkeys(keys)}
+
+
+def _bench_lines(head: BenchRepo, outcomes: Sequence[RecipeOutcome]) -> BenchLines:
+    """Where each drifted env var is assigned in its script, and each drifted image in its
+    master config."""
+    env: dict[tuple[str, str], int] = {}
+    images: dict[str, tuple[str, int]] = {}
+    texts: dict[str, list[str] | None] = {}
+    for outcome in outcomes:
+        for target in outcome.plan.targets:
+            for comparison in target.representatives:
+                script = comparison.launch.script
+                for diff in comparison.drift:
+                    if diff.kind == "env" and script is not None:
+                        if script not in texts:
+                            texts[script] = _script_lines(head, script)
+                        line = _assignment_line(texts[script], diff.key)
+                        if line is not None:
+                            env[(script, diff.key)] = line
+                    elif diff.kind == "image" and target.key not in images:
+                        node = head.configs.get(target.key)
+                        at = node.line_at([target.key, "image"]) or node.line if node else None
+                        if node is not None and at is not None:
+                            images[target.key] = (node.file, at)
+    return BenchLines(env, images)
+
+
+def _script_lines(head: BenchRepo, script: str) -> list[str] | None:
+    if not head.source.exists(script):
+        return None
+    return head.source.read_bytes(script).decode("utf-8", "replace").splitlines()
+
+
+def _assignment_line(lines: list[str] | None, name: str) -> int | None:
+    pattern = re.compile(rf"^\s*(export\s+)?{re.escape(name)}=")
+    for number, line in enumerate(lines or (), start=1):
+        if pattern.match(line):
+            return number
+    return None
 
 
 def _load_recipes(

@@ -24,14 +24,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from bot.align.compare import (
-    Comparison,
-    bench_side,
-    knob_classes,
-    recipe_min_version,
-    recipe_side,
-)
-from bot.align.compare import taxonomy_vram as compute_vram
+from bot.align.compare import Comparer, Comparison
 from bot.align.profile import Profile, Unmapped, map_profile
 from bot.align.reproduction import SectionPoint, guide_drift
 from bot.audit.launch import UnresolvedImpact, describe_unresolved, unresolved_impact
@@ -55,12 +48,12 @@ from bot.benchmarks import BenchRepo, LaunchLine, MasterEntry, Point, extract, p
 from bot.benchmarks.configs import ConfigNode
 from bot.benchmarks.scope import multinode_reason, serves_vllm
 from bot.errors import RecipeSyncError
-from bot.recipes import Rendering, render
+from bot.recipes import Rendering
 from bot.recipes.tolerant import RecipesLoad, load_recipes_tolerant
 from bot.rules import Rules
 from bot.shell import ScriptParser
 from bot.sources import DirectorySource, FileSource, GitTreeSource
-from bot.vllm import FlagDiff, Verdict, diff_launch
+from bot.vllm import FlagDiff, Verdict
 from bot.vllm.values import compact
 
 log = logging.getLogger("recipe_sync.audit")
@@ -175,7 +168,7 @@ class Auditor:
     """Audits the config keys of one benchmark repository against one recipes repository.
 
     ``cache=False`` is the cold reference of ``bench/audit.py``: a fresh script parser for
-    every point and no profile, rendering or comparison reuse.
+    every point and no profile or comparison reuse.
     """
 
     bench: BenchRepo
@@ -183,10 +176,8 @@ class Auditor:
     rules: Rules
     cache: bool = True
     stats: Counter[str] = field(default_factory=Counter)
-    _vram: dict[str, float] | None = None
     _profiles: dict[tuple[Any, ...], Profile | Unmapped] = field(default_factory=dict)
-    _renderings: dict[tuple[Any, ...], Rendering] = field(default_factory=dict)
-    _verdicts: dict[tuple[Any, ...], Compared] = field(default_factory=dict)
+    _comparer: Comparer | None = None
     guide_texts: Mapping[str, str] = field(default_factory=dict)  # recipe path → file text
 
     # -- one key --------------------------------------------------------------------------
@@ -407,53 +398,19 @@ class Auditor:
             self._profiles[key] = mapped
         return mapped
 
-    def _render(self, profile: Profile) -> Rendering:
-        assert self.recipes.repo is not None
-        key = profile.key
-        cached = self._renderings.get(key) if self.cache else None
-        if cached is not None:
-            return cached
-        rendering = render(self.recipes.repo, profile.request())
-        self.stats["renderings"] += 1
-        if self.cache:
-            self._renderings[key] = rendering
-        return rendering
-
     def _compare(self, launch: LaunchLine, profile: Profile) -> Compared:
-        """The verdict for (profile, launch line), computed once per identical launch line."""
-        key = (
-            profile.key,
-            launch.argv,
-            tuple(launch.env.items()),
-            launch.image,
-        )
-        cached = self._verdicts.get(key) if self.cache else None
-        if cached is not None:
-            self.stats["comparison_hits"] += 1
-            return cached
-        recipes = self.recipes.repo
-        assert recipes is not None
-        try:
-            rendering = self._render(profile)
-        except RecipeSyncError as err:
-            compared = Compared("unresolved", f"cannot render {profile.label}: {err}")
-        else:
-            if self._vram is None:
-                self._vram = compute_vram(recipes)
-            report = diff_launch(
-                bench_side(launch),
-                recipe_side(rendering),
-                hardware=profile.hardware,
-                rules=self.rules,
-                taxonomy_vram=self._vram,
-                recipe_min_version=recipe_min_version(recipes, profile),
+        """The verdict for (profile, launch line); the comparer computes each identical
+        launch line once."""
+        if self._comparer is None:
+            assert self.recipes.repo is not None
+            self._comparer = Comparer(
+                self.recipes.repo, self.rules, memo=self.cache, stats=self.stats
             )
-            self.stats["comparisons"] += 1
-            classes = knob_classes(self.rules, report)
-            compared = judge(Comparison(launch, profile, rendering, report, classes))
-        if self.cache:
-            self._verdicts[key] = compared
-        return compared
+        try:
+            self._comparer.render(profile)
+        except RecipeSyncError as err:
+            return Compared("unresolved", f"cannot render {profile.label}: {err}")
+        return judge(self._comparer(launch, profile))
 
 
 def config_row(node: ConfigNode, status: Status, reason: str, rules: Rules) -> AuditRow:

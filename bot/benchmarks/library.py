@@ -30,10 +30,6 @@ def _value(ev: Shell, name: str, span: SourceSpan) -> Text:
     return view.values[0] if view.values else EMPTY
 
 
-def _is_set(ev: Shell, name: str, span: SourceSpan) -> bool:
-    return ev.param(name, None, span).is_set
-
-
 def _exit(ev: Shell, span: SourceSpan, message: str) -> None:
     raise ExitSignal(1, span, message)
 

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from bot.evidence.bashwords import QuotingError, split_words
 from bot.evidence.logtext import LogLine, log_lines
+from bot.vllm.argv import flag_value, option_name, value_at
 
 LaunchKind = Literal["printf-q", "xtrace"]
 
@@ -212,17 +213,6 @@ def first_difference(found: tuple[str, ...], expected: tuple[str, ...]) -> ArgvD
     return None
 
 
-def flag_value(argv: tuple[str, ...], flag: str) -> str | None:
-    """Value of ``flag`` given as ``--flag value`` or ``--flag=value`` (last one wins)."""
-    value: str | None = None
-    for i, word in enumerate(argv):
-        if word == flag and i + 1 < len(argv):
-            value = argv[i + 1]
-        elif word.startswith(flag + "="):
-            value = word[len(flag) + 1 :]
-    return value
-
-
 def speculative_config(argv: tuple[str, ...]) -> dict[str, Any] | None:
     """``--speculative-config`` as data: the JSON value plus dotted ``.key`` overrides."""
     config: dict[str, Any] = {}
@@ -237,10 +227,8 @@ def speculative_config(argv: tuple[str, ...]) -> dict[str, Any] | None:
     prefix = "--speculative-config."
     for i, word in enumerate(argv):
         if word.startswith(prefix):
-            key, eq, value = word[len(prefix) :].partition("=")
-            if not eq:
-                value = argv[i + 1] if i + 1 < len(argv) else ""
-            config[key.replace("-", "_")] = value
+            key = option_name(word)[len(prefix) :]
+            config[key.replace("-", "_")] = value_at(argv, i) or ""
     return config if config or raw is not None else None
 
 

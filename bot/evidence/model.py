@@ -30,10 +30,6 @@ class BlobCheck:
         """The run executed a different script than the PR ships now."""
         return self.state in ("differs", "missing-at-pr-head")
 
-    @property
-    def applies_to_pr_head(self) -> bool:
-        return self.state in ("same-head", "identical")
-
 
 @dataclass(frozen=True)
 class LaunchCheck:

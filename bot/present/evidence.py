@@ -122,10 +122,6 @@ def _bench_name(report: EvidenceReport) -> str:
     return md.text(report.repo.rsplit("/", 1)[-1]) if report.repo else "Benchmark"
 
 
-def _bench_owner(report: EvidenceReport) -> str:
-    return f"{_bench_name(report)}'s" if report.repo else "the benchmark's"
-
-
 def _launch_sentence(item: Evidence) -> str:
     assert item.launch is not None
     where = _KIND_PHRASE[item.launch.kind]

@@ -20,20 +20,20 @@ from bot.align.nodes import hw_label, in_recipe
 from bot.align.plan import AlignmentPlan, FlagNote, PlannedEdit, Target, Verification
 from bot.align.profile import SYNTHETIC_KEYS
 from bot.align.result import AlignRun, RecipeOutcome
-from bot.benchmarks.changelog import entries_for, vllm_prs
-from bot.evidence.launch import flag_value
+from bot.benchmarks.changelog import vllm_prs
 from bot.github.sanitize import MAX_BODY, meta_comment, neutralize, truncate
 from bot.present.evidence import render_evidence_section
 from bot.present.guide import guide_section
 from bot.present.hunks import hunk_lines
 from bot.present.settings import settings_lines
 from bot.present.texts import PullRequestText
-from bot.recipes import RecipesRepo, Rendering, render
+from bot.recipes import RecipesRepo, Rendering
 from bot.recipes.jsvalues import as_dict, js_str
 from bot.recipes.text import quote_value
 from bot.rules import Rules
 from bot.rules.knobs import KnobKind
 from bot.vllm import canonical_flag
+from bot.vllm.argv import flag_value
 from bot.vllm.versions import fmt_version, parse_image
 
 PLATFORMS = {"amd": "ROCm", "nvidia": "CUDA", "tpu": "TPU", "intel": "XPU"}
@@ -741,7 +741,7 @@ def _evidence_section(
             f"No workflow-run evidence was given (no runs or job logs to read), {consequence}.",
         ]
     inputs = run.inputs
-    changelog = entries_for(run.bench.changelog(), target.key, inputs.pr_number)
+    changelog = run.changelog.get(target.key, ())
     section = render_evidence_section(
         target.report,
         hardware_label=label,
@@ -785,7 +785,7 @@ def _intro(run: AlignRun, plan: AlignmentPlan) -> list[str]:
 def _summary(run: AlignRun, outcome: RecipeOutcome, after: Rendering) -> list[str]:
     plan, recipes, inputs = outcome.plan, run.recipes, run.inputs
     target = plan.targets[0]
-    upstream = vllm_prs(entries_for(run.bench.changelog(), target.key, inputs.pr_number))
+    upstream = vllm_prs(run.changelog.get(target.key, ()))
     ctx = SummaryContext(recipes, inputs.rules, plan, outcome.matrix, upstream)
     summary = ["### Summary", "", *summary_lines(plan, inputs.bench_ref, ctx)]
     untouched = _untouched_overrides(after, plan)
@@ -815,8 +815,8 @@ def body(run: AlignRun, outcome: RecipeOutcome, budget: TextBudget = TextBudget(
     if not plan.edits:
         return _guide_only_body(run, outcome)
     target = plan.targets[0]
-    assert plan.after is not None
-    after = render(plan.after, target.profile.request())
+    after = outcome.after
+    assert after is not None  # align() renders it for every patch with node edits
     images = [e.after for e in plan.edits if e.kind == "image" and e.after]
     parts: list[list[str]] = [
         _intro(run, plan),

@@ -277,17 +277,6 @@ def check(run: AlignRun) -> tuple[str, str, str]:
     return conclusion, title[:255], neutralize(summary)
 
 
-def _env_line(run: AlignRun, script: str | None, name: str) -> int | None:
-    if script is None or not run.bench.source.exists(script):
-        return None
-    text = run.bench.source.read_bytes(script).decode("utf-8", "replace")
-    pattern = re.compile(rf"^\s*(export\s+)?{re.escape(name)}=")
-    for number, line in enumerate(text.splitlines(), start=1):
-        if pattern.match(line):
-            return number
-    return None
-
-
 def check_annotations(run: AlignRun) -> tuple[Annotation, ...]:
     found: dict[tuple[str, int, str], Annotation] = {}
     for outcome in run.outcomes:
@@ -312,13 +301,10 @@ def _places(run: AlignRun, target: Target, launch: Any, diff: FlagDiff) -> list[
     if diff.kind == "flag":
         return [(span.file, span.line) for span in bench_spans(launch, diff)]
     if diff.kind == "env":
-        line = _env_line(run, launch.script, diff.key)
+        line = run.lines.env.get((launch.script, diff.key))
         return [(launch.script, line)] if line is not None else []
-    node = run.bench.configs.get(target.key)
-    if node is None:
-        return []
-    line = node.line_at([target.key, "image"]) or node.line
-    return [(node.file, line)] if line is not None else []
+    image = run.lines.images.get(target.key)
+    return [image] if image is not None else []
 
 
 # ------------------------------------------------------------------------------ plan.json

@@ -20,13 +20,21 @@ from __future__ import annotations
 from bot.recipes.api import ApiSummary, build_api, write_api
 from bot.recipes.deploy import CommandRendering
 from bot.recipes.layers import ArgOrigin, EnvOrigin, RenderError
-from bot.recipes.render import Rendering, RenderRequest, render, rendering_as_json
+from bot.recipes.render import (
+    Coordinates,
+    Rendering,
+    RenderRequest,
+    api_coordinates,
+    render,
+    rendering_as_json,
+)
 from bot.recipes.repo import HardwareProfile, Recipe, RecipesRepo, Strategy, load_recipes
 
 __all__ = [
     "ApiSummary",
     "ArgOrigin",
     "CommandRendering",
+    "Coordinates",
     "EnvOrigin",
     "HardwareProfile",
     "Recipe",
@@ -35,6 +43,7 @@ __all__ = [
     "RenderRequest",
     "Rendering",
     "Strategy",
+    "api_coordinates",
     "build_api",
     "load_recipes",
     "render",

@@ -51,6 +51,53 @@ class RenderRequest:
     pd_kv_store: str | None = None  # a Mooncake deployment composed with pd_cluster
 
 
+Scope = tuple[str, str, str]  # (variant, hardware, strategy)
+
+
+@dataclass(frozen=True)
+class Coordinates:
+    """Which rendering of a recipe: what a recipe profile, a regression-matrix row and a
+    JSON API file each name (hashable, unlike the request it makes)."""
+
+    model: str  # the API base: hf_id or a promoted variant's model_id
+    hardware: str
+    strategy: str
+    variant: str
+    features: tuple[str, ...] | None = None  # None: the API's default features
+    modes: tuple[tuple[str, str], ...] = ()  # (feature, mode) pairs
+
+    def request(self) -> RenderRequest:
+        return RenderRequest(
+            model=self.model,
+            hardware=self.hardware,
+            strategy=self.strategy,
+            variant=self.variant,
+            features=self.features,
+            modes=dict(self.modes),
+        )
+
+    @property
+    def scope(self) -> Scope:
+        """(variant, hardware, strategy): the rendering whatever its features."""
+        return (self.variant, self.hardware, self.strategy)
+
+
+def api_coordinates(files: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, Coordinates]]:
+    """(path, coordinates) of each JSON API file (:func:`bot.recipes.api.build_api`)."""
+    return [
+        (
+            path,
+            Coordinates(
+                model=path.split("/hw/", 1)[0],
+                hardware=str(data.get("hardware")),
+                strategy=str(data.get("strategy")),
+                variant=str(data.get("variant")),
+            ),
+        )
+        for path, data in files.items()
+    ]
+
+
 @dataclass(frozen=True)
 class Rendering:
     request: RenderRequest  # with variant/strategy/nodes/features resolved

@@ -209,7 +209,6 @@ def _load_taxonomy(source: FileSource) -> tuple[dict[str, Any], dict[str, Hardwa
         _located(
             source, "taxonomy.yaml", tax_text, ["hardware_profiles"], "expected a mapping of ids"
         )
-        profiles = {}  # unreachable: _located raises
     hardware = {str(k): _profile(str(k), v) for k, v in profiles.items()}
     for hw_id, profile in hardware.items():
         if not isinstance(profiles[hw_id], dict) or not profile.brand or not profile.generation:

@@ -371,7 +371,7 @@ def plan_hardware(
     if recommended_name not in kept:
         plain = [n for n in kept if not repo.strategies[n].is_kv and not repo.strategies[n].is_pd]
         not_kv = [n for n in kept if not repo.strategies[n].is_kv]
-        recommended_name = (plain or not_kv or [None])[0]  # type: ignore[list-item]
+        recommended_name = next(iter(plain or not_kv), None)
     features = default_features(recipe, variant, hw)
     if recommended_name is None:
         return HardwarePlan(hw, variant_key, tuple(kept), base, None, (), features)

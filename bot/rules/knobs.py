@@ -42,8 +42,10 @@ KnobKind = Literal["flag", "env"]
 CLASSIFIED = tuple(c for c in KnobClass if c is not KnobClass.UNCLASSIFIED)
 
 
-def canonical_flag(name: str) -> str:
-    """``--no-enable_prefix-caching`` → ``--enable-prefix-caching`` (dotted part kept)."""
+def _flag_key(name: str) -> str:
+    """The spelling a flag is listed and looked up by here: ``--no-enable_prefix-caching`` →
+    ``--enable-prefix-caching`` (dotted part kept). Syntax only, so that this layer needs no
+    flag table; everywhere else ``bot.vllm.canonical_flag`` names a flag."""
     flag, dot, rest = name.strip().partition(".")
     flag = flag.split("=", 1)[0].replace("_", "-")
     if flag.startswith("--no-"):
@@ -87,10 +89,10 @@ class KnobRules(Strict):
             for cls, entries in table.items():
                 for index, entry in enumerate(entries):
                     name = entry.flag if isinstance(entry, FlagKnob) else str(entry.pattern)
-                    if isinstance(entry, FlagKnob) and canonical_flag(name) != name:
+                    if isinstance(entry, FlagKnob) and _flag_key(name) != name:
                         raise FieldError(
                             (section, cls.value, index, "flag"),
-                            f"write {canonical_flag(name)} (the canonical spelling)",
+                            f"write {_flag_key(name)} (the canonical spelling)",
                         )
                     if name in seen:
                         raise FieldError(
@@ -101,7 +103,7 @@ class KnobRules(Strict):
         return self
 
     def lookup_flag(self, name: str) -> tuple[KnobClass, FlagKnob] | None:
-        flag = canonical_flag(name)
+        flag = _flag_key(name)
         base, _, key = flag.partition(".")
         inverse = _inverse(base)
         candidates = [*([flag] if key else []), base, *([inverse] if inverse else [])]

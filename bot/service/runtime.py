@@ -53,7 +53,6 @@ class Runtime:
     connector: GitHubConnector
     owner: str
     clock: Callable[[], float] = time.time
-    engine_factory: Callable[[], SyncEngine] | None = None
     _tasks: Tasks | None = None
     _engine: SyncEngine | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -66,7 +65,6 @@ class Runtime:
         huey: Huey | None = None,
         store: Store | None = None,
         tokens: TokenProvider | None = None,
-        engine_factory: Callable[[], SyncEngine] | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
     ) -> Runtime:
@@ -81,7 +79,6 @@ class Runtime:
             connector=GitHubConnector(settings, metrics, tokens=tokens, sleep=sleep, clock=clock),
             owner=f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}",
             clock=clock,
-            engine_factory=engine_factory,
         )
         return runtime
 
@@ -98,8 +95,7 @@ class Runtime:
         """The alignment engine, loaded on first use (EngineUnavailable is retryable)."""
         with self._lock:
             if self._engine is None:
-                factory = self.engine_factory or self._configured_engine
-                self._engine = factory()
+                self._engine = self._configured_engine()
             return self._engine
 
     def _configured_engine(self) -> SyncEngine:

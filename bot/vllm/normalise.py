@@ -21,6 +21,7 @@ from typing import Any, Literal
 from ruamel.yaml import YAML
 
 from bot.vllm import values as V
+from bot.vllm.argv import looks_like_option
 from bot.vllm.catalogue import CONFIG_FIELD_SPANS, FLAGS, FlagSpec, Option, flag_table
 from bot.vllm.versions import NEWEST, Version, fmt_version, rules_version, span_status
 
@@ -86,7 +87,6 @@ class _Tok:
 
 
 _ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 _MODEL_OPTION = re.compile(r"^--model(=.+|$)")
 
 
@@ -107,15 +107,6 @@ def split_env_prefix(argv: Sequence[str]) -> tuple[dict[str, str], tuple[str, ..
         name, value = words.pop(0).split("=", 1)
         env[name] = value
     return env, tuple(words)
-
-
-def _looks_like_option(text: str) -> bool:
-    """argparse's view: starts with '-', is not '-', not a negative number, has no space."""
-    if not text.startswith("-") or text == "-":
-        return False
-    if _NEGATIVE_NUMBER.match(text):
-        return False
-    return not (" " in text and not text.startswith("--") and "=" not in text)
 
 
 def _dash_normalise(text: str) -> str:
@@ -513,7 +504,7 @@ def _parse(
                     _Occurrence(option_hit[0], tok.data, tok.raw, len(occurrences), True, tok.text)
                 )
             continue
-        if rest_positional or not _looks_like_option(tok.text):
+        if rest_positional or not looks_like_option(tok.text):
             positionals.append(tok)
             continue
         if tok.text == "--":
@@ -527,7 +518,7 @@ def _parse(
         hit = _resolve_option(name, version, found, tok.raw)
         if hit is None:
             # argparse would stop; skip the values that follow so they aren't taken as positionals
-            while i < len(toks) and not _looks_like_option(toks[i].text) and not toks[i].dotted:
+            while i < len(toks) and not looks_like_option(toks[i].text) and not toks[i].dotted:
                 i += 1
             continue
         option, attached = hit
@@ -550,7 +541,7 @@ def _parse(
             while (
                 explicit is None
                 and i < len(toks)
-                and not _looks_like_option(toks[i].text)
+                and not looks_like_option(toks[i].text)
                 and not toks[i].dotted
             ):
                 values.append(toks[i].text)
@@ -565,7 +556,7 @@ def _parse(
         elif spec.kind == "optional":
             if explicit is not None:
                 value = explicit
-            elif i < len(toks) and not _looks_like_option(toks[i].text) and not toks[i].dotted:
+            elif i < len(toks) and not looks_like_option(toks[i].text) and not toks[i].dotted:
                 value = toks[i].text
                 raw.extend(toks[i].raw)
                 i += 1
@@ -574,7 +565,7 @@ def _parse(
         else:
             if explicit is not None:
                 value = explicit
-            elif i < len(toks) and not _looks_like_option(toks[i].text) and not toks[i].dotted:
+            elif i < len(toks) and not looks_like_option(toks[i].text) and not toks[i].dotted:
                 value = toks[i].text
                 raw.extend(toks[i].raw)
                 i += 1

@@ -138,6 +138,23 @@ def test_a_value_known_only_at_run_time_is_not_copied(
     assert "Unresolved in the launch line" in comment and "its value is only known" in comment
 
 
+def test_a_carried_flag_known_only_at_run_time_is_noted_not_copied(
+    align_cli: AlignCli, bench_clone: Path
+) -> None:
+    # --moe-backend is a kernel flag (carried into the recipe), unlike the tuning
+    # --max-num-seqs above: its run-time value must be said, not silently dropped
+    commit_edit(bench_clone, SCRIPT, "MOE_BACKEND=aiter", 'MOE_BACKEND="$(nproc)"')
+    _, out = align_cli(evidence=False, bench=bench_clone, bench_ref="pr")
+    plan = _plan(out)["plans"][0]  # type: ignore[index]
+    notes = [s for s in plan["skipped"] if "--moe-backend" in s]
+    assert notes and all(
+        "--moe-backend is not statically known in the launch line (--moe-backend "
+        "<MOE_BACKEND:opaque:command-output>); not copied" in s
+        for s in notes
+    ), plan["skipped"]
+    assert "--moe-backend" not in (out / "recipe.patch").read_text().split("recipe-sync:")[0]
+
+
 def test_an_unknown_model_is_unmapped_with_the_reason(
     align_cli: AlignCli, bench_clone: Path
 ) -> None:

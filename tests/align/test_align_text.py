@@ -192,19 +192,19 @@ def test_a_long_body_collapses_before_it_is_cut(seed_run: AlignRun) -> None:
     assert "… truncated:" in cut.body[-120:]
 
 
-def test_the_image_bullet_cites_the_upstream_vllm_change(
-    seed_run: AlignRun, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_image_bullet_cites_the_upstream_vllm_change(seed_run: AlignRun) -> None:
     """When the benchmark's changelog entry for the key names the vLLM PR the new image
-    brings, the image bullet cites it (the seed's entry names none)."""
+    brings, the image bullet cites it (the seed's entry names none). The run carries the
+    entries it quotes: the text reads no repository."""
     (outcome,) = seed_run.patches
     assert "vllm-project/vllm#" not in body(seed_run, outcome)
-    entries = tuple(
-        replace(e, description=(*e.description, "AITER mHC pre block: vllm-project/vllm#56503"))
-        for e in seed_run.bench.changelog()
-    )
-    monkeypatch.setattr(seed_run.bench, "changelog", lambda: entries)
-    text = body(seed_run, outcome)
+    cited = "AITER mHC pre block: vllm-project/vllm#56503"
+    changelog = {
+        key: tuple(replace(e, description=(*e.description, cited)) for e in entries)
+        for key, entries in seed_run.changelog.items()
+    }
+    assert changelog, "the seed PR adds a perf-changelog entry for its key"
+    text = body(replace(seed_run, changelog=changelog), outcome)
     (image,) = [line for line in text.splitlines() if line.startswith("- Pin the MI355X image")]
     assert image.count("; the benchmark's changelog cites upstream vllm-project/vllm#56503") == 1
     assert text.count("vllm-project/vllm#56503") == 1  # a live reference once; the quote escapes

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.align.demands import _containers
+from bot.align.demands.placement import _containers
 
 DRAWN = frozenset(
     {

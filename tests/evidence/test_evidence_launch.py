@@ -10,7 +10,6 @@ from bot.evidence.launch import (
     ArgvDifference,
     find_launch_lines,
     first_difference,
-    flag_value,
     launch_context,
     preferred_launch,
     server_ready,
@@ -139,7 +138,6 @@ def test_printf_q_is_preferred_over_xtrace() -> None:
 
 
 def test_speculative_config_forms() -> None:
-    assert flag_value(("--a", "1", "--a=2"), "--a") == "2"
     dotted = ("vllm", "serve", "m", "--speculative-config.rejection-sample-method", "synthetic")
     assert uses_synthetic_acceptance(dotted)
     equals = ("vllm", "serve", '--speculative-config={"rejection_sample_method": "synthetic"}')

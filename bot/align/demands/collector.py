@@ -1,0 +1,112 @@
+"""FlagDiffs → demands on recipe nodes (docs/alignment.md §5)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from bot.align.compare import PARALLELISM_KEYS, Comparison
+from bot.align.demands.env import EnvDemands
+from bot.align.demands.flags import FlagDemands
+from bot.align.demands.image import ImageDemands
+from bot.align.demands.ledger import Ledger
+from bot.align.demands.model import Collected, SetDemand
+from bot.align.demands.placement import Placement
+from bot.align.nodes import (
+    MISSING,
+    has_placeholder,
+    lookup,
+    text_value,
+)
+from bot.align.values import Target
+from bot.recipes import RecipesRepo
+from bot.recipes.edit import NodePath, format_path
+from bot.recipes.repo import Recipe
+from bot.rules import Rules
+
+
+class Collector:
+    """Every difference of every representative comparison of one recipe → demands and notes
+    (``out``); the flag, env and image rules are collaborators sharing one placement and
+    one ledger."""
+
+    def __init__(
+        self,
+        recipes: RecipesRepo,
+        recipe: Recipe,
+        rules: Rules,
+        targets: Sequence[Target] = (),
+    ) -> None:
+        self.recipe = recipe
+        self.rules = rules
+        self.out = Collected()
+        self.place = Placement(recipes, recipe, rules, targets)
+        self.ledger = Ledger(recipe, rules, self.out)
+        self.flags = FlagDemands(recipes, recipe, rules, self.place, self.ledger)
+        self.env = EnvDemands(recipes, recipe, rules, self.place, self.ledger)
+        self.image = ImageDemands(recipe, self.place, self.ledger)
+
+    def tp(self, target: Target) -> None:
+        """The variant's tp on the benchmarked hardware (only under the stated evidence)."""
+        if target.tp is None:
+            return
+        profile = target.profile
+        path: NodePath = ("variants", profile.variant, "tp", profile.hardware)
+        current = lookup(self.recipe.data, path[:-1])
+        if current is not MISSING and not isinstance(current, Mapping):
+            self.out.skipped.append(
+                f"{profile.label}: variants.{profile.variant}.tp is one number for every GPU; "
+                f"TP{target.tp} on {profile.hardware} is not written there"
+            )
+            return
+        before = lookup(self.recipe.data, path)
+        self.out.demands.append(
+            SetDemand(
+                node=format_path(path),
+                value=str(target.tp),
+                kind="tp",
+                subject="--tensor-parallel-size",
+                before=text_value(before) if before is not MISSING else None,
+                path=path,
+                create=before is MISSING,
+                reason=f"every benchmarked point of variant {profile.variant} on "
+                f"{profile.hardware} runs TP{target.tp} and its eval passed",
+                placement="the variant's tp, keyed by the benchmarked hardware",
+                target=profile.label,
+            )
+        )
+
+    def collect(self, target: Target, comparison: Comparison) -> None:
+        label = target.profile.label
+        for note in comparison.notes:
+            self.out.notes.append(f"{label}: {note}")
+        self._findings(comparison, label)
+        for diff in comparison.report.diffs:
+            if diff.key in PARALLELISM_KEYS:
+                continue  # representatives run the recipe's parallelism
+            if diff.kind == "flag":
+                self.flags.collect(target, comparison, diff, label)
+            elif diff.kind == "env":
+                self.env.collect(target, comparison, diff, label)
+            else:
+                self.image.collect(target, comparison, diff, label)
+
+    def _findings(self, comparison: Comparison, label: str) -> None:
+        """Flags the parser rejects drop out of the diff; an unknown value (a placeholder
+        for something only known at run time) must not pass for agreement."""
+        ignored = {r.flag for r in (*self.rules.flags.front_end, *self.rules.flags.benchmark_only)}
+        report = comparison.report
+        for side, findings in (
+            ("benchmark", report.bench_findings),
+            ("recipe", report.recipe_findings),
+        ):
+            for finding in findings:
+                if finding.severity != "error":
+                    continue
+                flag = finding.tokens[0].split("=", 1)[0] if finding.tokens else ""
+                if flag in ignored:
+                    continue
+                if has_placeholder(*finding.tokens):
+                    why = "its value is only known at run time, so it is not compared"
+                else:
+                    why = "vLLM would reject it"
+                self.out.skipped.append(f"{label}: the {side}'s {finding.message}: {why}")

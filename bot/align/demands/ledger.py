@@ -1,0 +1,110 @@
+"""The planner's ledger: notes, settings not carried, and kept nodes (docs/alignment.md §5a)."""
+
+from __future__ import annotations
+
+from bot.align.compare import Comparison
+from bot.align.demands.model import Collected, KeepDemand, flag_note
+from bot.align.nodes import (
+    bench_field_tokens,
+    bench_value_text,
+    has_placeholder,
+    lookup,
+    text_value,
+)
+from bot.align.values import EditKind, Setting, Target
+from bot.recipes.edit import NodePath, format_path
+from bot.recipes.repo import Recipe
+from bot.rules import KnobClass, Rules
+from bot.vllm import FlagDiff, Verdict
+
+
+class Ledger:
+    """What the planner records besides demands, and the policy that decides it: differences
+    listed and never edited, points that pin a node as it is, benchmark settings not carried
+    (rules/policy.yaml knob_policy), and values known only at run time."""
+
+    def __init__(self, recipe: Recipe, rules: Rules, out: Collected) -> None:
+        self.recipe = recipe
+        self.rules = rules
+        self.out = out
+
+    def carry(
+        self, target: Target, comparison: Comparison, diff: FlagDiff, label: str
+    ) -> str | None:
+        """How a differing benchmark setting is carried: ``edit``, ``pin`` or ``feature``;
+        None when it is not (then it is recorded as a benchmark setting with its reason)."""
+        cls = comparison.knob(diff)
+        if cls is None:
+            return "edit"  # the image: its own policy (_image)
+        action = self.rules.policy.knob_policy.action(cls)
+        why = self.rules.knobs.reason("env" if diff.kind == "env" else "flag", diff.flag)
+        if action is None:
+            self.out.to_classify.append(diff.flag)
+            self.setting(diff, label, cls, "rules/knobs.yaml does not classify it; not edited")
+            return None
+        if action == "recipe":
+            return "edit"
+        if action == "pin":
+            return "pin"
+        if action == "recipe-with-eval":
+            if target.evidence is not None:
+                return "edit"
+            self.setting(diff, label, cls, f"{why}; no passing eval at these settings")
+            return None
+        if action == "feature":
+            workload = self.rules.policy.workload_feature(comparison.launch.point.scenario)
+            if workload is not None and diff.kind == "flag":
+                return "feature"
+            if workload is None:
+                scenario = comparison.launch.point.scenario
+                self.setting(diff, label, cls, f"{why}; no workload feature for {scenario}")
+            else:
+                self.setting(diff, label, cls, f"{why}; a recipe feature carries args, not env")
+            return None
+        self.setting(diff, label, cls, why)
+        return None
+
+    def setting(self, diff: FlagDiff, label: str, cls: KnobClass, why: str) -> None:
+        self.out.settings.append(
+            Setting(
+                knob=cls.value,
+                kind=diff.kind,
+                subject=diff.flag,
+                bench=" ".join(bench_field_tokens(diff)) or None,
+                recipe=" ".join(diff.recipe_tokens) or None,
+                reason=why,
+                target=label,
+            )
+        )
+
+    def listed(self, diff: FlagDiff, label: str, node: str | None = None) -> bool:
+        """Differences that are reported, never edited; True when ``diff`` is one."""
+        verdict = diff.verdict
+        if verdict is Verdict.EQUIVALENT:
+            self.out.defaults.append(flag_note(diff, label, node))
+        elif verdict is Verdict.BENCHMARK_ONLY:
+            self.out.benchmark_only.append(flag_note(diff, label, node))
+        elif verdict is Verdict.FRONT_END_ONLY:
+            self.out.front_end.append(flag_note(diff, label, node))
+        elif verdict is Verdict.UNKNOWN:
+            self.out.unknown.append(flag_note(diff, label, node))
+        else:
+            return False
+        return True
+
+    def keep(self, path: NodePath, kind: EditKind, diff: FlagDiff, label: str) -> None:
+        value = text_value(lookup(self.recipe.data, path))
+        self.out.demands.append(
+            KeepDemand(node=format_path(path), value=value, kind=kind, subject=diff.flag,
+                       path=path, reason=diff.reason, placement="", target=label)
+        )  # fmt: skip
+
+    def run_time_value(self, diff: FlagDiff, label: str) -> bool:
+        """True (and said) when the benchmark's value is known only at run time."""
+        if not has_placeholder(bench_value_text(diff), *diff.bench_tokens):
+            return False
+        self.out.skipped.append(
+            f"{label}: {diff.flag} is not statically known in the launch line "
+            f"({' '.join(diff.bench_tokens)}); not copied"
+        )
+        return True

@@ -1,0 +1,138 @@
+"""What the planner asks of recipe nodes: one frozen type per operation (docs/alignment.md
+§5), and what it collects besides (notes, settings not carried)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from bot.align.values import EditKind, FlagNote, Setting
+from bot.recipes.edit import NodePath
+from bot.shell.result import SourceSpan
+from bot.vllm import FlagDiff
+
+
+def dotted_value(value: Any) -> str:
+    """One key of a JSON-valued flag as a dotted unit's value token."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str | int | float):
+        return str(value)
+    return json.dumps(value, separators=(",", ":"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Demand:
+    node: str  # conflict key: the node (or container::name) this demand writes
+    kind: EditKind
+    subject: str
+    path: NodePath  # the scalar, or the list / map container written
+    reason: str
+    placement: str
+    target: str
+    sources: tuple[SourceSpan, ...] = ()
+    targets: tuple[str, ...] = ()  # after merging: every profile demanding the same
+    shadows: NodePath | None = None  # a narrower override: the shared node it overrides
+    keep: ClassVar[bool] = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class SetDemand(_Demand):
+    """Change a scalar (``create``: the path does not exist yet, e.g. a new image pin)."""
+
+    value: str
+    before: str | None
+    create: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class AppendDemand(_Demand):
+    """Add flag tokens to a list (created when missing)."""
+
+    items: tuple[str, ...]
+
+    @property
+    def value(self) -> str:
+        return " ".join(self.items)
+
+    before: None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class EnvDemand(_Demand):
+    """Add a variable to an env map, in the benchmark's export order."""
+
+    value: str
+    env_order: tuple[str, ...] = ()
+    before: None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RemoveDemand(_Demand):
+    """Remove ``count`` items of a list from ``index`` (policy: recipe_only_flags remove)."""
+
+    index: int
+    count: int
+    before: str | None
+    value: None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeepDemand(_Demand):
+    """A point that already matches pins the node: no edit, but a conflict if changed."""
+
+    value: str | None
+    before: str | None = None
+    keep: ClassVar[bool] = True
+
+
+@dataclass(frozen=True, kw_only=True)
+class FeatureDemand(_Demand):
+    """Workload flag tokens behind an opt-in feature's hardware override
+    (``features.<f>.hardware_overrides.<hw>.args``); ``base`` is what that list renders now
+    (the override replaces the feature's args on that hardware), ``new`` when the feature
+    itself is proposed (then ``description`` is its text)."""
+
+    feature: str
+    hardware: str
+    items: tuple[str, ...]
+    base: tuple[str, ...] = ()
+    new: bool = False
+    description: str = ""
+    before: None = None
+
+    @property
+    def value(self) -> str:
+        return " ".join(self.items)
+
+
+Demand = SetDemand | AppendDemand | EnvDemand | RemoveDemand | KeepDemand | FeatureDemand
+
+
+@dataclass
+class Collected:
+    demands: list[Demand] = field(default_factory=list)
+    defaults: list[FlagNote] = field(default_factory=list)
+    recipe_only: list[FlagNote] = field(default_factory=list)
+    benchmark_only: list[FlagNote] = field(default_factory=list)
+    front_end: list[FlagNote] = field(default_factory=list)
+    unknown: list[FlagNote] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    settings: list[Setting] = field(default_factory=list)  # benchmark settings not carried
+    to_classify: list[str] = field(default_factory=list)  # unclassified: never edited
+    features: dict[str, str] = field(default_factory=dict)  # profile label → workload feature
+
+
+def flag_note(diff: FlagDiff, label: str, node: str | None = None) -> FlagNote:
+    return FlagNote(
+        kind=diff.kind,
+        subject=diff.flag,
+        bench=" ".join(diff.bench_tokens) or None,
+        recipe=" ".join(diff.recipe_tokens) or None,
+        verdict=diff.verdict.value,
+        reason=diff.reason,
+        target=label,
+        node=node,
+    )

@@ -1,0 +1,179 @@
+"""Placement and scope of a demand (docs/alignment.md §5, §5a): which layer a new flag or
+variable goes to, and who else draws from a node (narrowest scope)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.align.nodes import (
+    MISSING,
+    lookup,
+    recipe_renderings,
+)
+from bot.align.profile import Profile
+from bot.align.values import Target
+from bot.recipes import RecipesRepo
+from bot.recipes.edit import NodePath, format_path
+from bot.recipes.jsvalues import as_dict
+from bot.recipes.layers import gen_block
+from bot.recipes.render import Scope
+from bot.recipes.repo import HardwareProfile, Recipe
+from bot.rules import Rules
+
+
+class Placement:
+    """Where a demand goes: the layer the rules give, narrowed to the benchmarked hardware
+    when renderings nobody benchmarked draw from a node (by the API renderings' provenance)."""
+
+    def __init__(
+        self,
+        recipes: RecipesRepo,
+        recipe: Recipe,
+        rules: Rules,
+        targets: Sequence[Target] = (),
+    ) -> None:
+        self.recipes = recipes
+        self.recipe = recipe
+        self.rules = rules
+        self.targets = tuple(targets)
+        self._drawn: list[tuple[Scope, frozenset[str]]] | None = None
+        self._under: list[frozenset[str]] = []  # per rendering: _containers(drawn)
+
+    def gen_key(self, profile: Profile, hw: HardwareProfile) -> NodePath:
+        """The generation layer that applies to ``profile``: the strategy's own block
+        replaces the recipe's (layers.py A7/E9), so a new node goes where it takes effect."""
+        so = as_dict(as_dict(self.recipe.data.get("strategy_overrides")).get(profile.strategy))
+        chosen = gen_block(so.get("hardware_overrides"), hw)
+        if chosen is not None:
+            return ("strategy_overrides", profile.strategy, "hardware_overrides", chosen[0])
+        block = gen_block(self.recipe.data.get("hardware_overrides"), hw)
+        return ("hardware_overrides", block[0] if block is not None else hw.generation)
+
+    def container(self, placement: str, profile: Profile, kind: str) -> NodePath:
+        hw = self.recipes.hardware[profile.hardware]
+        if placement == "generation":
+            return (*self.gen_key(profile, hw), kind)
+        if placement == "hardware":
+            return ("variants", profile.variant, "hardware_overrides", hw.id, kind)
+        if placement == "strategy":
+            return ("strategy_overrides", profile.strategy, kind)
+        return ("strategy_overrides", profile.strategy, "hardware_overrides", hw.id, kind)
+
+    def flag_placement(self, flag: str) -> tuple[str, str]:
+        for rule in self.rules.flags.tuning:
+            if rule.flag == flag:
+                return rule.placement, f"rules/flags.yaml tuning ({rule.reason})"
+        placement = self.rules.flags.new_flag_placement
+        return placement, "rules/flags.yaml new_flag_placement"
+
+    def verified(self) -> set[Scope]:
+        return {(t.profile.variant, t.profile.hardware, t.profile.strategy) for t in self.targets}
+
+    def unverified_users(self, node: str, container: bool = False) -> list[Scope]:
+        """Renderings drawing from ``node`` (``container``: from anything under it) that no
+        benchmarked point of this PR ran."""
+        if self._drawn is None:
+            requests = list(
+                {
+                    t.profile.key: t.profile.coordinates for t in self.targets if t.profile.features
+                }.values()
+            )
+            self._drawn = recipe_renderings(self.recipes, self.recipe.path, requests)
+            self._under = [_containers(drawn) for _, drawn in self._drawn]
+        verified = self.verified()
+        users = [
+            ident
+            for (ident, drawn), under in zip(self._drawn, self._under, strict=True)
+            if node in drawn or (container and node in under)
+        ]
+        return sorted({ident for ident in users if ident not in verified})
+
+    def others(self, path: NodePath, node: str, profile: Profile) -> list[Scope]:
+        """Renderings other than the benchmarked ones drawing from ``node`` (at ``path``);
+        none when the node is scoped to the benchmarked hardware already."""
+        return [] if self.exact(path, profile) else self.unverified_users(node)
+
+    def narrowed(
+        self, container: NodePath, placement: str, why: str, target: Target
+    ) -> tuple[NodePath, str, str]:
+        """A new flag or variable goes where the rules place it, unless renderings nobody
+        benchmarked draw from that layer: then at the benchmarked strategy x hardware."""
+        if self.exact(container, target.profile):
+            return container, placement, why
+        parent = container[:-1]
+        users = self.unverified_users(format_path(parent), container=True)
+        if not users and lookup(self.recipe.data, parent) is not MISSING:
+            return container, placement, why
+        if not users:
+            # a new layer: which renderings it would reach is decided by its path
+            users = [u for u in self.reach(parent) if u not in self.verified()]
+            if not users:
+                return container, placement, why
+        narrow = self.container("profile", target.profile, str(container[-1]))
+        why += f"; not at {format_path(parent)}: it is {self.scope_note(users)}"
+        return narrow, "profile", why
+
+    def reach(self, parent: NodePath) -> list[Scope]:
+        """Renderings a node at ``parent`` would apply to, by its path (hardware_overrides
+        keys match the hardware id, generation or brand; strategy_overrides the strategy)."""
+        if self._drawn is None:
+            self.unverified_users("")
+        assert self._drawn is not None
+        parts = [str(p) for p in parent]
+        out: list[Scope] = []
+        for ident, _ in self._drawn:
+            variant, hw_id, strategy = ident
+            hw = self.recipes.hardware.get(hw_id)
+            if hw is None:
+                continue
+            keys = (hw.id, hw.generation, hw.brand_lower, "default")
+            if parts[:1] == ["hardware_overrides"] and len(parts) > 1 and parts[1] in keys:
+                out.append(ident)
+            elif parts[:1] == ["strategy_overrides"] and len(parts) > 1 and parts[1] == strategy:
+                if len(parts) < 4 or parts[3] in keys:
+                    out.append(ident)
+            elif parts[:2] == ["variants", variant] and (len(parts) < 4 or parts[3] in keys):
+                out.append(ident)
+        return sorted(set(out))
+
+    @staticmethod
+    def exact(path: NodePath, profile: Profile) -> bool:
+        """A node already scoped to the benchmarked variant x hardware or strategy x hardware."""
+        parts = [str(p) for p in path]
+        return parts[:4] in (
+            ["variants", profile.variant, "hardware_overrides", profile.hardware],
+            ["strategy_overrides", profile.strategy, "hardware_overrides", profile.hardware],
+        )
+
+    def scope_note(self, users: Sequence[Scope]) -> str:
+        """``also drawn by 24 renderings no benchmarked point ran (mi300x, mi325x, …)``."""
+        hardware = list(dict.fromkeys(hw for _, hw, _ in users))
+        return (
+            f"also drawn by {len(users)} rendering{'s' if len(users) != 1 else ''} no "
+            f"benchmarked point ran (on {', '.join(hardware)})"
+        )
+
+    def override_container(self, unit_path: NodePath, profile: Profile, kind: str) -> NodePath:
+        """The narrowest layer after ``unit_path``'s that applies only to the benchmarked
+        hardware (layers.py: later layers win): variant x hardware after the model and variant
+        layers, strategy x hardware after the generation and strategy layers."""
+        head = [str(p) for p in unit_path[:2]]
+        early = head[0] == "model" or (
+            head[0] == "variants" and unit_path[2:3] != ("hardware_overrides",)
+        )
+        if early:
+            return ("variants", profile.variant, "hardware_overrides", profile.hardware, kind)
+        return (
+            "strategy_overrides",
+            profile.strategy,
+            "hardware_overrides",
+            profile.hardware,
+            kind,
+        )
+
+
+def _containers(paths: frozenset[str]) -> frozenset[str]:
+    """Every node that contains one of ``paths``: each prefix ending before a ``.`` or ``[``
+    (``a.b[0].c`` → ``a``, ``a.b``, ``a.b[0]``), so "is anything drawn under ``node``" is
+    one set lookup instead of a scan of every path per question."""
+    return frozenset(p[:i] for p in paths for i, ch in enumerate(p) if ch in ".[")

@@ -1,0 +1,546 @@
+"""Building the reproduction sections: per (recipe file, variant, hardware, scenario) the
+points that map to the recipe become one section — one ``vllm serve`` command per topology
+(synthetic acceptance dropped, concurrency rules written as rules), its deltas from the
+recipe's own command by knob class, its env exports, and the eval evidence."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from bot import markdown as md
+from bot.align.compare import DRIFT, Comparison, compare, taxonomy_vram
+from bot.align.nodes import bench_field_tokens, hw_label, json_holder, one_line_json
+from bot.align.profile import SYNTHETIC_KEYS, Profile, synthetic_acceptance
+from bot.align.reproduction.model import ReproCommand, ReproSection, SectionPoint
+from bot.benchmarks import BenchRepo, LaunchLine
+from bot.benchmarks.router import router_command
+from bot.errors import RecipeSyncError
+from bot.evidence.model import Evidence, EvidenceReport
+from bot.recipes import RecipesRepo
+from bot.recipes.text import quote_value
+from bot.rules import Rules
+from bot.rules.knobs import KnobKind
+from bot.vllm import FlagDiff, Verdict
+from bot.vllm.argv import option_name, value_at
+
+_OPAQUE = re.compile(r"<([A-Za-z_][A-Za-z0-9_]*):opaque:[^>]*>")
+
+# Verdicts whose flags stay out of a copy-paste serve command (the harness's own settings).
+_HARNESS_VERDICTS = frozenset({Verdict.FRONT_END_ONLY, Verdict.BENCHMARK_ONLY})
+
+
+def knob_class(rules: Rules, kind: KnobKind, name: str) -> str:
+    """The class of a flag or env var (``rules/knobs.yaml``): kernel, serving, accuracy,
+    tuning, workload, harness or unclassified."""
+    return str(rules.knob_class(kind, name))
+
+
+def section_points(keys: Sequence[Any]) -> list[SectionPoint]:
+    """Every mapped launch line of the run's keys (``KeyResult``s)."""
+    out: list[SectionPoint] = []
+    for found in keys:
+        for result in found.points:
+            if result.status not in ("represents", "context", "other-point"):
+                continue
+            if result.profile is None or result.launch is None:
+                continue
+            out.append(SectionPoint(found.key.key, result.profile, result.launch, result.status))
+    return out
+
+
+def block_id(profile: Profile, scenario: str) -> str:
+    return f"{profile.variant}.{profile.hardware}.{scenario}"
+
+
+def build_sections(
+    points: Sequence[SectionPoint],
+    recipes: RecipesRepo,
+    rules: Rules,
+    head: BenchRepo,
+    *,
+    bench_ref: str,
+    bench_url: str | None,
+    head_sha: str,
+    evidence: EvidenceReport | None,
+) -> dict[str, list[ReproSection]]:
+    """recipe path → its sections, from the points (``recipes`` as this PR leaves them)."""
+    groups: dict[tuple[str, str, str, str], list[SectionPoint]] = {}
+    for item in points:
+        slot = (
+            item.profile.recipe_path,
+            item.profile.variant,
+            item.profile.hardware,
+            item.launch.point.scenario,
+        )
+        groups.setdefault(slot, []).append(item)
+    vram = taxonomy_vram(recipes)
+    out: dict[str, list[ReproSection]] = {}
+    for (path, _, _, _), members in sorted(groups.items()):
+        if path not in recipes.by_path:
+            continue
+        section = _section(
+            members, recipes, rules, head, vram, bench_ref, bench_url, head_sha, evidence
+        )
+        if section is not None:
+            out.setdefault(path, []).append(section)
+    return out
+
+
+def _topology(item: SectionPoint) -> tuple[Any, ...]:
+    p = item.launch.point
+    return (p.dp_attn, p.tp, p.ep, p.pp, p.dcp, p.pcp, p.spec_decoding, p.kv_offloading or "")
+
+
+def _topology_label(item: SectionPoint) -> str:
+    p = item.launch.point
+    parts = [f"DP{p.tp} (DP attention)" if p.dp_attn else f"TP{p.tp}"]
+    if p.ep > 1:
+        parts.append(f"EP{p.ep}")
+    if p.pp > 1:
+        parts.append(f"PP{p.pp}")
+    if p.spec_decoding != "none":
+        parts.append(p.spec_decoding.upper())
+    if p.kv_offloading and p.kv_offloading != "none":
+        parts.append(f"KV offload {p.kv_offloading}")
+    return " + ".join(parts)
+
+
+def _section(
+    members: Sequence[SectionPoint],
+    recipes: RecipesRepo,
+    rules: Rules,
+    head: BenchRepo,
+    vram: Mapping[str, float],
+    bench_ref: str,
+    bench_url: str | None,
+    head_sha: str,
+    evidence: EvidenceReport | None,
+) -> ReproSection | None:
+    first = members[0]
+    profile, launch = first.profile, first.launch
+    topologies: dict[tuple[Any, ...], list[SectionPoint]] = {}
+    for item in members:
+        topologies.setdefault(_topology(item), []).append(item)
+    commands: list[ReproCommand] = []
+    for _, items in sorted(topologies.items(), key=lambda kv: kv[0]):
+        command = _command(items, recipes, rules, head, vram)
+        if command is not None:
+            commands.append(command)
+    if not commands:
+        return None
+    keys = tuple(dict.fromkeys(m.key for m in members))
+    hw = hw_label(recipes, profile.hardware)
+    precision = launch.precision.upper() if launch.precision else ""
+    bench_name = bench_ref.split("#", 1)[0].rsplit("/", 1)[-1] or "benchmark"
+    scenario = "agentic" if launch.point.scenario == "agentic-coding" else ""
+    heading = " ".join(
+        part
+        for part in (
+            f"{precision} benchmark reproduction" if precision else "Benchmark reproduction",
+            f"({bench_name} {hw}{' ' + scenario if scenario else ''} sweep)",
+        )
+    )
+    variant_words = [] if profile.variant == "default" else [profile.variant]
+    features = ", ".join(
+        f"{f}={profile.modes[f]}" if f in profile.modes else f for f in profile.features
+    )
+    label = f"{md.text(hw)} {md.code(profile.strategy)}" + (
+        f" ({md.code(features)})" if features else ""
+    )
+    return ReproSection(
+        block_id=block_id(profile, launch.point.scenario),
+        recipe_path=profile.recipe_path,
+        variant=profile.variant,
+        hardware=profile.hardware,
+        scenario=launch.point.scenario,
+        keys=keys,
+        heading=heading,
+        image=launch.image,
+        commands=tuple(commands),
+        evidence=tuple(_evidence_lines(evidence, head, keys, profile, rules)),
+        after=(*variant_words, profile.hardware),
+        bench_ref=bench_ref,
+        bench_url=bench_url,
+        head_sha=head_sha,
+        recipe_label=label,
+    )
+
+
+def _command(
+    items: Sequence[SectionPoint],
+    recipes: RecipesRepo,
+    rules: Rules,
+    head: BenchRepo,
+    vram: Mapping[str, float],
+) -> ReproCommand | None:
+    evals = [i for i in items if i.launch.arm == "eval"]
+    real = [i for i in items if i.launch.arm != "eval" and not synthetic_acceptance(i.launch.argv)]
+    synthetic = [i for i in items if i.launch.arm != "eval" and synthetic_acceptance(i.launch.argv)]
+    chosen = (evals or real or synthetic)[0]
+    launch = chosen.launch
+    if evals:
+        arm = "the eval arm (real acceptance)" if synthetic else "the eval arm"
+    elif real:
+        arm = "the throughput arms"
+    else:
+        arm = "the throughput arms, with real acceptance restored"
+    argv = list(launch.argv)
+    rules_by_index = _conc_rules([i.launch for i in items])
+    dropped: tuple[str, ...] = ()
+    if synthetic_acceptance(argv):
+        argv, fields = restore_acceptance(argv)
+        dropped = tuple(fields)
+    restored = replace(launch, argv=tuple(argv))
+    try:
+        comparison = compare(recipes, rules, restored, chosen.profile, vram=vram)
+    except RecipeSyncError:
+        return None
+    harness: list[str] = []
+    display = [(token, _display(token)) for token in argv]
+    for index, rule in rules_by_index.items():
+        if index < len(display):
+            display[index] = (display[index][0], rule[1])
+    for diff in comparison.report.diffs:
+        harness_flag = diff.kind == "flag" and diff.verdict in _HARNESS_VERDICTS
+        if harness_flag and diff.bench_tokens and _remove(display, diff.bench_tokens):
+            harness.append(diff.flag)
+    front_end = {rule.flag for rule in rules.flags.front_end if rule.value is None}
+    for flag in sorted(front_end):
+        while _remove_flag(display, flag):
+            harness.append(flag)
+    model = comparison.command.argv[2] if len(comparison.command.argv) > 2 else launch.model
+    tokens = [shown for _, shown in display]
+    if len(tokens) > 2:
+        tokens[2] = model
+    run_time = tuple(
+        dict.fromkeys(
+            (display[i - 1][0].split("=", 1)[0], m.group(1))
+            for i in range(3, len(display))
+            for m in _OPAQUE.finditer(display[i][0])
+            if display[i - 1][0].startswith("-")
+        )
+    )
+    env: list[tuple[str, str, str]] = []
+    harness_env = {
+        d.flag
+        for d in comparison.report.diffs
+        if d.kind == "env" and d.verdict in _HARNESS_VERDICTS
+    }
+    for name, value in launch.env.items():
+        cls = knob_class(rules, "env", name)
+        if name in harness_env or cls == "harness" or ":opaque:" in value:
+            harness.append(name)
+            continue
+        env.append((cls, name, value))
+    lines = ["vllm serve " + tokens[2], *command_lines(tokens[3:])] if len(tokens) > 2 else []
+    router = None
+    if launch.point.dp_attn and launch.script:
+        router = router_command(head.source, launch.script, {**launch.job_env, **launch.env})
+    concs = tuple(sorted({i.launch.point.conc for i in items}))
+    conc_rules = tuple(
+        dict.fromkeys((flag, text) for flag, (text, _) in _rule_texts(rules_by_index, argv))
+    )
+    synthetic_fields: tuple[str, ...] = ()
+    if synthetic:
+        _, fields = restore_acceptance(synthetic[0].launch.argv)
+        synthetic_fields = tuple(f"{k}: {json.dumps(v)}" for k, v in fields.items())
+    return ReproCommand(
+        synthetic_arms=tuple(sorted({i.launch.point.conc for i in synthetic})),
+        synthetic_fields=synthetic_fields,
+        topology=_topology_label(chosen),
+        arm=arm,
+        env=tuple(env),
+        lines=tuple(lines),
+        router=router,
+        conc_rules=conc_rules,
+        concs=concs,
+        dropped_synthetic=dropped,
+        deltas=tuple(_deltas(comparison, rules, dict(_rule_texts(rules_by_index, argv)))),
+        harness_left_out=tuple(dict.fromkeys(harness)),
+        run_time=run_time,
+    )
+
+
+def _display(token: str) -> str:
+    """A token as a shell word; run-time placeholders become ``"$NAME"``."""
+    if _OPAQUE.search(token):
+        return '"' + _OPAQUE.sub(lambda m: "$" + m.group(1), token) + '"'
+    return quote_value(token)
+
+
+def _remove(display: list[tuple[str, str]], tokens: Sequence[str]) -> bool:
+    raw = [token for token, _ in display]
+    n = len(tokens)
+    for start in range(3, len(raw) - n + 1):
+        if tuple(raw[start : start + n]) == tuple(tokens):
+            del display[start : start + n]
+            return True
+    return False
+
+
+def _remove_flag(display: list[tuple[str, str]], flag: str) -> bool:
+    """Remove ``flag`` (``--f v`` or ``--f=v``) from the display tokens."""
+    raw = [token for token, _ in display]
+    for index in range(3, len(raw)):
+        if option_name(raw[index]) != flag:
+            continue
+        has_value = "=" not in raw[index] and value_at(raw, index) is not None
+        del display[index : index + (2 if has_value else 1)]
+        return True
+    return False
+
+
+def _conc_rules(launches: Sequence[LaunchLine]) -> dict[int, tuple[str, str]]:
+    """argv index → (rule text, shell word) for values proportional to CONC across points."""
+    if len({launch.point.conc for launch in launches}) < 2:
+        return {}
+    if len({len(launch.argv) for launch in launches}) != 1:
+        return {}
+    out: dict[int, tuple[str, str]] = {}
+    for index in range(3, len(launches[0].argv)):
+        values = [launch.argv[index] for launch in launches]
+        if len(set(values)) == 1:
+            continue
+        try:
+            pairs = [
+                (launch.point.conc, int(value))
+                for launch, value in zip(launches, values, strict=True)
+            ]
+        except ValueError:
+            continue
+        ratios = {value / conc for conc, value in pairs if conc}
+        if len(ratios) != 1:
+            continue
+        ratio = ratios.pop()
+        if ratio == 1:
+            out[index] = ("CONC", '"$CONC"')
+        elif ratio == int(ratio):
+            out[index] = (f"{int(ratio)} × CONC", f'"$(({int(ratio)} * CONC))"')
+        elif (1 / ratio) == int(1 / ratio):
+            out[index] = (f"CONC / {int(1 / ratio)}", f'"$((CONC / {int(1 / ratio)}))"')
+    return out
+
+
+def _rule_texts(
+    rules_by_index: Mapping[int, tuple[str, str]], argv: Sequence[str]
+) -> list[tuple[str, tuple[str, str]]]:
+    out = []
+    for index, rule in sorted(rules_by_index.items()):
+        flag = argv[index - 1] if index - 1 >= 0 and argv[index - 1].startswith("-") else "?"
+        out.append((flag, rule))
+    return out
+
+
+def restore_acceptance(argv: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
+    """The argv with synthetic-acceptance fields removed from (the first)
+    ``--speculative-config``, and those fields with their values."""
+    out = list(argv)
+    for index, token in enumerate(out):
+        name = option_name(token)
+        if name.replace("_", "-") != "--speculative-config":
+            continue
+        inline = "=" in token
+        raw = value_at(out, index) or ""
+        try:
+            config = json.loads(raw)
+        except ValueError:
+            return out, {}
+        if not isinstance(config, dict):
+            return out, {}
+        dropped = [k for k in config if k in SYNTHETIC_KEYS]
+        if config.get("rejection_sample_method") == "synthetic":
+            dropped.append("rejection_sample_method")
+        kept = {k: v for k, v in config.items() if k not in dropped}
+        compact = ", " not in raw and ": " not in raw
+        text = json.dumps(kept, separators=(",", ":") if compact else (", ", ": "))
+        if inline:
+            out[index] = f"{name}={text}"
+        else:
+            out[index + 1] = text
+        return out, {k: config[k] for k in dropped}
+    return out, {}
+
+
+def _tokens(diff_tokens: Sequence[str]) -> str:
+    """Tokens as a shell line; a JSON value a script wrote over several lines on one line."""
+    return " ".join(_display(one_line_json(t)) if i else t for i, t in enumerate(diff_tokens))
+
+
+def _json_field_delta(comparison: Comparison, diff: FlagDiff) -> str | None:
+    """The bullet for one field of a config the recipe's command spells as a whole JSON:
+    a dotted ``--x.key v`` added to that command would make vLLM discard the JSON (JSON and
+    dotted forms are not merged), so the field is set or removed inside it. None otherwise."""
+    holder = json_holder(comparison.command.args, diff)
+    if holder is None or holder.flag is None:
+        return None
+    key = diff.flag.split(".", 1)[1]
+    if diff.verdict is Verdict.RECIPE_ONLY or not diff.bench_tokens:
+        return (
+            f"Remove {md.code(key)} from the {md.code(holder.flag)} JSON (the benchmark "
+            "does not set it)."
+        )
+    before = ""
+    if diff.recipe_value is not None:
+        before = f" (the recipe's command: {md.code(_compact(diff.recipe_value))})"
+    value = md.code(_compact(diff.bench_value))
+    return f"Set {md.code(key)} to {value} in the {md.code(holder.flag)} JSON{before}."
+
+
+def _compact(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _deltas(
+    comparison: Comparison, rules: Rules, conc: Mapping[str, tuple[str, str]] | None = None
+) -> list[tuple[str, str]]:
+    """(class, bullet): what to change in the recipe's command to get the benchmark's."""
+    out: list[tuple[str, str]] = []
+    env_add: dict[str, list[str]] = {}
+    for diff in comparison.report.diffs:
+        if diff.kind == "model":
+            continue
+        if diff.kind == "image":
+            # a recipe that floats on the default tag keeps floating (the image is cited)
+            if diff.verdict in DRIFT and not comparison.floating_image:
+                out.append(
+                    (
+                        "image",
+                        f"Run on {md.code(str(diff.bench_value))} (the recipe's command: "
+                        f"{md.code(str(diff.recipe_value))}).",
+                    )
+                )
+            continue
+        cls = knob_class(rules, "env" if diff.kind == "env" else "flag", diff.flag)
+        if cls == "harness":
+            continue
+        if diff.kind == "env":
+            if diff.verdict is Verdict.DIFFERS and diff.bench_value is not None:
+                if diff.recipe_value is None:
+                    env_add.setdefault(cls, []).append(md.code(f"{diff.flag}={diff.bench_value}"))
+                else:
+                    out.append(
+                        (
+                            cls,
+                            f"Export {md.code(f'{diff.flag}={diff.bench_value}')} (the recipe "
+                            f"sets {md.code(str(diff.recipe_value))}).",
+                        )
+                    )
+            elif diff.verdict is Verdict.RECIPE_ONLY:
+                out.append((cls, f"The benchmark does not set {md.code(diff.flag)}."))
+            continue
+        unknown = diff.verdict is Verdict.UNKNOWN and bool(diff.bench_tokens)
+        if diff.verdict not in DRIFT and not unknown:
+            continue
+        inside = _json_field_delta(comparison, diff)
+        if inside is not None and (conc or {}).get(diff.flag) is None:
+            out.append((cls, inside))
+            continue
+        bench = _tokens(bench_field_tokens(diff))
+        recipe = _tokens(diff.recipe_tokens)
+        rule = (conc or {}).get(diff.flag)
+        if rule is not None and diff.bench_tokens:
+            bench = f"{diff.bench_tokens[0]} {rule[1]}"
+            out.append(
+                (
+                    cls,
+                    f"Add {md.code(bench)}: {md.code(diff.flag)} = {rule[0]}, the script's rule "
+                    f"(the recipe's command: {md.code(recipe) if recipe else 'vLLM default'}).",
+                )
+            )
+            continue
+        if unknown and not diff.recipe_tokens:
+            out.append((cls, f"Add {md.code(bench)} (the recipe's command does not set it)."))
+            continue
+        if diff.verdict is Verdict.RECIPE_ONLY or not diff.bench_tokens:
+            out.append((cls, f"Drop {md.code(recipe)} (the benchmark does not pass it)."))
+        elif diff.recipe_tokens:
+            out.append((cls, f"Use {md.code(bench)} (the recipe's command has {md.code(recipe)})."))
+        else:
+            out.append((cls, f"Add {md.code(bench)}{_default_note(diff)}."))
+    for cls, names in env_add.items():
+        out.append((cls, "Export " + ", ".join(names) + " (below)."))
+    return out
+
+
+def _default_note(diff: FlagDiff) -> str:
+    match = re.search(r"resolves to (?:the default )?(\S+)", diff.reason)
+    if match is None:
+        return ""
+    value = short_list(match.group(1))
+    return f" (the recipe's command leaves it to vLLM: {md.text(value)} here)"
+
+
+def short_list(text: str, keep: int = 3) -> str:
+    """A long JSON list as its first items, the last and the count (vLLM's default capture
+    sizes are 51 numbers); anything else as it is."""
+    try:
+        items = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(items, list) or len(items) <= 2 * keep:
+        return text
+    head = ", ".join(json.dumps(item) for item in items[:keep])
+    return f"[{head}, …, {json.dumps(items[-1])}] ({len(items)} values)"
+
+
+def _evidence_lines(
+    report: EvidenceReport | None,
+    head: BenchRepo,
+    keys: Sequence[str],
+    profile: Profile,
+    rules: Rules,
+) -> list[str]:
+    if report is None:
+        return []
+    from bot.align.evidence import evidence_for  # the planner's own rule for the cited job
+
+    out: list[str] = []
+    for key in keys:
+        cited, _, _ = evidence_for(report, head, key, profile, rules)
+        if cited is not None:
+            out.append(_evidence_sentence(cited))
+    return out
+
+
+def _evidence_sentence(item: Evidence) -> str:
+    run = md.link(str(item.run_id), item.run_html_url)
+    order = {"strict-match": 0, "flexible-extract": 1}
+    groups: dict[tuple[str, int | None], list[Any]] = {}
+    for figure in sorted(item.figures, key=lambda f: order.get(f.filter or "", 2)):
+        groups.setdefault((figure.task, figure.n_shot), []).append(figure)
+    parts = []
+    for (task, shots), figures in groups.items():
+        values = []
+        for figure in figures:
+            value = f"{md.text(figure.filter or figure.metric)} {figure.value:.4f}"
+            if figure.stderr is not None:
+                value += f" ± {figure.stderr:.4f}"
+            values.append(value)
+        verdicts = {figure.passed for figure in figures}
+        word = {True: "PASS", False: "FAIL", None: "not judged"}[
+            verdicts.pop() if len(verdicts) == 1 else None
+        ]
+        name = md.text(task) + (f" {shots}-shot" if shots is not None else "")
+        parts.append(f"{name} — {', '.join(values)}: {word}")
+    joined = "; ".join(parts) if parts else "no eval figures in the log"
+    return f"Validated: run {run} (attempt {item.attempt}), job {md.code(item.job_name)}: {joined}."
+
+
+def command_lines(tokens: Sequence[str]) -> list[str]:
+    """Flag + value per line; ``tokens`` are shell words already."""
+    out: list[str] = []
+    previous_is_flag = False
+    for token in tokens:
+        if token.startswith("-") and not token.startswith(("-'", '-"')):
+            out.append(token)
+            previous_is_flag = True
+        elif previous_is_flag:
+            out[-1] = f"{out[-1]} {token}"
+            previous_is_flag = False
+        else:
+            out.append(token)
+    return out

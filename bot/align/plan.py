@@ -134,6 +134,7 @@ def plan_recipe(
         notes=tuple(dict.fromkeys(out.notes)),
         verifications=(),
         settings=tuple(dict.fromkeys(out.settings)),
+        preexisting=tuple(_dedupe_notes(out.preexisting)),
         to_classify=tuple(dict.fromkeys(out.to_classify)),
         dropped=tuple((name, dropped[name]) for name in declined),
     )

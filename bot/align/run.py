@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
@@ -20,7 +20,7 @@ from typing import Any
 from bot.align.caches import LineMemo
 from bot.align.change import AffectedKey, benchmark_change, settle_unchanged
 from bot.align.compare import Comparer
-from bot.align.delta import key_delta
+from bot.align.delta import KeyDelta, key_delta
 from bot.align.evidence import collect, evidence_for
 from bot.align.guide_images import ImageLine, image_moves, update_image_lines
 from bot.align.matrix import BuilderReport, regression_matrix
@@ -164,7 +164,11 @@ def representatives(results: tuple[PointResult, ...]) -> tuple[PointResult, ...]
 
 
 def targets_by_recipe(
-    keys: Sequence[KeyResult], head: BenchRepo, evidence: EvidenceReport | None, rules: Rules
+    keys: Sequence[KeyResult],
+    head: BenchRepo,
+    evidence: EvidenceReport | None,
+    rules: Rules,
+    deltas: Mapping[str, KeyDelta] | None = None,
 ) -> dict[str, list[Target]]:
     grouped: dict[tuple[str, tuple[Any, ...]], list[PointResult]] = {}
     for found in keys:
@@ -181,7 +185,8 @@ def targets_by_recipe(
         tp = _single_tp(results)
         if tp is not None and cited is None:
             continue  # another parallelism without a passing eval: reproduction, not recipe
-        target = Target(key, profile, comparisons, cited, note, narrowed, tp)
+        delta = (deltas or {}).get(key)
+        target = Target(key, profile, comparisons, cited, note, narrowed, tp, delta)
         by_recipe.setdefault(profile.recipe_path, []).append(target)
     return by_recipe
 
@@ -300,9 +305,15 @@ def outcome(
         if plan.skipped:
             reason = "drift remains that no safe edit closes: " + "; ".join(plan.skipped)
             return RecipeOutcome(plan, None, "blocked", reason, guide=placements, guide_drift=drift)
-        return RecipeOutcome(
-            plan, None, "aligned", "already aligned", guide=placements, guide_drift=drift
-        )
+        reason = "already aligned"
+        if plan.preexisting:
+            count = len({(n.kind, n.subject) for n in plan.preexisting})
+            reason = (
+                "nothing this PR changed differs from the recipe; "
+                f"{count} older difference{'s' if count != 1 else ''} it did not introduce "
+                "stay out of its alignment PR"
+            )
+        return RecipeOutcome(plan, None, "aligned", reason, guide=placements, guide_drift=drift)
     if guide is None:
         assert plan.result is not None
         text, original = plan.result.text, ""
@@ -388,7 +399,8 @@ def align(inputs: AlignInputs) -> AlignRun:
                 [(p.point, p.arm, p.launch) for p in result.points if p.launch is not None],
             )
             for result in keys
-            if result.points
+            # a key asked for by name (--config-key) is checked whole: its older drift too
+            if result.points and result.key.key not in inputs.config_keys
         }
     evidence = None
     if inputs.runs is not None and inputs.head_sha:
@@ -406,7 +418,7 @@ def align(inputs: AlignInputs) -> AlignRun:
             rules=rules,
         )
     points = tuple(section_points(keys))
-    by_recipe = targets_by_recipe(keys, head, evidence, rules)
+    by_recipe = targets_by_recipe(keys, head, evidence, rules, deltas)
     guide = GuideInputs(recipes_source, head, points, evidence)
     paths = sorted({*by_recipe, *(p.profile.recipe_path for p in points)})
     outcomes = [

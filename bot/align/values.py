@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from bot.align.compare import Comparison
+from bot.align.delta import KeyDelta
 from bot.align.profile import Profile
 from bot.evidence.model import Evidence, EvidenceReport
 from bot.recipes import RecipesRepo
@@ -29,6 +30,9 @@ class Target:
     # every benchmarked point of this variant x hardware runs this TP (not the recipe's) and
     # its eval passed: the plan proposes it as the variant's tp on this hardware
     tp: int | None = None
+    # what the benchmark PR changed in this key's launch lines (None: no base to compare,
+    # every difference is the PR's)
+    delta: KeyDelta | None = field(default=None, compare=False, repr=False)
 
     @property
     def comparison(self) -> Comparison:
@@ -118,6 +122,8 @@ class AlignmentPlan:
     notes: tuple[str, ...]
     verifications: tuple[Verification, ...]
     settings: tuple[Setting, ...] = ()  # benchmark settings not carried, with the reason
+    # drift the benchmark PR did not introduce: reported, never in this PR's edits
+    preexisting: tuple[FlagNote, ...] = ()
     to_classify: tuple[str, ...] = ()  # flags / env vars rules/knobs.yaml does not classify
     comments: tuple[CommentChange, ...] = ()  # recipe comments about a value the patch changes
     # (subject, who) of hunks declined on the alignment PR: not proposed ("" who: the CLI)

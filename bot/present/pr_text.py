@@ -822,6 +822,7 @@ def body(run: AlignRun, outcome: RecipeOutcome, budget: TextBudget = TextBudget(
         _intro(run, plan),
         _summary(run, outcome, after),
         settings_lines(plan, budget.listed),
+        older_drift(plan),
         guide_section(outcome, inputs.rules.policy.guide_sections),
         _validation(outcome.matrix, outcome.patch, plan, after),
         [
@@ -841,6 +842,21 @@ def body(run: AlignRun, outcome: RecipeOutcome, budget: TextBudget = TextBudget(
     parts.append(_defaults_section(plan))
     parts.append(_lists_section(plan, budget))
     return neutralize("\n\n".join("\n".join(p) for p in parts if p).rstrip() + "\n")
+
+
+def older_drift(plan: AlignmentPlan) -> list[str]:
+    """One sentence for the drift this PR did not introduce, so a reviewer knows it was seen
+    and left out on purpose (docs/alignment.md §1b)."""
+    subjects = list(dict.fromkeys(note.subject for note in plan.preexisting))
+    if not subjects:
+        return []
+    named = ", ".join(code(s) for s in subjects[:6])
+    more = f" and {len(subjects) - 6} more" if len(subjects) > 6 else ""
+    return [
+        f"Left out: the recipe also differs from the launch line in {named}{more}, which this "
+        "PR did not change (older drift, tracked on the drift dashboard).",
+        "",
+    ]
 
 
 def _guide_only_body(run: AlignRun, outcome: RecipeOutcome) -> str:

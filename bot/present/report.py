@@ -108,9 +108,29 @@ def _sets_field(edit: PlannedEdit, diff: FlagDiff) -> bool:
     return bool(value == diff.bench_value)
 
 
+def _older(plan: AlignmentPlan) -> set[tuple[str, str]]:
+    return {(note.kind, note.subject) for note in plan.preexisting}
+
+
+def older_line(plan: AlignmentPlan) -> list[str]:
+    """One line for the drift the benchmark PR did not introduce (docs/alignment.md §1b)."""
+    if not plan.preexisting:
+        return []
+    subjects = list(dict.fromkeys(note.subject for note in plan.preexisting))
+    named = ", ".join(code(s) for s in subjects[:6])
+    more = f" and {len(subjects) - 6} more" if len(subjects) > 6 else ""
+    return [
+        f"Older drift, not introduced by this PR and not in its alignment PR: {named}{more} "
+        "(the drift dashboard and `recipe-sync align --config-key KEY` cover it)."
+    ]
+
+
 def _drift_rows(plan: AlignmentPlan, target: Target) -> list[str]:
     rows = ["| Difference | Benchmark | Recipe | Recipe edit |", "|---|---|---|---|"]
+    older = _older(plan)
     for diff in target.comparison.drift:
+        if (diff.kind, diff.flag) in older:
+            continue
         edit = _edit_for(plan, diff)
         if edit is not None:
             verb = {"flag-new": "added", "env-new": "added", "flag-remove": "removed"}
@@ -204,8 +224,9 @@ def comment(run: AlignRun) -> str:
         elif found.reason:
             out.append(prose(found.reason[:2000]) + ".")
         for target in plan.targets:
-            if target.comparison.drift:
-                out += ["", f"{plain(target.profile.label)}:", "", *_drift_rows(plan, target)]
+            rows = _drift_rows(plan, target)
+            if len(rows) > 2:
+                out += ["", f"{plain(target.profile.label)}:", "", *rows]
             unresolved = [str(u) for c in target.representatives for u in c.launch.unresolved]
             if unresolved:
                 out += [
@@ -216,6 +237,9 @@ def comment(run: AlignRun) -> str:
                     "",
                     "</details>",
                 ]
+        older = older_line(plan)
+        if older:
+            out += ["", *older]
         if plan.skipped:
             out += ["", "Not edited:", "", *[f"- {prose(s)}." for s in plan.skipped[:20]]]
         carried = settings_lines(plan, 12)
@@ -260,6 +284,11 @@ def check(run: AlignRun) -> tuple[str, str, str]:
     elif drifting:
         conclusion = "action_required"
         title = f"recipe drift: {names}"
+    elif any(o.plan.preexisting for o in run.outcomes):
+        conclusion = "neutral"
+        older = [o for o in run.outcomes if o.plan.preexisting]
+        names = ", ".join(o.recipe_path.rsplit("/", 1)[-1].removesuffix(".yaml") for o in older)
+        title = f"nothing of this PR to carry; older drift in {names}"
     elif run.outcomes:
         conclusion = "success"
         title = "recipes aligned with the launch lines"
@@ -402,6 +431,7 @@ def _plan_json(found: RecipeOutcome, texts: AlignTexts) -> dict[str, Any]:
         "benchmark_only": [_note(n) for n in plan.benchmark_only],
         "front_end": [_note(n) for n in plan.front_end],
         "unknown": [_note(n) for n in plan.unknown],
+        "preexisting": [_note(n) for n in plan.preexisting],
         "skipped": list(plan.skipped),
         "settings": [
             {

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from bot.align.compare import PARALLELISM_KEYS, Comparison
+from bot.align.compare import DRIFT, PARALLELISM_KEYS, Comparison
 from bot.align.demands.env import EnvDemands
 from bot.align.demands.flags import FlagDemands
 from bot.align.demands.image import ImageDemands
 from bot.align.demands.ledger import Ledger
-from bot.align.demands.model import Collected, SetDemand
+from bot.align.demands.model import Collected, SetDemand, flag_note
 from bot.align.demands.placement import Placement
 from bot.align.nodes import (
     MISSING,
@@ -22,6 +22,7 @@ from bot.recipes import RecipesRepo
 from bot.recipes.edit import NodePath, format_path
 from bot.recipes.repo import Recipe
 from bot.rules import Rules
+from bot.vllm import FlagDiff, canonical_flag
 
 
 class Collector:
@@ -79,10 +80,13 @@ class Collector:
         label = target.profile.label
         for note in comparison.notes:
             self.out.notes.append(f"{label}: {note}")
-        self._findings(comparison, label)
+        self._findings(target, comparison, label)
         for diff in comparison.report.diffs:
             if diff.key in PARALLELISM_KEYS:
                 continue  # representatives run the recipe's parallelism
+            if self._older(target, comparison, diff):
+                self.out.preexisting.append(flag_note(diff, label))
+                continue
             if diff.kind == "flag":
                 self.flags.collect(target, comparison, diff, label)
             elif diff.kind == "env":
@@ -90,9 +94,31 @@ class Collector:
             else:
                 self.image.collect(target, comparison, diff, label)
 
-    def _findings(self, comparison: Comparison, label: str) -> None:
+    @staticmethod
+    def _older(target: Target, comparison: Comparison, diff: FlagDiff) -> bool:
+        """Drift the benchmark PR did not introduce: the recipe differs from a setting the
+        PR left as its base launched it (docs/alignment.md §1b). Agreement (a ``same``
+        verdict, which pins a node) and notes are planned as before."""
+        if target.delta is None or diff.verdict not in DRIFT:
+            return False
+        launch = comparison.launch
+        name = "image" if diff.kind == "image" else diff.flag
+        return not target.delta.touches(launch.point, launch.arm, diff.kind, name)
+
+    @staticmethod
+    def _older_finding(target: Target, comparison: Comparison, side: str, flag: str) -> bool:
+        if target.delta is None:
+            return False
+        if side == "recipe" or not flag.startswith("--"):
+            return True  # the recipe's own, or a token the parser could not place
+        launch = comparison.launch
+        return not target.delta.touches(launch.point, launch.arm, "flag", canonical_flag(flag))
+
+    def _findings(self, target: Target, comparison: Comparison, label: str) -> None:
         """Flags the parser rejects drop out of the diff; an unknown value (a placeholder
-        for something only known at run time) must not pass for agreement."""
+        for something only known at run time) must not pass for agreement. A rejected flag
+        the benchmark PR did not change (or one of the recipe's own) is older: noted, not
+        blocking this PR."""
         ignored = {r.flag for r in (*self.rules.flags.front_end, *self.rules.flags.benchmark_only)}
         report = comparison.report
         for side, findings in (
@@ -109,4 +135,8 @@ class Collector:
                     why = "its value is only known at run time, so it is not compared"
                 else:
                     why = "vLLM would reject it"
-                self.out.skipped.append(f"{label}: the {side}'s {finding.message}: {why}")
+                text = f"{label}: the {side}'s {finding.message}: {why}"
+                if self._older_finding(target, comparison, side, flag):
+                    self.out.notes.append(f"{text} (older: not changed by this PR)")
+                else:
+                    self.out.skipped.append(text)

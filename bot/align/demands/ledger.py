@@ -52,14 +52,23 @@ class Ledger:
             self.setting(diff, label, cls, f"{why}; no passing eval at these settings")
             return None
         if action == "feature":
-            workload = self.rules.policy.workload_feature(comparison.launch.point.scenario)
-            if workload is not None and diff.kind == "flag":
-                return "feature"
+            scenario = comparison.launch.point.scenario
+            workload = self.rules.policy.workload_feature(scenario)
+            features = self.recipe.data.get("features")
             if workload is None:
-                scenario = comparison.launch.point.scenario
                 self.setting(diff, label, cls, f"{why}; no workload feature for {scenario}")
-            else:
+            elif not isinstance(features, dict) or workload.feature not in features:
+                # maintainers map settings to the structure a recipe has; a feature, variant
+                # or strategy the bot made up was never adopted (issue #24: 0 of 51 edits)
+                self.setting(
+                    diff, label, cls,
+                    f"{why}; the recipe has no {workload.feature} feature and recipe-sync "
+                    "does not add recipe structure: documented for reproduction",
+                )  # fmt: skip
+            elif diff.kind != "flag":
                 self.setting(diff, label, cls, f"{why}; a recipe feature carries args, not env")
+            else:
+                return "feature"
             return None
         self.setting(diff, label, cls, why)
         return None

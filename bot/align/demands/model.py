@@ -121,6 +121,7 @@ class Collected:
     skipped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     settings: list[Setting] = field(default_factory=list)  # benchmark settings not carried
+    preexisting: list[FlagNote] = field(default_factory=list)  # drift the PR did not introduce
     to_classify: list[str] = field(default_factory=list)  # unclassified: never edited
     features: dict[str, str] = field(default_factory=dict)  # profile label → workload feature
 

@@ -131,6 +131,8 @@ class Linker:
         candidates = [pr for pr in self.prs if pr.distance(commit.time) <= WINDOW]
         found: list[Link] = []
         for recipe in commit.recipes:
+            if recipe in commit.created:
+                continue  # a new recipe file: not a change of a recipe the bot could edit
             for pr in candidates:
                 link = self._link(commit, recipe, pr, cited)
                 if link is not None:

@@ -41,6 +41,7 @@ class MaintainerCommit:
     guide: tuple[GuideAddition, ...]
     new_variants: tuple[tuple[str, str], ...]  # (recipe, variant) the commit created
     recipes: tuple[str, ...]  # recipe files touched
+    created: tuple[str, ...] = ()  # recipe files the commit adds (a new recipe, not a change)
 
     @property
     def launch_changes(self) -> tuple[LeafChange, ...]:
@@ -125,18 +126,21 @@ def read_commit(reader: BlobReader, commit: Commit) -> MaintainerCommit | None:
         return None
     changes: list[LeafChange] = []
     guide: list[GuideAddition] = []
-    created: list[tuple[str, str]] = []
+    variants: list[tuple[str, str]] = []
+    new_files: list[str] = []
     for path in paths:
         before = _load(reader.read(parent, path), f"{path}@{parent[:12]}")
         after = _load(reader.read(commit.sha, path), f"{path}@{commit.sha[:12]}")
         if before is None and after is None:
             continue
         changes.extend(diff_leaves(recipe_leaves(path, before), recipe_leaves(path, after)))
-        added = _guide_added(before, after)
-        if added:
-            guide.append(GuideAddition(path, added))
+        text = _guide_added(before, after)
+        if text:
+            guide.append(GuideAddition(path, text))
         if before is not None:
-            created.extend((path, v) for v in sorted(_variants(after) - _variants(before)))
+            variants.extend((path, v) for v in sorted(_variants(after) - _variants(before)))
+        else:
+            new_files.append(path)
     return MaintainerCommit(
         commit.sha,
         commit.time,
@@ -144,8 +148,9 @@ def read_commit(reader: BlobReader, commit: Commit) -> MaintainerCommit | None:
         commit.body,
         tuple(changes),
         tuple(guide),
-        tuple(created),
+        tuple(variants),
         tuple(paths),
+        tuple(new_files),
     )
 
 

@@ -89,8 +89,7 @@ def to_markdown(card: Scorecard) -> str:
         f"- {len(card.replays)} PRs replayed, "
         f"{sum(1 for r in card.replays if r.row.outcome == 'alignment PR')} would open an "
         f"alignment PR; {len(card.commits)} maintainer commits read, {len(card.links)} links "
-        f"to replayed PRs; replayed again before an earlier maintainer answer: "
-        + (", ".join(f"#{n}" for n in card.rereplayed) or "none"),
+        "to replayed PRs, each replayed again just before its commit",
         "",
         "| measure | result | target |",
         "|---|---|---|",
@@ -126,9 +125,8 @@ def to_markdown(card: Scorecard) -> str:
         row = replay.row
         if row.outcome != "alignment PR" and row.number not in linked_prs:
             continue
-        again = " (again, before a maintainer answer)" if row.number in card.rereplayed else ""
         lines.append(
-            f"| #{row.number} | {row.day} | {replay.recipes_sha[:7]} {_day(replay.moment)}{again} "
+            f"| #{row.number} | {row.day} | {replay.recipes_sha[:7]} {_day(replay.moment)} "
             f"| {row.outcome} | {_cell(row.reason[:300])} |"
         )
     lines += ["", "## Linked maintainer changes", ""]
@@ -157,6 +155,11 @@ def _linked_md(change: LinkedChange) -> list[str]:
         f"- {_cell(commit.subject)}",
         f"- evidence: {_cell(link.reason())}",
     ]
+    if change.row is not None:
+        lines.append(
+            f"- #{link.pr} replayed just before it: {change.row.outcome} — "
+            f"{_cell(change.row.reason[:240])}"
+        )
     if change.reproduction:
         bot = f"bot wrote `{change.bot_section}`" if change.bot_section else "bot wrote none"
         lines.append(f"- maintainers wrote a reproduction section; {bot}")
@@ -238,7 +241,6 @@ def to_json(card: Scorecard) -> str:
         ],
         "proposals": [proposal(p) for p in card.proposals],
         "linked": [linked(c) for c in card.linked],
-        "rereplayed": list(card.rereplayed),
     }
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 

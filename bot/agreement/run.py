@@ -1,15 +1,16 @@
-"""One agreement score: replay a window of benchmark PRs where the App would have seen them,
-link the recipes history to them, and score both ways.
+"""One agreement score: replay a window of benchmark PRs, link the recipes history to them,
+and score both ways.
 
 1. Every merged PR of the window is replayed (``bot.backtest``) against the recipes main at
    the latest moment it was certainly open (PR numbers are creation order:
-   :func:`~bot.backtest.history.open_moments`), recording its launches and guide sections.
+   :func:`~bot.backtest.history.open_moments`), recording its launches and guide sections:
+   what the App, labelled on the open PR, would have proposed. Its proposals are scored
+   against the maintainer commits that came after that recipes commit.
 2. Maintainer commits from ``WINDOW`` before the first replay to the end of the recipes
    history are read as leaf changes and linked to the replayed PRs (:mod:`.links`).
-3. A PR linked to a maintainer commit that landed before its replay point is replayed again
-   just before that commit (its parent): the App would have proposed before the maintainers
-   answered, and their answer is what the proposal is scored against.
-4. Proposals and linked changes are scored (:mod:`.score`).
+3. Each link is replayed once more, against the recipes just before the linked commit (its
+   parent): would the bot, at that moment, have proposed what the maintainers then wrote?
+   Its leaves are scored against that replay (:mod:`.score`).
 """
 
 from __future__ import annotations
@@ -52,7 +53,6 @@ class Scorecard:
     proposals: tuple[Proposal, ...]
     linked: tuple[LinkedChange, ...]
     totals: Totals
-    rereplayed: tuple[int, ...]  # PRs replayed again before an earlier maintainer answer
 
 
 def score(
@@ -90,33 +90,28 @@ def score(
     linker = Linker(prs, taxonomy)
     links = tuple(link for commit in commits for link in linker.links(commit))
 
-    # replay again where the maintainers answered before the replay point
-    by_sha = {c.sha: c for c in log}
-    earlier: dict[int, MaintainerCommit] = {}
-    job_of = {job.pr.number: job for job in jobs}
-    for link in links:
-        job = job_of.get(link.pr)
-        if job is None or positions.get(link.sha, -1) > positions.get(job.recipes_sha, -1):
-            continue
-        known = earlier.get(link.pr)
-        if known is None or positions[link.sha] < positions[known.sha]:
-            earlier[link.pr] = link.commit
-    again: list[Job] = []
-    for number, commit in sorted(earlier.items()):
-        parent = by_sha[commit.sha].parents[0] if by_sha[commit.sha].parents else ""
-        if parent:
-            again.append(replace(job_of[number], recipes_sha=parent, moment=commit.time - 1))
-    rows_again = run_jobs(settings, again, workers=workers, cache=cache, progress=progress)
-    final = {job.pr.number: (job, row) for job, row in zip(jobs, rows, strict=True)}
-    for job, row in zip(again, rows_again, strict=True):
-        final[job.pr.number] = (job, row)
     replays = tuple(
         Replay(row, job.recipes_sha, job.moment, positions.get(job.recipes_sha, -1))
-        for job, row in final.values()
+        for job, row in zip(jobs, rows, strict=True)
     )
+    # one replay per linked commit, just before it (its parent on the recipes main)
+    job_of = {job.pr.number: job for job in jobs}
+    before: dict[tuple[int, str], Job] = {}
+    for link in links:
+        parents = log[positions[link.sha]].parents if link.sha in positions else ()
+        if link.pr in job_of and parents:
+            before[(link.pr, link.sha)] = replace(
+                job_of[link.pr], recipes_sha=parents[0], moment=link.commit.time - 1
+            )
+    answered = run_jobs(settings, list(before.values()), workers=workers, cache=cache,
+                        progress=progress)  # fmt: skip
+    at_link = {
+        key: Replay(row, job.recipes_sha, job.moment, positions.get(job.recipes_sha, -1))
+        for (key, job), row in zip(before.items(), answered, strict=True)
+    }
 
     proposals = score_proposals(replays, commits, positions, history_end, rules, taxonomy)
-    linked = score_links(links, {r.row.number: r for r in replays}, rules, taxonomy)
+    linked = score_links(links, at_link, rules, taxonomy)
     return Scorecard(
         since,
         until,
@@ -129,7 +124,6 @@ def score(
         proposals,
         linked,
         totals(proposals, linked),
-        tuple(sorted(earlier)),
     )
 
 

@@ -283,7 +283,7 @@ class LeafVerdict:
 @dataclass(frozen=True)
 class LinkedChange:
     link: Link
-    row: PRRow | None  # the replay of the linked PR (None: not in the window)
+    row: PRRow | None  # the linked PR replayed just before the commit (None: not replayed)
     leaves: tuple[LeafVerdict, ...]
     moved: tuple[Leaf, ...]  # leaves the commit moved from one node to another (not new)
     reproduction: bool  # the maintainers wrote a reproduction section for the lane
@@ -360,13 +360,15 @@ def _why_missed(
 
 def score_links(
     links: Sequence[Link],
-    replays: Mapping[int, Replay],
+    replays: Mapping[tuple[int, str], Replay],
     rules: Rules,
     taxonomy: Taxonomy,
 ) -> tuple[LinkedChange, ...]:
+    """Each link against the replay of its PR just before the linked commit
+    (``replays[(pr, commit sha)]``)."""
     out: list[LinkedChange] = []
     for link in links:
-        replay = replays.get(link.pr)
+        replay = replays.get((link.pr, link.sha))
         row = replay.row if replay is not None else None
         proposed: list[Leaf] = []
         if row is not None and row.outcome == "alignment PR":

@@ -34,6 +34,29 @@ from bot.vllm import canonical_flag
 from bot.vllm.argv import without_flags
 
 
+def _shown(value: str | None) -> str:
+    """A demanded value as one readable code span: an args list as the tokens it renders
+    (``--x {"a":1}``), JSON on one line; backticks cannot end the span early."""
+    if value is None:
+        return "(removed)"
+    shown = value
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, list) and all(isinstance(item, str) for item in parsed):
+        shown = " ".join(_compact(item) for item in parsed)
+    return " ".join(shown.replace("`", "'").split())
+
+
+def _compact(token: str) -> str:
+    try:
+        data = json.loads(token)
+    except ValueError:
+        return token
+    return json.dumps(data, separators=(",", ":")) if isinstance(data, dict | list) else token
+
+
 def resolve_conflicts(demands: Sequence[Demand]) -> tuple[list[Demand], list[str]]:
     """Two points demanding different values of one node: that node is not edited."""
     by_node: dict[str, list[Demand]] = {}
@@ -46,7 +69,7 @@ def resolve_conflicts(demands: Sequence[Demand]) -> tuple[list[Demand], list[str
         wants_change = any(not d.keep for d in group)
         if len(values) > 1 and wants_change:
             who = "; ".join(
-                f"{d.target} {'keeps' if d.keep else 'wants'} {d.value!r}"
+                f"{d.target} {'keeps' if d.keep else 'wants'} `{_shown(d.value)}`"
                 for d in {(d.target, d.value, d.keep): d for d in group}.values()
             )
             conflicts.append(

@@ -246,3 +246,30 @@ def json_holder(units: Sequence[ArgOrigin], diff: FlagDiff) -> ArgOrigin | None:
             return None
         return unit if isinstance(value, dict) else None
     return None
+
+
+_LOOPBACK = re.compile(r"(?<![\w.])(localhost|127\.0\.0\.1|0\.0\.0\.0|\[?::1\]?)(?![\w.])")
+
+
+def host_local(value: Any) -> str | None:
+    """Why a benchmark value belongs to the benchmark host, not to a recipe (None when it does
+    not): an absolute path on that machine (a staged draft model, a cache directory) or a
+    loopback address. A JSON value is looked into: ``{"model": "/data/models/…"}`` is."""
+    if isinstance(value, Mapping):
+        return next((r for v in value.values() if (r := host_local(v)) is not None), None)
+    if isinstance(value, list | tuple):
+        return next((r for v in value if (r := host_local(v)) is not None), None)
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if text[:1] in "{[":
+        try:
+            return host_local(json.loads(text))
+        except ValueError:
+            pass
+    if text.startswith("/") and "/" in text[1:] and " " not in text:
+        return f"{text} is a path on the benchmark host"
+    found = _LOOPBACK.search(text)
+    if found:
+        return f"{found.group(1)} is the benchmark host's own address"
+    return None

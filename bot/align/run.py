@@ -176,6 +176,7 @@ def targets_by_recipe(
             if result.status == "represents" and result.profile is not None:
                 grouped.setdefault((found.key.key, result.profile.key), []).append(result)
     _other_parallelism(keys, grouped)
+    _synthetic_only(keys, grouped)
     by_recipe: dict[str, list[Target]] = {}
     for (key, _), results in grouped.items():
         profile = results[0].profile
@@ -184,7 +185,11 @@ def targets_by_recipe(
         cited, note, narrowed = evidence_for(evidence, head, key, profile, rules)
         tp = _single_tp(results)
         if tp is not None and cited is None:
-            continue  # another parallelism without a passing eval: reproduction, not recipe
+            # another parallelism without a passing eval: its TP stays the recipe's (the
+            # reproduction section has it), its other settings are the lane's as the recipes
+            # history carries them (MiniMax-M3 #581 took the TP4 lane's AITER settings
+            # into the TP8 recipe)
+            tp = None
         delta = (deltas or {}).get(key)
         target = Target(key, profile, comparisons, cited, note, narrowed, tp, delta)
         by_recipe.setdefault(profile.recipe_path, []).append(target)
@@ -197,6 +202,27 @@ def _single_tp(results: Sequence[PointResult]) -> int | None:
         return None
     tps = {r.launch.point.tp for r in results if r.launch is not None}
     return tps.pop() if len(tps) == 1 else None
+
+
+def _synthetic_only(
+    keys: Sequence[KeyResult], grouped: dict[tuple[str, tuple[Any, ...]], list[PointResult]]
+) -> None:
+    """A profile only synthetic-acceptance arms ran stands on them for everything but the
+    acceptance: the diff strips the synthetic keys of --speculative-config
+    (rules/flags.yaml benchmark_only_json_keys), the rest of the launch is what ran (Kimi-K2.6
+    #634 took the B300 attention settings of InferenceX #2158's synthetic arms)."""
+    for found in keys:
+        for result in found.points:
+            profile, comparison = result.profile, result.comparison
+            if result.status != "context" or profile is None or comparison is None:
+                continue
+            if profile.represents_recipe or comparison.parallelism_differs:
+                continue  # context because another arm represents the profile
+            if (found.key.key, profile.key) in grouped and not all(
+                r.status == "context" for r in grouped[(found.key.key, profile.key)]
+            ):
+                continue
+            grouped.setdefault((found.key.key, profile.key), []).append(result)
 
 
 def _other_parallelism(

@@ -32,7 +32,10 @@ def histories(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return clones[0], clones[1]
 
 
-def _align(histories: tuple[Path, Path], number: int, out: Path) -> str:
+def _align(histories: tuple[Path, Path], number: int, out: Path, key: str | None = None) -> str:
+    """The alignment PR body for InferenceX PR ``number``; with ``key``, that config key is
+    checked whole (its older drift too, as ``--config-key`` does), so the text shows every
+    kind of difference the PR's lanes have."""
     bench, recipes = histories
     sha = subprocess.run(
         ["git", "-C", str(bench), "log", "--format=%H", "-1", f"--grep=(#{number})"],
@@ -53,6 +56,7 @@ def _align(histories: tuple[Path, Path], number: int, out: Path) -> str:
             "--bench-name", "SemiAnalysisAI/InferenceX",
             "--recipes-name", "vllm-project/recipes",
             "--out", str(out),
+            *(["--config-key", key] if key else []),
         ]
     )  # fmt: skip
     assert status in (0, 1), status  # 1: drift found (the check run's action_required)
@@ -86,12 +90,14 @@ def _assert_json_spans_whole(body: str) -> None:
 def test_a_sweep_on_two_strategies_is_one_bullet_per_edit(
     histories: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    # InferenceX#2513 ran Kimi-K2.5 FP4 on B300 with TP and TEP: the same five settings
-    # land in both strategies' B300 overrides
-    body = _align(histories, 2513, tmp_path)
+    # InferenceX#2513 ran Kimi-K2.5 FP4 on B300 with TP and TEP: each of the five settings
+    # is one bullet naming where it lands: the variant on B300 (where maintainers put one
+    # GPU's settings), or both strategies' B300 overrides for a config a later layer spells
+    body = _align(histories, 2513, tmp_path, "kimik2.5-fp4-b300-vllm")
     bullets = _summary_bullets(body)
     assert len(bullets) == len(set(bullets)) == 6, bullets
-    assert sum("B300 + single_node_tp, single_node_tep only." in b for b in bullets) == 5
+    scopes = ("Variant nvfp4 on B300.", "B300 + single_node_tp, single_node_tep only.")
+    assert [sum(b.endswith(s) for b in bullets) for s in scopes] == [3, 2], bullets
     assert body.count("### B300 runtime evidence") == 1
     _assert_json_spans_whole(body)
     # the benchmark passes --attention-config as one JSON with a kernel field and an
@@ -104,7 +110,8 @@ def test_a_sweep_on_two_strategies_is_one_bullet_per_edit(
     for block in blocks:
         assert "Add `--attention-config.use_prefill_query_quantization true`" in block
         assert "Add `--attention-config\n" not in block and "Add `--attention-config '" not in block
-    # only DP4 runs a strategy the recipe did not take the kernel field into
+    # the recipe spells --attention-config in its Blackwell block, so the kernel field stays
+    # with the strategies that ran it: only DP4 runs a strategy that did not take it
     assert [b.split("**")[0] for b in blocks if "mla_prefill_backend FLASHINFER`." in b] == [
         "DP4 (DP attention) + EP4"
     ]
@@ -113,12 +120,13 @@ def test_a_sweep_on_two_strategies_is_one_bullet_per_edit(
 def test_json_values_in_the_regression_table_are_whole_code_spans(
     histories: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    # InferenceX#2707: --speculative-config and --kv-transfer-config change JSON values
-    body = _align(histories, 2707, tmp_path)
+    # InferenceX#2707: --compilation-config and --kv-transfer-config change JSON values
+    body = _align(histories, 2707, tmp_path, "dsv4-fp4-b200-vllm-agentic-mtp")
     _assert_json_spans_whole(body)
     spans = _code_spans(body)
-    assert '--speculative-config {"method":"mtp","num_speculative_tokens":2}' in spans
-    assert '{"method": "mtp", "num_speculative_tokens": 3}' in spans
+    whole = '{"cudagraph_mode":"FULL_DECODE_ONLY","custom_ops":["all"],"mode":0}'
+    assert f"--compilation-config {whole}" in spans
+    assert '{"cudagraph_mode":"FULL_AND_PIECEWISE", "custom_ops":["all"]}' in spans
     # the recipe spells --compilation-config as one JSON: the benchmarked fields go into it
     # (a dotted --compilation-config.cudagraph_mode beside it makes vLLM drop custom_ops)
     command = body.split("### Generated", 1)[1].split("```", 2)[1]
@@ -140,7 +148,7 @@ def test_a_bullet_names_the_old_value_of_its_own_strategy_only(
     # none; the tp bullets said "instead of" the dep JSON
     tp = [
         b
-        for b in _summary_bullets(_align(histories, 2231, tmp_path))
+        for b in _summary_bullets(_align(histories, 2231, tmp_path, "dsv4-fp4-b200-vllm-agentic"))
         if b.endswith("B200 + single_node_tp only.")
     ]
     assert any(b.startswith("- Add `--compilation-config.mode 0`") for b in tp), tp

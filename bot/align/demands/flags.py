@@ -441,7 +441,11 @@ class FlagDemands:
             return
         placement, why = self.place.flag_placement(diff.flag)
         path, placement, why = self.place.narrowed(
-            self.place.container(placement, target.profile, "extra_args"), placement, why, target
+            self.place.container(placement, target.profile, "extra_args", diff.flag),
+            placement,
+            why,
+            target,
+            diff.flag,
         )
         if overriding:
             why += f"; overrides {overriding}, defined outside the recipe"

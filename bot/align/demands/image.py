@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from bot.align.compare import DRIFT, Comparison
 from bot.align.demands.ledger import Ledger
 from bot.align.demands.model import SetDemand, flag_note
@@ -52,6 +54,10 @@ class ImageDemands:
         if not origin or not in_recipe(origin) or wanted is None or has_placeholder(wanted):
             self.out.skipped.append(f"{label}: image {wanted} has no recipe node to pin it at")
             return
+        channel = nightly_channel(wanted)
+        if target.evidence is None and channel is not None and channel != current:
+            self._channel(target, diff, label, wanted, channel)
+            return
         if target.evidence is None:
             self.out.settings.append(
                 Setting("image", "image", "image", wanted, current or None,
@@ -88,6 +94,48 @@ class ImageDemands:
                 shadows=shadows,
             )
         )
+
+    def _channel(
+        self, target: Target, diff: FlagDiff, label: str, build: str, channel: str
+    ) -> None:
+        """A lane on a nightly build gets the nightly channel for its variant x GPU: the
+        settings it carries need that vLLM, and a transient build tag is not a recipe's pin
+        (MiniMax-M3 #581 and #619 wrote ``…-rocm:nightly`` for lanes on ``nightly-<sha>``;
+        "don't hard-code a transient tag", #635)."""
+        profile = target.profile
+        path: NodePath = (
+            "variants", profile.variant, "hardware_overrides", profile.hardware, "docker_image"
+        )  # fmt: skip
+        before = lookup(self.recipe.data, path)
+        self.out.demands.append(
+            SetDemand(
+                node=format_path(path),
+                value=channel,
+                kind="image",
+                subject="image",
+                before=text_value(before) if isinstance(before, str) else None,
+                path=path,
+                create=not isinstance(before, str),
+                reason=f"the benchmark runs the nightly build {build}; the recipe follows its "
+                f"channel ({channel}), not the transient build tag",
+                placement=f"the image of {profile.variant} on {profile.hardware} "
+                "(variant x GPU): the lane's other renderings keep their image",
+                target=label,
+            )
+        )
+
+
+NIGHTLY_BUILD = re.compile(r"^(?P<channel>nightly)-[0-9a-f]{7,40}$|^(?P<dated>nightly)-\d{8}$")
+
+
+def nightly_channel(image: str | None) -> str | None:
+    """``repo:nightly-<sha>`` (a build of the nightly channel) → ``repo:nightly``."""
+    if not image or "@" in image:
+        return None
+    repo, _, tag = image.rpartition(":")
+    if not repo or "/" in tag or not NIGHTLY_BUILD.match(tag):
+        return None
+    return f"{repo}:nightly"
 
 
 def floating_tag(image: str) -> bool:

@@ -8,6 +8,7 @@ from bot.align.nodes import (
     bench_field_tokens,
     bench_value_text,
     has_placeholder,
+    host_local,
     lookup,
     text_value,
 )
@@ -36,6 +37,12 @@ class Ledger:
         cls = comparison.knob(diff)
         if cls is None:
             return "edit"  # the image: its own policy (_image)
+        local = host_local(diff.bench_value) or host_local(bench_value_text(diff))
+        if local is not None:
+            # a staged draft model, a cache directory, a loopback address: another machine
+            # has none of these (issue #24: /lustre/… and /data/models/… drafts never adopted)
+            self.setting(diff, label, cls, f"{local}: the benchmark host's, not a recipe's")
+            return None
         action = self.rules.policy.knob_policy.action(cls)
         why = self.rules.knobs.reason("env" if diff.kind == "env" else "flag", diff.flag)
         if action is None:

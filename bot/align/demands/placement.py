@@ -19,6 +19,7 @@ from bot.recipes.layers import gen_block
 from bot.recipes.render import Scope
 from bot.recipes.repo import HardwareProfile, Recipe
 from bot.rules import Rules
+from bot.vllm import canonical_flag
 
 
 class Placement:
@@ -37,6 +38,7 @@ class Placement:
         self.rules = rules
         self.targets = tuple(targets)
         self._drawn: list[tuple[Scope, frozenset[str]]] | None = None
+        self._later: frozenset[str] | None = None  # config flags spelled after the variant
         self._under: list[frozenset[str]] = []  # per rendering: _containers(drawn)
 
     def gen_key(self, profile: Profile, hw: HardwareProfile) -> NodePath:
@@ -49,12 +51,12 @@ class Placement:
         block = gen_block(self.recipe.data.get("hardware_overrides"), hw)
         return ("hardware_overrides", block[0] if block is not None else hw.generation)
 
-    def container(self, placement: str, profile: Profile, kind: str) -> NodePath:
+    def container(self, placement: str, profile: Profile, kind: str, subject: str = "") -> NodePath:
         hw = self.recipes.hardware[profile.hardware]
         if placement == "generation":
             return (*self.gen_key(profile, hw), kind)
         if placement == "hardware":
-            return ("variants", profile.variant, "hardware_overrides", hw.id, kind)
+            return self.variant_scope(profile, kind, subject)[0]
         if placement == "strategy":
             return ("strategy_overrides", profile.strategy, kind)
         return ("strategy_overrides", profile.strategy, "hardware_overrides", hw.id, kind)
@@ -94,10 +96,12 @@ class Placement:
         return [] if self.exact(path, profile) else self.unverified_users(node)
 
     def narrowed(
-        self, container: NodePath, placement: str, why: str, target: Target
+        self, container: NodePath, placement: str, why: str, target: Target, subject: str = ""
     ) -> tuple[NodePath, str, str]:
         """A new flag or variable goes where the rules place it, unless renderings nobody
-        benchmarked draw from that layer: then at the benchmarked strategy x hardware."""
+        benchmarked draw from that layer: then where maintainers put one GPU's settings, the
+        benchmarked variant x GPU (every strategy of that variant on that GPU takes it), or
+        the variant itself when it runs on that GPU only."""
         if self.exact(container, target.profile):
             return container, placement, why
         parent = container[:-1]
@@ -109,9 +113,39 @@ class Placement:
             users = [u for u in self.reach(parent) if u not in self.verified()]
             if not users:
                 return container, placement, why
-        narrow = self.container("profile", target.profile, str(container[-1]))
+        narrow, placement = self.variant_scope(target.profile, str(container[-1]), subject)
         why += f"; not at {format_path(parent)}: it is {self.scope_note(users)}"
-        return narrow, "profile", why
+        return narrow, placement, why
+
+    def variant_scope(self, profile: Profile, kind: str, subject: str = "") -> tuple[NodePath, str]:
+        """The benchmarked variant x GPU, or the variant when it is offered on that GPU
+        only (``supported_hardware: [mi355x]``): the recipes history places one GPU's
+        kernel and serving settings there, not per strategy (issue #24). A flag a later
+        layer of the recipe spells (a strategy, a generation block, a feature) stays at the
+        benchmarked strategy x GPU: there the later value would win, and a dotted field
+        beside a whole JSON of the same config makes vLLM drop the JSON."""
+        if subject.startswith("-") and self.spelled_later(subject):
+            path = (
+                "strategy_overrides", profile.strategy, "hardware_overrides", profile.hardware,
+                kind,
+            )  # fmt: skip
+            return path, "profile"
+        variant = as_dict(as_dict(self.recipe.data.get("variants")).get(profile.variant))
+        supported = variant.get("supported_hardware")
+        if profile.variant != "default" and supported == [profile.hardware]:
+            return ("variants", profile.variant, kind), "variant"
+        path = ("variants", profile.variant, "hardware_overrides", profile.hardware, kind)
+        return path, "hardware"
+
+    def spelled_later(self, flag: str) -> bool:
+        """Does an args list after the variant layers (strategy overrides, generation
+        blocks, features) spell ``flag`` or its config (``--x`` for ``--x.key``)?"""
+        if self._later is None:
+            found: set[str] = set()
+            for top in ("strategy_overrides", "hardware_overrides", "features"):
+                _flags_under(self.recipe.data.get(top), found)
+            self._later = frozenset(found)
+        return flag.split(".", 1)[0] in self._later
 
     def reach(self, parent: NodePath) -> list[Scope]:
         """Renderings a node at ``parent`` would apply to, by its path (hardware_overrides
@@ -170,6 +204,23 @@ class Placement:
             profile.hardware,
             kind,
         )
+
+
+def _flags_under(node: object, found: set[str]) -> None:
+    """The canonical config flag of every ``--x`` token in the args lists under ``node``."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("args", "extra_args", "vllm_args") and isinstance(value, list):
+                found.update(
+                    canonical_flag(str(t).split("=", 1)[0]).split(".", 1)[0]
+                    for t in value
+                    if str(t).startswith("--")
+                )
+            else:
+                _flags_under(value, found)
+    elif isinstance(node, list):
+        for value in node:
+            _flags_under(value, found)
 
 
 def _containers(paths: frozenset[str]) -> frozenset[str]:

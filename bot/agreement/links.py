@@ -2,7 +2,9 @@
 
 Squash commits on the recipes main rarely cite the benchmark PR, so links are found from
 content (issue #24): the same flag, env var or image value on both sides for the same recipe
-and hardware within ``WINDOW`` of the PR being open; a guide addition that names the PR, one
+and hardware, from ``BEFORE`` the PR was certainly open to ``WINDOW`` after its merge, where
+the setting is one the PR changed (its delta, :mod:`bot.align.delta`: a lane that copies what
+the recipe already had is not what a commit follows); a guide addition that names the PR, one
 of its config keys, or reproduces its launch (its exports and flags); a citation when there
 is one. Each link carries its evidence and a confidence in [0, 1].
 
@@ -27,7 +29,11 @@ from bot.backtest.model import LaunchDigest
 from bot.vllm.pairs import canonical_value, launch_pairs
 
 DAY = 86400
-WINDOW = 21 * DAY  # the issue's ± 21 days
+# a maintainer commit follows a PR up to three weeks after its merge, or anticipates it a
+# little: every July link that came first landed less than a day before the moment the PR
+# was certainly open (PR numbers order creation), so a week before that bounds it
+WINDOW = 21 * DAY
+BEFORE = 7 * DAY
 MIN_CONFIDENCE = 0.35
 EXPORT = re.compile(r"^\s*export\s+([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 DEFAULTED = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*:-(.*)\}$")
@@ -44,11 +50,9 @@ class BenchmarkPR:
     merged: int
     launches: tuple[LaunchDigest, ...]
 
-    def distance(self, moment: int) -> int:
-        """Seconds from ``moment`` to the interval the PR was open (0 inside it)."""
-        if moment < self.opened:
-            return self.opened - moment
-        return max(0, moment - self.merged)
+    def near(self, moment: int) -> bool:
+        """Could a commit at ``moment`` follow or anticipate this PR?"""
+        return self.opened - BEFORE <= moment <= self.merged + WINDOW
 
 
 @dataclass(frozen=True)
@@ -128,7 +132,7 @@ class Linker:
 
     def links(self, commit: MaintainerCommit) -> tuple[Link, ...]:
         cited = cited_prs(f"{commit.subject}\n{commit.body}")
-        candidates = [pr for pr in self.prs if pr.distance(commit.time) <= WINDOW]
+        candidates = [pr for pr in self.prs if pr.near(commit.time)]
         found: list[Link] = []
         for recipe in commit.recipes:
             if recipe in commit.created:

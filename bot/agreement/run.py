@@ -6,7 +6,7 @@ and score both ways.
    :func:`~bot.backtest.history.open_moments`), recording its launches and guide sections:
    what the App, labelled on the open PR, would have proposed. Its proposals are scored
    against the maintainer commits that came after that recipes commit.
-2. Maintainer commits from ``WINDOW`` before the first replay to the end of the recipes
+2. Maintainer commits from ``BEFORE`` the first replay to the end of the recipes
    history are read as leaf changes and linked to the replayed PRs (:mod:`.links`).
 3. Each link is replayed once more, against the recipes just before the linked commit (its
    parent): would the bot, at that moment, have proposed what the maintainers then wrote?
@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bot.agreement.links import WINDOW, BenchmarkPR, Link, Linker
+from bot.agreement.links import BEFORE, BenchmarkPR, Link, Linker
 from bot.agreement.recipes_history import BlobReader, MaintainerCommit, maintainer_commits
 from bot.agreement.score import (
     LinkedChange,
@@ -80,7 +80,7 @@ def score(
     positions = {c.sha: i for i, c in enumerate(log)}
     history_end = max((c.time for c in log), default=0)
     first = min((job.moment for job in jobs), default=history_end)
-    commits = maintainer_commits(settings.recipes, log, since=first - WINDOW)
+    commits = maintainer_commits(settings.recipes, log, since=first - BEFORE)
     taxonomy = _taxonomy(settings.recipes, log[-1].sha if log else "HEAD")
 
     prs = [

@@ -15,7 +15,7 @@ and score both ways.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -60,6 +60,7 @@ def score(
     *,
     since: str | None,
     until: str | None,
+    only: Sequence[int] = (),
     workers: int = 1,
     cache: Path | None = None,
     progress: Callable[[int, int, PRRow], Any] | None = None,
@@ -73,7 +74,7 @@ def score(
     rules: Rules = (
         load_rules(settings.rules_dir) if settings.rules_dir is not None else default_rules()
     )
-    jobs, _ = plan_jobs(settings, since=since, until=until, replay="open")
+    jobs, _ = plan_jobs(settings, since=since, until=until, only=only, replay="open")
     rows = run_jobs(settings, jobs, workers=workers, cache=cache, progress=progress)
 
     log = first_parent_log(settings.recipes, default_branch(settings.recipes), bodies=True)

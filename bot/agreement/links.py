@@ -148,11 +148,12 @@ class Linker:
     ) -> Link | None:
         launches = [d for d in pr.launches if d.recipe == recipe]
         evidence: list[Evidence] = []
+        hardware: set[str] = set()
         if pr.number in cited:
             evidence.append(Evidence("citation", f"the commit cites #{pr.number}", 1.0))
+        evidence += self._new_variants(commit, recipe, pr, hardware)
         if not launches and not evidence:
             return None
-        hardware: set[str] = set()
         total = 0.0
         matched = 0.0
         for change in commit.launch_changes:
@@ -192,6 +193,37 @@ class Linker:
             tuple(evidence),
             commit.time < pr.merged,
         )
+
+    def _new_variants(
+        self, commit: MaintainerCommit, recipe: str, pr: BenchmarkPR, hardware: set[str]
+    ) -> list[Evidence]:
+        """A variant the commit adds for a checkpoint the PR benchmarks (a lane no recipe
+        served yet, or served by another variant)."""
+        found: list[Evidence] = []
+        for path, variant in commit.new_variants:
+            if path != recipe:
+                continue
+            scope = f"variants.{variant}"
+            model = next(
+                (
+                    c.leaf.value
+                    for c in commit.changes
+                    if c.leaf.recipe == recipe and c.leaf.node == f"{scope}.model_id"
+                ),
+                "",
+            )
+            if not model:
+                continue
+            lanes = [
+                d for d in pr.launches if d.model == model and (not d.recipe or d.recipe == recipe)
+            ]
+            if lanes and any(d.new or d.changed for d in lanes):
+                hardware.update(d.hardware for d in lanes if d.hardware)
+                found.append(
+                    Evidence("new-variant", f"adds variant {variant} for {model}, which "
+                             f"#{pr.number} benchmarks", 0.8)
+                )  # fmt: skip
+        return found
 
     def _launched(
         self, leaf: Leaf, launches: Sequence[LaunchDigest]

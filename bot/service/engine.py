@@ -44,7 +44,7 @@ def sync_outcome(run: AlignRun, texts: AlignTexts) -> SyncOutcome:
             recipe_path=found.recipe_path,
             files={found.recipe_path: found.new_text or b""},
             title=texts.prs[found.recipe_path].title,
-            body=texts.prs[found.recipe_path].body,
+            body=texts.prs[found.recipe_path].full_body,
             commit_message=commit_message(run, found, texts.prs[found.recipe_path].title),
             fingerprint=found.fingerprint,
         )

@@ -20,18 +20,17 @@ from bot.contract import (
     check_outcome,
     load_engine,
 )
-from bot.github.branches import alignment_branch, recipe_slug, sanitize_component
 from bot.github.ratelimit import rate_limit_wait, transient_wait
-from bot.github.sanitize import (
-    VERIFY_MARKER,
-    fence,
-    inline,
-    meta_comment,
-    neutralize,
-    parse_meta,
-    truncate,
-)
 from bot.github.signature import sign, verify
+from bot.markdown import fence, inline, neutralize, truncate
+from bot.present.posted import (
+    VERIFY_MARKER,
+    alignment_branch,
+    meta_comment,
+    parse_meta,
+    recipe_slug,
+    sanitize_component,
+)
 from bot.service.checks import batches
 from bot.service.triggers import CHECK_NAME, Ignored, PayloadError, Trigger, classify
 from bot.settings import CredentialsMissing, Settings, SettingsError

@@ -135,7 +135,7 @@ def unary(ev: Interp, op: str, value: Text, span: SourceSpan) -> Tri:
     if op == "-t":
         return False
     if op in ("-d", "-f", "-e", "-s", "-r", "-a"):
-        return ev.file_test("-e" if op == "-a" else op, value, span)
+        return ev.files.file_test("-e" if op == "-a" else op, value, span)
     return None
 
 

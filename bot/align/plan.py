@@ -22,13 +22,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from bot.align.comments import stale_comment_edits
 from bot.align.compare import compare
 from bot.align.demands import Collector, KeepDemand
 from bot.align.edits import build_edits, merge, resolve_conflicts, unique_edits, verified_edit
-from bot.align.nodes import scope_of, text_value
-from bot.align.overlay import OverlaySource
-from bot.align.values import (
+from bot.align.model import (
     AlignmentPlan,
     EditKind,
     FlagNote,
@@ -37,6 +34,9 @@ from bot.align.values import (
     Verification,
     VerificationState,
 )
+from bot.align.nodes import scope_of, text_value
+from bot.align.overlay import OverlaySource
+from bot.align.recipe_comments import stale_comment_edits
 from bot.align.verify import verification_for
 from bot.errors import RecipeSyncError
 from bot.recipes import RecipesRepo, Rendering, load_recipes, render

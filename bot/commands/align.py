@@ -32,7 +32,7 @@ import git
 import gitdb.exc
 
 from bot.align.builder import run_builder
-from bot.align.matrix import BuilderReport
+from bot.align.regression import BuilderReport
 from bot.align.result import AlignInputs, AlignRun
 from bot.align.run import align
 from bot.commands.grammar import WORKTREE, add_repo, is_git, note, open_repo, repo_name

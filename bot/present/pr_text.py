@@ -15,13 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot import markdown as md
-from bot.align.matrix import RegressionMatrix, Row
 from bot.align.nodes import hw_label, in_recipe
 from bot.align.plan import AlignmentPlan, FlagNote, PlannedEdit, Target, Verification
 from bot.align.profile import SYNTHETIC_KEYS
+from bot.align.regression import RegressionMatrix, Row
 from bot.align.result import AlignRun, RecipeOutcome
 from bot.benchmarks.changelog import vllm_prs
 from bot.markdown import MAX_BODY, neutralize, truncate
+from bot.present.carried import settings_lines
 from bot.present.evidence import render_evidence_section
 from bot.present.guide import guide_section
 from bot.present.hunks import hunk_lines
@@ -32,11 +33,10 @@ from bot.present.posted import (
     body_room,
     pull_request_footer,
 )
-from bot.present.settings import settings_lines
 from bot.present.texts import PullRequestText
 from bot.recipes import RecipesRepo, Rendering
+from bot.recipes.command_text import quote_value
 from bot.recipes.jsvalues import as_dict, js_str
-from bot.recipes.text import quote_value
 from bot.rules import Rules
 from bot.rules.knobs import KnobKind
 from bot.vllm import canonical_flag

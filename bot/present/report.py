@@ -22,10 +22,10 @@ from bot.align.plan import AlignmentPlan, FlagNote, PlannedEdit, Target
 from bot.align.result import AlignRun, KeyResult, PointResult, RecipeOutcome
 from bot.contract import Annotation
 from bot.markdown import MAX_BODY, neutralize, truncate
+from bot.present.carried import settings_lines
 from bot.present.guide import guide_section
 from bot.present.pr_text import branch_of, code, plain, prose, pull_request_text, ref
 from bot.present.secrets import Masker, run_credentials
-from bot.present.settings import settings_lines
 from bot.present.texts import AlignTexts, CheckRun
 from bot.recipes.edit import edit_as_dict
 from bot.vllm import FlagDiff

@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from bot.align.builder import run_builder
 from bot.align.caches import EngineCaches
-from bot.align.matrix import BuilderReport
+from bot.align.regression import BuilderReport
 from bot.align.result import AlignInputs, AlignRun, RecipeOutcome
 from bot.align.run import align
 from bot.contract import RecipeChange, SyncOutcome, SyncRequest

@@ -12,9 +12,9 @@ import re
 from collections.abc import Callable, Sequence
 
 from bot.shell import purecmd, textutils
-from bot.shell.api import Interp
 from bot.shell.conditions import posix_test
 from bot.shell.parse import ParsedFile
+from bot.shell.protocols import Interp
 from bot.shell.result import SourceSpan, Unresolved
 from bot.shell.signals import ExitSignal, LoopSignal, ReturnSignal
 from bot.shell.text import EMPTY, Text, opaque, placeholder

@@ -13,8 +13,8 @@ from typing import Literal
 from tree_sitter import Node
 
 from bot.shell import patterns
-from bot.shell.api import Interp
 from bot.shell.parse import ParsedFile
+from bot.shell.protocols import Interp
 from bot.shell.result import SourceSpan
 from bot.shell.text import Text
 from bot.shell.words import Seg, _Break

@@ -1,6 +1,6 @@
 """Conditions known only at run time, inside one evaluation: every branch runs on a copy of
 the state and what they leave behind is joined (values that differ become named unknowns),
-or, in path-sensitive mode, a branch is taken as the plan says (:mod:`bot.shell.paths` runs
+or, in path-sensitive mode, a branch is taken as the plan says (:mod:`bot.shell.path_sensitive` runs
 the script again for the others). Subshells start from a copy and leave nothing behind."""
 
 from __future__ import annotations
@@ -125,8 +125,8 @@ class Explorer:
 
         Branches that leave the same state (or only exit) are merged here. Otherwise, in
         path-sensitive mode, this is a decision: one branch is taken (the plan says which;
-        :func:`bot.shell.paths.evaluate_paths` runs the script again for the others); outside
-        it, values that differ become named unknowns.
+        :func:`bot.shell.path_sensitive.evaluate_paths` runs the script again for the
+        others); outside it, values that differ become named unknowns.
         """
         outcomes = self._explore(branches, span)
         if self._diverge(outcomes):

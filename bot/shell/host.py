@@ -14,9 +14,9 @@ from typing import Protocol
 
 from tree_sitter import Node
 
-from bot.shell.api import Interp
 from bot.shell.handlers import Handlers
 from bot.shell.parse import ParsedFile
+from bot.shell.protocols import Interp
 from bot.shell.result import SourceSpan, Unresolved
 from bot.shell.state import Capture, State
 from bot.shell.text import Text

@@ -9,7 +9,7 @@ cannot know becomes a named placeholder that carries an :class:`Unresolved` item
 (each sees it through :class:`bot.shell.host.Host`): :mod:`~bot.shell.fork` (conditions known
 only at run time: explored on both sides and joined, values that differ becoming unknown, or
 decided in path-sensitive mode), :mod:`~bot.shell.vfs` (the files, behind
-:class:`bot.shell.api.Files`), :mod:`~bot.shell.declare` (variables),
+:class:`bot.shell.protocols.Files`), :mod:`~bot.shell.declare` (variables),
 :mod:`~bot.shell.redirects`, :mod:`~bot.shell.control` (lists, pipelines, ``if``, ``case``,
 loops) and :mod:`~bot.shell.commands` (commands, functions, sourcing). The first argv the
 embedding's launch detector accepts (:class:`bot.shell.handlers.Handlers`) stops the
@@ -142,7 +142,7 @@ class Evaluator:
 
     # --- setup and result -------------------------------------------------------------------------
 
-    # the protocols' entry points (bot.shell.api), answered by the collaborators
+    # the protocols' entry points (bot.shell.protocols), answered by the collaborators
 
     def set_var(self, name: str, value: Text, span: SourceSpan, *, export: bool = False) -> None:
         self.vars.set_var(name, value, span, export=export)

@@ -17,7 +17,7 @@ from bot.sources import FileSource
 
 
 class VirtualFiles:
-    """:class:`~bot.shell.api.Files` over the repository (a
+    """:class:`~bot.shell.protocols.Files` over the repository (a
     :class:`~bot.sources.FileSource`, read only, mounted at ``workdir``) under the current
     state's in-memory files."""
 

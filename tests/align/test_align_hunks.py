@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bot.align.comments import names_value
+from bot.align.recipe_comments import names_value
 from bot.contract import SyncRequest
 from bot.evidence.source import DirRunSource
 from bot.fixtures import BENCH_REPO_NAME, RECIPES_REPO_NAME, SeedFixtures

@@ -5,19 +5,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from bot.align.compare import PARALLELISM_KEYS, Comparison
-from bot.align.demands.env import EnvDemands
 from bot.align.demands.flags import FlagDemands
 from bot.align.demands.image import ImageDemands
 from bot.align.demands.ledger import Ledger
 from bot.align.demands.model import Collected, SetDemand
 from bot.align.demands.placement import Placement
+from bot.align.demands.variables import EnvDemands
+from bot.align.model import Target
 from bot.align.nodes import (
     MISSING,
     has_placeholder,
     lookup,
     text_value,
 )
-from bot.align.values import Target
 from bot.recipes import RecipesRepo
 from bot.recipes.edit import NodePath, format_path
 from bot.recipes.repo import Recipe

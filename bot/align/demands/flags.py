@@ -18,6 +18,7 @@ from bot.align.demands.model import (
     flag_note,
 )
 from bot.align.demands.placement import Placement
+from bot.align.model import Target
 from bot.align.nodes import (
     MISSING,
     bench_spans,
@@ -28,7 +29,6 @@ from bot.align.nodes import (
     lookup,
     text_value,
 )
-from bot.align.values import Target
 from bot.recipes import ArgOrigin, RecipesRepo
 from bot.recipes.edit import NodePath, format_path, parse_path
 from bot.recipes.jsvalues import as_dict

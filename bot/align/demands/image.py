@@ -6,13 +6,13 @@ from bot.align.compare import DRIFT, Comparison
 from bot.align.demands.ledger import Ledger
 from bot.align.demands.model import SetDemand, flag_note
 from bot.align.demands.placement import Placement
+from bot.align.model import Setting, Target
 from bot.align.nodes import (
     has_placeholder,
     in_recipe,
     lookup,
     text_value,
 )
-from bot.align.values import Setting, Target
 from bot.recipes.edit import NodePath, format_path, parse_path
 from bot.recipes.repo import Recipe
 from bot.vllm import FlagDiff, Verdict

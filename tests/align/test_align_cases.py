@@ -17,7 +17,7 @@ from bot.fixtures import BENCH_REPO_NAME, RECIPES_REPO_NAME, SeedFixtures
 from bot.present.posted import PullMeta
 from bot.service.engine import AlignEngine
 from bot.sources import GitTreeSource
-from tests.align.conftest import SEED_RECIPE, AlignCli, align_args, commit_edit, git
+from tests.seed_cli import SEED_RECIPE, AlignCli, align_args, commit_edit, git
 
 KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"
 SCRIPT = "benchmarks/single_node/agentic/dsv41flash_fp4_mi355x_vllm_mtp.sh"

@@ -25,7 +25,7 @@ from bot.fixtures import SeedFixtures
 from bot.recipes import RecipesRepo, load_recipes
 from bot.rules import default_rules
 from bot.sources import DirectorySource, GitTreeSource
-from tests.align.conftest import SEED_RECIPE, AlignCli, git
+from tests.seed_cli import SEED_RECIPE, AlignCli, git
 
 KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"
 NOT_RUN = BuilderReport(False, True, "", "not run: test")

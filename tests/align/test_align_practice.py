@@ -25,7 +25,7 @@ from bot.recipes import RecipesRepo, RenderRequest, load_recipes, render
 from bot.recipes.edit import apply_edits
 from bot.rules import Rules, default_rules
 from bot.sources import FileSource, GitTreeSource
-from tests.align.conftest import AlignCli, commit_edit
+from tests.seed_cli import AlignCli, commit_edit
 
 KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"
 RECIPE = "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"

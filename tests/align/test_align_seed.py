@@ -22,7 +22,8 @@ from bot.fixtures import SeedFixtures
 from bot.recipes import RecipesRepo, RenderRequest, load_recipes, render
 from bot.recipes.jsvalues import js_str
 from bot.sources import DirectorySource
-from tests.align.conftest import GOLDEN, SEED_RECIPE, git
+from tests.align.conftest import GOLDEN
+from tests.seed_cli import SEED_RECIPE, git
 
 NIGHTLY = "vllm/vllm-openai-rocm:nightly-eed1f3d0c6043bd494424a22443ee198dd56f657"
 DAY0_NVIDIA = "vllm/vllm-openai:deepseekv41-flash-0909"

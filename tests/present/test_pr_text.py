@@ -27,7 +27,7 @@ from bot.present.pr_text import (
 from bot.recipes.edit import EnsurePath, SetScalar
 from bot.rules import default_rules
 from bot.sources import GitTreeSource, git_blob_sha_at
-from tests.align.conftest import AlignCli, commit_edit
+from tests.seed_cli import AlignCli, commit_edit
 
 SCRIPT = "benchmarks/single_node/agentic/dsv41flash_fp4_mi355x_vllm_mtp.sh"
 EVIL = "ERROR <!-- x --> @octocat fixes #1 [a](https://evil.example) <b>"

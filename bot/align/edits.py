@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from bot.align.demands import (
+from bot.align.demands.model import (
     AppendDemand,
     Demand,
     EnvDemand,

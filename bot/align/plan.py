@@ -23,7 +23,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from bot.align.compare import compare
-from bot.align.demands import Collector, KeepDemand
+from bot.align.demands import Collector
+from bot.align.demands.model import KeepDemand
+from bot.align.demands.placement import Placement
 from bot.align.edits import build_edits, merge, resolve_conflicts, unique_edits, verified_edit
 from bot.align.model import (
     AlignmentPlan,
@@ -96,7 +98,7 @@ def plan_recipe(
     assert targets, "a plan needs at least one target"
     path = targets[0].profile.recipe_path
     recipe = recipes.by_path[path]
-    planner = Collector(recipes, recipe, rules, targets)
+    planner = Collector(Placement(recipes, recipe, rules, targets))
     for target in targets:
         planner.tp(target)
         for comparison in target.representatives:

@@ -17,7 +17,7 @@ from bot.shell.effects import classify
 from bot.shell.host import Host
 from bot.shell.parse import ParsedFile, short_text
 from bot.shell.result import SourceSpan, Unresolved, item_key
-from bot.shell.signals import ExitSignal, Launch, LaunchSignal, LoopSignal, ReturnSignal
+from bot.shell.signals import ExitSignal, Launch, LaunchSignal, ReturnSignal
 from bot.shell.state import FunctionDef, State, Var
 from bot.shell.text import (
     EMPTY_TAINTS,
@@ -308,25 +308,15 @@ class Commands:
             stdin=parent.stdin,
             sources=[zero[0].s],
         )
-        saved_zero = self.ev.zero
-        self.ev.zero = zero[0].s
-        self.ev.st = child
-        try:
+
+        def script() -> None:
             self.ev.budget.enter(pf.display, None)
             try:
-                with self.ev.paths.barrier():
-                    self.ev.exec_block(pf.root, pf)
-                status = self.ev.st.status
-            except ExitSignal as signal:
-                status = signal.code
-            except (ReturnSignal, LoopSignal):
-                status = self.ev.st.status
+                self.ev.exec_block(pf.root, pf)
             finally:
                 self.ev.budget.leave()
-        finally:
-            self.ev.st = parent
-            self.ev.zero = saved_zero
-        self.ev.st.status = status
+
+        self.ev.st.status = self.ev.paths.in_process(child, script, zero=zero[0].s)
 
     def exec_function_definition(self, node: Node, pf: ParsedFile) -> None:
         name_node = node.child_by_field_name("name")

@@ -17,7 +17,7 @@ from bot.shell.conditions import evaluate_test
 from bot.shell.host import Host
 from bot.shell.parse import ParsedFile, first_token, named_children, nodes_text, short_text
 from bot.shell.result import SourceSpan, Unresolved
-from bot.shell.signals import ExitSignal, LoopSignal, ReturnSignal
+from bot.shell.signals import LoopSignal
 from bot.shell.state import Capture, State, Var
 from bot.shell.text import (
     EMPTY,
@@ -186,18 +186,7 @@ class ControlFlow:
             child.stdin = stdin
             if capture is not None:
                 child.out = capture
-            self.ev.st = child
-            try:
-                try:
-                    with self.ev.paths.barrier():
-                        self.ev.exec_stmt(stage, pf)
-                    status = self.ev.st.status
-                except ExitSignal as signal:
-                    status = signal.code
-                except (ReturnSignal, LoopSignal):
-                    status = self.ev.st.status
-            finally:
-                self.ev.st = parent
+            status = self.ev.paths.in_process(child, partial(self.ev.exec_stmt, stage, pf))
             stdin = capture.text() if capture is not None else None
         self.ev.st.status = status
 

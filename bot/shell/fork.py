@@ -94,11 +94,20 @@ class Explorer:
         self.breaks: list[list[State]] = []
 
     def in_subshell(self, run: Callable[[], None], out: Capture | None = None) -> int | None:
-        parent = self.ev.st
-        child = parent.clone()
+        child = self.ev.st.clone()
         if out is not None:
             child.out = out
+        return self.in_process(child, run)
+
+    def in_process(
+        self, child: State, run: Callable[[], None], zero: str | None = None
+    ) -> int | None:
+        """Run ``run`` as a new process on ``child`` (a subshell, a pipeline stage, a child
+        script): nothing it does reaches the caller's state but its exit status."""
+        parent = self.ev.st
         saved_zero = self.ev.zero
+        if zero is not None:
+            self.ev.zero = zero
         self.ev.st = child
         try:
             try:

@@ -44,6 +44,10 @@ class Branches(Protocol):
 
     def in_subshell(self, run: Callable[[], None], out: Capture | None = None) -> int | None: ...
 
+    def in_process(
+        self, child: State, run: Callable[[], None], zero: str | None = None
+    ) -> int | None: ...
+
 
 class Host(Interp, Protocol):
     """What the collaborators use of the evaluator."""

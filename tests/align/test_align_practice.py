@@ -13,7 +13,7 @@ from typing import cast
 import pytest
 
 from bot.align.compare import compare
-from bot.align.demands import FeatureDemand
+from bot.align.demands.model import FeatureDemand
 from bot.align.edits import build_edits, unique_edits
 from bot.align.overlay import OverlaySource
 from bot.align.plan import AlignmentPlan, PlannedEdit, Target, plan_recipe

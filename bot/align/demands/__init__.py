@@ -7,29 +7,9 @@ matches pins a shared node). Differences that are never edited are collected as 
 :class:`Collector` drives it; the flag, env and image rules (``flags.py``, ``variables.py``,
 ``image.py``) share one :class:`~bot.align.demands.placement.Placement` (where a node goes,
 who else draws from it) and one :class:`~bot.align.demands.ledger.Ledger` (what is recorded
-besides demands, by the knob policy).
+besides demands, by the knob policy). The demand types are in :mod:`~bot.align.demands.model`.
 """
 
 from bot.align.demands.collector import Collector
-from bot.align.demands.model import (
-    AppendDemand,
-    Collected,
-    Demand,
-    EnvDemand,
-    FeatureDemand,
-    KeepDemand,
-    RemoveDemand,
-    SetDemand,
-)
 
-__all__ = [
-    "AppendDemand",
-    "Collected",
-    "Collector",
-    "Demand",
-    "EnvDemand",
-    "FeatureDemand",
-    "KeepDemand",
-    "RemoveDemand",
-    "SetDemand",
-]
+__all__ = ["Collector"]

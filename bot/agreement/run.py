@@ -36,8 +36,8 @@ from bot.backtest.history import default_branch, first_parent_log
 from bot.backtest.model import PRRow
 from bot.backtest.run import Job, Settings, plan_jobs, run_jobs
 from bot.errors import InputError, Location
-from bot.recipes.yaml12 import load_yaml
 from bot.rules import Rules, default_rules, load_rules
+from bot.yamlio.yaml12 import load_yaml
 
 
 @dataclass(frozen=True)

@@ -22,13 +22,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from bot.align.comments import stale_comment_edits
 from bot.align.compare import compare
-from bot.align.demands import Collector, KeepDemand
+from bot.align.demands import Collector
+from bot.align.demands.model import KeepDemand
+from bot.align.demands.placement import Placement
 from bot.align.edits import build_edits, merge, resolve_conflicts, unique_edits, verified_edit
-from bot.align.nodes import scope_of, text_value
-from bot.align.overlay import OverlaySource
-from bot.align.values import (
+from bot.align.model import (
     AlignmentPlan,
     EditKind,
     FlagNote,
@@ -37,6 +36,9 @@ from bot.align.values import (
     Verification,
     VerificationState,
 )
+from bot.align.nodes import scope_of, text_value
+from bot.align.overlay import OverlaySource
+from bot.align.recipe_comments import stale_comment_edits
 from bot.align.verify import verification_for
 from bot.errors import RecipeSyncError
 from bot.recipes import RecipesRepo, Rendering, load_recipes, render
@@ -96,7 +98,7 @@ def plan_recipe(
     assert targets, "a plan needs at least one target"
     path = targets[0].profile.recipe_path
     recipe = recipes.by_path[path]
-    planner = Collector(recipes, recipe, rules, targets)
+    planner = Collector(Placement(recipes, recipe, rules, targets))
     for target in targets:
         planner.tp(target)
         for comparison in target.representatives:

@@ -23,10 +23,10 @@ from bot.align.compare import Comparer
 from bot.align.delta import key_delta
 from bot.align.evidence import collect, evidence_for
 from bot.align.guide_images import ImageLine, image_moves, update_image_lines
-from bot.align.matrix import BuilderReport, regression_matrix
 from bot.align.overlay import OverlaySource
 from bot.align.plan import AlignmentPlan, Target, plan_recipe
 from bot.align.profile import Unmapped, map_profile
+from bot.align.regression import BuilderReport, regression_matrix
 from bot.align.reproduction import (
     GuideDrift,
     GuidePlacement,

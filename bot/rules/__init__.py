@@ -13,15 +13,10 @@ from pathlib import Path
 
 from bot.errors import InputError, Location
 from bot.rules.knobs import KnobClass, KnobKind, KnobRules
-from bot.rules.loader import (
-    line_of,
-    load_validated,
-    parse_yaml_with_positions,
-    read_yaml_with_positions,
-    validate,
-)
+from bot.rules.loader import load_validated, validate
 from bot.rules.models import EnvRules, FlagRules, HardwareRules, ModelRules, Policy
 from bot.rules.practice import PracticeRules
+from bot.yamlio.positions import line_of, parse_yaml_with_positions, read_yaml_with_positions
 
 __all__ = ["RULE_FILES", "KnobClass", "KnobKind", "Rules", "default_rules", "load_rules"]
 

@@ -24,8 +24,8 @@ from typing import TypeVar
 from bot.align.change import benchmark_change
 from bot.align.compare import Comparer
 from bot.align.evidence import collect
-from bot.align.matrix import BuilderReport, regression_matrix
 from bot.align.plan import plan_recipe
+from bot.align.regression import BuilderReport, regression_matrix
 from bot.align.result import AlignInputs, AlignRun
 from bot.align.run import align, key_result, outcome, targets_by_recipe
 from bot.benchmarks import load_bench_repo

@@ -24,8 +24,8 @@ from tree_sitter import Language, Parser
 from bot.benchmarks.extractor import HANDLERS
 from bot.shell import textutils
 from bot.shell.builtins import BUILTINS, PURE
+from bot.shell.commands import _WRAPPERS
 from bot.shell.effects import classify
-from bot.shell.interp import _WRAPPERS
 from bot.shell.purecmd import grep
 
 _PARSER = Parser(Language(tree_sitter_bash.language()))

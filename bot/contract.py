@@ -55,6 +55,8 @@ class RecipeChange:
     recipe_path: str  # models/<org>/<repo>.yaml
     files: Mapping[str, bytes]  # repo path → new content (usually just the recipe)
     title: str
+    # the PR body exactly as posted: bot.present.posted frames it (the metadata line with
+    # this fingerprint, the neutralised text, the footer, the length limit)
     body: str
     commit_message: str
     fingerprint: str  # sha256 of the normalised change; a declined PR with it is not re-proposed
@@ -74,7 +76,7 @@ class Annotation:
 class SyncOutcome:
     changes: tuple[RecipeChange, ...]
     aligned: tuple[str, ...]  # recipe files already aligned (an open alignment PR is obsolete)
-    comment: str  # verification comment body (the service adds marker and metadata)
+    comment: str  # the engine's verification text (bot.present.posted adds marker, metadata, links)
     check_conclusion: str  # "success" | "neutral" | "action_required" | "failure"
     check_title: str
     check_summary: str

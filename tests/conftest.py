@@ -7,6 +7,9 @@ from pathlib import Path
 import pytest
 
 from bot.fixtures import SeedFixtures, build_seed_fixtures
+from tests.seed_cli import align_cli, bench_clone, recipes_clone, seed_out
+
+__all__ = ["align_cli", "bench_clone", "recipes_clone", "seed", "seed_out"]
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from markdown_it import MarkdownIt
 
 from bot import markdown as md
+from bot.markdown import fence, inline, neutralize, truncate
 
 
 def test_prose_puts_identifiers_in_code_spans() -> None:
@@ -57,3 +58,29 @@ def test_prose_keeps_untrusted_text_inert() -> None:
 
 def test_cell_escapes_pipes_in_code_spans_too() -> None:
     assert md.cell("a | `x|y` \\| b") == "a \\| `x\\|y` \\| b"
+
+
+def test_neutralize_defuses_mentions_keywords_and_markers_outside_code() -> None:
+    text = (
+        "ping @octocat, fixes #12 and closes org/repo#3\n"
+        "`@inline stays` and\n```\nvllm serve --x @file\n```\n"
+        "<!-- recipe-sync:verify v1 --> <!-- recipe-sync:meta {} -->"
+    )
+    out = neutralize(text)
+    assert "@octocat" not in out and "@\u200boctocat" in out
+    assert "fixes #12" not in out and "closes org/repo#3" not in out
+    assert "`@inline stays`" in out and "vllm serve --x @file" in out
+    assert "<!--" not in out and "-->" not in out
+    assert neutralize("mail me at a@b.example") == "mail me at a@b.example"
+
+
+def test_fences_and_spans_survive_any_backticks() -> None:
+    text = "echo ```` done"
+    assert fence(text).startswith("`````\n") and fence(text).endswith("\n`````")
+    assert inline("a ` b") == "``a ` b``"
+    assert inline("`x") == "`` `x ``"
+
+
+def test_truncate_says_so() -> None:
+    out = truncate("x" * 1000, 200)
+    assert len(out) <= 200 and "truncated" in out and truncate("short", 200) == "short"

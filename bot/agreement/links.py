@@ -2,7 +2,9 @@
 
 Squash commits on the recipes main rarely cite the benchmark PR, so links are found from
 content (issue #24): the same flag, env var or image value on both sides for the same recipe
-and hardware within ``WINDOW`` of the PR being open; a guide addition that names the PR, one
+and hardware, from ``BEFORE`` the PR was certainly open to ``WINDOW`` after its merge, where
+the setting is one the PR changed (its delta, :mod:`bot.align.delta`: a lane that copies what
+the recipe already had is not what a commit follows); a guide addition that names the PR, one
 of its config keys, or reproduces its launch (its exports and flags); a citation when there
 is one. Each link carries its evidence and a confidence in [0, 1].
 
@@ -27,7 +29,11 @@ from bot.backtest.model import LaunchDigest
 from bot.vllm.pairs import canonical_value, launch_pairs
 
 DAY = 86400
-WINDOW = 21 * DAY  # the issue's ± 21 days
+# a maintainer commit follows a PR up to three weeks after its merge, or anticipates it a
+# little: every July link that came first landed less than a day before the moment the PR
+# was certainly open (PR numbers order creation), so a week before that bounds it
+WINDOW = 21 * DAY
+BEFORE = 7 * DAY
 MIN_CONFIDENCE = 0.35
 EXPORT = re.compile(r"^\s*export\s+([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 DEFAULTED = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*:-(.*)\}$")
@@ -44,11 +50,9 @@ class BenchmarkPR:
     merged: int
     launches: tuple[LaunchDigest, ...]
 
-    def distance(self, moment: int) -> int:
-        """Seconds from ``moment`` to the interval the PR was open (0 inside it)."""
-        if moment < self.opened:
-            return self.opened - moment
-        return max(0, moment - self.merged)
+    def near(self, moment: int) -> bool:
+        """Could a commit at ``moment`` follow or anticipate this PR?"""
+        return self.opened - BEFORE <= moment <= self.merged + WINDOW
 
 
 @dataclass(frozen=True)
@@ -128,7 +132,7 @@ class Linker:
 
     def links(self, commit: MaintainerCommit) -> tuple[Link, ...]:
         cited = cited_prs(f"{commit.subject}\n{commit.body}")
-        candidates = [pr for pr in self.prs if pr.distance(commit.time) <= WINDOW]
+        candidates = [pr for pr in self.prs if pr.near(commit.time)]
         found: list[Link] = []
         for recipe in commit.recipes:
             if recipe in commit.created:
@@ -144,11 +148,12 @@ class Linker:
     ) -> Link | None:
         launches = [d for d in pr.launches if d.recipe == recipe]
         evidence: list[Evidence] = []
+        hardware: set[str] = set()
         if pr.number in cited:
             evidence.append(Evidence("citation", f"the commit cites #{pr.number}", 1.0))
+        evidence += self._new_variants(commit, recipe, pr, hardware)
         if not launches and not evidence:
             return None
-        hardware: set[str] = set()
         total = 0.0
         matched = 0.0
         for change in commit.launch_changes:
@@ -188,6 +193,37 @@ class Linker:
             tuple(evidence),
             commit.time < pr.merged,
         )
+
+    def _new_variants(
+        self, commit: MaintainerCommit, recipe: str, pr: BenchmarkPR, hardware: set[str]
+    ) -> list[Evidence]:
+        """A variant the commit adds for a checkpoint the PR benchmarks (a lane no recipe
+        served yet, or served by another variant)."""
+        found: list[Evidence] = []
+        for path, variant in commit.new_variants:
+            if path != recipe:
+                continue
+            scope = f"variants.{variant}"
+            model = next(
+                (
+                    c.leaf.value
+                    for c in commit.changes
+                    if c.leaf.recipe == recipe and c.leaf.node == f"{scope}.model_id"
+                ),
+                "",
+            )
+            if not model:
+                continue
+            lanes = [
+                d for d in pr.launches if d.model == model and (not d.recipe or d.recipe == recipe)
+            ]
+            if lanes and any(d.new or d.changed for d in lanes):
+                hardware.update(d.hardware for d in lanes if d.hardware)
+                found.append(
+                    Evidence("new-variant", f"adds variant {variant} for {model}, which "
+                             f"#{pr.number} benchmarks", 0.8)
+                )  # fmt: skip
+        return found
 
     def _launched(
         self, leaf: Leaf, launches: Sequence[LaunchDigest]

@@ -18,7 +18,7 @@ from typing import Any
 from bot.agreement.leaves import LeafChange, diff_leaves, recipe_leaves
 from bot.backtest.history import Commit, git
 from bot.errors import InputError, Location
-from bot.recipes.yaml12 import load_yaml
+from bot.yamlio.yaml12 import load_yaml
 
 
 @dataclass(frozen=True)

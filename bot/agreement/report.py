@@ -8,6 +8,7 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
+from bot.agreement.practice import practice
 from bot.agreement.run import Scorecard
 from bot.agreement.score import ADOPTIONS, RECALLS, LinkedChange, Proposal, breakdown
 
@@ -117,6 +118,14 @@ def to_markdown(card: Scorecard) -> str:
         lines.append(
             f"| {prs} | {_cell(_edit_text(proposal))} | {proposal.knob} | {proposal.outcome} "
             f"| {_cell(_match_text(proposal))} |"
+        )
+    lines += ["", "## Where maintainers placed linked leaves, by knob class", ""]
+    found = practice(card.proposals, card.linked, "", "")
+    lines += ["| knob | linked leaves | placements | bot proposals adopted |", "|---|---|---|---|"]
+    for entry in found.classes:
+        where = ", ".join(f"{name} {count}" for name, count in entry.placements) or "–"
+        lines.append(
+            f"| {entry.knob} | {entry.linked} | {where} | {entry.adopted} of {entry.proposed} |"
         )
     lines += ["", "## Replays that propose or are linked", ""]
     lines += ["| PR | merged | replayed on recipes | outcome | reason |", "|---|---|---|---|---|"]

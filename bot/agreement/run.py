@@ -6,7 +6,7 @@ and score both ways.
    :func:`~bot.backtest.history.open_moments`), recording its launches and guide sections:
    what the App, labelled on the open PR, would have proposed. Its proposals are scored
    against the maintainer commits that came after that recipes commit.
-2. Maintainer commits from ``WINDOW`` before the first replay to the end of the recipes
+2. Maintainer commits from ``BEFORE`` the first replay to the end of the recipes
    history are read as leaf changes and linked to the replayed PRs (:mod:`.links`).
 3. Each link is replayed once more, against the recipes just before the linked commit (its
    parent): would the bot, at that moment, have proposed what the maintainers then wrote?
@@ -15,12 +15,12 @@ and score both ways.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bot.agreement.links import WINDOW, BenchmarkPR, Link, Linker
+from bot.agreement.links import BEFORE, BenchmarkPR, Link, Linker
 from bot.agreement.recipes_history import BlobReader, MaintainerCommit, maintainer_commits
 from bot.agreement.score import (
     LinkedChange,
@@ -36,8 +36,8 @@ from bot.backtest.history import default_branch, first_parent_log
 from bot.backtest.model import PRRow
 from bot.backtest.run import Job, Settings, plan_jobs, run_jobs
 from bot.errors import InputError, Location
-from bot.recipes.yaml12 import load_yaml
 from bot.rules import Rules, default_rules, load_rules
+from bot.yamlio.yaml12 import load_yaml
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,7 @@ def score(
     *,
     since: str | None,
     until: str | None,
+    only: Sequence[int] = (),
     workers: int = 1,
     cache: Path | None = None,
     progress: Callable[[int, int, PRRow], Any] | None = None,
@@ -73,14 +74,14 @@ def score(
     rules: Rules = (
         load_rules(settings.rules_dir) if settings.rules_dir is not None else default_rules()
     )
-    jobs, _ = plan_jobs(settings, since=since, until=until, replay="open")
+    jobs, _ = plan_jobs(settings, since=since, until=until, only=only, replay="open")
     rows = run_jobs(settings, jobs, workers=workers, cache=cache, progress=progress)
 
     log = first_parent_log(settings.recipes, default_branch(settings.recipes), bodies=True)
     positions = {c.sha: i for i, c in enumerate(log)}
     history_end = max((c.time for c in log), default=0)
     first = min((job.moment for job in jobs), default=history_end)
-    commits = maintainer_commits(settings.recipes, log, since=first - WINDOW)
+    commits = maintainer_commits(settings.recipes, log, since=first - BEFORE)
     taxonomy = _taxonomy(settings.recipes, log[-1].sha if log else "HEAD")
 
     prs = [

@@ -12,22 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-PLACEMENTS = (
-    "model",
-    "variant",
-    "variant × GPU",
-    "variant × generation",
-    "generation",
-    "strategy",
-    "strategy × GPU",
-    "strategy × generation",
-    "feature",
-    "feature × hardware",
-    "mode",
-    "mode × hardware",
-    "verification",
-    "other",
-)
+from bot.recipes.placement import placement_kind
 
 
 @dataclass(frozen=True)
@@ -89,26 +74,5 @@ class Taxonomy:
         return frozenset(found)
 
     def placement(self, scope: str) -> str:
-        """The kind of layer a scope is, in maintainers' words (one of :data:`PLACEMENTS`)."""
-        parts = scope.split(".")
-        if parts[:2] == ["meta", "hardware"]:
-            return "verification"
-        hardware = ""
-        if "hardware_overrides" in parts:
-            index = parts.index("hardware_overrides")
-            if index + 1 < len(parts):
-                hardware = self.key_kind(parts[index + 1])
-        head = parts[0]
-        if head == "model":
-            return "model"
-        if head == "variants":
-            return f"variant × {hardware}" if hardware else "variant"
-        if head == "hardware_overrides":
-            return "generation" if hardware != "GPU" else "other"
-        if head == "strategy_overrides":
-            return f"strategy × {hardware}" if hardware else "strategy"
-        if head == "features":
-            if "modes" in parts:
-                return "mode × hardware" if hardware else "mode"
-            return "feature × hardware" if hardware else "feature"
-        return "other"
+        """The kind of layer a scope is, in maintainers' words (bot.recipes.placement)."""
+        return placement_kind(scope, self.gpus)

@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from bot.align.matrix import BuilderReport
+from bot.align.regression import BuilderReport
 from bot.recipes import RecipesRepo, write_api
 from bot.sources import FileSource
 

@@ -20,9 +20,9 @@ from bot.benchmarks.changelog import matches
 from bot.benchmarks.repo import script_choice
 from bot.benchmarks.scope import serves_vllm
 from bot.errors import InputError, Location, RecipeSyncError
-from bot.rules.loader import to_plain
 from bot.shell import JobTooLarge
 from bot.sources import FileSource
+from bot.yamlio.positions import to_plain
 
 BENCHMARK_LIB = "benchmarks/benchmark_lib.sh"
 

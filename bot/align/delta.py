@@ -5,8 +5,9 @@ there before it. For each affected config key the launch lines at N's base and h
 grouped by *lane topology* — arm, parallelism (TP, EP, DP-attention, PP), spec decoding and
 scenario: what the sweep's concurrency points share — and each group's settings are compared
 as value sets (``--max-num-seqs`` proportional to CONC is one set per group). A setting is in
-N's delta when its value set differs between base and head, or when the group (or the whole
-key) is new at the head: a new lane brings all its settings.
+N's delta when the head runs a value of it the base did not (or stops setting it): fewer values
+— points dropped — change nothing. A lane new to the key is compared with what the base ran
+for the same model; one with nothing to compare with is new, and brings all its settings.
 
 Settings are compared as :func:`bot.vllm.pairs.launch_pairs` pairs (a JSON-valued flag per
 field), env variables by name and the image as one subject ``image``.
@@ -184,9 +185,11 @@ def key_delta(
     for topology, group in lanes.items():
         old = own.get(topology)
         if old is not None:
-            changed[topology] = frozenset(
-                s for s in {*group, *old} if group.get(s, frozenset()) != old.get(s, frozenset())
-            )
+            # a value the lane did not run before, or a setting it no longer sets; fewer
+            # values (points dropped: a deprecated sequence length, a narrower sweep) change
+            # no setting of the lane
+            dropped = {s for s in old if s not in group}
+            changed[topology] = _new_values(group, old) | dropped
             continue
         same_arm = [
             g for groups in before.values() for t, g in groups.items() if t.arm == topology.arm

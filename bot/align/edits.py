@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from bot.align.demands import (
+from bot.align.demands.model import (
     AppendDemand,
     Demand,
     EnvDemand,
@@ -15,8 +15,8 @@ from bot.align.demands import (
     RemoveDemand,
     SetDemand,
 )
+from bot.align.model import PlannedEdit
 from bot.align.nodes import MISSING, lookup, scope_of
-from bot.align.values import PlannedEdit
 from bot.recipes import RecipesRepo
 from bot.recipes.edit import (
     AppendItems,

@@ -12,9 +12,9 @@ from bot.align.change import AffectedKey, BenchmarkChange
 from bot.align.compare import Comparison
 from bot.align.delta import KeyDelta
 from bot.align.guide_images import ImageLine
-from bot.align.matrix import BuilderReport, RegressionMatrix
 from bot.align.plan import AlignmentPlan
 from bot.align.profile import Profile
+from bot.align.regression import BuilderReport, RegressionMatrix
 from bot.align.reproduction import GuideDrift, GuidePlacement
 from bot.benchmarks import BenchRepo, LaunchLine, Point
 from bot.benchmarks.changelog import ChangelogEntry

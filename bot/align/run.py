@@ -23,10 +23,10 @@ from bot.align.compare import Comparer
 from bot.align.delta import KeyDelta, key_delta
 from bot.align.evidence import collect, evidence_for
 from bot.align.guide_images import ImageLine, image_moves, update_image_lines
-from bot.align.matrix import BuilderReport, regression_matrix
 from bot.align.overlay import OverlaySource
 from bot.align.plan import AlignmentPlan, Target, plan_recipe
 from bot.align.profile import Unmapped, map_profile
+from bot.align.regression import BuilderReport, regression_matrix
 from bot.align.reproduction import (
     GuideDrift,
     GuidePlacement,
@@ -443,7 +443,9 @@ def align(inputs: AlignInputs) -> AlignRun:
             earlier_heads=inputs.earlier_heads,
             rules=rules,
         )
-    points = tuple(section_points(keys))
+    # a reproduction section documents a lane this PR changed; one it left as it was (a
+    # deprecation elsewhere, a harness change) keeps whatever the guide already says
+    points = tuple(p for p in section_points(keys) if _changed_lane(deltas, p))
     by_recipe = targets_by_recipe(keys, head, evidence, rules, deltas)
     guide = GuideInputs(recipes_source, head, points, evidence)
     paths = sorted({*by_recipe, *(p.profile.recipe_path for p in points)})
@@ -531,6 +533,14 @@ def _assignment_line(lines: list[str] | None, name: str) -> int | None:
         if pattern.match(line):
             return number
     return None
+
+
+def _changed_lane(deltas: Mapping[str, KeyDelta], point: SectionPoint) -> bool:
+    delta = deltas.get(point.key)
+    if delta is None:
+        return True  # no base to compare with: all of it is the PR's
+    changed = delta.subjects(point.launch.point, point.launch.arm)
+    return changed is None or bool(changed)
 
 
 def _load_recipes(

@@ -14,9 +14,9 @@ from bot.align.compare import (
     recipe_side,
     taxonomy_vram,
 )
+from bot.align.model import Target, Verification
 from bot.align.nodes import hw_label
 from bot.align.profile import Profile
-from bot.align.values import Target, Verification
 from bot.evidence.model import Evidence
 from bot.recipes import RecipesRepo, Rendering
 from bot.recipes.jsvalues import as_dict

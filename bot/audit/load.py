@@ -23,8 +23,8 @@ from bot.benchmarks.configs import ConfigNode, find_master_files
 from bot.benchmarks.runners import RunnersFile, load_runners
 from bot.errors import InputError, Location
 from bot.rules import Rules
-from bot.rules.loader import line_of
 from bot.sources import FileSource, read_text
+from bot.yamlio.positions import line_of
 
 # A top-level key of a master config: starts in column 0, not a comment or document marker.
 _TOP_KEY = re.compile(r"^(?![#\s-]|\.\.\.)(['\"]?)([^:#'\"]+)\1\s*:")

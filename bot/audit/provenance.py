@@ -16,9 +16,9 @@ from dataclasses import replace
 from bot.audit.model import AuditRow, FlagRow
 from bot.benchmarks import LaunchLine
 from bot.recipes import Rendering
-from bot.recipes.yaml12 import line_of
 from bot.sources import FileSource, read_text
 from bot.vllm import FlagDiff
+from bot.yamlio.yaml12 import line_of
 
 _PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 SEP = "#"  # "models/x.yaml#model.base_args[3]" until the line is known

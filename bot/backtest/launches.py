@@ -8,33 +8,40 @@ from bot.align.result import AlignRun
 from bot.backtest.model import GuideSection, HeldSetting, LaunchDigest
 from bot.vllm.pairs import canonical_value, launch_pairs
 
-RECORDED = ("represents", "context", "other-point")
+RECORDED = ("represents", "context", "other-point", "unmapped")
 
 
 def launch_digests(run: AlignRun) -> tuple[LaunchDigest, ...]:
-    """One digest per distinct (profile, launch) of the run's mapped points, in run order."""
+    """One digest per distinct (profile, launch) of the run's points, in run order. An
+    unmapped lane (no recipe serves its checkpoint yet) is kept with its model and GPU: a
+    maintainer commit adding that variant follows it."""
     found: dict[LaunchDigest, None] = {}
     pairs_of: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {}
     for key in run.keys:
         for point in key.points:
-            if point.status not in RECORDED or point.profile is None or point.launch is None:
+            if point.status not in RECORDED or point.launch is None:
                 continue
             launch = point.launch
             if not launch.argv:
                 continue
+            profile = point.profile
+            hardware = (
+                profile.hardware
+                if profile is not None
+                else run.inputs.rules.hardware.hardware_for_runner(launch.runner) or ""
+            )
             args = pairs_of.get(launch.argv)
             if args is None:
                 args = tuple(launch_pairs(launch.argv))
                 pairs_of[launch.argv] = args
-            profile = point.profile
             delta = run.deltas.get(key.key.key)
             subjects = delta.subjects(point.point, point.arm) if delta is not None else None
             digest = LaunchDigest(
                 key=key.key.key,
-                recipe=profile.recipe_path,
-                variant=profile.variant,
-                hardware=profile.hardware,
-                strategy=profile.strategy,
+                recipe=profile.recipe_path if profile is not None else "",
+                variant=profile.variant if profile is not None else "",
+                hardware=hardware,
+                strategy=profile.strategy if profile is not None else "",
                 status=point.status,
                 tp=point.point.tp,
                 scenario=point.point.scenario,
@@ -43,6 +50,7 @@ def launch_digests(run: AlignRun) -> tuple[LaunchDigest, ...]:
                 env=tuple((name, canonical_value(value)) for name, value in launch.env.items()),
                 changed=tuple(sorted(name for _, name in subjects or ())),
                 new=subjects is None,
+                model=launch.model,
             )
             found[digest] = None
     return tuple(found)

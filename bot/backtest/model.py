@@ -71,6 +71,7 @@ class LaunchDigest:
     # `new` when the lane (or its key) is new at the PR's head, so all of it is the PR's
     changed: tuple[str, ...] = ()
     new: bool = False
+    model: str = ""  # the checkpoint the benchmark serves (an unmapped lane has no recipe)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LaunchDigest:

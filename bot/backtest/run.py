@@ -69,13 +69,20 @@ class Settings:
     record_launches: bool = False
 
 
+# packages a replayed row does not depend on: scoring, the CLI, the App, the audit, texts
+NOT_ENGINE = ("agreement", "audit", "commands", "github", "present", "service", "state")
+
+
 def rules_hash(rules_dir: Path | None) -> str:
-    """Hash of the rules and of recipe-sync's own code: a cached result of other rules or
-    another engine is never reused."""
+    """Hash of the rules and of the engine's code: a cached result of other rules or another
+    engine is never reused (the scoring and presentation code do not change a row)."""
     digest = hashlib.sha256()
     folders = [rules_dir or ROOT / "rules", ROOT / "bot"]
     for folder in folders:
         for path in sorted(folder.rglob("*")):
+            relative = path.relative_to(folder).parts
+            if folder.name == "bot" and relative and relative[0] in NOT_ENGINE:
+                continue
             if path.is_file() and path.suffix in (".py", ".yaml", ".yml"):
                 digest.update(str(path.relative_to(folder)).encode())
                 digest.update(path.read_bytes())

@@ -23,8 +23,9 @@ from pydantic import (
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from bot.errors import InputError, Location
-from bot.rules.loader import FieldError, line_of, parse_untrusted, to_plain
+from bot.rules.loader import FieldError
 from bot.sources import FileSource, read_text
+from bot.yamlio.positions import line_of, parse_untrusted, to_plain
 
 MASTER_FILES = ("amd-master.yaml", "nvidia-master.yaml")
 CONFIG_DIRS = ("configs", ".github/configs")  # current layout first, then the older one

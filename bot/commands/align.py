@@ -32,14 +32,14 @@ import git
 import gitdb.exc
 
 from bot.align.builder import run_builder
-from bot.align.matrix import BuilderReport
+from bot.align.regression import BuilderReport
 from bot.align.result import AlignInputs, AlignRun
 from bot.align.run import align
 from bot.commands.grammar import WORKTREE, add_repo, is_git, note, open_repo, repo_name
 from bot.errors import InputError, Location
 from bot.evidence.source import DirRunSource
-from bot.github.branches import recipe_slug
 from bot.present import AlignTexts, plan_json, present
+from bot.present.posted import recipe_slug
 from bot.recipes import RecipesRepo
 from bot.rules import default_rules, load_rules
 from bot.sources import DirectorySource, FileSource, GitTreeSource, git_blob_sha_at

@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bot.backtest.formats import render
 from bot.backtest.model import PRRow
-from bot.backtest.render import render
 from bot.backtest.run import run_backtest, settings_for
 from bot.commands.grammar import add_jobs, add_output, jobs, must_exist, output_format, write
 from bot.errors import InputError, Location

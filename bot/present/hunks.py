@@ -4,8 +4,8 @@ patch changes (docs/alignment.md §5) and hunks dropped on request (``/recipe-sy
 from __future__ import annotations
 
 from bot import markdown as md
+from bot.align.model import CommentChange
 from bot.align.plan import AlignmentPlan
-from bot.align.values import CommentChange
 
 
 def _quoted(lines: tuple[str, ...]) -> str:

@@ -15,21 +15,29 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot import markdown as md
-from bot.align.matrix import RegressionMatrix, Row
 from bot.align.nodes import hw_label, in_recipe
 from bot.align.plan import AlignmentPlan, FlagNote, PlannedEdit, Target, Verification
 from bot.align.profile import SYNTHETIC_KEYS
+from bot.align.regression import RegressionMatrix, Row
 from bot.align.result import AlignRun, RecipeOutcome
 from bot.benchmarks.changelog import vllm_prs
-from bot.github.sanitize import MAX_BODY, meta_comment, neutralize, truncate
+from bot.markdown import MAX_BODY, neutralize, truncate
+from bot.present.carried import settings_lines
 from bot.present.evidence import render_evidence_section
 from bot.present.guide import guide_section
 from bot.present.hunks import hunk_lines
-from bot.present.settings import settings_lines
+from bot.present.posted import (
+    TITLE_LIMIT,
+    PullMeta,
+    alignment_branch,
+    body_room,
+    pull_request_footer,
+)
 from bot.present.texts import PullRequestText
 from bot.recipes import RecipesRepo, Rendering
+from bot.recipes.command_text import quote_value
 from bot.recipes.jsvalues import as_dict, js_str
-from bot.recipes.text import quote_value
+from bot.recipes.placement import placement_kind
 from bot.rules import Rules
 from bot.rules.knobs import KnobKind
 from bot.vllm import canonical_flag
@@ -164,7 +172,7 @@ def title(
         keys = outcome.guide[0].section.keys
         source = f"{bench} #{pr}" if pr is not None else f"{bench} {keys[0] if keys else ''}"
         text = f"{tags} Add benchmark reproduction to the guide from {source}"
-        return " ".join(text.split())[:250]
+        return " ".join(text.split())[:TITLE_LIMIT]
     hws = _hardware(plan, recipes)
     labels = "/".join(hw_label(recipes, h) for h in hws)
     tags = f"[{_recipe_name(plan, recipes)}]" + (f"[{labels}]" if labels else "")
@@ -175,7 +183,7 @@ def title(
         ", ".join(words[:-1]) + f" and {words[-1]}" if len(words) > 1 else "".join(words)
     ) or "recipe"
     text = f"{tags} Align {what} with {source}"
-    return " ".join(text.split())[:250]
+    return " ".join(text.split())[:TITLE_LIMIT]
 
 
 # ------------------------------------------------------------------------------ summary
@@ -802,7 +810,39 @@ def _summary(run: AlignRun, outcome: RecipeOutcome, after: Rendering) -> list[st
                 f"- Not marked verified on {plain(hw_label(recipes, verification.hardware))}: "
                 f"{prose(verification.reason)}."
             )
+    summary += _practice_line(plan, run)
     return summary
+
+
+def _practice_line(plan: AlignmentPlan, run: AlignRun) -> list[str]:
+    """What the recipes history says of the edits' classes and places (rules/practice.yaml,
+    computed by ``recipe-sync score --practice``); nothing when it has no entry."""
+    rules = run.inputs.rules
+    gpus = set(run.recipes.hardware)
+    said: dict[str, None] = {}
+    for edit in plan.edits:
+        if edit.kind in ("env", "env-new"):
+            knob = str(rules.knob_class("env", edit.subject))
+        elif edit.kind in ("flag", "flag-new", "flag-remove"):
+            knob = str(rules.knob_class("flag", edit.subject))
+        else:
+            continue
+        sentence = rules.practice.sentence(knob, placement_kind(_layer_block(edit.node), gpus))
+        if sentence is not None:
+            said[sentence] = None
+    if not said:
+        return []
+    source = f" ({rules.practice.source})" if rules.practice.source else ""
+    return [f"- Practice{source}: " + "; ".join(said) + "."]
+
+
+def _layer_block(node: str) -> str:
+    """The layer block of an edited node (``a.b.extra_env.X`` → ``a.b``)."""
+    parts = node.split(".")
+    for index, part in enumerate(parts):
+        if part.split("[", 1)[0] in ("extra_env", "extra_args", "args", "docker_image", "env"):
+            return ".".join(parts[:index])
+    return node
 
 
 def body(run: AlignRun, outcome: RecipeOutcome, budget: TextBudget = TextBudget()) -> str:
@@ -933,25 +973,37 @@ def capped_body(run: AlignRun, outcome: RecipeOutcome, limit: int) -> str:
     return cap(text, limit)
 
 
+def branch_of(run: AlignRun, recipe_path: str) -> str | None:
+    """The alignment branch the App pushes the patch of ``recipe_path`` to (None: no PR)."""
+    inputs = run.inputs
+    if inputs.pr_number is None:
+        return None
+    return alignment_branch(
+        inputs.rules.policy.branch_prefix,
+        inputs.bench_repo or "benchmark",
+        inputs.pr_number,
+        recipe_path,
+    )
+
+
 def pull_request_text(
     run: AlignRun, outcome: RecipeOutcome, limit: int = MAX_BODY
 ) -> PullRequestText | None:
-    """Title, body and metadata line of an outcome with a patch (None without one)."""
+    """Title, body, metadata and footer of an outcome with a patch (None without one); the
+    whole posted body stays under ``limit``."""
     if outcome.status != "patch":
         return None
     inputs = run.inputs
-    meta = meta_comment(
-        {
-            "v": 1,
-            "source": f"{inputs.bench_ref}@{inputs.head_sha}"
-            if inputs.head_sha
-            else inputs.bench_ref,
-            "target": outcome.recipe_path,
-            "fingerprint": outcome.fingerprint,
-        }
+    meta = PullMeta(
+        source=f"{inputs.bench_ref}@{inputs.head_sha}" if inputs.head_sha else inputs.bench_ref,
+        target=outcome.recipe_path,
+        fingerprint=outcome.fingerprint,
+        branch=branch_of(run, outcome.recipe_path),
     )
+    footer = pull_request_footer(inputs.bench_ref, inputs.head_sha)
     return PullRequestText(
         title=title(outcome.plan, run.recipes, inputs.bench_repo, inputs.pr_number, outcome),
-        body=capped_body(run, outcome, limit - len(meta) - 1),
+        body=capped_body(run, outcome, body_room(meta, footer, limit)),
         meta=meta,
+        footer=footer,
     )

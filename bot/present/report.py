@@ -21,13 +21,12 @@ from bot.align.nodes import bench_spans, hw_label
 from bot.align.plan import AlignmentPlan, FlagNote, PlannedEdit, Target
 from bot.align.result import AlignRun, KeyResult, PointResult, RecipeOutcome
 from bot.contract import Annotation
-from bot.github.branches import alignment_branch
-from bot.github.sanitize import MAX_BODY, neutralize, truncate
+from bot.markdown import MAX_BODY, neutralize, truncate
+from bot.present.carried import settings_lines
 from bot.present.guide import guide_section
-from bot.present.pr_text import code, plain, prose, pull_request_text, ref
+from bot.present.pr_text import branch_of, code, plain, prose, pull_request_text, ref
 from bot.present.secrets import Masker, run_credentials
-from bot.present.settings import settings_lines
-from bot.present.texts import AlignTexts, CheckRun, PullRequestText
+from bot.present.texts import AlignTexts, CheckRun
 from bot.recipes.edit import edit_as_dict
 from bot.vllm import FlagDiff
 
@@ -205,16 +204,7 @@ def comment(run: AlignRun) -> str:
                 "acceptance); they are documented in the guide's reproduction section."
             )
         if found.status == "patch":
-            branch = (
-                alignment_branch(
-                    inputs.rules.policy.branch_prefix,
-                    inputs.bench_repo or "benchmark",
-                    inputs.pr_number or 0,
-                    found.recipe_path,
-                )
-                if inputs.pr_number is not None
-                else None
-            )
+            branch = branch_of(run, found.recipe_path)
             where = f" on branch {code(branch)}" if branch else ""
             repo = f" in {plain(inputs.recipes_repo)}" if inputs.recipes_repo else ""
             count = f"{len(plan.edits)} edit{'s' if len(plan.edits) != 1 else ''}"
@@ -575,9 +565,7 @@ def present(run: AlignRun, limit: int = MAX_BODY) -> AlignTexts:
     for found in run.outcomes:
         text = pull_request_text(run, found, limit)
         if text is not None:
-            prs[found.recipe_path] = PullRequestText(
-                mask(text.title), mask(text.body), mask(text.meta)
-            )
+            prs[found.recipe_path] = replace(text, title=mask(text.title), body=mask(text.body))
     conclusion, title, summary = check(run)
     annotations = tuple(
         replace(a, title=mask(a.title), message=mask(a.message)) for a in check_annotations(run)

@@ -6,18 +6,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.contract import Annotation
+from bot.present.posted import PullMeta, pull_request_body
 
 
 @dataclass(frozen=True)
 class PullRequestText:
     title: str
-    body: str  # the alignment PR body, without the hidden metadata line
-    meta: str  # the hidden metadata line (``<!-- recipe-sync:meta {...} -->``)
+    body: str  # the alignment PR's text, between the metadata line and the footer
+    meta: PullMeta  # the hidden metadata line's state
+    footer: str
 
     @property
     def full_body(self) -> str:
-        """What the PR body is on GitHub: the metadata line, then the body."""
-        return f"{self.meta}\n{self.body}"
+        """The PR body as posted (the App) and written (``recipe-sync align``)."""
+        return pull_request_body(self.meta, self.body, self.footer)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from bot.recipes.command_text import (
+    DockerPrefix,
+    docker_flags_key,
+    docker_forms,
+    docker_prefix,
+    pip_tail,
+    router_command,
+)
 from bot.recipes.jsvalues import as_dict, first_present, is_number, js_str, truthy
 from bot.recipes.layers import (
     ArgOrigin,
@@ -30,14 +38,6 @@ from bot.recipes.layers import (
     hw_keyed,
 )
 from bot.recipes.repo import HardwareProfile, Recipe, RecipesRepo, Strategy
-from bot.recipes.text import (
-    DockerPrefix,
-    docker_flags_key,
-    docker_forms,
-    docker_prefix,
-    pip_tail,
-    router_command,
-)
 
 DEFAULT_IMAGES = {
     "nvidia": "vllm/vllm-openai:latest",

@@ -24,7 +24,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 
 from bot.errors import InputError, Location
-from bot.recipes.yaml12 import load_yaml
+from bot.yamlio.yaml12 import load_yaml
 
 GUIDE_KEY = "guide"
 MARK_OPEN = "<!-- recipe-sync:{kind} {id} -->"

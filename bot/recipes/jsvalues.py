@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any, TypeGuard
 
-from bot.recipes.yaml12 import js_float_str
+from bot.yamlio.yaml12 import js_float_str
 
 
 def truthy(value: Any) -> bool:

@@ -16,8 +16,8 @@ from typing import Any, NoReturn, TypeVar
 
 from bot.errors import InputError, Location
 from bot.recipes.jsvalues import as_dict
-from bot.recipes.yaml12 import line_of, load_yaml
 from bot.sources import FileSource, read_text
+from bot.yamlio.yaml12 import line_of, load_yaml
 
 BRAND_KEYS = ("nvidia", "amd", "intel", "google", "huawei")
 

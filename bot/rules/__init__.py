@@ -7,20 +7,16 @@ or ``$RECIPE_SYNC_RULES``) and returns a frozen :class:`Rules`.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
 from bot.errors import InputError, Location
 from bot.rules.knobs import KnobClass, KnobKind, KnobRules
-from bot.rules.loader import (
-    line_of,
-    load_validated,
-    parse_yaml_with_positions,
-    read_yaml_with_positions,
-    validate,
-)
+from bot.rules.loader import load_validated, validate
 from bot.rules.models import EnvRules, FlagRules, HardwareRules, ModelRules, Policy
+from bot.rules.practice import PracticeRules
+from bot.yamlio.positions import line_of, parse_yaml_with_positions, read_yaml_with_positions
 
 __all__ = ["RULE_FILES", "KnobClass", "KnobKind", "Rules", "default_rules", "load_rules"]
 
@@ -43,6 +39,8 @@ class Rules:
     env: EnvRules
     policy: Policy
     knobs: KnobRules
+    # what the recipes history says maintainers do (optional: rules/practice.yaml)
+    practice: PracticeRules = field(default_factory=PracticeRules)
 
     def knob_class(self, kind: KnobKind, name: str) -> KnobClass:
         """The class of a flag (any spelling: ``--no-x``, ``_``, ``--x=v``, dotted units) or
@@ -80,6 +78,11 @@ def load_rules(directory: Path | None = None) -> Rules:
         env=load("env.yaml", EnvRules),  # type: ignore[arg-type]
         policy=load("policy.yaml", Policy),  # type: ignore[arg-type]
         knobs=load("knobs.yaml", KnobRules),  # type: ignore[arg-type]
+        practice=(
+            load("practice.yaml", PracticeRules)  # type: ignore[arg-type]
+            if (root / "practice.yaml").is_file()
+            else PracticeRules()
+        ),
     )
     _every_rule_classed(rules, root)
     return rules

@@ -17,6 +17,14 @@ from typing import Any
 from bot.contract import Annotation
 from bot.github.errors import GitHubRequestError
 from bot.github.gateway import GitHubRepo, utc_now_iso
+from bot.present.posted import (
+    ANNOTATION_LIMIT,
+    CHECK_FAILED,
+    CHECK_SUMMARY_LIMIT,
+    CHECK_SUPERSEDED,
+    CHECK_TITLE_LIMIT,
+    RECHECK_TEXT,
+)
 from bot.service.triggers import CHECK_NAME, RECHECK_ACTION
 from bot.state.store import Store
 
@@ -35,8 +43,8 @@ def annotation_payload(annotation: Annotation) -> dict[str, Any]:
         "start_line": start,
         "end_line": max(start, annotation.end_line),
         "annotation_level": level,
-        "message": annotation.message[:64000],
-        "title": annotation.title[:255],
+        "message": annotation.message[:ANNOTATION_LIMIT],
+        "title": annotation.title[:CHECK_TITLE_LIMIT],
     }
 
 
@@ -48,11 +56,7 @@ def batches(
     return [payloads[i : i + size] for i in range(0, len(payloads), size)] or [[]]
 
 
-RECHECK_BUTTON = {
-    "label": "Re-check",
-    "description": "Run recipe-sync again on this head",
-    "identifier": RECHECK_ACTION,
-}
+RECHECK_BUTTON = {**RECHECK_TEXT, "identifier": RECHECK_ACTION}
 
 
 class CheckRunPublisher:
@@ -121,11 +125,11 @@ class CheckRunPublisher:
     def cancel(self, reason: str) -> None:
         """Close the check run of a head we stopped working on (no guard: the head moved,
         and this run belongs to the old head)."""
-        self._close("cancelled", "Superseded", reason)
+        self._close("cancelled", CHECK_SUPERSEDED, reason)
 
     def fail(self, reason: str) -> None:
         """Close the check run of a sync that failed for good, saying why."""
-        self._close("failure", "recipe-sync could not finish", reason)
+        self._close("failure", CHECK_FAILED, reason)
 
     def _close(self, conclusion: str, title: str, summary: str) -> None:
         if not self.enabled or self.check_run_id is None:
@@ -136,7 +140,7 @@ class CheckRunPublisher:
                 "status": "completed",
                 "conclusion": conclusion,
                 "completed_at": utc_now_iso(),
-                "output": {"title": title, "summary": summary[:65000]},
+                "output": {"title": title, "summary": summary[:CHECK_SUMMARY_LIMIT]},
             },
         )
         self._save("completed")
@@ -154,7 +158,10 @@ class CheckRunPublisher:
             return
         record = self.store.check_run(self.gh.full_name, self.external_id)
         sent = record[2] if record else 0
-        output_base = {"title": title[:255] or "recipe-sync", "summary": summary[:65000]}
+        output_base = {
+            "title": title[:CHECK_TITLE_LIMIT] or "recipe-sync",
+            "summary": summary[:CHECK_SUMMARY_LIMIT],
+        }
         for index, batch in enumerate(batches(annotations)):
             if index < sent:
                 continue  # already appended by an earlier, interrupted attempt

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.github.gateway import CommentInfo, GitHubRepo
-from bot.github.sanitize import truncate
+from bot.present.posted import sticky_text
 from bot.state.store import Store
 
 Guard = Callable[[], None]
@@ -50,7 +50,7 @@ class StickyComments:
     def upsert(
         self, issue: int, purpose: str, marker: str, body: str, guard: Guard = _no_guard
     ) -> StickyResult:
-        text = truncate(f"{marker}\n{body}")
+        text = sticky_text(marker, body)
         existing = self._find(issue, purpose, marker)
         if existing is None:
             guard()

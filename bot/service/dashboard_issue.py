@@ -21,14 +21,13 @@ from bot.audit.ignores import Ignored, apply_ignores
 from bot.audit.markdown import render_markdown
 from bot.audit.model import AuditReport
 from bot.github.gateway import GitHubRepo, IssueInfo
-from bot.github.sanitize import MAX_BODY, inline
-from bot.service import triggers
+from bot.markdown import MAX_BODY, inline
+from bot.present.posted import DASHBOARD_MARKER
 from bot.state.models import DashboardIssue
 from bot.state.store import Store
 
 log = logging.getLogger("recipe_sync.dashboard")
 
-DASHBOARD_MARKER = triggers.DASHBOARD_MARKER
 # The benchmark repository's token for the dashboard: read the tree, write one issue.
 DASHBOARD_SCOPE: Mapping[str, str] = {"metadata": "read", "contents": "read", "issues": "write"}
 RECIPES_READ_SCOPE: Mapping[str, str] = {"metadata": "read", "contents": "read"}

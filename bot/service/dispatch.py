@@ -34,11 +34,15 @@ from __future__ import annotations
 import logging
 
 from bot.github.gateway import BENCH_SCOPE, RECIPES_SCOPE, GitHubRepo
-from bot.github.sanitize import REAPPROVE_MARKER, REFUSAL_MARKER
+from bot.present.posted import (
+    REAPPROVE_MARKER,
+    REFUSAL_MARKER,
+    reapproval_comment,
+    refusal_comment,
+)
 from bot.service.comments import StickyComments
 from bot.service.dashboard import request_dashboard
 from bot.service.dashboard_issue import DASHBOARD_SCOPE, is_dashboard, parse_actions
-from bot.service.report import reapproval_comment, refusal_comment
 from bot.service.runtime import Runtime
 from bot.service.triggers import Trigger
 from bot.state.store import AlignmentRecord, Approval

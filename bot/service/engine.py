@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from bot.align.builder import run_builder
 from bot.align.caches import EngineCaches
-from bot.align.matrix import BuilderReport
+from bot.align.regression import BuilderReport
 from bot.align.result import AlignInputs, AlignRun, RecipeOutcome
 from bot.align.run import align
 from bot.contract import RecipeChange, SyncOutcome, SyncRequest
@@ -44,7 +44,7 @@ def sync_outcome(run: AlignRun, texts: AlignTexts) -> SyncOutcome:
             recipe_path=found.recipe_path,
             files={found.recipe_path: found.new_text or b""},
             title=texts.prs[found.recipe_path].title,
-            body=texts.prs[found.recipe_path].body,
+            body=texts.prs[found.recipe_path].full_body,
             commit_message=commit_message(run, found, texts.prs[found.recipe_path].title),
             fingerprint=found.fingerprint,
         )

@@ -32,13 +32,19 @@ from bot.github.actions import GitHubRunSource
 from bot.github.errors import HeadMoved, LeaseLost
 from bot.github.gateway import BENCH_SCOPE, RECIPES_SCOPE, GitHubRepo, PullInfo
 from bot.github.gitops import Identity, Mirror
-from bot.github.sanitize import REAPPROVE_MARKER, VERIFY_MARKER
+from bot.present.posted import (
+    CHECK_FAILED_INPUT,
+    REAPPROVE_MARKER,
+    VERIFY_MARKER,
+    check_summary,
+    failure_comment,
+    verify_comment,
+)
 from bot.rules.models import Policy
 from bot.service.checks import CheckRunPublisher
 from bot.service.comments import StickyComments
-from bot.service.pulls import AlignmentPublisher, AlignmentResult, SourceRef
+from bot.service.pulls import AlignmentPublisher, AlignmentResult, SourceRef, check_bodies
 from bot.service.repo_config import config_note, repository_policy
-from bot.service.report import check_summary, failure_comment, verify_comment
 from bot.service.runtime import Runtime
 from bot.settings import CredentialsMissing
 from bot.state.store import Store, SyncSnapshot
@@ -260,6 +266,7 @@ def _run_engine(
     try:
         outcome = rt.engine().sync(request)
         check_outcome(outcome)
+        check_bodies(outcome)
     except (EngineUnavailable, EngineContractError):
         raise  # not the PR's fault: retried, or failed with the check run saying why
     except RecipeSyncError as err:
@@ -268,7 +275,7 @@ def _run_engine(
         stickies.upsert(n, "verify", VERIFY_MARKER, failed, guard)
         checks.complete(
             conclusion="failure",
-            title="recipe-sync could not analyse this PR",
+            title=CHECK_FAILED_INPUT,
             summary=str(err),
             annotations=(),
             details_url=None,

@@ -17,10 +17,10 @@ from typing import Any, Literal
 import orjson
 
 from bot.errors import RecipeSyncError
+from bot.present.posted import DASHBOARD_MARKER, REBASE_LABEL
 
 CHECK_NAME = "recipe-sync / alignment"
 RECHECK_ACTION = "recheck"
-REBASE_LABEL = "recipe-sync:rebase"  # on an alignment PR: regenerate it despite human edits
 
 ALLOWED: dict[str, frozenset[str]] = {
     "pull_request": frozenset(
@@ -31,8 +31,6 @@ ALLOWED: dict[str, frozenset[str]] = {
     "check_run": frozenset({"rerequested", "requested_action"}),
     "issues": frozenset({"edited"}),
 }
-# the start of the dashboard issue's body (bot/service/dashboard_issue.py, kept equal by a test)
-DASHBOARD_MARKER = "<!-- recipe-sync:dashboard v1 -->"
 
 TriggerKind = Literal[
     "label_added",  # trigger label applied: approve the labelled head

@@ -2,7 +2,7 @@
 
 ``evaluate_script(source, path, env, handlers=...)`` parses the script with tree-sitter-bash
 and partially evaluates it (quoting, expansions, arrays, arithmetic, conditionals, loops,
-functions; the ways a run-time condition can go, :mod:`bot.shell.paths`) until it
+functions; the ways a run-time condition can go, :mod:`bot.shell.path_sensitive`) until it
 reaches the command the :class:`Handlers` registry calls the launch.
 Libraries and launchers are registered from outside (``bot.benchmarks.extractor`` registers
 InferenceX's benchmark library and ``vllm serve``). Unknown values become named placeholders
@@ -19,7 +19,7 @@ from bot.shell.errors import BudgetExceeded, ExtractionError, JobTooLarge
 from bot.shell.handlers import Handlers
 from bot.shell.interp import Evaluator
 from bot.shell.parse import ScriptParser
-from bot.shell.paths import evaluate_paths
+from bot.shell.path_sensitive import evaluate_paths
 from bot.shell.result import Alternative, ScriptResult, SourceSpan, Unresolved
 from bot.sources import FileSource
 

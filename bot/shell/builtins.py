@@ -12,9 +12,9 @@ import re
 from collections.abc import Callable, Sequence
 
 from bot.shell import purecmd, textutils
-from bot.shell.api import Interp
 from bot.shell.conditions import posix_test
 from bot.shell.parse import ParsedFile
+from bot.shell.protocols import Interp
 from bot.shell.result import SourceSpan, Unresolved
 from bot.shell.signals import ExitSignal, LoopSignal, ReturnSignal
 from bot.shell.text import EMPTY, Text, opaque, placeholder
@@ -175,7 +175,7 @@ def b_cd(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None
     if not args or args[0].s == "-" or not args[0].known:
         ev.st.cwd = None
     else:
-        path = ev.repo_path(args[0])
+        path = ev.files.repo_path(args[0])
         ev.st.cwd = path
     ev.st.status = 0
 
@@ -307,7 +307,7 @@ def b_mkdir(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> N
     for arg in argv[1:]:
         if arg.s.startswith("-") or not arg.known:
             continue
-        key = ev.fs_key(arg.s)
+        key = ev.files.fs_key(arg.s)
         while key not in ("", "/", ".") and key not in ev.st.fs.dirs:
             ev.st.fs.dirs.add(key)
             key = posixpath.dirname(key)
@@ -317,7 +317,7 @@ def b_mkdir(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> N
 def b_touch(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     for arg in argv[1:]:
         if arg.known and not arg.s.startswith("-"):
-            key = ev.fs_key(arg.s)
+            key = ev.files.fs_key(arg.s)
             ev.st.fs.files.setdefault(key, EMPTY)
     ev.st.status = 0
 
@@ -325,7 +325,7 @@ def b_touch(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> N
 def b_rm(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     for arg in argv[1:]:
         if arg.known and not arg.s.startswith("-"):
-            key = ev.fs_key(arg.s)
+            key = ev.files.fs_key(arg.s)
             ev.st.fs.files.pop(key, None)
             ev.st.fs.dirs.discard(key)
     ev.st.status = 0
@@ -334,11 +334,11 @@ def b_rm(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None
 def b_cp(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
     paths = [a for a in argv[1:] if not a.s.startswith("-")]
     if len(paths) == 2 and all(p.known for p in paths):
-        content = ev.read_file(paths[0], span)
+        content = ev.files.read_file(paths[0], span)
         if content is not None:
-            ev.write_file(paths[1].s, content, append=False)
+            ev.files.write_file(paths[1].s, content, append=False)
         if argv[0].s == "mv":
-            ev.st.fs.files.pop(ev.fs_key(paths[0].s), None)
+            ev.st.fs.files.pop(ev.files.fs_key(paths[0].s), None)
     ev.st.status = 0
 
 
@@ -348,7 +348,7 @@ def b_cat(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> Non
         ev.write_out(_stdin(ev, span, "cat"), span)
     else:
         for path in files:
-            content = _stdin(ev, span, "cat") if path.s == "-" else ev.read_file(path, span)
+            content = _stdin(ev, span, "cat") if path.s == "-" else ev.files.read_file(path, span)
             if content is not None:
                 ev.write_out(content, span)
     ev.st.status = 0
@@ -361,7 +361,7 @@ def b_tee(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> Non
         if path.s.startswith("-") or not path.known:
             continue
         if path.s != "/dev/null":
-            ev.write_file(path.s, content, append=append)
+            ev.files.write_file(path.s, content, append=append)
     ev.write_out(content, span)
     ev.st.status = 0
 
@@ -428,7 +428,7 @@ def _filter_input(ev: Interp, files: list[Text], span: SourceSpan, name: str) ->
         return _stdin(ev, span, name)
     parts: list[Text] = []
     for path in files:
-        content = ev.read_file(path, span)
+        content = ev.files.read_file(path, span)
         parts.append(content if content is not None else EMPTY)
     return Text.join(parts)
 
@@ -569,7 +569,7 @@ def _text_tool(
             if operand is None:
                 text = _stdin(ev, span, name)
             else:
-                text = ev.read_file(Text.lit(operand), span) or EMPTY
+                text = ev.files.read_file(Text.lit(operand), span) or EMPTY
             texts.append(text)
             return text.s if text.known else None
 

@@ -13,8 +13,8 @@ from typing import Literal
 from tree_sitter import Node
 
 from bot.shell import patterns
-from bot.shell.api import Interp
 from bot.shell.parse import ParsedFile
+from bot.shell.protocols import Interp
 from bot.shell.result import SourceSpan
 from bot.shell.text import Text
 from bot.shell.words import Seg, _Break
@@ -135,7 +135,7 @@ def unary(ev: Interp, op: str, value: Text, span: SourceSpan) -> Tri:
     if op == "-t":
         return False
     if op in ("-d", "-f", "-e", "-s", "-r", "-a"):
-        return ev.file_test("-e" if op == "-a" else op, value, span)
+        return ev.files.file_test("-e" if op == "-a" else op, value, span)
     return None
 
 

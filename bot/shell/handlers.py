@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from bot.shell.api import Shell
+from bot.shell.protocols import Shell
 from bot.shell.result import SourceSpan
 from bot.shell.state import FunctionDef
 from bot.shell.text import Text

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import tree_sitter_bash
@@ -139,3 +140,14 @@ def named_children(node: Node) -> list[Node]:
 
 def first_token(node: Node) -> str:
     return node.children[0].type if node.children else ""
+
+
+def short_text(text: str, limit: int = 80) -> str:
+    """One line, at most ``limit`` characters (for explanations)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def nodes_text(nodes: Sequence[Node], pf: ParsedFile) -> str:
+    """The text of the named ``nodes``, space separated."""
+    return " ".join(pf.text(n) for n in nodes if n.is_named)

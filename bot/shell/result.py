@@ -110,3 +110,8 @@ def mentions(word: str, path: str) -> bool:
     if not name:
         return value == path
     return value in (path, name) or value.endswith("/" + name)
+
+
+def item_key(item: Unresolved) -> tuple[str, int, str]:
+    """Unresolved items in file, line, text order."""
+    return (item.file, item.line or 0, item.what)

@@ -18,12 +18,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ruamel.yaml import YAML
-
 from bot.vllm import values as V
 from bot.vllm.argv import looks_like_option
 from bot.vllm.catalogue import CONFIG_FIELD_SPANS, FLAGS, FlagSpec, Option, flag_table
 from bot.vllm.versions import NEWEST, Version, fmt_version, rules_version, span_status
+from bot.yamlio.safe import load_safe
 
 Severity = Literal["error", "hazard", "note"]
 UsageContext = Literal["OPENAI_API_SERVER", "LLM_CLASS"]
@@ -281,7 +280,7 @@ def _splice_config(
         )
         return rest, None
     try:
-        data = YAML(typ="safe").load(text)
+        data = load_safe(text, path)
     except Exception as err:  # ruamel raises many error types for malformed input
         found.add(
             "error",

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from bot.fixtures import SeedFixtures
-from tests.align.conftest import SEED_RECIPE, AlignCli, git
+from tests.seed_cli import SEED_RECIPE, AlignCli, git
 
 BROKEN = """model:
   hf_id: acme/Broken-1B

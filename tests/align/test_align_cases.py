@@ -14,9 +14,10 @@ from bot.commands.main import main
 from bot.contract import SyncOutcome, SyncRequest, check_outcome
 from bot.evidence.source import DirRunSource
 from bot.fixtures import BENCH_REPO_NAME, RECIPES_REPO_NAME, SeedFixtures
+from bot.present.posted import PullMeta
 from bot.service.engine import AlignEngine
 from bot.sources import GitTreeSource
-from tests.align.conftest import SEED_RECIPE, AlignCli, align_args, commit_edit, git
+from tests.seed_cli import SEED_RECIPE, AlignCli, align_args, commit_edit, git
 
 KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"
 SCRIPT = "benchmarks/single_node/agentic/dsv41flash_fp4_mi355x_vllm_mtp.sh"
@@ -233,11 +234,10 @@ def test_engine_returns_the_cli_change(
     git(recipes_clone, "apply", str(seed_out / "recipe.patch"))
     assert change.files[SEED_RECIPE] == (recipes_clone / SEED_RECIPE).read_bytes()
     assert change.title == (seed_out / "pr-title.txt").read_text().strip()
-    body = (seed_out / "pr-body.md").read_text()
-    assert body == f"<!-- recipe-sync:meta {{{body.split('{', 1)[1].split('} -->')[0]}}} -->\n" + (
-        change.body
-    )
-    assert change.fingerprint in body and "<!--" not in change.body
+    # the engine hands the service the body as posted: the CLI wrote the same bytes
+    assert change.body == (seed_out / "pr-body.md").read_text()
+    assert PullMeta.fingerprint_of(change.body) == change.fingerprint
+    assert change.body.count("<!--") == 1  # the metadata line; the text has no marker
     assert outcome.aligned == () and outcome.check_conclusion == "action_required"
     assert outcome.comment == (seed_out / "comment.md").read_text()
     assert {a.path for a in outcome.annotations} == {SCRIPT, "configs/amd-master.yaml"}

@@ -13,7 +13,7 @@ from bot.benchmarks import BenchRepo, load_bench_repo
 from bot.errors import InputError
 from bot.fixtures import SeedFixtures
 from bot.sources import GitTreeSource
-from tests.align.conftest import git
+from tests.seed_cli import git
 
 KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"
 

@@ -10,10 +10,10 @@ from functools import cache
 import pytest
 
 from bot.align.compare import compare
-from bot.align.matrix import BuilderReport, regression_matrix
 from bot.align.nodes import in_recipe
 from bot.align.plan import Target, plan_recipe
 from bot.align.profile import Profile
+from bot.align.regression import BuilderReport, regression_matrix
 from bot.benchmarks import LaunchLine, Point
 from bot.recipes import RecipesRepo, RenderRequest, load_recipes, render
 from bot.recipes.jsvalues import js_str

@@ -8,14 +8,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bot.align.comments import names_value
+from bot.align.recipe_comments import names_value
 from bot.contract import SyncRequest
 from bot.evidence.source import DirRunSource
 from bot.fixtures import BENCH_REPO_NAME, RECIPES_REPO_NAME, SeedFixtures
 from bot.recipes.guide import locate_guide, unbalanced_fences
 from bot.service.engine import AlignEngine
 from bot.sources import GitTreeSource
-from tests.align.conftest import SEED_RECIPE, AlignCli, commit_edit, git
+from tests.seed_cli import SEED_RECIPE, AlignCli, commit_edit, git
 
 SCRIPT = "benchmarks/single_node/agentic/dsv41flash_fp4_mi355x_vllm_mtp.sh"
 SHARED_MOE = (

@@ -9,7 +9,7 @@ from bot.evidence.source import DirRunSource
 from bot.fixtures import BENCH_REPO_NAME, SeedFixtures
 from bot.rules import default_rules
 from bot.sources import GitTreeSource, git_blob_sha_at
-from tests.align.conftest import SEED_RECIPE
+from tests.seed_cli import SEED_RECIPE
 
 
 def inputs(seed: SeedFixtures, ignored: dict[str, frozenset[str]]) -> AlignInputs:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import bot.align.run
-from tests.align.conftest import AlignCli
+from tests.seed_cli import AlignCli
 
 
 def test_too_many_points_is_too_large_to_analyse(

@@ -10,22 +10,22 @@ import pytest
 
 from bot.align.builder import BUILDER, run_builder
 from bot.align.compare import compare
-from bot.align.matrix import (
+from bot.align.overlay import OverlaySource
+from bot.align.plan import AlignmentPlan, Target, plan_recipe
+from bot.align.profile import Profile, map_profile
+from bot.align.regression import (
     BuilderReport,
     RegressionMatrix,
     RenderingId,
     regression_matrix,
     targets,
 )
-from bot.align.overlay import OverlaySource
-from bot.align.plan import AlignmentPlan, Target, plan_recipe
-from bot.align.profile import Profile, map_profile
 from bot.benchmarks import extract, load_bench_repo, points
 from bot.fixtures import SeedFixtures
 from bot.recipes import RecipesRepo, load_recipes
 from bot.rules import default_rules
 from bot.sources import DirectorySource, GitTreeSource
-from tests.align.conftest import SEED_RECIPE, AlignCli, git
+from tests.seed_cli import SEED_RECIPE, AlignCli, git
 
 KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"
 NOT_RUN = BuilderReport(False, True, "", "not run: test")

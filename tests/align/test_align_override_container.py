@@ -11,10 +11,10 @@ from dataclasses import replace
 import pytest
 
 from bot.align.compare import compare
-from bot.align.matrix import BuilderReport, regression_matrix
 from bot.align.overlay import OverlaySource
 from bot.align.plan import AlignmentPlan, Target, invariants, plan_recipe
 from bot.align.profile import Profile
+from bot.align.regression import BuilderReport, regression_matrix
 from bot.benchmarks import LaunchLine, Point
 from bot.fixtures import SeedFixtures
 from bot.recipes import RecipesRepo, RenderRequest, load_recipes, render

@@ -13,7 +13,7 @@ from typing import cast
 import pytest
 
 from bot.align.compare import compare
-from bot.align.demands import FeatureDemand
+from bot.align.demands.model import FeatureDemand
 from bot.align.edits import build_edits, unique_edits
 from bot.align.overlay import OverlaySource
 from bot.align.plan import AlignmentPlan, PlannedEdit, Target, plan_recipe
@@ -25,7 +25,7 @@ from bot.recipes import RecipesRepo, RenderRequest, load_recipes, render
 from bot.recipes.edit import apply_edits
 from bot.rules import Rules, default_rules
 from bot.sources import FileSource, GitTreeSource
-from tests.align.conftest import AlignCli, commit_edit
+from tests.seed_cli import AlignCli, commit_edit
 
 KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"
 RECIPE = "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"

@@ -16,8 +16,8 @@ from bot.recipes.guide import (
     parse_markdown,
     unbalanced_fences,
 )
-from bot.recipes.yaml12 import load_yaml
 from bot.rules import load_rules
+from bot.yamlio.yaml12 import load_yaml
 from tests.align.reproduction_fixture import (
     AGENTIC_KEY,
     TP4_KEY,

@@ -12,7 +12,7 @@ import pytest
 
 from bot.audit import AuditReport
 from bot.fixtures import SeedFixtures
-from bot.github.sanitize import MAX_BODY
+from bot.present.posted import MAX_BODY
 from bot.service.dashboard import (
     NIGHTLY_TASK,
     claim,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.backtest.formats import to_html
 from bot.backtest.model import BacktestReport, EditRow, PRRow
-from bot.backtest.render import to_html
 from tests.audit.test_audit_browser import browse, chromium, with_script  # noqa: F401
 
 pytestmark = pytest.mark.slow

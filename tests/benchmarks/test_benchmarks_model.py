@@ -15,9 +15,9 @@ from bot.benchmarks.jobenv import apply_launcher, template_env
 from bot.benchmarks.runners import choose_script
 from bot.errors import InputError
 from bot.rules import default_rules
-from bot.rules.loader import line_of, to_plain
 from bot.rules.models import Launcher, StagedModels
 from bot.sources import DirectorySource, GitTreeSource
+from bot.yamlio.positions import line_of, to_plain
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "bench"
 

@@ -14,7 +14,7 @@ from bot.recipes.guide import (
     serve_commands,
     unbalanced_fences,
 )
-from bot.recipes.yaml12 import load_yaml
+from bot.yamlio.yaml12 import load_yaml
 
 RECIPE = """\
 meta:

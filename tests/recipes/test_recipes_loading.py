@@ -10,8 +10,8 @@ import pytest
 
 from bot.errors import InputError
 from bot.recipes import RecipesRepo, build_api, load_recipes
-from bot.recipes.yaml12 import load_yaml
 from bot.sources import DirectorySource, GitTreeSource
+from bot.yamlio.yaml12 import load_yaml
 
 MakeRepo = Callable[..., RecipesRepo]
 

@@ -15,6 +15,14 @@ import time
 from pathlib import Path
 
 from bot.contract import Annotation, RecipeChange, SyncOutcome, SyncRequest
+from bot.markdown import neutralize
+from bot.present.posted import (
+    PullMeta,
+    alignment_branch,
+    pull_request_body,
+    pull_request_footer,
+)
+from bot.rules import default_rules
 from bot.sources import read_text
 
 FLAG = re.compile(r"(--[a-z0-9-]+)[ =]+([^\s\\]+)")
@@ -73,22 +81,34 @@ class DeterministicTestEngine:
                 aligned.append(recipe_path)
                 continue
             source = f"{request.bench_repo}#{request.pr_number}"
-            body = (
+            text = (
                 f"Aligns `{recipe_path}` with {source}.\n\n"
                 "| Flag | Recipe (before) | Benchmark (after) |\n|---|---|---|\n"
                 + "\n".join(rows)
                 + (f"\n\nScript owner: {owner.group(1)}" if owner else "")
             )
+            fingerprint = hashlib.sha256(recipe_path.encode() + b"\0" + new.encode()).hexdigest()
+            # framed as the real engine frames it (bot.present.posted): the service posts it
+            meta = PullMeta(
+                f"{source}@{request.head_sha}",
+                recipe_path,
+                fingerprint,
+                alignment_branch(
+                    (request.policy or default_rules().policy).branch_prefix,
+                    request.bench_repo,
+                    request.pr_number,
+                    recipe_path,
+                ),
+            )
+            footer = pull_request_footer(source, request.head_sha)
             changes.append(
                 RecipeChange(
                     recipe_path=recipe_path,
                     files={recipe_path: new.encode()},
                     title=f"[recipe-sync] Align {recipe_path}",
-                    body=body,
+                    body=pull_request_body(meta, neutralize(text), footer),
                     commit_message=f"Align {recipe_path} with {source}",
-                    fingerprint=hashlib.sha256(
-                        recipe_path.encode() + b"\0" + new.encode()
-                    ).hexdigest(),
+                    fingerprint=fingerprint,
                 )
             )
         if changes:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.github.sanitize import VERIFY_MARKER
+from bot.present.posted import VERIFY_MARKER
 from bot.service.boot import boot
 from bot.service.consumer import EmbeddedConsumer
 from bot.service.queue import make_huey

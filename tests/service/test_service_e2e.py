@@ -8,8 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from bot.github.sanitize import EDITED_MARKER, REAPPROVE_MARKER, VERIFY_MARKER, parse_meta
-from bot.service.triggers import CHECK_NAME, REBASE_LABEL
+from bot.present.posted import (
+    EDITED_MARKER,
+    REAPPROVE_MARKER,
+    REBASE_LABEL,
+    VERIFY_MARKER,
+    parse_meta,
+)
+from bot.service.triggers import CHECK_NAME
 from tests.service.conftest import (
     BENCH,
     BOT,

@@ -14,7 +14,7 @@ from bot.github.auth import AppTokens
 from bot.github.errors import AppNotInstalled, GitHubRequestError, TransientGitHubError
 from bot.github.gateway import BENCH_SCOPE, GitHubRepo, make_pygithub
 from bot.github.gitops import NOREPLY, CommitInfo, Identity, Mirror
-from bot.github.sanitize import VERIFY_MARKER
+from bot.present.posted import VERIFY_MARKER
 from bot.service.comments import StickyComments
 from bot.service.metrics import Metrics
 from bot.state.store import Store

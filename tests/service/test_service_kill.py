@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.github.sanitize import VERIFY_MARKER
+from bot.present.posted import VERIFY_MARKER
 from tests.service.conftest import BENCH, RECIPES, Harness, push, wait_for
 from tests.service.fakegithub import FakeGitHub, git
 

@@ -20,8 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.github.sanitize import VERIFY_MARKER
 from bot.github.signature import sign
+from bot.present.posted import VERIFY_MARKER
 from tests.service.conftest import (
     BENCH,
     RECIPES,

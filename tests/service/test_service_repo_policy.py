@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from bot.errors import InputError
-from bot.github.sanitize import VERIFY_MARKER
+from bot.present.posted import VERIFY_MARKER
 from bot.rules import REPO_POLICY_PATH, default_rules, repo_policy
 from tests.service.conftest import BENCH, RECIPES, Harness, push
 from tests.service.fakegithub import FakeGitHub

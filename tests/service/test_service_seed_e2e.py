@@ -16,9 +16,10 @@ import pytest
 
 from bot.align.result import AlignInputs
 from bot.align.run import align
+from bot.commands.main import main
 from bot.evidence.source import DirRunSource
 from bot.fixtures import SEED_RECIPE, SeedFixtures, build_seed_fixtures
-from bot.github.sanitize import VERIFY_MARKER
+from bot.present.posted import VERIFY_MARKER
 from bot.rules import default_rules
 from bot.service.triggers import CHECK_NAME
 from bot.sources import GitTreeSource, git_blob_sha_at
@@ -95,6 +96,34 @@ def offline_patch(built: SeedFixtures) -> bytes:
     return patch.new_text
 
 
+def cli_args(built: SeedFixtures, out: Path) -> list[str]:
+    """``recipe-sync align`` on what the App reads for the seed PR."""
+    assert built.evidence_dir is not None
+    return [
+        "align",
+        "--bench-repo",
+        str(built.bench_repo),
+        "--bench-ref",
+        built.bench_pr_head,
+        "--bench-base",
+        built.bench_base,
+        "--bench-name",
+        BENCH,
+        "--bench-pr",
+        str(built.bench_pr_number),
+        "--recipes",
+        str(built.recipes_repo),
+        "--recipes-ref",
+        built.recipes_base,
+        "--recipes-name",
+        RECIPES,
+        "--evidence",
+        str(built.evidence_dir),
+        "--out",
+        str(out),
+    ]
+
+
 def label(fake: FakeGitHub, harness: Harness, number: int) -> None:
     pr = fake.pulls[BENCH][number]
     pr["labels"].append("recipe-sync")
@@ -150,6 +179,12 @@ def test_labeled_seed_pr_gets_the_alignment_pr_comment_and_check_run(
     assert lines == {17, 22, 47}, check["annotations"]
     assert any(a["path"] == "configs/amd-master.yaml" for a in check["annotations"])
 
+    # `recipe-sync align` on the same input writes the title and body the App posted
+    out = built.root / "cli-out"
+    assert main(cli_args(built, out)) == 1
+    assert (out / "pr-title.txt").read_text(encoding="utf-8") == pr["title"] + "\n"
+    assert (out / "pr-body.md").read_text(encoding="utf-8") == body
+
     # a redelivered label and a synchronize without change: still one PR, one comment
     label(fake, harness, number)
     assert len(fake.pulls[RECIPES]) == 1
@@ -171,8 +206,6 @@ def test_evidence_cli_reads_the_runs_through_the_actions_api(
     fake.add_token("ghp_maintainer", MAINTAINER)
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_maintainer")
     monkeypatch.setenv("RECIPE_SYNC_GITHUB_API_URL", fake.base_url)
-    from bot.commands.main import main
-
     argv = ["evidence", "--repo", BENCH, "--pr", str(number), "--bench-repo", str(built.bench_repo)]
     assert main([*argv, "--script", SCRIPT]) == 0
     out = capsys.readouterr().out

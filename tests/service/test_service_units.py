@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from bot.contract import (
     Annotation,
@@ -20,17 +17,7 @@ from bot.contract import (
     check_outcome,
     load_engine,
 )
-from bot.github.branches import alignment_branch, recipe_slug, sanitize_component
 from bot.github.ratelimit import rate_limit_wait, transient_wait
-from bot.github.sanitize import (
-    VERIFY_MARKER,
-    fence,
-    inline,
-    meta_comment,
-    neutralize,
-    parse_meta,
-    truncate,
-)
 from bot.github.signature import sign, verify
 from bot.service.checks import batches
 from bot.service.triggers import CHECK_NAME, Ignored, PayloadError, Trigger, classify
@@ -175,76 +162,6 @@ def test_events_outside_the_allow_list_and_broken_payloads() -> None:
     assert run("ping", {"zen": "x"}) == Ignored("ping")
     with pytest.raises(PayloadError, match=r"repository\.full_name"):
         run("pull_request", {"action": "labeled"})
-
-
-# --- sanitising ------------------------------------------------------------------------------
-
-
-def test_neutralize_defuses_mentions_keywords_and_markers_outside_code() -> None:
-    text = (
-        "ping @octocat, fixes #12 and closes org/repo#3\n"
-        "`@inline stays` and\n```\nvllm serve --x @file\n```\n"
-        f"{VERIFY_MARKER} <!-- recipe-sync:meta {{}} -->"
-    )
-    out = neutralize(text)
-    assert "@octocat" not in out and "@\u200boctocat" in out
-    assert "fixes #12" not in out and "closes org/repo#3" not in out
-    assert "`@inline stays`" in out and "vllm serve --x @file" in out
-    assert "<!--" not in out and "-->" not in out
-    assert neutralize("mail me at a@b.example") == "mail me at a@b.example"
-
-
-def test_fences_and_spans_survive_any_backticks() -> None:
-    text = "echo ```` done"
-    assert fence(text).startswith("`````\n") and fence(text).endswith("\n`````")
-    assert inline("a ` b") == "``a ` b``"
-    assert inline("`x") == "`` `x ``"
-
-
-def test_truncate_says_so() -> None:
-    out = truncate("x" * 1000, 200)
-    assert len(out) <= 200 and "truncated" in out and truncate("short", 200) == "short"
-
-
-def test_meta_round_trip_and_cannot_be_closed_early() -> None:
-    data = {"target": "models/a-->b <!-- x", "fingerprint": "f" * 64}
-    comment = meta_comment(data)
-    assert comment.count("-->") == 1 and comment.count("<!--") == 1
-    assert parse_meta("<!-- recipe-sync:verify v1 -->\n" + comment + "\nbody") == data
-    assert parse_meta("no metadata") is None
-
-
-# --- branch names ----------------------------------------------------------------------------
-
-
-def test_alignment_branch_examples() -> None:
-    assert (
-        alignment_branch(
-            "recipe-sync/",
-            "SemiAnalysisAI/InferenceX",
-            3058,
-            "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml",
-        )
-        == "recipe-sync/InferenceX-3058/deepseek-ai-deepseek-v4.1-flash"
-    )
-    assert recipe_slug("models/a..b/c.lock.yaml") == "a.b-c-lock"
-    assert sanitize_component("..") == "x" and sanitize_component("-x.") == "x"
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    prefix=st.sampled_from(["recipe-sync/", "bots/sync/", "x/"]),
-    repo=st.from_regex(r"[A-Za-z0-9._-]{1,20}/[A-Za-z0-9._-]{1,30}", fullmatch=True),
-    number=st.integers(min_value=1, max_value=10**6),
-    path=st.text(min_size=1, max_size=60),
-)
-def test_alignment_branches_always_pass_git_check_ref_format(
-    prefix: str, repo: str, number: int, path: str
-) -> None:
-    branch = alignment_branch(prefix, repo, number, path)
-    result = subprocess.run(["git", "check-ref-format", "--branch", branch], capture_output=True)
-    assert result.returncode == 0, branch
-    assert alignment_branch(prefix, repo, number, path) == branch  # deterministic
 
 
 # --- retry policy ----------------------------------------------------------------------------

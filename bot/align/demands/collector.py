@@ -2,26 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from bot.align.compare import DRIFT, PARALLELISM_KEYS, Comparison
-from bot.align.demands.env import EnvDemands
 from bot.align.demands.flags import FlagDemands
 from bot.align.demands.image import ImageDemands
 from bot.align.demands.ledger import Ledger
 from bot.align.demands.model import Collected, SetDemand, flag_note
 from bot.align.demands.placement import Placement
+from bot.align.demands.variables import EnvDemands
+from bot.align.model import Target
 from bot.align.nodes import (
     MISSING,
     has_placeholder,
     lookup,
     text_value,
 )
-from bot.align.values import Target
-from bot.recipes import RecipesRepo
 from bot.recipes.edit import NodePath, format_path
-from bot.recipes.repo import Recipe
-from bot.rules import Rules
 from bot.vllm import FlagDiff, canonical_flag
 
 
@@ -30,21 +27,15 @@ class Collector:
     (``out``); the flag, env and image rules are collaborators sharing one placement and
     one ledger."""
 
-    def __init__(
-        self,
-        recipes: RecipesRepo,
-        recipe: Recipe,
-        rules: Rules,
-        targets: Sequence[Target] = (),
-    ) -> None:
-        self.recipe = recipe
-        self.rules = rules
+    def __init__(self, place: Placement) -> None:
+        self.place = place
+        self.recipe = place.recipe
+        self.rules = place.rules
         self.out = Collected()
-        self.place = Placement(recipes, recipe, rules, targets)
-        self.ledger = Ledger(recipe, rules, self.out)
-        self.flags = FlagDemands(recipes, recipe, rules, self.place, self.ledger)
-        self.env = EnvDemands(recipes, recipe, rules, self.place, self.ledger)
-        self.image = ImageDemands(recipe, self.place, self.ledger)
+        self.ledger = Ledger(place.recipe, place.rules, self.out)
+        self.flags = FlagDemands(place, self.ledger)
+        self.env = EnvDemands(place, self.ledger)
+        self.image = ImageDemands(place, self.ledger)
 
     def tp(self, target: Target) -> None:
         """The variant's tp on the benchmarked hardware (only under the stated evidence)."""

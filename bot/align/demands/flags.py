@@ -18,6 +18,8 @@ from bot.align.demands.model import (
     flag_note,
 )
 from bot.align.demands.placement import Placement
+from bot.align.demands.rule import Rule
+from bot.align.model import Target
 from bot.align.nodes import (
     MISSING,
     bench_spans,
@@ -28,31 +30,21 @@ from bot.align.nodes import (
     lookup,
     text_value,
 )
-from bot.align.values import Target
-from bot.recipes import ArgOrigin, RecipesRepo
+from bot.recipes import ArgOrigin
 from bot.recipes.edit import NodePath, format_path, parse_path
 from bot.recipes.jsvalues import as_dict
 from bot.recipes.render import Scope
-from bot.recipes.repo import Recipe
-from bot.rules import Rules
 from bot.shell.result import SourceSpan
 from bot.vllm import FlagDiff, Verdict, canonical_flag
 
 
-class FlagDemands:
+class FlagDemands(Rule):
     """A flag difference → a demand: change the value where the recipe defines it, override it
     for the benchmarked hardware, add it at the placement layer, put it behind a workload
     feature, or remove it (policy)."""
 
-    def __init__(
-        self, recipes: RecipesRepo, recipe: Recipe, rules: Rules, place: Placement, ledger: Ledger
-    ) -> None:
-        self.recipes = recipes
-        self.recipe = recipe
-        self.rules = rules
-        self.place = place
-        self.ledger = ledger
-        self.out = ledger.out
+    def __init__(self, place: Placement, ledger: Ledger) -> None:
+        super().__init__(place, ledger)
         # node → (the whole JSON being built, index of its demand) for fields of a config the
         # recipe spells whole: every carried field of one config lands in one value
         self._json_values: dict[str, tuple[dict[str, Any], int]] = {}

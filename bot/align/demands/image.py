@@ -5,30 +5,22 @@ from __future__ import annotations
 import re
 
 from bot.align.compare import DRIFT, Comparison
-from bot.align.demands.ledger import Ledger
 from bot.align.demands.model import SetDemand, flag_note
-from bot.align.demands.placement import Placement
+from bot.align.demands.rule import Rule
+from bot.align.model import Setting, Target
 from bot.align.nodes import (
     has_placeholder,
     in_recipe,
     lookup,
     text_value,
 )
-from bot.align.values import Setting, Target
 from bot.recipes.edit import NodePath, format_path, parse_path
-from bot.recipes.repo import Recipe
 from bot.vllm import FlagDiff, Verdict
 
 
-class ImageDemands:
+class ImageDemands(Rule):
     """An image difference → a re-pin where the recipe pins it, for the benchmarked hardware
     when the pin is shared; a floating tag keeps floating (docs/alignment.md §5a)."""
-
-    def __init__(self, recipe: Recipe, place: Placement, ledger: Ledger) -> None:
-        self.recipe = recipe
-        self.place = place
-        self.ledger = ledger
-        self.out = ledger.out
 
     def collect(self, target: Target, comparison: Comparison, diff: FlagDiff, label: str) -> None:
         """A floating recipe image (``latest``, ``nightly``, none) keeps floating: the

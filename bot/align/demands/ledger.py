@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bot.align.compare import Comparison
 from bot.align.demands.model import Collected, KeepDemand, flag_note
+from bot.align.model import EditKind, Setting, Target
 from bot.align.nodes import (
     bench_field_tokens,
     bench_value_text,
@@ -12,7 +13,6 @@ from bot.align.nodes import (
     lookup,
     text_value,
 )
-from bot.align.values import EditKind, Setting, Target
 from bot.recipes.edit import NodePath, format_path
 from bot.recipes.repo import Recipe
 from bot.rules import KnobClass, Rules

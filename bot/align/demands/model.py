@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from bot.align.values import EditKind, FlagNote, Setting
+from bot.align.model import EditKind, FlagNote, Setting
 from bot.recipes.edit import NodePath
 from bot.shell.result import SourceSpan
 from bot.vllm import FlagDiff

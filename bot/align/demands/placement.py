@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bot.align.model import Target
 from bot.align.nodes import (
     MISSING,
     lookup,
     recipe_renderings,
 )
 from bot.align.profile import Profile
-from bot.align.values import Target
 from bot.recipes import RecipesRepo
 from bot.recipes.edit import NodePath, format_path
 from bot.recipes.jsvalues import as_dict

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from bot.align.reproduction.markdown import section_body
+from bot.align.reproduction.blocks import section_body
 from bot.align.reproduction.model import KIND, GuideDrift, GuidePlacement, ReproSection
 from bot.recipes.guide import (
     GuideError,

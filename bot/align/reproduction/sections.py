@@ -21,7 +21,7 @@ from bot.benchmarks.router import router_command
 from bot.errors import RecipeSyncError
 from bot.evidence.model import Evidence, EvidenceReport
 from bot.recipes import RecipesRepo
-from bot.recipes.text import quote_value
+from bot.recipes.command_text import quote_value
 from bot.rules import Rules
 from bot.rules.knobs import KnobKind
 from bot.vllm import FlagDiff, Verdict

@@ -21,7 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from bot.shell.budget import Budget, Limits
-from bot.shell.interp import Choice, Evaluator
+from bot.shell.fork import Choice
+from bot.shell.interp import Evaluator
 from bot.shell.result import Alternative, ScriptResult, Unresolved, mentions
 from bot.shell.text import placeholder
 
@@ -51,7 +52,7 @@ def evaluate_paths(make: Make, limits: Limits) -> ScriptResult:
         split |= more
     if len(runs) == 1:
         return _irrelevant(runs, runs[0][0])
-    return _join([(r, tuple(ev.trail)) for r, ev in runs], runs, result)
+    return _join([(r, tuple(ev.paths.trail)) for r, ev in runs], runs, result)
 
 
 def _responsible(evaluator: Evaluator, result: ScriptResult) -> set[tuple[str, int]]:
@@ -61,7 +62,7 @@ def _responsible(evaluator: Evaluator, result: ScriptResult) -> set[tuple[str, i
     return {
         (item.file, item.line)
         for item in result.unresolved
-        if item.line is not None and (item.file, item.line) in evaluator.joins
+        if item.line is not None and (item.file, item.line) in evaluator.paths.joins
     }
 
 
@@ -70,7 +71,7 @@ def _irrelevant(runs: list[tuple[ScriptResult, Evaluator]], result: ScriptResult
     reached = {(u.file, u.line) for u in result.unresolved}
     notes: dict[Unresolved, None] = dict.fromkeys(result.assumptions)
     for _, evaluator in runs:
-        for (file, line), (why, decides) in evaluator.joins.items():
+        for (file, line), (why, decides) in evaluator.paths.joins.items():
             if (file, line) in reached or result.status != "launched":
                 continue
             notes[Unresolved(why, f"assumed irrelevant: decides only {decides}", file, line)] = None
@@ -90,12 +91,12 @@ def _enumerate(
         if len(runs) >= MAX_PATHS:
             return f"more than {MAX_PATHS} paths"
         evaluator = make(plan, Budget(limits))
-        evaluator.split_at = split
+        evaluator.paths.split_at = split
         result = evaluator.run()
         steps += result.steps
         if steps > limits.max_steps:
             return f"their evaluation exceeds {limits.max_steps} steps"
-        trail = tuple(evaluator.trail)
+        trail = tuple(evaluator.paths.trail)
         runs.append((result, evaluator))
         taken = tuple(choice.taken for choice in trail)
         for depth in range(len(trail) - 1, len(plan) - 1, -1):

@@ -27,7 +27,7 @@ from bot.present.pr_text import (
 from bot.recipes.edit import EnsurePath, SetScalar
 from bot.rules import default_rules
 from bot.sources import GitTreeSource, git_blob_sha_at
-from tests.align.conftest import AlignCli, commit_edit
+from tests.seed_cli import AlignCli, commit_edit
 
 SCRIPT = "benchmarks/single_node/agentic/dsv41flash_fp4_mi355x_vllm_mtp.sh"
 EVIL = "ERROR <!-- x --> @octocat fixes #1 [a](https://evil.example) <b>"
@@ -182,13 +182,16 @@ def test_a_long_body_collapses_before_it_is_cut(seed_run: AlignRun) -> None:
     assert len(compact) < len(full)
     assert "Job log excerpts" in full and "Job log excerpts" not in compact
     assert "group(s) not shown (see plan.json)" in compact
-    limit = (len(full) + len(compact)) // 2
+    whole = pull_request_text(run, outcome)
+    assert whole is not None and whole.body == full
+    frame = len(whole.full_body) - len(full)  # the metadata line and the footer
+    limit = (len(full) + len(compact)) // 2 + frame
     collapsed = pull_request_text(run, outcome, limit=limit)
     assert collapsed is not None
-    assert collapsed.body == compact and len(collapsed.meta) + 1 + len(collapsed.body) <= limit
+    assert collapsed.body == compact and len(collapsed.full_body) <= limit
     cut = pull_request_text(run, outcome, limit=len(compact) // 2)
     assert cut is not None
-    assert len(cut.meta) + 1 + len(cut.body) <= len(compact) // 2
+    assert len(cut.full_body) <= len(compact) // 2
     assert "… truncated:" in cut.body[-120:]
 
 

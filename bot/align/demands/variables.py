@@ -3,36 +3,22 @@
 from __future__ import annotations
 
 from bot.align.compare import Comparison
-from bot.align.demands.ledger import Ledger
 from bot.align.demands.model import EnvDemand, SetDemand, flag_note
-from bot.align.demands.placement import Placement
+from bot.align.demands.rule import Rule
+from bot.align.model import Target
 from bot.align.nodes import (
     has_placeholder,
     in_recipe,
     lookup,
     text_value,
 )
-from bot.align.values import Target
-from bot.recipes import RecipesRepo
 from bot.recipes.edit import NodePath, format_path, parse_path
-from bot.recipes.repo import Recipe
-from bot.rules import Rules
 from bot.vllm import FlagDiff, Verdict
 
 
-class EnvDemands:
+class EnvDemands(Rule):
     """An env difference → a demand: the value where the recipe defines the variable,
     overridden for the benchmarked hardware, or a new serving variable at the rules' layer."""
-
-    def __init__(
-        self, recipes: RecipesRepo, recipe: Recipe, rules: Rules, place: Placement, ledger: Ledger
-    ) -> None:
-        self.recipes = recipes
-        self.recipe = recipe
-        self.rules = rules
-        self.place = place
-        self.ledger = ledger
-        self.out = ledger.out
 
     def collect(self, target: Target, comparison: Comparison, diff: FlagDiff, label: str) -> None:
         origin = next((o for o in comparison.command.env_origins if o.name == diff.key), None)

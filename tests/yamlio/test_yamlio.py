@@ -15,10 +15,10 @@ from pydantic import BaseModel, ConfigDict
 from bot.benchmarks.configs import load_master_configs
 from bot.errors import InputError
 from bot.recipes.repo import load_recipes
-from bot.recipes.yaml12 import load_yaml
 from bot.rules.loader import load_validated
-from bot.safeyaml import MAX_NODES, check_expansion
 from bot.sources import DirectorySource
+from bot.yamlio.bounds import MAX_NODES, check_expansion
+from bot.yamlio.yaml12 import load_yaml
 
 BOMB = """\
 a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]

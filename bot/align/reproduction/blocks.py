@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from bot import markdown as md
 from bot.align.reproduction.model import ReproCommand, ReproSection
 from bot.align.reproduction.sections import command_lines
-from bot.recipes.text import quote_value
+from bot.recipes.command_text import quote_value
 
 # (classes, comment line) in the order a reader applies them; harness is never written.
 _GROUPS: tuple[tuple[frozenset[str], str], ...] = (

@@ -10,7 +10,7 @@ import pytest
 from bot.errors import InputError
 from bot.rules import RULE_FILES, load_rules
 
-RULES = Path(__file__).resolve().parent.parent / "rules"
+RULES = Path(__file__).resolve().parents[2] / "rules"
 
 
 @pytest.fixture()

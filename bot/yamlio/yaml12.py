@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 import yaml
 
 from bot.errors import InputError, Location
-from bot.safeyaml import check_expansion
+from bot.yamlio.bounds import check_expansion
 
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from bot.present.secrets import Masker, credential_values
-from tests.align.conftest import AlignCli, commit_edit
+from tests.seed_cli import AlignCli, commit_edit
 
 SCRIPT = "benchmarks/single_node/agentic/dsv41flash_fp4_mi355x_vllm_mtp.sh"
 SECRETS = ("hf_SuperSecretToken123", "sk-env-key-4242", "sk-flag-key-9999")

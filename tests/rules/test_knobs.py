@@ -13,7 +13,7 @@ from bot.rules import load_rules
 from bot.rules.knobs import KnobClass
 from bot.shared_data import shared_dir
 
-RULES = Path(__file__).resolve().parent.parent / "rules"
+RULES = Path(__file__).resolve().parents[2] / "rules"
 
 
 @pytest.mark.parametrize(

@@ -22,8 +22,8 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bot.align.model import CommentChange, PlannedEdit
 from bot.align.nodes import MISSING, hw_label, lookup, text_value
-from bot.align.values import CommentChange, PlannedEdit
 from bot.errors import RecipeSyncError
 from bot.recipes import RecipesRepo
 from bot.recipes.edit import (

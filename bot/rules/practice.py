@@ -1,0 +1,35 @@
+"""``rules/practice.yaml``: what the recipes history says maintainers do, per knob class.
+
+Written by ``recipe-sync score --practice`` (never by hand) and quoted by the PR text, so the
+practice behind an edit is a computed number, not a claim.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ClassPractice(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    linked: int = Field(ge=0, description="leaves of linked maintainer changes of this class")
+    placements: dict[str, int] = Field(default_factory=dict)
+    proposed: int = Field(ge=0, description="the bot's proposals of this class, scored")
+    adopted: int = Field(ge=0, description="of which maintainers made the same value")
+
+
+class PracticeRules(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    source: str = ""
+    classes: dict[str, ClassPractice] = Field(default_factory=dict)
+
+    def sentence(self, knob: str, placement: str) -> str | None:
+        """``maintainers placed kernel settings at variant × GPU in 9 of 14 linked changes``
+        (None when the history has nothing on this class)."""
+        found = self.classes.get(knob)
+        if found is None or not found.linked:
+            return None
+        count = found.placements.get(placement, 0)
+        return (
+            f"maintainers placed {knob} settings at {placement} in {count} of {found.linked} "
+            "linked leaves"
+        )

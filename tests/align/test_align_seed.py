@@ -34,9 +34,11 @@ FEATURES = ("tool_calling", "reasoning", "spec_decoding", "text_only")
 # with AITER_TRITON_LOG_LEVEL last (it comes from the MI355X override layer now, and a new
 # key takes the next position) and without the benchmark's --max-num-seqs 128 (tuning: the
 # reviewers asked for it in a reproduction section, not in the recipe)
+# the seed's variables (their order is the layering's: the MI355X variable sits with the
+# MI355X image in the variant's layer, before the AMD generation block's)
 SEED_ENV = (
-    "VLLM_ENGINE_READY_TIMEOUT_S=3600 VLLM_ROCM_USE_AITER=1 VLLM_ROCM_USE_AITER_MOE=1 "
-    "VLLM_USE_BREAKABLE_CUDAGRAPH=1 VLLM_USE_RUST_FRONTEND=1 AITER_TRITON_LOG_LEVEL=ERROR"
+    "VLLM_ENGINE_READY_TIMEOUT_S=3600 AITER_TRITON_LOG_LEVEL=ERROR VLLM_ROCM_USE_AITER=1 "
+    "VLLM_ROCM_USE_AITER_MOE=1 VLLM_USE_BREAKABLE_CUDAGRAPH=1 VLLM_USE_RUST_FRONTEND=1"
 )
 DAY0_AMD = "vllm/vllm-openai-rocm:deepseekv41-flash-0909"
 SEED_COMMAND = """\
@@ -135,14 +137,17 @@ def test_patch_makes_exactly_the_seed_edits(seed_out: Path) -> None:
     patch = patch.split("\n+\n+  <!-- recipe-sync:reproduction", 1)[0]  # the node edits
     added = [line for line in patch.splitlines() if line.startswith("+") and "+++" not in line]
     removed = [line for line in patch.splitlines() if line.startswith("-") and "---" not in line]
-    # nothing shared with MI300X/MI325X/MI350X is edited: each value is overridden at the
-    # narrowest layer that covers the benchmarked MI355X
+    # nothing shared with MI300X/MI325X/MI350X is edited: the image and the new variable go
+    # to the variant on MI355X (where maintainers put one GPU's settings); the changed MoE
+    # backend overrides the AMD strategy block for MI355X
     assert removed == []
     assert added == [
         "+    mi355x: verified",
         "+    hardware_overrides:",
         "+      mi355x:",
         f'+        docker_image: "{NIGHTLY}"',
+        "+        extra_env:",
+        '+          AITER_TRITON_LOG_LEVEL: "ERROR"',
         "+    hardware_overrides:",
         "+      mi355x:",
         "+        extra_args:",
@@ -153,8 +158,6 @@ def test_patch_makes_exactly_the_seed_edits(seed_out: Path) -> None:
         "+          # SemiAnalysisAI/InferenceX#3058.",
         '+          - "--moe-backend"',
         '+          - "aiter"',
-        "+        extra_env:",
-        '+          AITER_TRITON_LOG_LEVEL: "ERROR"',
     ]
     assert "--max-num-seqs" not in patch  # tuning: reproduction, not the recipe
 

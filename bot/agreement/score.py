@@ -50,8 +50,11 @@ ADOPTIONS: tuple[Adoption, ...] = (
     "not adopted",
     "too recent",
 )
-Recall = Literal["same node", "elsewhere", "different value", "missed"]
-RECALLS: tuple[Recall, ...] = ("same node", "elsewhere", "different value", "missed")
+Recall = Literal["same node", "elsewhere", "different value", "missed", "restated"]
+RECALLS: tuple[Recall, ...] = ("same node", "elsewhere", "different value", "missed", "restated")
+# "restated": the recipe already rendered the benchmark's value for the lane at the replay;
+# the maintainers wrote it again at their node. Not a change the bot could propose, so not
+# in the recall's denominator (listed, like leaves a commit only moves).
 
 
 @dataclass(frozen=True)
@@ -305,6 +308,27 @@ def _moves(commit: MaintainerCommit, recipe: str) -> set[tuple[str, str]]:
     return added & removed
 
 
+def _restated(leaf: Leaf, row: PRRow | None, taxonomy: Taxonomy) -> bool:
+    """The replay's lanes on the leaf's GPUs launched its value and the recipe already
+    rendered that subject alike."""
+    if row is None or leaf.slot == "scalar":
+        return False
+    gpus = taxonomy.gpus_of_scope(leaf.scope)
+    for digest in row.launches:
+        if digest.recipe != leaf.recipe or (gpus is not None and digest.hardware not in gpus):
+            continue
+        subject = "image" if leaf.slot == "image" else leaf.subject
+        if leaf.slot == "image":
+            launched = digest.image == leaf.value
+        else:
+            pairs = digest.env if leaf.slot == "env" else digest.args
+            launched = (leaf.subject, leaf.value) in pairs
+        agreed = any(a == subject or subject.startswith(a + ".") for a in digest.agrees)
+        if launched and agreed:
+            return True
+    return False
+
+
 def _relevant(leaf: Leaf, link: Link, taxonomy: Taxonomy) -> bool:
     gpus = taxonomy.gpus_of_scope(leaf.scope)
     return gpus is None or not link.hardware or bool(gpus & set(link.hardware))
@@ -397,7 +421,10 @@ def score_links(
                     status, why = "elsewhere", mine.node
                 elif status == "missed":
                     status, why = "different value", f"{mine.value} at {mine.node}"
-            if status == "missed":
+            if status == "missed" and not change.removed and _restated(leaf, row, taxonomy):
+                status = "restated"
+                why = "the recipe already rendered this value for the lane at the replay"
+            elif status == "missed":
                 why = (
                     "removal"
                     if change.removed
@@ -464,7 +491,8 @@ class Totals:
 
     @property
     def leaves_total(self) -> int:
-        return sum(self.linked_leaves.values())
+        """Leaves the bot could have proposed: restated ones are listed, not counted."""
+        return sum(n for status, n in self.linked_leaves.items() if status != "restated")
 
     @property
     def recall_any(self) -> float:

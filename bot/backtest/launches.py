@@ -4,8 +4,9 @@ did not carry."""
 
 from __future__ import annotations
 
-from bot.align.result import AlignRun
+from bot.align.result import AlignRun, PointResult
 from bot.backtest.model import GuideSection, HeldSetting, LaunchDigest
+from bot.vllm import Verdict
 from bot.vllm.pairs import canonical_value, launch_pairs
 
 RECORDED = ("represents", "context", "other-point", "unmapped")
@@ -51,9 +52,23 @@ def launch_digests(run: AlignRun) -> tuple[LaunchDigest, ...]:
                 changed=tuple(sorted(name for _, name in subjects or ())),
                 new=subjects is None,
                 model=launch.model,
+                agrees=_agrees(point),
             )
             found[digest] = None
     return tuple(found)
+
+
+def _agrees(point: PointResult) -> tuple[str, ...]:
+    """Subjects the recipe renders as the benchmark launched them (same, or its default)."""
+    if point.comparison is None:
+        return ()
+    return tuple(
+        sorted(
+            "image" if d.kind == "image" else d.flag
+            for d in point.comparison.report.diffs
+            if d.verdict in (Verdict.SAME, Verdict.EQUIVALENT)
+        )
+    )
 
 
 def guide_sections(run: AlignRun) -> tuple[GuideSection, ...]:

@@ -72,6 +72,8 @@ class LaunchDigest:
     changed: tuple[str, ...] = ()
     new: bool = False
     model: str = ""  # the checkpoint the benchmark serves (an unmapped lane has no recipe)
+    # subjects the recipe already renders with the benchmark's value (or its vLLM default)
+    agrees: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LaunchDigest:
@@ -81,6 +83,7 @@ class LaunchDigest:
                 "args": tuple(tuple(p) for p in data["args"]),
                 "env": tuple(tuple(p) for p in data["env"]),
                 "changed": tuple(data.get("changed", ())),
+                "agrees": tuple(data.get("agrees", ())),
             }
         )
 

@@ -34,7 +34,7 @@ DAY = 86400
 # was certainly open (PR numbers order creation), so a week before that bounds it
 WINDOW = 21 * DAY
 BEFORE = 7 * DAY
-MIN_CONFIDENCE = 0.35
+MIN_CONFIDENCE = 0.5
 EXPORT = re.compile(r"^\s*export\s+([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 DEFAULTED = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*:-(.*)\}$")
 PR_MENTION = re.compile(r"InferenceX(?:MAX)?[^\n#]{0,40}#(\d+)|InferenceX(?:MAX)?/pull/(\d+)", re.I)
@@ -141,7 +141,7 @@ class Linker:
                 link = self._link(commit, recipe, pr, cited)
                 if link is not None:
                     found.append(link)
-        return _strongest(found)
+        return _strongest(found, self.by_number)
 
     def _link(
         self, commit: MaintainerCommit, recipe: str, pr: BenchmarkPR, cited: set[int]
@@ -156,10 +156,13 @@ class Linker:
             return None
         total = 0.0
         matched = 0.0
+        moved = commit.moved(recipe)
         for change in commit.launch_changes:
             leaf = change.leaf
             if leaf.recipe != recipe or change.removed or leaf.slot == "scalar":
                 continue
+            if (leaf.subject, leaf.value) in moved:
+                continue  # the commit moves a setting it had: no new content
             weight = self.weight(recipe, leaf.slot, leaf.subject, leaf.value)
             total += weight
             hit = self._launched(leaf, launches)
@@ -225,6 +228,18 @@ class Linker:
                 )  # fmt: skip
         return found
 
+    def _lane_named(self, text: str, launches: Sequence[LaunchDigest]) -> set[str]:
+        """GPUs of the PR's changed lanes a benchmark section names by variant and GPU (a
+        heading such as "MXFP4 benchmark reproduction (InferenceX MI355X sweep)")."""
+        if not re.search(r"\bbenchmark\b|\binferencex\b", text, re.I):
+            return set()
+        gpus = self.taxonomy.gpus_named(text)
+        return {
+            d.hardware
+            for d in launches
+            if (d.new or d.changed) and d.hardware in gpus and _names(text, d.variant)
+        }
+
     def _launched(
         self, leaf: Leaf, launches: Sequence[LaunchDigest]
     ) -> tuple[str, set[str]] | None:
@@ -255,11 +270,20 @@ class Linker:
     ) -> list[Evidence]:
         found: list[Evidence] = []
         named = {int(a or b) for a, b in PR_MENTION.findall(text)}
+        lane = self._lane_named(text, launches)
+        if lane:
+            hardware.update(lane)
         if pr.number in named:
             found.append(Evidence("guide-names-pr", f"the guide names #{pr.number}", 0.9))
         keys = sorted({d.key for d in launches if d.key and (d.new or d.changed) and d.key in text})
         if keys:
             found.append(Evidence("guide-names-key", f"the guide names {keys[0]}", 0.8))
+        if lane and not found:
+            gpu_names = ", ".join(sorted(lane))
+            found.append(
+                Evidence("guide-names-lane", f"a benchmark section for a lane it changed "
+                         f"({gpu_names})", 0.4)
+            )  # fmt: skip
         gpus = self.taxonomy.gpus_named(text)
         variants = {d.variant for d in launches if _names(text, d.variant)}
         scoped = [
@@ -353,16 +377,24 @@ def _describe(leaf: Leaf, how: str) -> str:
     return f"{what}{value} at {leaf.scope}{suffix}"
 
 
-def _strongest(links: Sequence[Link]) -> tuple[Link, ...]:
+def _strongest(links: Sequence[Link], prs: Mapping[int, BenchmarkPR]) -> tuple[Link, ...]:
     """Per recipe, the PRs within 0.8 of the best confidence (a lane reapplied as a second
-    PR, or split in two, links to both; a weaker neighbour does not)."""
+    PR, or split in two, links to both; a weaker neighbour does not). Confidence is ranked
+    with a small penalty per day between the commit and the PR being open, so among PRs that
+    carry the same content the one the commit answered soonest wins."""
     out: list[Link] = []
     by_recipe: dict[str, list[Link]] = {}
     for link in links:
         by_recipe.setdefault(link.recipe, []).append(link)
+
+    def ranked(link: Link) -> float:
+        pr = prs[link.pr]
+        gap = max(0, pr.opened - link.commit.time, link.commit.time - pr.merged) / DAY
+        return link.confidence * (1.0 - 0.01 * gap)
+
     for found in by_recipe.values():
-        best = max(link.confidence for link in found)
-        out.extend(link for link in found if link.confidence >= 0.8 * best)
+        best = max(ranked(link) for link in found)
+        out.extend(link for link in found if ranked(link) >= 0.8 * best)
     return tuple(sorted(out, key=lambda link: (link.recipe, -link.confidence, link.pr)))
 
 

@@ -47,6 +47,15 @@ class MaintainerCommit:
     def launch_changes(self) -> tuple[LeafChange, ...]:
         return tuple(c for c in self.changes if c.leaf.launch)
 
+    def moved(self, recipe: str) -> set[tuple[str, str]]:
+        """(subject, value) the commit removes at one node of ``recipe`` and adds at another:
+        a move, not new content."""
+        added = {(c.leaf.subject, c.leaf.value) for c in self.changes
+                 if c.leaf.recipe == recipe and c.leaf.launch and not c.removed}  # fmt: skip
+        removed = {(c.leaf.subject, c.leaf.value) for c in self.changes
+                   if c.leaf.recipe == recipe and c.leaf.launch and c.removed}  # fmt: skip
+        return added & removed
+
     @property
     def day(self) -> str:
         return Commit(self.sha, (), self.time, self.subject).day

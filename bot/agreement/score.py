@@ -293,21 +293,6 @@ class LinkedChange:
     bot_section: str | None  # the bot's section for the same recipe and GPU, if any
 
 
-def _moves(commit: MaintainerCommit, recipe: str) -> set[tuple[str, str]]:
-    """(subject, value) the commit removed at one node and added at another."""
-    added = {
-        (c.leaf.subject, c.leaf.value)
-        for c in commit.launch_changes
-        if not c.removed and c.leaf.recipe == recipe
-    }
-    removed = {
-        (c.leaf.subject, c.leaf.value)
-        for c in commit.launch_changes
-        if c.removed and c.leaf.recipe == recipe
-    }
-    return added & removed
-
-
 def _restated(leaf: Leaf, row: PRRow | None, taxonomy: Taxonomy) -> bool:
     """The replay's lanes on the leaf's GPUs launched its value and the recipe already
     rendered that subject alike."""
@@ -399,7 +384,7 @@ def score_links(
             for edit in row.edits:
                 if edit.recipe == link.recipe:
                     proposed.extend(edit_leaves(edit)[0])
-        moves = _moves(link.commit, link.recipe)
+        moves = link.commit.moved(link.recipe)
         verdicts: list[LeafVerdict] = []
         moved: list[Leaf] = []
         for change in link.commit.launch_changes:

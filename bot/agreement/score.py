@@ -51,7 +51,7 @@ ADOPTIONS: tuple[Adoption, ...] = (
     "too recent",
 )
 Recall = Literal["same node", "elsewhere", "different value", "missed", "restated"]
-RECALLS: tuple[Recall, ...] = ("same node", "elsewhere", "different value", "missed", "restated")
+RECALLS: tuple[Recall, ...] = ("same node", "elsewhere", "different value", "restated", "missed")
 # "restated": the recipe already rendered the benchmark's value for the lane at the replay;
 # the maintainers wrote it again at their node. Not a change the bot could propose, so not
 # in the recall's denominator (listed, like leaves a commit only moves).
@@ -498,12 +498,23 @@ def totals(proposals: Sequence[Proposal], linked: Sequence[LinkedChange]) -> Tot
     outcomes: Counter[str] = Counter(p.outcome for p in proposals)
     scored = sum(n for o, n in outcomes.items() if o != "too recent")
     same = outcomes["same node"]
-    recall: Counter[str] = Counter()
+    # a maintainer change linked to several PRs (a lane split in two, reapplied) counts once:
+    # each of its leaves takes the best status any of its PRs' replays earned
+    rank: dict[str, int] = {status: index for index, status in enumerate(RECALLS)}
+    best: dict[tuple[str, tuple[str, str, str]], str] = {}
     for change in linked:
-        recall.update(v.status for v in change.leaves)
-    wanted = [c for c in linked if c.reproduction and c.row is not None]
-    # one lane is one (PR, recipe): several commits writing its section count once
-    lanes = {(c.link.pr, c.link.recipe): c.bot_section is not None for c in wanted}
+        for verdict in change.leaves:
+            leaf_key = (change.link.sha, verdict.leaf.key)
+            known = best.get(leaf_key)
+            if known is None or rank[verdict.status] < rank[known]:
+                best[leaf_key] = verdict.status
+    recall: Counter[str] = Counter(best.values())
+    # one reproduction section the maintainers wrote is one (commit, recipe)
+    lanes: dict[tuple[str, str], bool] = {}
+    for change in linked:
+        if change.reproduction and change.row is not None:
+            lane = (change.link.sha, change.link.recipe)
+            lanes[lane] = lanes.get(lane, False) or change.bot_section is not None
     return Totals(
         outcomes,
         scored,

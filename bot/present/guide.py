@@ -69,9 +69,9 @@ def placement_lines(placements: Sequence[GuidePlacement]) -> list[str]:
         exports = ", ".join(code(n) for n in benchmark_only)
         if deltas:
             counts = ", ".join(f"{n} {cls}" for cls, n in sorted(by_class.items()))
-            also = f" and the benchmark-only exports {exports}" if exports else ""
+            also = f"; env {exports}" if exports else ""
             line += (
-                f" Its deltas from the recipe's command ({counts}){also} stay there, not in "
+                f" Its deltas from the recipe's command ({counts}{also}) stay there, not in "
                 "the recipe."
             )
         elif exports:

@@ -919,9 +919,12 @@ def _guide_only_body(run: AlignRun, outcome: RecipeOutcome) -> str:
             f"Documents how to reproduce {', '.join(code(k) for k in keys)} of "
             f"{ref(inputs.bench_ref)} in the guide of {code(outcome.recipe_path)}. "
             + (
-                "The recipe's own profile already matches the benchmark, "
-                if outcome.plan.targets
-                else "None of its points is this recipe's profile, "
+                "None of its points is this recipe's profile, "
+                if not outcome.plan.targets
+                # points of another parallelism are targets whose differences stay out
+                else "No difference of its points is carried into the recipe (why below), "
+                if reasons
+                else "The recipe's own profile already matches the benchmark, "
             )
             + "so no recipe node changes; every line of the section is computed from the "
             "launch lines, the recipe's rendering and the runs."

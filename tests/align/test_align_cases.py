@@ -274,7 +274,7 @@ def test_two_recipes_get_two_alignment_prs(
     assert status == 1  # a PR to open (README "Exit codes")
     titles = (out / "pr-title.txt").read_text().splitlines()
     assert titles == [
-        "[DeepSeek-V4.1-Flash][MI355X] Align MoE backend with InferenceX #3058",
+        "[DeepSeek-V4.1-Flash][MI355X] Align image and MoE backend with InferenceX #3058",
         "[GPT-OSS][H200] Align enforce-eager with InferenceX #3058",
     ]
     prs = sorted(p.name for p in (out / "prs").iterdir())

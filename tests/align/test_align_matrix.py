@@ -95,8 +95,15 @@ def test_seed_matrix_moves_only_what_the_edits_apply_to(
         for g in nvidia
     )
     assert all(any(m.features is None for m in g.members) for g in nvidia)
-    # no evidence here: the pinned image is not re-pinned (it needs a passing eval on it)
-    assert not any(e.kind == "image" for e in plan.edits)
+    # no evidence here: the nightly build is not pinned (that needs a passing eval on it);
+    # the variant on MI355X follows the nightly channel the lane runs
+    images = [e for e in plan.edits if e.kind == "image"]
+    assert [(e.node, e.after) for e in images] == [
+        (
+            "variants.default.hardware_overrides.mi355x.docker_image",
+            "vllm/vllm-openai-rocm:nightly",
+        )
+    ]
 
 
 def test_a_rendering_that_never_sets_a_changed_flag_is_absent_not_kept(
@@ -255,9 +262,20 @@ def test_a_new_negated_boolean_is_its_own_expected_movement(
 ) -> None:
     """InferenceX #2590: the benchmark adds ``--no-disable-hybrid-kv-cache-manager`` on
     MI355X; the edit's subject is the flag (``--disable-hybrid-kv-cache-manager``) and the
-    renderings that take it moved as planned, not "unexpected movement" of ``--no-…``."""
+    renderings that take it moved as planned, not "unexpected movement" of ``--no-…``.
+    The recipe here has the agentic feature a workload flag goes behind (recipe-sync adds
+    no recipe structure of its own)."""
     rules = default_rules()
-    source = GitTreeSource(seed.recipes_repo, seed.recipes_base)
+    base = GitTreeSource(seed.recipes_repo, seed.recipes_base)
+    text = base.read_bytes(SEED_RECIPE).decode()
+    with_feature = text.replace(
+        "\nfeatures:\n",
+        '\nfeatures:\n  agentic:\n    description: "Agentic multi-turn workloads."\n'
+        '    args:\n      - "--enable-prompt-tokens-details"\n',
+        1,
+    )
+    assert with_feature != text
+    source = OverlaySource(base, {SEED_RECIPE: with_feature.encode()})
     recipes = load_recipes(source)
     head = GitTreeSource(seed.bench_repo, seed.bench_pr_head)
     script = head.read_bytes(SCRIPT).decode()

@@ -102,13 +102,18 @@ def test_seed_plan_places_each_edit(
     )
     assert moe.placement.startswith("overrides hardware_overrides.amd.extra_args[2] for mi355x")
     assert "no benchmarked point ran (on mi300x, mi325x, mi350x" in moe.placement
-    env = nodes[f"{SO_MI355X}.extra_env.AITER_TRITON_LOG_LEVEL"]
-    assert env.edit == EnsurePath(f"{SO_MI355X}.extra_env", {"AITER_TRITON_LOG_LEVEL": "ERROR"})
+    # the GPU's variable joins the GPU's image in the variant x GPU layer, where maintainers
+    # put one GPU's settings (issue #24: InferenceX #1951's AITER env)
+    variant = "variants.default.hardware_overrides.mi355x"
+    env = nodes[f"{variant}.extra_env.AITER_TRITON_LOG_LEVEL"]
+    assert env.edit == EnsurePath(f"{variant}.extra_env", {"AITER_TRITON_LOG_LEVEL": "ERROR"})
     assert "not at hardware_overrides.amd" in env.placement
-    # no evidence: the pinned image is not re-pinned, and verification is not claimed
+    # no evidence: the nightly build is not pinned, the lane's variant follows its channel,
+    # and verification is not claimed
     assert "model.docker_image.amd" not in nodes
-    image = [s for s in plan.settings if s.knob == "image"]
-    assert image and "no passing eval" in image[0].reason
+    image = nodes[f"{variant}.docker_image"]
+    assert image.after == "vllm/vllm-openai-rocm:nightly"
+    assert not [s for s in plan.settings if s.knob == "image"]
     assert [(v.hardware, v.state) for v in plan.verifications] == [("mi355x", "no-evidence")]
     assert "meta.hardware.mi355x" not in nodes
     # tuning is not carried (rules/policy.yaml knob_policy tuning: reproduction)
@@ -158,7 +163,7 @@ def test_two_points_of_one_profile_wanting_different_values_conflict(
     assert not any(e.subject == "--moe-backend" for e in plan.edits)
     (conflict,) = [s for s in plan.skipped if s.startswith("conflict")]
     assert conflict.startswith(f"conflict at {SO_MI355X}.extra_args (--moe-backend): ")
-    assert "wants '--moe-backend aiter'" in conflict and "wants '--moe-backend triton'" in conflict
+    assert "wants `--moe-backend aiter`" in conflict and "wants `--moe-backend triton`" in conflict
 
 
 def test_a_point_already_matching_a_shared_node_pins_it(

@@ -98,7 +98,9 @@ def test_a_tp4_sweep_against_a_tp8_recipe_gets_a_new_section(tmp_path: Path) -> 
     assert pr.title == (
         "[Widget][MI355X] Add benchmark reproduction to the guide from InferenceX #4000"
     )
-    assert "None of its points is this recipe's profile" in pr.body
+    # the TP4 points are the recipe's profile but for parallelism: nothing of theirs is carried
+    assert "No difference of its points is carried into the recipe (why below)" in pr.body
+    assert "`--tensor-parallel-size` 4 (recipe 8)" in pr.body
     assert "The guide adds the managed section" in pr.body
 
 

@@ -156,17 +156,20 @@ def test_cli_reports_every_pr_with_a_reason_and_resumes(
     assert rows[3001]["outcome"] == "no vLLM change" and rows[3001]["reason"]
     seed = rows[3058]
     assert seed["outcome"] == "alignment PR", seed["reason"]
-    # the reason counts what the PR writes: node edits (no saved runs here: no re-pinned image,
-    # no verified mark) and the guide's reproduction section
+    # the reason counts what the PR writes: node edits (no saved runs here: no verified mark,
+    # and the image follows the nightly channel rather than pinning the build) and the
+    # guide's reproduction section
     assert seed["reason"] == (
-        "2 edit(s) and 1 reproduction section(s) in the guide to "
+        "3 edit(s) and 1 reproduction section(s) in the guide to "
         "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"
     )
     assert seed["files"] == ["models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"]
-    assert (
-        "strategy_overrides.single_node_tp.hardware_overrides.mi355x.extra_env.AITER_TRITON_LOG_LEVEL"
-        in {e["node"] for e in seed["edits"]}
-    )
+    variant = "variants.default.hardware_overrides.mi355x"
+    assert {e["node"] for e in seed["edits"]} == {
+        f"{variant}.docker_image",
+        f"{variant}.extra_env.AITER_TRITON_LOG_LEVEL",
+        "strategy_overrides.single_node_tp.hardware_overrides.mi355x.extra_args",
+    }
     assert all(r["reason"] for r in data["prs"]) and data["counts"].get("error") is None
     assert len(cache.read_text().splitlines()) == 2
     first = out.read_bytes()

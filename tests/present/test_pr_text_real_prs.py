@@ -4,6 +4,7 @@ hardware, every JSON value one readable code span."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from bot.commands.main import main
+from bot.rules import default_rules_dir
 from tests.shared import shared_dir
 
 pytestmark = pytest.mark.slow
@@ -32,7 +34,13 @@ def histories(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return clones[0], clones[1]
 
 
-def _align(histories: tuple[Path, Path], number: int, out: Path, key: str | None = None) -> str:
+def _align(
+    histories: tuple[Path, Path],
+    number: int,
+    out: Path,
+    key: str | None = None,
+    rules: Path | None = None,
+) -> str:
     """The alignment PR body for InferenceX PR ``number``; with ``key``, that config key is
     checked whole (its older drift too, as ``--config-key`` does), so the text shows every
     kind of difference the PR's lanes have."""
@@ -57,10 +65,32 @@ def _align(histories: tuple[Path, Path], number: int, out: Path, key: str | None
             "--recipes-name", "vllm-project/recipes",
             "--out", str(out),
             *(["--config-key", key] if key else []),
+            *(["--rules", str(rules)] if rules else []),
         ]
     )  # fmt: skip
     assert status in (0, 1), status  # 1: drift found (the check run's action_required)
     return (out / "pr-body.md").read_text()
+
+
+def _compilation_carried(tmp: Path) -> Path:
+    """The bundled rules with compilation configs classed kernel (carried), as they were
+    before July's practice made them tuning: the JSON text of such an edit is still what a
+    maintainer reads when a recipe's rules carry one."""
+    rules = tmp / "rules"
+    shutil.copytree(default_rules_dir(), rules)
+    lines = (rules / "knobs.yaml").read_text().split("\n")
+    moved = [
+        line
+        for line in lines
+        if line.startswith("    - {flag: --compilation-config") and "capture" not in line
+    ]
+    assert moved
+    kept = [line for line in lines if line not in moved]
+    at = kept.index("flags:")
+    assert kept[at + 1] == "  kernel:"
+    kept[at + 2 : at + 2] = moved
+    (rules / "knobs.yaml").write_text("\n".join(kept))
+    return rules
 
 
 def _code_spans(markdown: str) -> list[str]:
@@ -90,14 +120,16 @@ def _assert_json_spans_whole(body: str) -> None:
 def test_a_sweep_on_two_strategies_is_one_bullet_per_edit(
     histories: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    # InferenceX#2513 ran Kimi-K2.5 FP4 on B300 with TP and TEP: each of the five settings
-    # is one bullet naming where it lands: the variant on B300 (where maintainers put one
-    # GPU's settings), or both strategies' B300 overrides for a config a later layer spells
+    # InferenceX#2513 ran Kimi-K2.5 FP4 on B300 with TP and TEP: each of the two carried
+    # kernel settings is one bullet naming where it lands: the variant on B300 (where
+    # maintainers put one GPU's settings), or both strategies' B300 overrides for a config a
+    # later layer spells; tuning and compilation settings are listed, not carried
     body = _align(histories, 2513, tmp_path, "kimik2.5-fp4-b300-vllm")
     bullets = _summary_bullets(body)
-    assert len(bullets) == len(set(bullets)) == 6, bullets
+    assert len(bullets) == len(set(bullets)) == 3, bullets  # two edits, one verification
     scopes = ("Variant nvfp4 on B300.", "B300 + single_node_tp, single_node_tep only.")
-    assert [sum(b.endswith(s) for b in bullets) for s in scopes] == [3, 2], bullets
+    assert [sum(b.endswith(s) for b in bullets) for s in scopes] == [1, 1], bullets
+    assert '`--compilation-config.pass_config {"fuse_allreduce_rms":true}`' in body
     assert body.count("### B300 runtime evidence") == 1
     _assert_json_spans_whole(body)
     # the benchmark passes --attention-config as one JSON with a kernel field and an
@@ -121,7 +153,9 @@ def test_json_values_in_the_regression_table_are_whole_code_spans(
     histories: tuple[Path, Path], tmp_path: Path
 ) -> None:
     # InferenceX#2707: --compilation-config and --kv-transfer-config change JSON values
-    body = _align(histories, 2707, tmp_path, "dsv4-fp4-b200-vllm-agentic-mtp")
+    # (compilation configs carried, as rules may still class them)
+    rules = _compilation_carried(tmp_path)
+    body = _align(histories, 2707, tmp_path / "out", "dsv4-fp4-b200-vllm-agentic-mtp", rules)
     _assert_json_spans_whole(body)
     spans = _code_spans(body)
     whole = '{"cudagraph_mode":"FULL_DECODE_ONLY","custom_ops":["all"],"mode":0}'
@@ -134,7 +168,7 @@ def test_json_values_in_the_regression_table_are_whole_code_spans(
     assert '--compilation-config \'{"cudagraph_mode":"FULL_DECODE_ONLY",' in command
     assert '"custom_ops":["all"]' in command
     # and the sticky comment says the drifted fields are edited (by that whole JSON)
-    comment = (tmp_path / "comment.md").read_text()
+    comment = (tmp_path / "out" / "comment.md").read_text()
     rows = [line for line in comment.splitlines() if line.startswith("| `--compilation-config.")]
     edited = {row.split("`")[1]: "added at `strategy_overrides." in row for row in rows}
     assert edited["--compilation-config.cudagraph_mode"], rows
@@ -148,7 +182,15 @@ def test_a_bullet_names_the_old_value_of_its_own_strategy_only(
     # none; the tp bullets said "instead of" the dep JSON
     tp = [
         b
-        for b in _summary_bullets(_align(histories, 2231, tmp_path, "dsv4-fp4-b200-vllm-agentic"))
+        for b in _summary_bullets(
+            _align(
+                histories,
+                2231,
+                tmp_path / "out",
+                "dsv4-fp4-b200-vllm-agentic",
+                _compilation_carried(tmp_path),
+            )
+        )
         if b.endswith("B200 + single_node_tp only.")
     ]
     assert any(b.startswith("- Add `--compilation-config.mode 0`") for b in tp), tp

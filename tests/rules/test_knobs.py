@@ -20,9 +20,9 @@ RULES = Path(__file__).resolve().parents[2] / "rules"
     ("kind", "name", "expected"),
     [
         ("flag", "--moe-backend", KnobClass.KERNEL),
-        ("flag", "--compilation-config.cudagraph_mode", KnobClass.KERNEL),
+        ("flag", "--compilation-config.cudagraph_mode", KnobClass.TUNING),
         ("flag", "--compilation-config.cudagraph_capture_sizes", KnobClass.TUNING),
-        ("flag", "--compilation-config.some_new_key", KnobClass.KERNEL),  # the flag's class
+        ("flag", "--compilation-config.some_new_key", KnobClass.TUNING),  # the flag's class
         ("flag", "--max_num_seqs", KnobClass.TUNING),
         ("flag", "--max-num-seqs=128", KnobClass.TUNING),
         ("flag", "--no-enable-prefix-caching", KnobClass.WORKLOAD),
@@ -74,7 +74,7 @@ def test_policy_defaults_follow_maintainers() -> None:
             "knobs.yaml",
             "    - {flag: --max-num-seqs,",
             "    - {flag: --moe-backend}\n    - {flag: --max-num-seqs,",
-            "key 'flags.tuning.0'",
+            "key 'flags.tuning.5'",  # the sixth tuning entry: five compilation keys precede it
             "already classed kernel",
         ),
         ("knobs.yaml", '  tuning: "throughput', '  tunning: "throughput', "classes", ""),

@@ -107,6 +107,9 @@ def edit_leaves(edit: EditRow) -> tuple[tuple[Leaf, ...], bool]:
         return (leaf,), edit.after is None
     if edit.kind == "image":
         return (Leaf(recipe, node, "image", "image", image_value(edit.after or "")),), False
+    if edit.kind == "variant":  # a new variant is adopted when its checkpoint is
+        model = Leaf(recipe, f"{node}.model_id", "scalar", "model_id", canonical_value(edit.after))
+        return (model,), False
     if edit.kind in ("verified", "tp"):
         subject = node if node.startswith("meta.hardware.") else "tp"
         return (Leaf(recipe, node, "scalar", subject, canonical_value(edit.after)),), False
@@ -178,7 +181,9 @@ def _adoption(
     best: tuple[Adoption, Adopted | None] = ("not adopted", None)
     rank = {a: i for i, a in enumerate(ADOPTIONS)}
     for commit in later:
-        for change in commit.launch_changes:
+        # a new variant's checkpoint is metadata to the launch filter, yet it is what the
+        # variant serves: its adoption is read from every leaf the commit changed
+        for change in commit.launch_changes if leaf.launch else commit.changes:
             other = change.leaf
             if other.recipe != leaf.recipe or other.subject != leaf.subject:
                 continue
@@ -325,8 +330,12 @@ def _why_missed(
     if row is None:
         return "the linked PR was not replayed (outside the window)"
     variant = leaf.scope.split(".")[1] if leaf.scope.startswith("variants.") else None
-    if variant is not None and (leaf.recipe, variant) in commit.new_variants:
-        return f"a new variant ({variant}): the bot does not invent recipe structure"
+    proposed = any(
+        e.kind == "variant" and e.recipe == leaf.recipe and e.node == f"variants.{variant}"
+        for e in row.edits
+    )
+    if variant is not None and (leaf.recipe, variant) in commit.new_variants and not proposed:
+        return f"a new variant ({variant}): the replay proposed no variant for its checkpoint"
     if leaf.slot == "scalar":
         if leaf.subject.startswith("meta.hardware."):
             return "verification mark not proposed"

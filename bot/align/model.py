@@ -13,7 +13,9 @@ from bot.recipes import RecipesRepo
 from bot.recipes.edit import Edit, EditResult, NodePath
 from bot.shell.result import SourceSpan
 
-EditKind = Literal["image", "flag", "flag-new", "env", "env-new", "verified", "flag-remove", "tp"]
+EditKind = Literal[
+    "variant", "image", "flag", "flag-new", "env", "env-new", "verified", "flag-remove", "tp"
+]
 VerificationState = Literal["verified", "already", "not-verified", "no-evidence", "policy-off"]
 
 
@@ -33,6 +35,9 @@ class Target:
     # what the benchmark PR changed in this key's launch lines (None: no base to compare,
     # every difference is the PR's)
     delta: KeyDelta | None = field(default=None, compare=False, repr=False)
+    # the profile's variant is one this plan adds (bot/align/new_variant.py): no rendering
+    # draws from it yet, so what the lane runs is its default, accuracy settings included
+    new_variant: bool = False
 
     @property
     def comparison(self) -> Comparison:

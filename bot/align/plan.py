@@ -85,8 +85,12 @@ def plan_recipe(
     dropped: Mapping[str, str] | None = None,
     bench: FileSource | None = None,
     provenance: str = "",
+    structure: Sequence[PlannedEdit] = (),
 ) -> AlignmentPlan:
     """The plan for one recipe file (all ``targets`` share ``recipe_path``).
+
+    ``structure``: skeletons of new variants, written first; ``recipes`` already holds them
+    (the settings are planned against them), ``source`` does not (the patch adds them).
 
     ``ignored``: flags a maintainer ignored for this recipe on the dashboard issue;
     ``dropped``: flags or env vars declined on this alignment PR (subject → who asked). Their
@@ -121,6 +125,7 @@ def plan_recipe(
     wanted = [d for d in out.demands if d.subject not in ignored and d.subject not in dropped]
     demands, conflicts = resolve_conflicts(wanted)
     planned, problems = build_edits(merge(demands), recipe, recipes)
+    planned = [*structure, *planned]  # a new variant's skeleton before its settings
     skipped = [*out.skipped, *conflicts, *problems]
     skipped += [f"{flag}: ignored for this recipe on the drift dashboard" for flag in ignoring]
     skipped += [f"{name}: {_dropped_by(dropped[name])}" for name in declined]

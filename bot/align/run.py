@@ -23,6 +23,7 @@ from bot.align.compare import Comparer
 from bot.align.delta import KeyDelta, key_delta
 from bot.align.evidence import collect, evidence_for
 from bot.align.guide_images import ImageLine, image_moves, update_image_lines
+from bot.align.new_variant import NewVariant, propose, with_tp
 from bot.align.overlay import OverlaySource
 from bot.align.plan import AlignmentPlan, Target, plan_recipe
 from bot.align.profile import Unmapped, map_profile
@@ -50,6 +51,7 @@ from bot.benchmarks.scope import multinode_reason
 from bot.errors import InputError, Location, RecipeSyncError
 from bot.evidence.model import EvidenceReport
 from bot.recipes import RecipesRepo, load_recipes, render
+from bot.recipes.edit import apply_edits
 from bot.recipes.edit.splice import unified_diff
 from bot.recipes.tolerant import RecipesCache, load_recipes_tolerant
 from bot.rules import Rules
@@ -417,6 +419,11 @@ def align(inputs: AlignInputs) -> AlignRun:
         memo = caches.points if caches is not None else None
         comparer = Comparer(recipes, rules)
         keys = tuple(key_result(head, comparer, key, memo) for key in change.keys)
+        # the recipes the plans read: with the skeletons of new variants in place (the
+        # patch is still written against ``recipes_source``, skeletons first)
+        variants, planned_recipes, keys = _with_new_variants(
+            head, recipes, recipes_source, rules, change.keys, keys
+        )
         deltas = {
             result.key.key: key_delta(
                 base,
@@ -447,17 +454,32 @@ def align(inputs: AlignInputs) -> AlignRun:
     # deprecation elsewhere, a harness change) keeps whatever the guide already says
     points = tuple(p for p in section_points(keys) if _changed_lane(deltas, p))
     by_recipe = targets_by_recipe(keys, head, evidence, rules, deltas)
+    if variants and not all(v.recipe_path in by_recipe for v in variants):
+        # a new variant no point stands for would be written without a reason: none is
+        variants, planned_recipes = (), recipes
+        keys = tuple(key_result(head, Comparer(recipes, rules), key, memo) for key in change.keys)
+        points = tuple(p for p in section_points(keys) if _changed_lane(deltas, p))
+        by_recipe = targets_by_recipe(keys, head, evidence, rules, deltas)
+    new_keys = {(v.recipe_path, v.key) for v in variants}
+    by_recipe = {
+        path: [
+            replace(t, new_variant=True) if (path, t.profile.variant) in new_keys else t
+            for t in targets
+        ]
+        for path, targets in by_recipe.items()
+    }
     guide = GuideInputs(recipes_source, head, points, evidence)
     paths = sorted({*by_recipe, *(p.profile.recipe_path for p in points)})
     outcomes = [
         outcome(
             inputs,
-            recipes,
+            planned_recipes,
             plan_recipe(
-                recipes,
+                planned_recipes,
                 recipes_source,
                 rules,
                 by_recipe[path],
+                structure=[e for v in variants if v.recipe_path == path for e in v.edits()],
                 ignored=inputs.ignored_flags.get(path, frozenset()),
                 dropped=inputs.dropped_for(path),
                 bench=head.source,
@@ -472,7 +494,7 @@ def align(inputs: AlignInputs) -> AlignRun:
     return AlignRun(
         inputs,
         head,
-        recipes,
+        planned_recipes,
         change,
         keys,
         tuple(outcomes),
@@ -482,6 +504,68 @@ def align(inputs: AlignInputs) -> AlignRun:
         changelog=_changelog(head, outcomes, inputs.pr_number),
         lines=_bench_lines(head, outcomes),
     )
+
+
+def _with_new_variants(
+    head: BenchRepo,
+    recipes: RecipesRepo,
+    source: FileSource,
+    rules: Rules,
+    affected: Sequence[AffectedKey],
+    keys: tuple[KeyResult, ...],
+) -> tuple[tuple[NewVariant, ...], RecipesRepo, tuple[KeyResult, ...]]:
+    """New variants for checkpoints no recipe serves (:mod:`bot.align.new_variant`), the
+    recipes with their skeletons and the points classified against them. The TP goes into
+    the skeleton when every eval point of the variant runs the same one (those the recipe
+    renders, and those that differ from it by TP alone)."""
+    launches = [
+        p.launch for k in keys for p in k.points if p.status == "unmapped" and p.launch is not None
+    ]
+    variants = propose(recipes, rules, launches)
+    if not variants:
+        return (), recipes, keys
+    for _ in range(2):  # once to learn the TP the recipe renders, once with the lane's
+        with_skeletons = _skeletons(source, variants)
+        comparer = Comparer(with_skeletons, rules)
+        found = tuple(key_result(head, comparer, key) for key in affected)
+        tps = {
+            (v.recipe_path, v.key): [
+                p.launch.point.tp
+                for k in found
+                for p in k.points
+                if p.arm == "eval"
+                and p.launch is not None
+                and p.profile is not None
+                and p.profile.recipe_path == v.recipe_path
+                and p.profile.variant == v.key
+                and (
+                    p.status == "represents"
+                    or (
+                        p.status == "other-point"
+                        and p.comparison is not None
+                        and {d.key for d in p.comparison.parallelism_differs}
+                        == {"parallel.tensor_parallel_size"}
+                    )
+                )
+            ]
+            for v in variants
+            if v.tp is None
+        }
+        sized = tuple(with_tp(v, tps.get((v.recipe_path, v.key), [])) for v in variants)
+        if sized == variants:
+            return variants, with_skeletons, found
+        variants = sized
+    with_skeletons = _skeletons(source, variants)
+    comparer = Comparer(with_skeletons, rules)
+    return variants, with_skeletons, tuple(key_result(head, comparer, key) for key in affected)
+
+
+def _skeletons(source: FileSource, variants: Sequence[NewVariant]) -> RecipesRepo:
+    texts: dict[str, bytes] = {}
+    for path in dict.fromkeys(v.recipe_path for v in variants):
+        edits = [e.edit for v in variants if v.recipe_path == path for e in v.edits()]
+        texts[path] = apply_edits(source.read_bytes(path), edits, file=path).text.encode()
+    return load_recipes(OverlaySource(source, texts))
 
 
 def _changelog(

@@ -123,7 +123,7 @@ def _changes(plan: AlignmentPlan, recipes: RecipesRepo) -> list[str]:
     """What the edits change, in words, most visible first (image, flags, features, env)."""
     hws = _hardware(plan, recipes)
     brands = {recipes.hardware[h].docker_brand for h in hws}
-    words: list[str] = []
+    words: list[str] = [f"new {e.subject} variant" for e in plan.edits if e.kind == "variant"]
     for edit in plan.edits:
         if edit.kind != "image":
             continue
@@ -369,6 +369,8 @@ def _verb(edit: PlannedEdit, old: str | None, recipes: RecipesRepo | None) -> st
         return f"{'Set' if old else 'Add'} {code(edit.subject + '=' + value)}{instead}"
     if edit.kind == "verified":
         return f"Record {code(edit.subject + ': verified')}"
+    if edit.kind == "variant":
+        return f"Add the variant {code(edit.subject)} serving {code(value)}"
     if edit.kind == "tp":
         return f"Set the variant's TP to {code(value)}{instead}"
     return f"Remove {code(edit.before or edit.subject)}"
@@ -438,7 +440,17 @@ def verified_bullet(edit: PlannedEdit, verification: Verification | None, pr: st
     )
 
 
-KIND_ORDER = ("image", "flag", "flag-new", "env", "env-new", "flag-remove", "tp", "verified")
+KIND_ORDER = (
+    "variant",
+    "image",
+    "flag",
+    "flag-new",
+    "env",
+    "env-new",
+    "flag-remove",
+    "tp",
+    "verified",
+)
 
 
 def summary_lines(

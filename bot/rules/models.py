@@ -161,6 +161,10 @@ class ModelRules(Strict):
     unrendered_frameworks: dict[str, str] = Field(
         default_factory=dict, description="framework → why recipes do not render it"
     )
+    checkpoint_tags: dict[str, int] = Field(
+        default_factory=dict,
+        description="quantisation tag of a checkpoint name → bits per weight (new variants)",
+    )
 
 
 # --- flags.yaml ----------------------------------------------------------------------------

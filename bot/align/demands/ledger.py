@@ -54,7 +54,7 @@ class Ledger:
         if action == "pin":
             return "pin"
         if action == "recipe-with-eval":
-            if target.evidence is not None:
+            if target.evidence is not None or target.new_variant:
                 return "edit"
             self.setting(diff, label, cls, f"{why}; no passing eval at these settings")
             return None

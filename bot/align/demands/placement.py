@@ -101,7 +101,11 @@ class Placement:
         """A new flag or variable goes where the rules place it, unless renderings nobody
         benchmarked draw from that layer: then where maintainers put one GPU's settings, the
         benchmarked variant x GPU (every strategy of that variant on that GPU takes it), or
-        the variant itself when it runs on that GPU only."""
+        the variant itself when it runs on that GPU only. A variant this plan adds takes
+        the settings of its lane itself."""
+        if target.new_variant:
+            narrow, placement = self.variant_scope(target.profile, str(container[-1]), subject)
+            return narrow, placement, why + "; the variant is new: the lane's settings are its own"
         if self.exact(container, target.profile):
             return container, placement, why
         parent = container[:-1]
@@ -133,6 +137,10 @@ class Placement:
         variant = as_dict(as_dict(self.recipe.data.get("variants")).get(profile.variant))
         supported = variant.get("supported_hardware")
         if profile.variant != "default" and supported == [profile.hardware]:
+            return ("variants", profile.variant, kind), "variant"
+        if any(t.new_variant and t.profile.variant == profile.variant for t in self.targets):
+            # a variant this plan adds exists for the checkpoint the lane ran: its settings
+            # are the variant's own (MiniMax-M3 nvfp4 #605, Kimi-K2.5 mxfp4 #650)
             return ("variants", profile.variant, kind), "variant"
         path = ("variants", profile.variant, "hardware_overrides", profile.hardware, kind)
         return path, "hardware"

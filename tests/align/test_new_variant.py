@@ -1,0 +1,88 @@
+"""A lane that benchmarks a quantised checkpoint of a recipe's model becomes a new variant
+of that recipe (the July 2026 practice: MiniMax-M3 ``mxfp4``/``nvfp4``, Kimi-K2.5 ``mxfp4``),
+and nothing else makes one."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from bot.align.new_variant import checkpoint_variant, propose, with_tp
+from bot.align.overlay import OverlaySource
+from bot.benchmarks import BenchRepo, LaunchLine, extract, load_bench_repo, points
+from bot.fixtures import SeedFixtures
+from bot.recipes import RecipesRepo, RenderRequest, load_recipes, render
+from bot.recipes.edit import apply_edits
+from bot.rules import Rules, default_rules
+from bot.sources import GitTreeSource
+
+KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"
+RECIPE = "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"
+
+
+@pytest.fixture(scope="module")
+def rules() -> Rules:
+    return default_rules()
+
+
+@pytest.fixture(scope="module")
+def source(seed: SeedFixtures) -> GitTreeSource:
+    return GitTreeSource(seed.recipes_repo, "main")
+
+
+@pytest.fixture(scope="module")
+def recipes(source: GitTreeSource) -> RecipesRepo:
+    return load_recipes(source)
+
+
+@pytest.fixture(scope="module")
+def launch(seed: SeedFixtures, rules: Rules) -> LaunchLine:
+    bench: BenchRepo = load_bench_repo(GitTreeSource(seed.bench_repo, seed.bench_pr_head), rules)
+    point, arm = next(p for p in points(bench, KEY) if p[1] == "eval")
+    return extract(bench, KEY, point, arm)
+
+
+def test_a_quantised_checkpoint_of_the_recipe_model_proposes_a_variant(
+    recipes: RecipesRepo, rules: Rules, launch: LaunchLine, source: GitTreeSource
+) -> None:
+    lane = replace(launch, model="amd/DeepSeek-V4.1-Flash-MXFP4")
+    (variant,) = propose(recipes, rules, [lane])
+    assert (variant.recipe_path, variant.key, variant.model_id) == (
+        RECIPE,
+        "mxfp4",
+        "amd/DeepSeek-V4.1-Flash-MXFP4",
+    )
+    assert variant.hardware == ("mi355x",)
+    # the sibling default (fp8, 300 GB) scaled by 4/8 bits per weight
+    assert variant.vram_minimum_gb == 150
+    assert variant.mapping()["supported_hardware"] == ["mi355x"]
+    # the skeleton renders: the new variant serves the checkpoint
+    edit = variant.edit()
+    assert edit.kind == "variant" and edit.node == "variants.mxfp4"
+    text = apply_edits(source.read_bytes(RECIPE), [edit.edit], file=RECIPE).text
+    after = load_recipes(OverlaySource(source, {RECIPE: text.encode()}))
+    assert "mxfp4" in after.by_path[RECIPE].variants
+    rendered = render(
+        after,
+        RenderRequest("deepseek-ai/DeepSeek-V4.1-Flash", "mi355x", "single_node_tp", "mxfp4"),
+    )
+    assert "amd/DeepSeek-V4.1-Flash-MXFP4" in rendered.commands[0].argv
+    # with the lane's TP when every eval point ran one
+    assert variant.edits() == (edit,)
+    _, tp = with_tp(variant, [4, 4]).edits()
+    assert (tp.kind, tp.node, tp.after) == ("tp", "variants.mxfp4.tp", "4")
+    assert with_tp(variant, [4, 8]).edits() == (edit,)  # the lane ran two TPs: none
+    both = apply_edits(source.read_bytes(RECIPE), [edit.edit, tp.edit], file=RECIPE).text
+    assert "    tp: 4\n" in both.split("  mxfp4:", 1)[1]
+
+
+def test_nothing_else_makes_a_variant(
+    recipes: RecipesRepo, rules: Rules, launch: LaunchLine
+) -> None:
+    # the recipe's own checkpoint, an unlisted suffix, another model: no variant
+    assert propose(recipes, rules, [launch]) == ()
+    assert checkpoint_variant(recipes, rules, "amd/DeepSeek-V4.1-Flash-Eagle3") is None
+    assert checkpoint_variant(recipes, rules, "amd/Other-Model-MXFP4") is None
+    # a tag the recipe already has a variant for is not proposed again
+    assert checkpoint_variant(recipes, rules, "x/DeepSeek-V4.1-Flash-DEFAULT") is None

@@ -45,7 +45,7 @@ from bot.service.triggers import ALLOWED, Ignored, PayloadError, classify
 log = logging.getLogger("recipe_sync.web")
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")  # an owner or repository name (no path tricks)
-BODY_TIMEOUT = 30.0  # seconds to receive the body (a slow client is answered 408)
+BODY_TIMEOUT = 10.0  # seconds to receive the body (GitHub itself gives a delivery 10 s)
 
 
 def json_content_type(value: str | None) -> bool:

@@ -1,15 +1,20 @@
 """Unauthenticated abuse is refused cheaply: bodies before their signature is known are capped
-per request and in total and not kept after the answer (timing and memory figures:
-``python -m bench.abuse``)."""
+per request and in total and not kept after the answer; idle connections cannot keep a
+signed delivery out (timing and memory figures: ``python -m bench.abuse``)."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
 import json
+import signal
+import socket
+import subprocess
+import sys
 import tracemalloc
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +24,11 @@ from bot.github.signature import sign
 from bot.service.bodies import MAX_PAYLOAD, SMALL_BODY
 from bot.service.boot import boot
 from bot.service.runtime import Runtime
+from bot.service.slots import ConnectionSlots
 from bot.service.web import WebApp, create_app
 from bot.settings import Settings
-from tests.service.conftest import SECRET
+from tests.service.conftest import SECRET, free_port, wait_serving
+from tests.service.test_service_limits import ROOT, _env
 from tests.service.test_service_webhook import labeled
 
 MiB = 1024 * 1024
@@ -129,3 +136,90 @@ def test_bodies_share_a_budget_and_a_small_delivery_always_fits(rt: Runtime) -> 
 
     refused, accepted, gone, after = asyncio.run(scenario())
     assert (refused, accepted, gone, after) == (503, 202, 400, 202)
+
+
+@dataclass(eq=False)
+class Conn:
+    busy: bool = False
+    evicted: bool = False
+
+    def evictable(self) -> bool:
+        return not self.busy
+
+    def evict(self) -> None:
+        self.evicted = True
+
+
+def test_slots_bound_each_address_and_make_room_for_a_newcomer() -> None:
+    slots = ConnectionSlots(capacity=4, per_ip=2)
+    a1, a2, a3 = Conn(), Conn(), Conn()
+    assert slots.admit(a1, "10.0.0.1") and slots.admit(a2, "10.0.0.1")
+    assert not slots.admit(a3, "10.0.0.1")  # the address has its two
+    b1, b2 = Conn(busy=True), Conn()
+    assert slots.admit(b1, "10.0.0.2") and slots.admit(b2, "10.0.0.2")
+    # full: the oldest connection without a complete request makes room
+    delivery = Conn()
+    assert slots.admit(delivery, "10.0.0.3") and a1.evicted and len(slots) == 4
+    assert slots.admit(a3, "10.0.0.1")  # a1's slot and its address's count are free again
+    assert a2.evicted and not b1.evicted
+    for conn in (b2, delivery, a3):
+        conn.busy = True
+    assert not slots.admit(Conn(), "10.0.0.4")  # every slot busy with a request: refused
+    slots.release(b1)
+    assert slots.admit(Conn(), "10.0.0.4")
+
+
+def _hold(port: int, source: str) -> socket.socket:
+    sock = socket.socket()
+    sock.bind((source, 0))
+    sock.connect(("127.0.0.1", port))
+    return sock
+
+
+def _refused(sock: socket.socket) -> bool:
+    sock.settimeout(0.5)
+    try:
+        return sock.recv(100).startswith(b"HTTP/1.1 503")
+    except TimeoutError:
+        return False  # held open: not refused
+
+
+@pytest.mark.slow
+def test_a_signed_delivery_gets_in_while_idle_connections_are_held(tmp_path: Path) -> None:
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "bot", "serve", "--no-consumer", "--port", str(port),
+             "--limit-concurrency", "16", "--connections-per-ip", "6",
+             "--header-timeout", "120", "--log-level", "warning"],
+            cwd=ROOT, env=_env(tmp_path, RECIPE_SYNC_WEBHOOK_SECRET=SECRET),
+            stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    held: list[socket.socket] = []
+    try:
+        wait_serving(f"http://127.0.0.1:{port}/healthz", proc, log)
+        # one address past its bound: the extra connections are refused at once
+        held += [_hold(port, "127.0.0.2") for _ in range(10)]
+        assert [_refused(s) for s in held] == [False] * 6 + [True] * 4
+        # 30 more silent ones from five other addresses, past the capacity of 16
+        held += [_hold(port, f"127.0.0.{3 + i % 5}") for i in range(30)]
+        body, headers = signed()
+        with _hold(port, "127.0.0.1") as sock:
+            head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+            sock.sendall(
+                f"POST /webhooks/github HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n"
+                f"{head}Connection: close\r\n\r\n".encode()
+                + body
+            )
+            sock.settimeout(30)
+            answer = sock.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 202"), answer
+    finally:
+        for sock in held:
+            sock.close()
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()

@@ -63,8 +63,8 @@ async def read_capped(
             held += more
             body += chunk
     except BaseException:
-        # the exception's traceback keeps this frame alive, in a reference cycle through
-        # wait_for's task that only a full collection frees: free the buffer itself now
+        # a traceback that outlives the answer (held by a task, in a reference cycle freed
+        # only by a collection) keeps this frame: it must not keep the buffer
         body.clear()
         raise
     finally:

@@ -37,6 +37,7 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from bot.service.memory import return_freed_memory
 from bot.service.slots import ConnectionSlots
 
 
@@ -147,6 +148,7 @@ def _ready(app: Any) -> Any:
     # collector's reach, a full collection no longer stalls requests behind scanning them
     gc.collect()
     gc.freeze()
+    return_freed_memory()  # large request bodies give their memory back when freed
     return app
 
 

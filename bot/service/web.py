@@ -133,7 +133,10 @@ def create_app(
         if int(declared) > MAX_PAYLOAD:
             return answer(event, "bad_request", 413, started, error="payload too large")
         try:
-            body = await asyncio.wait_for(read_capped(request, budget=budget), body_timeout)
+            # a timeout scope, not wait_for: its task would keep a refused request's frames,
+            # and their last chunk, in a reference cycle with the exception until a collection
+            async with asyncio.timeout(body_timeout):
+                body = await read_capped(request, budget=budget)
         except TooLarge:
             return answer(event, "bad_request", 413, started, error="payload too large")
         except OverBudget:

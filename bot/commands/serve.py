@@ -46,19 +46,36 @@ def register(subparsers: Any) -> None:
         "--limit-concurrency",
         type=int,
         default=256,
-        help="connections + requests in flight; above it new requests get 503 (default 256)",
+        help=(
+            "connections at once; a new one displaces the oldest without a complete request "
+            "(idle or still sending), else gets 503 (default 256)"
+        ),
+    )
+    limits.add_argument(
+        "--connections-per-ip",
+        type=int,
+        default=64,
+        help="connections at once from one client address, 0: no bound (default 64; "
+        "behind a reverse proxy use 0 and its per-client limit)",
+    )
+    limits.add_argument(
+        "--body-memory",
+        type=int,
+        default=64,
+        help="MiB shared by the request bodies not yet verified, beyond each one's first "
+        "256 KiB; a body that does not fit gets 503 (default 64)",
     )
     limits.add_argument(
         "--header-timeout",
         type=float,
-        default=10.0,
-        help="seconds for a client to send its request headers, else closed (default 10)",
+        default=5.0,
+        help="seconds for a client to send its request headers, else closed (default 5)",
     )
     limits.add_argument(
         "--body-timeout",
         type=float,
-        default=30.0,
-        help="seconds for a client to send the request body, else 408 (default 30)",
+        default=10.0,
+        help="seconds for a client to send the request body, else 408 (default 10)",
     )
     limits.add_argument(
         "--timeout-keep-alive",
@@ -111,10 +128,16 @@ def serve(args: argparse.Namespace) -> int:
                     consumer.stop()
                 own.close()
 
-        return create_app(own, body_timeout=args.body_timeout, lifespan=lifespan)
+        return create_app(
+            own,
+            body_timeout=args.body_timeout,
+            body_memory=args.body_memory * 1024 * 1024,
+            lifespan=lifespan,
+        )
 
     limits = ServerLimits(
         limit_concurrency=args.limit_concurrency,
+        connections_per_ip=args.connections_per_ip,
         backlog=args.backlog,
         timeout_keep_alive=args.timeout_keep_alive,
         header_timeout=args.header_timeout,

@@ -14,7 +14,7 @@ import hmac
 _GIL_KEEPING_CHUNK = 2000
 
 
-def sign(secret: str, body: bytes) -> str:
+def sign(secret: str, body: bytes | bytearray) -> str:
     """The header value GitHub sends for ``body``."""
     mac = hmac.new(secret.encode("utf-8"), digestmod=hashlib.sha256)
     view = memoryview(body)
@@ -23,7 +23,7 @@ def sign(secret: str, body: bytes) -> str:
     return f"sha256={mac.hexdigest()}"
 
 
-def verify(secret: str, body: bytes, header: str | None) -> bool:
+def verify(secret: str, body: bytes | bytearray, header: str | None) -> bool:
     if not secret or not header or not header.startswith("sha256=") or len(header) > 200:
         return False
     try:

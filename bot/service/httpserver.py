@@ -4,13 +4,20 @@ uvicorn runs on uvloop with the httptools (C) parser: with the pure-Python h11 p
 asyncio's loop the HTTP stack alone cost ~1 ms of CPU per request, which is what a burst of
 deliveries queued behind on 2 CPUs (``bench/webhook_load.py``).
 
-uvicorn closes idle keep-alive connections (``timeout_keep_alive``) and answers 503 above
-``limit_concurrency``, but waits forever for a request whose headers dribble in a byte at a
-time. :class:`HeaderDeadline` closes a connection that has not completed its request headers
-``header_timeout`` seconds after it opened (or after its previous response); the body has its
-own deadline in the endpoint (:data:`bot.service.web.BODY_TIMEOUT`). Behind a reverse proxy
-(nginx ``client_header_timeout`` / ``client_body_timeout``, ``client_max_body_size 25m``)
-these limits are a second line.
+uvicorn closes idle keep-alive connections (``timeout_keep_alive``) but waits forever for a
+request whose headers dribble in a byte at a time, and its ``limit_concurrency`` counts idle
+connections: 300 silent connections made it answer every signed delivery 503. The protocol
+here instead (``bench/abuse.py``):
+
+- closes a connection that has not completed its request headers ``header_timeout`` seconds
+  after it opened (or after its previous response); the body has its own deadline in the
+  endpoint (:data:`bot.service.web.BODY_TIMEOUT`);
+- takes a slot per connection (:class:`bot.service.slots.ConnectionSlots`): at most
+  ``connections_per_ip`` per client address, and at ``limit_concurrency`` a new connection
+  displaces the oldest one without a complete request, so a delivery always gets in.
+
+Behind a reverse proxy (nginx ``client_header_timeout`` / ``client_body_timeout``,
+``client_max_body_size 25m``, ``limit_conn``) these limits are a second line.
 """
 
 from __future__ import annotations
@@ -30,19 +37,31 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from bot.service.memory import return_freed_memory
+from bot.service.slots import ConnectionSlots
+
 
 @dataclass(frozen=True)
 class ServerLimits:
-    limit_concurrency: int = 256  # connections + tasks; above: 503 at once
+    limit_concurrency: int = 256  # connections at once (see ConnectionSlots)
+    connections_per_ip: int = 64  # 0: no bound (behind a reverse proxy)
     backlog: int = 2048
     timeout_keep_alive: float = 5.0
-    header_timeout: float = 10.0
+    header_timeout: float = 5.0
     timeout_graceful_shutdown: float = 20.0
 
 
-def deadline_protocol(header_timeout: float) -> type[HttpToolsProtocol]:
-    class HeaderDeadline(HttpToolsProtocol):
+# written to a connection refused a slot, before closing it: cheaper than parsing its request
+REFUSED = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n"
+    b"content-length: 21\r\nconnection: close\r\n\r\ntoo many connections\n"
+)
+
+
+def guarded_protocol(header_timeout: float, slots: ConnectionSlots) -> type[HttpToolsProtocol]:
+    class Guarded(HttpToolsProtocol):
         _deadline: asyncio.TimerHandle | None = None
+        _refused = False
 
         def _arm(self) -> None:
             self._disarm()
@@ -57,16 +76,32 @@ def deadline_protocol(header_timeout: float) -> type[HttpToolsProtocol]:
             """No request in progress: waiting for (the rest of) a request's headers."""
             return self.cycle is None or bool(self.cycle.response_complete)
 
+        def evictable(self) -> bool:
+            return self._idle() or bool(self.cycle.more_body)
+
+        def evict(self) -> None:
+            if not self.transport.is_closing():
+                self.transport.close()
+
         def _expire(self) -> None:
             self._deadline = None
             if self._idle() and not self.transport.is_closing():
                 self.transport.close()  # headers never completed: drop the connection
 
         def connection_made(self, transport: Any) -> None:
+            peer = transport.get_extra_info("peername")
+            ip = str(peer[0]) if isinstance(peer, tuple) and peer else ""
+            if not slots.admit(self, ip):
+                self._refused = True  # never registered with uvicorn: nothing else to undo
+                transport.write(REFUSED)
+                transport.close()
+                return
             super().connection_made(transport)
             self._arm()
 
         def data_received(self, data: bytes) -> None:
+            if self._refused:
+                return
             super().data_received(data)
             if not self._idle():
                 self._disarm()  # the request line and headers are in
@@ -77,10 +112,13 @@ def deadline_protocol(header_timeout: float) -> type[HttpToolsProtocol]:
                 self._arm()  # waiting for the next request's headers
 
         def connection_lost(self, exc: Exception | None) -> None:
+            if self._refused:
+                return
+            slots.release(self)
             self._disarm()
             super().connection_lost(exc)
 
-    return HeaderDeadline
+    return Guarded
 
 
 log = logging.getLogger("recipe_sync.serve")
@@ -90,14 +128,15 @@ RESTART_PAUSE = 5.0  # seconds: a server process that lived less is restarted af
 def _config(app: Any, host: str, port: int, log_level: str, limits: ServerLimits) -> Any:
     import uvicorn
 
+    slots = ConnectionSlots(limits.limit_concurrency, limits.connections_per_ip)
     return uvicorn.Config(
         app,
         host=host,
         port=port,
         log_level=log_level,
-        http=deadline_protocol(limits.header_timeout),
+        http=guarded_protocol(limits.header_timeout, slots),
         loop="uvloop",
-        limit_concurrency=limits.limit_concurrency,
+        limit_concurrency=None,  # the slots bound connections without counting idle ones
         backlog=limits.backlog,
         timeout_keep_alive=int(limits.timeout_keep_alive),
         timeout_graceful_shutdown=int(limits.timeout_graceful_shutdown),
@@ -109,6 +148,7 @@ def _ready(app: Any) -> Any:
     # collector's reach, a full collection no longer stalls requests behind scanning them
     gc.collect()
     gc.freeze()
+    return_freed_memory()  # large request bodies give their memory back when freed
     return app
 
 

@@ -1,7 +1,8 @@
 """The FastAPI app: ``POST /webhooks/github``, ``/healthz``, ``/readyz``, ``/metrics``.
 
 A delivery is acknowledged in milliseconds: read at most 25 MB of body (streamed, counted
-as it arrives: a chunked body without Content-Length is cut off at the cap), verify the HMAC
+as it arrives: a chunked body without Content-Length is cut off at the cap; bodies not yet
+verified share a memory budget, :mod:`bot.service.bodies`), verify the HMAC
 over the raw body (before parsing anything), parse it (orjson: not recursive, at most 1,024
 levels; any malformed or wrongly typed input is a 4xx, never a 500), classify the event
 (allow-list, self-loop guard), claim the ``X-GitHub-Delivery`` id with one unique insert
@@ -23,10 +24,19 @@ from dataclasses import dataclass
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
+from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
 from bot.github.signature import verify
 from bot.service.ack import AckGroups
+from bot.service.bodies import (
+    BODY_MEMORY,
+    MAX_PAYLOAD,
+    BodyBudget,
+    OverBudget,
+    TooLarge,
+    read_capped,
+)
 from bot.service.dashboard import dashboard_page
 from bot.service.queue import ping as ping_queue
 from bot.service.runtime import Runtime
@@ -35,25 +45,7 @@ from bot.service.triggers import ALLOWED, Ignored, PayloadError, classify
 log = logging.getLogger("recipe_sync.web")
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")  # an owner or repository name (no path tricks)
-MAX_PAYLOAD = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
-BODY_TIMEOUT = 30.0  # seconds to receive the body (a slow client is answered 408)
-
-
-class TooLarge(Exception):
-    pass
-
-
-async def read_capped(request: Request, limit: int = MAX_PAYLOAD) -> bytes:
-    """The body, counted chunk by chunk; raises :class:`TooLarge` as soon as it passes
-    ``limit`` (never buffering more than ``limit`` plus one chunk)."""
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise TooLarge
-        chunks.append(chunk)
-    return b"".join(chunks)
+BODY_TIMEOUT = 10.0  # seconds to receive the body (GitHub itself gives a delivery 10 s)
 
 
 def json_content_type(value: str | None) -> bool:
@@ -106,11 +98,13 @@ def create_app(
     rt: Runtime,
     *,
     body_timeout: float = BODY_TIMEOUT,
+    body_memory: int = BODY_MEMORY,
     lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]] | None = None,
 ) -> WebApp:
     secret = rt.settings.require_webhook_secret()
     policy = rt.policy
     metrics = rt.metrics
+    budget = BodyBudget(body_memory)  # this process's unverified bodies beyond their first KBs
     acks = AckGroups(rt)  # the durable insert + enqueue, in groups, off the event loop
     app = FastAPI(
         title="recipe-sync", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan
@@ -139,11 +133,18 @@ def create_app(
         if int(declared) > MAX_PAYLOAD:
             return answer(event, "bad_request", 413, started, error="payload too large")
         try:
-            body = await asyncio.wait_for(read_capped(request), timeout=body_timeout)
+            # a timeout scope, not wait_for: its task would keep a refused request's frames,
+            # and their last chunk, in a reference cycle with the exception until a collection
+            async with asyncio.timeout(body_timeout):
+                body = await read_capped(request, budget=budget)
         except TooLarge:
             return answer(event, "bad_request", 413, started, error="payload too large")
+        except OverBudget:
+            return answer(event, "busy", 503, started, error="too many large bodies at once")
         except TimeoutError:
             return answer(event, "bad_request", 408, started, error="request body too slow")
+        except ClientDisconnect:  # gone, or displaced to make room (bot.service.slots)
+            return answer(event, "bad_request", 400, started, error="client disconnected")
         if not verify(secret, body, request.headers.get("x-hub-signature-256")):
             return answer(
                 event,
@@ -176,6 +177,7 @@ def create_app(
             return answer(event, "bad_request", 400, started, error=f"unreadable payload: {err}")
         except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError too
             return answer(event, "bad_request", 400, started, error="payload is not JSON")
+        del body  # its budget is already returned: do not hold it across the await below
         if isinstance(result, Ignored):
             return answer(event, "ignored", 200, started, reason=result.reason)
         try:

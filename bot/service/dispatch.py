@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import logging
 
-from bot.github.gateway import BENCH_SCOPE, RECIPES_SCOPE, GitHubRepo
+from bot.github.errors import AppNotInstalled, GitHubRequestError
+from bot.github.gateway import BENCH_SCOPE, REACTION_SCOPE, RECIPES_SCOPE, GitHubRepo
 from bot.present.posted import (
     REAPPROVE_MARKER,
     REFUSAL_MARKER,
@@ -127,7 +128,7 @@ def dispatch(rt: Runtime, trigger: Trigger) -> str:
         refused = _refused(rt, gh, trigger, rt.policy.comment_command)
         if refused is not None:
             return refused
-        gh.react(trigger.comment_id, "+1")
+        _acknowledge(rt, trigger)
         current = gh.pull(pr)
         if current.state != "open":
             return "command on a closed PR ignored"
@@ -155,6 +156,21 @@ def dispatch(rt: Runtime, trigger: Trigger) -> str:
                 outcomes.append(_request(rt, trigger.repo, number, None))
         return "; ".join(outcomes) or "check run of an unapproved or unknown head"
     return f"{kind} in {trigger.repo}: nothing to do"
+
+
+def _acknowledge(rt: Runtime, trigger: Trigger) -> None:
+    """👍 on the command comment, best effort: a reaction GitHub refuses (e.g. an installation
+    that has not approved ``issues: write``) is logged and the command still runs."""
+    assert trigger.comment_id is not None
+    try:
+        rt.connector.repo(trigger.repo, REACTION_SCOPE).react(trigger.comment_id, "+1")
+    except (GitHubRequestError, AppNotInstalled) as err:
+        log.warning(
+            "no reaction on comment %s in %s (the command goes on): %s",
+            trigger.comment_id,
+            trigger.repo,
+            err,
+        )
 
 
 def _refused(
@@ -202,7 +218,7 @@ def _hunk_command(rt: Runtime, trigger: Trigger) -> str:
         changed = rt.store.keep_hunk(
             bench_repo, bench_pr, None if recipe == "*" else recipe, subject
         )
-    gh.react(trigger.comment_id, "+1")
+    _acknowledge(rt, trigger)
     what = f"{trigger.kind} {subject} for {recipe} of {bench_repo}#{bench_pr}"
     return f"{what}{'' if changed else ' (already so)'}: {_request(rt, bench_repo, bench_pr, None)}"
 

@@ -52,6 +52,7 @@ def fake(
         github.set_permission(BENCH, MAINTAINER, "write", "maintain")
         github.add_token("ghp_personal", "someone")
         yield github
+    github.check_contract()
 
 
 def make_harness(

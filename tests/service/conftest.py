@@ -84,6 +84,7 @@ def fake(tmp_path: Path, app_key: tuple[str, str]) -> Iterator[FakeGitHub]:
         github.set_permission(BENCH, MAINTAINER, "write", "maintain")
         github.add_token("ghp_personal", "someone")
         yield github
+    github.check_contract()
 
 
 def push(fake: FakeGitHub, value: int, *, branch: str = "bump", repo: str = BENCH) -> str:

@@ -68,6 +68,7 @@ def seeded(
             yield fake, built, harness
         finally:
             harness.close()
+    fake.check_contract()
 
 
 def offline_patch(built: SeedFixtures) -> bytes:

@@ -11,9 +11,14 @@ import pytest
 
 from bot.github.actions import GitHubRunSource
 from bot.github.auth import AppTokens
-from bot.github.errors import AppNotInstalled, GitHubRequestError, TransientGitHubError
+from bot.github.errors import (
+    AppNotInstalled,
+    GitHubRequestError,
+    PushRefused,
+    TransientGitHubError,
+)
 from bot.github.gateway import BENCH_SCOPE, GitHubRepo, make_pygithub
-from bot.github.gitops import NOREPLY, CommitInfo, Identity, Mirror
+from bot.github.gitops import NOREPLY, CommitInfo, Identity, Mirror, grant_for, push_refusal
 from bot.present.posted import VERIFY_MARKER
 from bot.service.comments import StickyComments
 from bot.service.metrics import Metrics
@@ -320,3 +325,70 @@ def test_lease_and_human_commit_detection(fake: FakeGitHub, tmp_path: Path) -> N
     update_branch = CommitInfo("s", "Jane", "jane@x", NOREPLY, 2, "Merge branch 'main'")
     assert not update_branch.by_human(bot)  # GitHub's "Update branch" merge
     assert git(fake.repos[RECIPES].path, "log", "-1", "--format=%s", ours) == "Align"
+
+
+def decline_pushes(repo: Path, *lines: str) -> None:
+    """A pre-receive hook in the (bare, local) remote that prints ``lines`` and declines."""
+    hook = repo / "hooks" / "pre-receive"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\n" + "".join(f"echo '{line}' >&2\n" for line in lines) + "exit 1\n")
+    hook.chmod(hook.stat().st_mode | stat.S_IEXEC)
+
+
+def test_a_declined_push_is_a_refusal_not_a_lost_lease(fake: FakeGitHub, tmp_path: Path) -> None:
+    remote = fake.repos[RECIPES].path
+    mirror = Mirror(tmp_path / "m", RECIPES, str(remote))
+    mirror.fetch("+refs/heads/main:refs/rs/heads/main")
+    base = mirror.rev("refs/rs/heads/main")
+    assert base is not None
+    ours = mirror.commit_files(base, {RECIPE: b"new: 1\n"}, "Align", Identity(BOT, "b@x"))
+    decline_pushes(remote, "error: GH006: Protected branch update failed for refs/heads/x.")
+    with pytest.raises(PushRefused) as refused:
+        mirror.push(ours, "recipe-sync/x", expected=None)
+    assert refused.value.reason == (
+        "pre-receive hook declined: GH006: Protected branch update failed for refs/heads/x."
+    )
+    assert "branch protection" in refused.value.grant
+    assert "\n" not in str(refused.value) and "recipe-sync/x" in str(refused.value)
+    assert fake.repos[RECIPES].ref_sha("refs/heads/recipe-sync/x") is None
+    # with the hook gone, a lease that no longer holds is still just a lost lease
+    (remote / "hooks" / "pre-receive").unlink()
+    assert mirror.push(ours, "recipe-sync/x", expected=None)
+    again = mirror.commit_files(base, {RECIPE: b"new: 2\n"}, "Align", Identity(BOT, "b@x"))
+    assert not mirror.push(again, "recipe-sync/x", expected=None)  # "stale info"
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        ("!\tabc:refs/heads/b\t[rejected] (stale info)\nDone", ("stale info", True)),
+        ("!\tabc:refs/heads/b\t[rejected] (fetch first)\nDone", ("fetch first", True)),
+        (
+            "!\tabc:refs/heads/b\t[remote rejected] (refusing to allow a GitHub App to create or "
+            "update workflow `.github/workflows/ci.yml` without `workflows` permission)",
+            (
+                "refusing to allow a GitHub App to create or update workflow "
+                "`.github/workflows/ci.yml` without `workflows` permission",
+                False,
+            ),
+        ),
+        (
+            "!\tabc:refs/heads/b\t[remote rejected] (protected branch hook declined)",
+            ("protected branch hook declined", False),
+        ),
+        (
+            "remote: Permission to org/recipes.git denied to recipe-sync[bot].\nfatal: unable "
+            "to access 'https://github.com/org/recipes/': The requested URL returned error: 403",
+            ("HTTP 403 (the token may not push here)", False),
+        ),
+        ("fatal: unable to access: Could not resolve host: github.com", None),
+    ],
+)
+def test_push_refusals_are_classified(output: str, expected: tuple[str, bool] | None) -> None:
+    assert push_refusal(output) == expected
+
+
+def test_what_to_grant_names_the_missing_permission() -> None:
+    assert "`workflows: write`" in grant_for("refusing to allow ... without `workflows` permission")
+    assert "`contents: write`" in grant_for("HTTP 403 (the token may not push here)")
+    assert "hook" in grant_for("pre-receive hook declined")

@@ -20,6 +20,8 @@ Approval is tied to a head SHA:
   (matched by the run's ``pull_requests``, or for fork runs by head SHA [+ branch]); a run on
   an alignment branch refreshes the benchmark PR it came from.
 * ``check_run`` rerequested / "Re-check" re-runs the PR the check run belongs to.
+* ``installation`` / ``installation_repositories`` (any action) drop the cached installation
+  ids and tokens of that installation, so the next job looks them up again.
 * ``issues`` edited on the bot's dashboard issue by someone with write permission: ticked
   "ignore" boxes are recorded in the store (unticked ones dropped), a ticked "re-run" box
   syncs again every benchmark PR that has an alignment PR for that recipe file, then the
@@ -84,6 +86,9 @@ def _request(
 def dispatch(rt: Runtime, trigger: Trigger) -> str:
     """Act on one trigger; returns a one-line account for the delivery log."""
     recipes_repo = rt.settings.recipes_repo
+    if trigger.kind == "installation":
+        rt.connector.forget_installation(trigger.installation_id)
+        return f"installation {trigger.installation_id} {trigger.action}: its cached tokens dropped"
     if trigger.kind in ("drop", "keep"):
         return _hunk_command(rt, trigger)
     if trigger.repo == recipes_repo:

@@ -855,6 +855,8 @@ class FakeGitHub:
                     status_code=422,
                 )
             owners = {r.owner for r in fake.repos.values() if r.installation_id == installation_id}
+            if not owners:  # uninstalled (an App installed again gets a new id)
+                return not_found()
             names = data.get("repositories") or []
             repos = frozenset(
                 f"{owner}/{n}" for owner in owners for n in names if f"{owner}/{n}" in fake.repos

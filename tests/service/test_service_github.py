@@ -196,6 +196,70 @@ def test_a_jwt_signed_by_another_key_is_rejected(fake: FakeGitHub) -> None:
         AppTokens(fake.app_id, other, fake.base_url).token(BENCH, BENCH_SCOPE)
 
 
+def test_a_404_when_minting_looks_the_installation_up_again(
+    fake: FakeGitHub, app_key: tuple[str, str]
+) -> None:
+    tokens = AppTokens(fake.app_id, app_key[0], fake.base_url)
+    tokens.token(BENCH, BENCH_SCOPE)
+    fake.repos[BENCH].installation_id = 77  # uninstalled and installed again: a new id
+    token = tokens.token(BENCH, {"metadata": "read", "pull_requests": "write"})
+    assert fake.tokens[token].repos == frozenset({BENCH})
+    assert fake.calls("GET", f"/repos/{BENCH}/installation$") == 2
+    assert ("POST", "/app/installations/1/access_tokens", 404) in fake.requests
+    fake.repos.pop(BENCH)  # a 404 again after a fresh look-up: not installed
+    tokens.forget(77)
+    with pytest.raises(AppNotInstalled, match=f"not installed on {BENCH}"):
+        tokens.token(BENCH, BENCH_SCOPE)
+
+
+def test_forget_drops_one_installations_ids_and_tokens(
+    fake: FakeGitHub, app_key: tuple[str, str]
+) -> None:
+    tokens = AppTokens(fake.app_id, app_key[0], fake.base_url)
+    bench, recipes = tokens.token(BENCH, BENCH_SCOPE), tokens.token(RECIPES, BENCH_SCOPE)
+    tokens.forget(fake.repos[BENCH].installation_id)
+    assert tokens.token(RECIPES, BENCH_SCOPE) == recipes  # another installation: kept
+    assert tokens.token(BENCH, BENCH_SCOPE) != bench and tokens.minted == 3
+    assert fake.calls("GET", f"/repos/{BENCH}/installation$") == 2
+
+
+@pytest.mark.parametrize(
+    ("headers", "message", "wait"),
+    [
+        ({"Retry-After": "3"}, "You have exceeded a secondary rate limit.", 3.0),
+        ({}, "You have exceeded a secondary rate limit. Please wait a few minutes.", 60.0),
+        ({"x-ratelimit-remaining": "0", "x-ratelimit-reset": "0"}, "rate limit exceeded", 1.0),
+    ],
+)
+def test_a_rate_limited_token_request_is_waited_out(
+    fake: FakeGitHub, app_key: tuple[str, str], headers: dict[str, str], message: str, wait: float
+) -> None:
+    """403 is not always permanent: GitHub's secondary and primary limits say when to retry."""
+    waits: list[float] = []
+    tokens = AppTokens(
+        fake.app_id, app_key[0], fake.base_url, sleep=waits.append, max_inline_wait=60
+    )
+    fake.inject("POST", r"/access_tokens$", 403, headers=headers, message=message)
+    assert tokens.token(BENCH, BENCH_SCOPE) and tokens.minted == 1
+    assert waits == [wait]
+    assert fake.calls("POST", r"/access_tokens$") == 1  # the retry, after the refused one
+
+
+def test_a_long_rate_limit_reschedules_and_a_plain_403_is_permanent(
+    fake: FakeGitHub, app_key: tuple[str, str]
+) -> None:
+    waits: list[float] = []
+    tokens = AppTokens(fake.app_id, app_key[0], fake.base_url, sleep=waits.append)
+    fake.inject("GET", r"/installation$", 403, headers={"Retry-After": "600"}, message="slow")
+    with pytest.raises(TransientGitHubError) as later:
+        tokens.token(BENCH, BENCH_SCOPE)
+    assert later.value.retry_after == 600 and waits == []
+    fake.inject("POST", r"/access_tokens$", 403, message="Resource not accessible by integration")
+    with pytest.raises(GitHubRequestError, match="create installation token: HTTP 403"):
+        tokens.token(BENCH, BENCH_SCOPE)
+    assert waits == []
+
+
 # --- sticky comments -------------------------------------------------------------------------
 
 

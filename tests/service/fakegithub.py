@@ -8,7 +8,9 @@ request creates ``refs/pull/<n>/head`` in the base repository like GitHub does.
 
 Installation tokens are held to :mod:`tests.service.github_permissions`, GitHub's documented
 permission table: a request its token's permissions do not cover is a 403 (recorded in
-``denied``), an endpoint the table does not list a 501 (recorded in ``unclassified``); the
+``denied``), an endpoint the table does not list a 501 (recorded in ``unclassified``); git
+fetches and pushes of a :class:`Mirror` are held to ``contents`` the same way
+(:meth:`FakeGitHub.enforce_git_permissions`); the
 fixtures fail a test that left either behind unless it said it expected denials. Minting a
 token asks for permissions within the installation's grant (``app.yml`` by default), as on
 GitHub, or is refused with 422.
@@ -34,11 +36,13 @@ from pathlib import Path
 from typing import Any
 
 import jwt
+import pytest
 import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from ruamel.yaml import YAML
 
+from bot.github.gitops import GitOperationError, Mirror
 from tests.service import github_permissions as table
 from tests.shared import github_data_dir
 
@@ -740,6 +744,33 @@ class FakeGitHub:
                 headers={"X-Accepted-GitHub-Permissions": entry.required()},
             )
         return None
+
+    def enforce_git_permissions(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Hold every git fetch / ls-remote / push of a :class:`Mirror` given an installation
+        token to ``contents`` read / write, failing as git fails on GitHub (HTTP 403)."""
+        fake = self
+        original = Mirror._git
+
+        def checked(mirror: Mirror, *args: str, env: Mapping[str, str] | None = None) -> str:
+            needed = table.GIT_TRANSPORT.get(args[0]) if args else None
+            info = fake.tokens.get(mirror._token or "")
+            refused = (
+                needed is not None
+                and info is not None
+                and info.repos is not None  # an installation token (personal ones: no check)
+                and not (mirror.full_name in info.repos and table.grants(info.permissions, needed))
+            )
+            if refused:
+                assert needed is not None
+                required = ",".join(f"{k}={v}" for k, v in needed.items())
+                with fake.lock:
+                    fake.denied.append(("GIT", f"{args[0]} {mirror.full_name}", required))
+                raise GitOperationError(
+                    f"fatal: unable to access '{mirror.url}': The requested URL returned error: 403"
+                )
+            return original(mirror, *args, env=env)
+
+        monkeypatch.setattr(Mirror, "_git", checked)
 
     def check_contract(self) -> None:
         """Fail the test if a call was unclassified or (unexpectedly) denied a permission."""

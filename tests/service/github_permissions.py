@@ -104,6 +104,16 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("GET", R + "/actions/jobs/{job_id}/logs", _rw("read", "actions")),
 )
 
+# Git over https with an installation token ("Authenticating as a GitHub App installation":
+# cloning and fetching need Contents read, pushing Contents write). The fake's clone URLs are
+# local paths, so no token travels: FakeGitHub.enforce_git_permissions holds the token a
+# Mirror was given to this instead.
+GIT_TRANSPORT: Mapping[str, Permissions] = {
+    "fetch": {"contents": "read"},
+    "ls-remote": {"contents": "read"},
+    "push": {"contents": "write"},
+}
+
 # Not GitHub's API: the fake's pre-signed log storage (no credentials may be sent there).
 UNAUTHENTICATED_PREFIXES = ("/_storage/",)
 

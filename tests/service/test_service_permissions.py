@@ -3,15 +3,18 @@ scopes against it and against ``app.yml``, and reactions as a best effort."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
 import pytest
 
 from bot.github.auth import AppTokens
-from bot.github.errors import GitHubRequestError
+from bot.github.errors import GitHubRequestError, PushRefused
 from bot.github.gateway import BENCH_SCOPE, REACTION_SCOPE, RECIPES_SCOPE, GitHubRepo
+from bot.github.gitops import Identity, Mirror
 from bot.service.dashboard_issue import DASHBOARD_SCOPE, RECIPES_READ_SCOPE
 from tests.service import github_permissions as table
-from tests.service.conftest import BENCH, BOT, MAINTAINER, Harness, push
+from tests.service.conftest import BENCH, BOT, MAINTAINER, RECIPES, Harness, push
 from tests.service.fakegithub import FakeGitHub, manifest_permissions
 
 SCOPES = {
@@ -113,3 +116,22 @@ def test_a_refused_reaction_never_drops_the_command(
     (run,) = fake.check_runs_on(BENCH)
     assert run["status"] == "completed"
     assert any("dry run" in c["body"] for c in fake.comments_on(BENCH, number) if c["user"] == BOT)
+
+
+def test_a_push_needs_contents_write(
+    fake: FakeGitHub, app_key: tuple[str, str], tmp_path: Path
+) -> None:
+    tokens = AppTokens(fake.app_id, app_key[0], fake.base_url)
+    remote = str(fake.repos[RECIPES].path)
+    reader = Mirror(tmp_path / "m", RECIPES, remote, tokens.token(RECIPES, RECIPES_READ_SCOPE))
+    reader.fetch("+refs/heads/main:refs/rs/heads/main")  # contents: read is enough to fetch
+    base = reader.rev("refs/rs/heads/main")
+    assert base is not None
+    ours = reader.commit_files(base, {"README.md": b"x\n"}, "Align", Identity(BOT, "b@x"))
+    fake.denials_expected = True
+    with pytest.raises(PushRefused, match=r"HTTP 403.*`contents: write`"):
+        reader.push(ours, "recipe-sync/x", expected=None)
+    assert fake.denied == [("GIT", f"push {RECIPES}", "contents=write")]
+    writer = Mirror(tmp_path / "m", RECIPES, remote, tokens.token(RECIPES, RECIPES_SCOPE))
+    assert writer.push(ours, "recipe-sync/x", expected=None)
+    assert fake.repos[RECIPES].ref_sha("refs/heads/recipe-sync/x") == ours

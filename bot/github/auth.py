@@ -5,6 +5,13 @@ caller asks for (least privilege per call, docs/spec/bot-conventions.md §4.8), 
 mints a
 new one five minutes before expiry (tokens live one hour). The private key is read once from
 ``RECIPE_SYNC_PRIVATE_KEY_PATH`` and never logged.
+
+The cache heals: a 404 when minting (the App was uninstalled and installed again: a new
+installation id) drops the cached id and looks it up once more, and ``installation`` /
+``installation_repositories`` deliveries call :meth:`AppTokens.forget`. A rate-limited
+answer (403/429 with ``Retry-After``, a secondary-limit message or an exhausted primary
+limit) is waited out as :mod:`bot.github.ratelimit` says, inline when short, otherwise the
+job is retried after the wait; any other 403 stays permanent.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from bot.github.errors import (
     GitHubRequestError,
     TransientGitHubError,
 )
+from bot.github.ratelimit import MAX_ATTEMPTS, rate_limit_wait
 
 REFRESH_MARGIN = 300.0  # seconds before expiry at which a cached token is replaced
 API_VERSION = "2022-11-28"
@@ -35,6 +43,8 @@ class TokenProvider(Protocol):
     mode: str  # "app" | "token"
 
     def token(self, repo: str, permissions: Mapping[str, str]) -> str: ...
+
+    def forget(self, installation_id: int | None = None) -> None: ...
 
 
 @dataclass
@@ -46,6 +56,9 @@ class PersonalToken:
 
     def token(self, repo: str, permissions: Mapping[str, str]) -> str:
         return self.value
+
+    def forget(self, installation_id: int | None = None) -> None:
+        pass  # nothing cached
 
 
 def app_jwt(app_id: str, private_key: str, now: float) -> str:
@@ -88,13 +101,17 @@ class AppTokens:
         *,
         http: httpx.Client | None = None,
         clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep,
         on_call: Callable[[str, str], None] | None = None,
+        max_inline_wait: float = 120.0,
     ) -> None:
         self.app_id = app_id
         self._key = private_key
         self.api_url = api_url.rstrip("/")
         self._http = http or httpx.Client(timeout=30)
         self._clock = clock
+        self._sleep = sleep
+        self.max_inline_wait = max_inline_wait
         self._on_call = on_call or (lambda operation, outcome: None)
         self._lock = threading.Lock()
         self._installations: dict[str, int] = {}
@@ -109,6 +126,7 @@ class AppTokens:
         key_path: Path,
         api_url: str,
         on_call: Callable[[str, str], None] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> AppTokens:
         try:
             key = key_path.read_text(encoding="utf-8")
@@ -118,7 +136,7 @@ class AppTokens:
                 f"RECIPE_SYNC_PRIVATE_KEY_PATH {key_path}: cannot read the key: {reason}"
             ) from None
         check_private_key(key, f"RECIPE_SYNC_PRIVATE_KEY_PATH {key_path}")
-        return cls(app_id, key, api_url, on_call=on_call)
+        return cls(app_id, key, api_url, on_call=on_call, sleep=sleep)
 
     def _bearer(self) -> str:
         """The App JWT, re-signed when less than a minute of its 9 is left."""
@@ -135,6 +153,30 @@ class AppTokens:
         }
 
     def _request(self, method: str, path: str, **kwargs: object) -> httpx.Response:
+        """One App-authenticated request; rate limits waited out, 5xx/429 transient."""
+        attempt = 1
+        while True:
+            response = self._send(method, path, **kwargs)
+            status = response.status_code
+            if status in (403, 429):
+                headers = {k.lower(): v for k, v in response.headers.items()}
+                wait = rate_limit_wait(status, headers, _message(response), attempt, self._clock())
+                if wait is not None:
+                    if attempt >= MAX_ATTEMPTS or wait.seconds > self.max_inline_wait:
+                        raise TransientGitHubError(
+                            f"{method} {path}: {wait.reason}, retry in {wait.seconds:.0f} s",
+                            retry_after=wait.seconds,
+                        )
+                    self._sleep(wait.seconds)
+                    attempt += 1
+                    continue
+            if status >= 500 or status == 429:
+                raise TransientGitHubError(
+                    f"{method} {path}: HTTP {status}", retry_after=_retry_after(response)
+                )
+            return response
+
+    def _send(self, method: str, path: str, **kwargs: object) -> httpx.Response:
         try:
             response = self._http.request(
                 method,
@@ -147,11 +189,6 @@ class AppTokens:
             raise TransientGitHubError(f"GitHub unreachable for {method} {path}: {err}") from err
         ok = response.status_code < 300
         self._on_call("app auth", "ok" if ok else str(response.status_code))
-        if response.status_code >= 500 or response.status_code == 429:
-            raise TransientGitHubError(
-                f"{method} {path}: HTTP {response.status_code}",
-                retry_after=_retry_after(response),
-            )
         return response
 
     def installation_id(self, repo: str) -> int:
@@ -167,28 +204,60 @@ class AppTokens:
         self._installations[repo] = installation
         return installation
 
+    def forget(self, installation_id: int | None = None) -> None:
+        """Drop the cached installation ids and tokens of ``installation_id`` (None: all),
+        after GitHub said it changed (installed again, repositories added or removed)."""
+        with self._lock:
+            self._forget(installation_id)
+
+    def _forget(self, installation_id: int | None) -> None:
+        self._installations = {
+            repo: found
+            for repo, found in self._installations.items()
+            if installation_id is not None and found != installation_id
+        }
+        self._tokens = {
+            key: cached
+            for key, cached in self._tokens.items()
+            if installation_id is not None and key[0] != installation_id
+        }
+
     def token(self, repo: str, permissions: Mapping[str, str]) -> str:
         scope = tuple(sorted(permissions.items()))
         with self._lock:
-            installation = self.installation_id(repo)
-            key = (installation, repo, scope)
-            cached = self._tokens.get(key)
-            if cached and cached.expires_at - REFRESH_MARGIN > self._clock():
-                return cached.value
-            response = self._request(
-                "POST",
-                f"/app/installations/{installation}/access_tokens",
-                json={"repositories": [repo.split("/", 1)[1]], "permissions": dict(scope)},
-            )
-            if response.status_code != 201:
-                raise GitHubRequestError(
-                    "create installation token", response.status_code, response.text[:200]
+            for looked_up in (False, True):
+                installation = self.installation_id(repo)
+                key = (installation, repo, scope)
+                cached = self._tokens.get(key)
+                if cached and cached.expires_at - REFRESH_MARGIN > self._clock():
+                    return cached.value
+                response = self._request(
+                    "POST",
+                    f"/app/installations/{installation}/access_tokens",
+                    json={"repositories": [repo.split("/", 1)[1]], "permissions": dict(scope)},
                 )
-            body = response.json()
-            expires = datetime.fromisoformat(str(body["expires_at"]).replace("Z", "+00:00"))
-            self._tokens[key] = _Cached(str(body["token"]), expires.timestamp())
-            self.minted += 1
-            return str(body["token"])
+                if response.status_code == 404 and not looked_up:
+                    # the cached installation is gone (uninstalled, installed again)
+                    self._forget(installation)
+                    continue
+                if response.status_code != 201:
+                    raise GitHubRequestError(
+                        "create installation token", response.status_code, response.text[:200]
+                    )
+                body = response.json()
+                expires = datetime.fromisoformat(str(body["expires_at"]).replace("Z", "+00:00"))
+                self._tokens[key] = _Cached(str(body["token"]), expires.timestamp())
+                self.minted += 1
+                return str(body["token"])
+        raise AssertionError("unreachable: the second attempt returns or raises")
+
+
+def _message(response: httpx.Response) -> str:
+    try:
+        data = response.json()
+    except ValueError:
+        return response.text[:200]
+    return str(data.get("message", "")) if isinstance(data, dict) else ""
 
 
 def _retry_after(response: httpx.Response) -> float | None:

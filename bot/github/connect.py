@@ -42,6 +42,7 @@ class GitHubConnector:
                         self.settings.private_key_path,
                         self.settings.github_api_url,
                         on_call=self.observer.api_call,
+                        sleep=self._sleep,
                     )
                 else:
                     self._tokens = PersonalToken(self.settings.github_token)
@@ -57,6 +58,15 @@ class GitHubConnector:
         except CredentialsMissing:
             return None
         return None
+
+    def forget_installation(self, installation_id: int | None) -> None:
+        """Drop cached installation ids and tokens (an ``installation`` or
+        ``installation_repositories`` delivery: the App was installed again, or its
+        repositories changed). Other processes heal on their next 404 when minting."""
+        with self._lock:
+            tokens = self._tokens
+        if tokens is not None:
+            tokens.forget(installation_id)
 
     def repo(self, full_name: str, scope: Mapping[str, str]) -> GitHubRepo:
         token = self.tokens().token(full_name, scope)

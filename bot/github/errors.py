@@ -32,6 +32,19 @@ class AppNotInstalled(RecipeSyncError):
     """The App has no installation on a repository it must act on."""
 
 
+class PushRefused(RecipeSyncError):
+    """The remote refused a push for a reason other than a lost lease (a server-side hook,
+    branch protection, a permission the App lacks): retrying cannot help until someone grants
+    or allows it. ``reason`` is the remote's one-line reason, ``grant`` what would fix it."""
+
+    def __init__(self, repo: str, branch: str, reason: str, grant: str) -> None:
+        super().__init__(f"the push of `{branch}` to {repo} was refused: {reason}. {grant}")
+        self.repo = repo
+        self.branch = branch
+        self.reason = reason
+        self.grant = grant
+
+
 class HeadMoved(Exception):
     """The benchmark PR head is no longer the approved SHA: abort before writing."""
 

@@ -33,22 +33,27 @@ from bot.github.ratelimit import MAX_ATTEMPTS, Backoff, rate_limit_wait, transie
 
 T = TypeVar("T")
 
-# Token scopes per repository role (docs/spec/bot-conventions.md §4.8). ``issues: write`` is only
-# ever
-# requested for the opt-in dashboard issue.
+# Token scopes per job and repository role (docs/spec/bot-conventions.md §4.8), each the
+# least that GitHub's "Permissions required for GitHub Apps" table asks for the calls made
+# with it (the test fake enforces that table: tests/service/github_permissions.py). Issue
+# comments and labels on pull requests are covered by ``pull_requests``.
 BENCH_SCOPE: Mapping[str, str] = {
     "metadata": "read",
-    "contents": "read",
-    "pull_requests": "write",
-    "checks": "write",
-    "actions": "read",
+    "contents": "read",  # fetch refs/pull/<n>/head and the base
+    "pull_requests": "write",  # read the PR, sticky comments, the fork re-approval label
+    "checks": "write",  # the alignment check run
+    "actions": "read",  # workflow runs, jobs and logs cited as evidence
 }
 RECIPES_SCOPE: Mapping[str, str] = {
     "metadata": "read",
-    "contents": "write",
-    "pull_requests": "write",
+    "contents": "write",  # push alignment branches, delete retired ones
+    "pull_requests": "write",  # open/update/close alignment PRs, their comments and labels
     "actions": "read",
 }
+# A 👍 on a command comment: GitHub lists reactions on issue comments under "Issues" only.
+# A token of its own, so a sync never holds ``issues: write``, and an installation that has
+# not approved ``issues`` yet only loses the reaction (best effort), never the command.
+REACTION_SCOPE: Mapping[str, str] = {"metadata": "read", "issues": "write"}
 
 
 class Observer(Protocol):

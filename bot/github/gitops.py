@@ -9,7 +9,9 @@ travels in the environment (``GIT_CONFIG_*`` → ``http.extraheader``), never in
 Alignment commits are built with plumbing on a temporary index (``read-tree`` of the base,
 ``update-index`` of the new blobs, ``write-tree``, ``commit-tree``) and pushed with
 ``--force-with-lease=<branch>:<the tip we inspected>``: if anyone pushed in between, the
-push is refused and treated as a human edit.
+push is refused and treated as a human edit. Only that ("stale info", "fetch first") is a lost
+lease; any other refusal (a pre-receive hook, branch protection, a workflow file without the
+``workflows`` permission, HTTP 403) raises :class:`PushRefused` with the remote's reason.
 """
 
 from __future__ import annotations
@@ -28,10 +30,48 @@ from pathlib import Path
 import git
 from gitdb.base import IStream
 
-from bot.github.errors import TransientGitHubError
+from bot.github.errors import PushRefused, TransientGitHubError
 from bot.sources import GitTreeSource
 
 NOREPLY = "noreply@github.com"  # GitHub web-flow: the "Update branch" button, web edits
+
+# `git push --porcelain`: "!<TAB><from>:<to><TAB>[rejected] (<reason>)" per refused ref
+_REFUSED_REF = re.compile(r"!\t[^\t\n]+\t\[(?:remote )?rejected\] \(([^\n]*)\)")
+_REMOTE_LINE = re.compile(r"remote: (?:error: )?([^\n]*?)\s*$", re.MULTILINE)
+_HTTP_403 = "The requested URL returned error: 403"
+LEASE_LOST = ("stale info", "fetch first")  # someone pushed since we looked
+
+
+def grant_for(reason: str) -> str:
+    """What would let the push through, for the check run and the sticky comment."""
+    lowered = reason.lower()
+    if "workflow" in lowered:
+        return (
+            "Grant the App the `workflows: write` permission (the branch would change files "
+            "under .github/workflows, e.g. taken over from the default branch)."
+        )
+    if "protected branch" in lowered or "gh006" in lowered or "rule" in lowered:
+        return "Allow the App to push to this branch in the branch protection rules or rulesets."
+    if "hook" in lowered:
+        return "Ask the repository admins to let their server-side hook accept the App's pushes."
+    if "403" in lowered:
+        return "Grant the App `contents: write` on this repository."
+    return "Check what the repository allows the App to push."
+
+
+def push_refusal(output: str) -> tuple[str, bool] | None:
+    """(the remote's one-line reason, whether it is a lost lease) of a failed push, or None
+    when the output shows no refusal (a network or server error: retried)."""
+    refused = _REFUSED_REF.search(output)
+    if refused is not None:
+        reason = refused.group(1).strip()
+        if any(marker in reason for marker in LEASE_LOST):
+            return reason, True
+        detail = next((line for line in _REMOTE_LINE.findall(output) if line.strip()), "")
+        return (f"{reason}: {detail}" if detail else reason), False
+    if _HTTP_403 in output:
+        return "HTTP 403 (the token may not push here)", False
+    return None
 
 
 class GitOperationError(Exception):
@@ -230,7 +270,8 @@ class Mirror:
 
     def push(self, commit: str, branch: str, expected: str | None) -> bool:
         """Push ``commit`` to ``branch`` only if the remote branch is still at ``expected``
-        (None: must not exist). False when the lease is refused (someone pushed)."""
+        (None: must not exist). False when the lease is refused (someone pushed); any other
+        refusal raises :class:`PushRefused`, a network or server error TransientGitHubError."""
         if not check_ref_format(branch):
             raise GitOperationError(f"refusing to push to an invalid branch name {branch!r}")
         lease = f"--force-with-lease=refs/heads/{branch}:{expected or ''}"
@@ -238,9 +279,13 @@ class Mirror:
             self._git("push", "--porcelain", lease, "--", self.url, f"{commit}:refs/heads/{branch}")
         except GitOperationError as err:
             text = str(err)
-            if "stale info" in text or "fetch first" in text or "rejected" in text:
+            refusal = push_refusal(text)
+            if refusal is None:
+                raise TransientGitHubError(f"git push {self.full_name} {branch}: {text}") from err
+            reason, lease_lost = refusal
+            if lease_lost:
                 return False
-            raise TransientGitHubError(f"git push {self.full_name} {branch}: {text}") from err
+            raise PushRefused(self.full_name, branch, reason, grant_for(reason)) from err
         return True
 
 

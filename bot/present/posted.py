@@ -305,8 +305,19 @@ def failure_comment(error: str) -> str:
     )
 
 
+def push_refused_comment(refusal: str) -> str:
+    """The sticky comment when the recipes repository refused the bot's push: the one-line
+    refusal (what, where, what to grant) and how to resume."""
+    return (
+        "recipe-sync could not publish its alignment: "
+        + neutralize(refusal)
+        + "\n\nOnce that is granted, comment the command again or re-run the check."
+    )
+
+
 # check run titles of the service's own outcomes
 CHECK_FAILED_INPUT = "recipe-sync could not analyse this PR"
 CHECK_SUPERSEDED = "Superseded"
 CHECK_FAILED = "recipe-sync could not finish"
+CHECK_PUSH_REFUSED = "recipe-sync may not push to the recipes repository"
 RECHECK_TEXT = {"label": "Re-check", "description": "Run recipe-sync again on this head"}

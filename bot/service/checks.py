@@ -20,6 +20,7 @@ from bot.github.gateway import GitHubRepo, utc_now_iso
 from bot.present.posted import (
     ANNOTATION_LIMIT,
     CHECK_FAILED,
+    CHECK_PUSH_REFUSED,
     CHECK_SUMMARY_LIMIT,
     CHECK_SUPERSEDED,
     CHECK_TITLE_LIMIT,
@@ -130,6 +131,10 @@ class CheckRunPublisher:
     def fail(self, reason: str) -> None:
         """Close the check run of a sync that failed for good, saying why."""
         self._close("failure", CHECK_FAILED, reason)
+
+    def refused(self, reason: str) -> None:
+        """Close the check run of a sync whose push the recipes repository refused."""
+        self._close("failure", CHECK_PUSH_REFUSED, reason)
 
     def _close(self, conclusion: str, title: str, summary: str) -> None:
         if not self.enabled or self.check_run_id is None:

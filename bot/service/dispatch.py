@@ -20,6 +20,8 @@ Approval is tied to a head SHA:
   (matched by the run's ``pull_requests``, or for fork runs by head SHA [+ branch]); a run on
   an alignment branch refreshes the benchmark PR it came from.
 * ``check_run`` rerequested / "Re-check" re-runs the PR the check run belongs to.
+* ``installation`` / ``installation_repositories`` (any action) drop the cached installation
+  ids and tokens of that installation, so the next job looks them up again.
 * ``issues`` edited on the bot's dashboard issue by someone with write permission: ticked
   "ignore" boxes are recorded in the store (unticked ones dropped), a ticked "re-run" box
   syncs again every benchmark PR that has an alignment PR for that recipe file, then the
@@ -33,7 +35,8 @@ from __future__ import annotations
 
 import logging
 
-from bot.github.gateway import BENCH_SCOPE, RECIPES_SCOPE, GitHubRepo
+from bot.github.errors import AppNotInstalled, GitHubRequestError
+from bot.github.gateway import BENCH_SCOPE, REACTION_SCOPE, RECIPES_SCOPE, GitHubRepo
 from bot.present.posted import (
     REAPPROVE_MARKER,
     REFUSAL_MARKER,
@@ -83,6 +86,9 @@ def _request(
 def dispatch(rt: Runtime, trigger: Trigger) -> str:
     """Act on one trigger; returns a one-line account for the delivery log."""
     recipes_repo = rt.settings.recipes_repo
+    if trigger.kind == "installation":
+        rt.connector.forget_installation(trigger.installation_id)
+        return f"installation {trigger.installation_id} {trigger.action}: its cached tokens dropped"
     if trigger.kind in ("drop", "keep"):
         return _hunk_command(rt, trigger)
     if trigger.repo == recipes_repo:
@@ -127,7 +133,7 @@ def dispatch(rt: Runtime, trigger: Trigger) -> str:
         refused = _refused(rt, gh, trigger, rt.policy.comment_command)
         if refused is not None:
             return refused
-        gh.react(trigger.comment_id, "+1")
+        _acknowledge(rt, trigger)
         current = gh.pull(pr)
         if current.state != "open":
             return "command on a closed PR ignored"
@@ -155,6 +161,21 @@ def dispatch(rt: Runtime, trigger: Trigger) -> str:
                 outcomes.append(_request(rt, trigger.repo, number, None))
         return "; ".join(outcomes) or "check run of an unapproved or unknown head"
     return f"{kind} in {trigger.repo}: nothing to do"
+
+
+def _acknowledge(rt: Runtime, trigger: Trigger) -> None:
+    """👍 on the command comment, best effort: a reaction GitHub refuses (e.g. an installation
+    that has not approved ``issues: write``) is logged and the command still runs."""
+    assert trigger.comment_id is not None
+    try:
+        rt.connector.repo(trigger.repo, REACTION_SCOPE).react(trigger.comment_id, "+1")
+    except (GitHubRequestError, AppNotInstalled) as err:
+        log.warning(
+            "no reaction on comment %s in %s (the command goes on): %s",
+            trigger.comment_id,
+            trigger.repo,
+            err,
+        )
 
 
 def _refused(
@@ -202,7 +223,7 @@ def _hunk_command(rt: Runtime, trigger: Trigger) -> str:
         changed = rt.store.keep_hunk(
             bench_repo, bench_pr, None if recipe == "*" else recipe, subject
         )
-    gh.react(trigger.comment_id, "+1")
+    _acknowledge(rt, trigger)
     what = f"{trigger.kind} {subject} for {recipe} of {bench_repo}#{bench_pr}"
     return f"{what}{'' if changed else ' (already so)'}: {_request(rt, bench_repo, bench_pr, None)}"
 

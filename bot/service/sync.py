@@ -29,7 +29,7 @@ from bot.contract import (
 )
 from bot.errors import RecipeSyncError
 from bot.github.actions import GitHubRunSource
-from bot.github.errors import HeadMoved, LeaseLost
+from bot.github.errors import HeadMoved, LeaseLost, PushRefused
 from bot.github.gateway import BENCH_SCOPE, RECIPES_SCOPE, GitHubRepo, PullInfo
 from bot.github.gitops import Identity, Mirror
 from bot.present.posted import (
@@ -38,6 +38,7 @@ from bot.present.posted import (
     VERIFY_MARKER,
     check_summary,
     failure_comment,
+    push_refused_comment,
     verify_comment,
 )
 from bot.rules.models import Policy
@@ -199,6 +200,13 @@ def execute(rt: Runtime, lease: SyncSnapshot, heartbeat: Heartbeat) -> SyncRepor
         raise
     except (CredentialsMissing, EngineUnavailable):
         raise  # retryable: the same logical run resumes and reuses the check run
+    except PushRefused as err:
+        # permanent until someone grants or allows it: say so where the author looks
+        StickyComments(bench, rt.store, rt.connector.bot_login()).upsert(
+            lease.pr_number, "verify", VERIFY_MARKER, push_refused_comment(str(err))
+        )
+        checks.refused(str(err))
+        raise
     except RecipeSyncError as err:
         checks.fail(str(err))
         raise

@@ -32,7 +32,12 @@ ALLOWED: dict[str, frozenset[str]] = {
     "issues": frozenset({"edited"}),
 }
 
+# Delivered to every App without subscribing (so not in app.yml): the installation's id or
+# repositories changed, so cached installation ids and tokens are dropped.
+INSTALLATION_EVENTS = frozenset({"installation", "installation_repositories"})
+
 TriggerKind = Literal[
+    "installation",  # the App was (un)installed or its repositories changed: forget caches
     "label_added",  # trigger label applied: approve the labelled head
     "label_removed",  # approval withdrawn
     "pr_updated",  # opened / reopened / synchronize / ready_for_review on a labelled PR
@@ -163,6 +168,16 @@ def classify(
     action = _opt(payload, "action", "")
     if not isinstance(action, str):
         return Ignored("payload action is not a string")
+    if event in INSTALLATION_EVENTS:
+        installation = _int(_get(payload, "installation.id"), "installation.id")
+        account = _opt(payload, "installation.account.login", "")
+        return Trigger(
+            kind="installation",
+            # no repository: the account serialises these deliveries
+            repo=_text(account, "installation.account.login", empty_ok=True) or "installation",
+            action=action,
+            installation_id=installation,
+        )
     if event not in ALLOWED or action not in ALLOWED[event]:
         return Ignored(f"event '{event}.{action}' is not handled")
     repo = _text(_get(payload, "repository.full_name"), "repository.full_name")

@@ -40,7 +40,7 @@ from bot.service.bodies import (
 from bot.service.dashboard import dashboard_page
 from bot.service.queue import ping as ping_queue
 from bot.service.runtime import Runtime
-from bot.service.triggers import ALLOWED, Ignored, PayloadError, classify
+from bot.service.triggers import ALLOWED, INSTALLATION_EVENTS, Ignored, PayloadError, classify
 
 log = logging.getLogger("recipe_sync.web")
 
@@ -65,7 +65,7 @@ def _clean(event: str) -> str:
     return event if event in KNOWN_EVENTS else "other"
 
 
-KNOWN_EVENTS = frozenset({*ALLOWED, "ping"})
+KNOWN_EVENTS = frozenset({*ALLOWED, *INSTALLATION_EVENTS, "ping"})
 
 
 WEBHOOK_PATH = "/webhooks/github"

@@ -1,8 +1,9 @@
 """The service tests' fake GitHub plus the issue endpoints the dashboard uses.
 
 Issues share the number space with pull requests and are listed with them (a pull request
-carries ``pull_request``), as on GitHub. Writes need a token with ``issues: write`` (App
-tokens are minted per permission set); bodies over 65,536 characters are refused.
+carries ``pull_request``), as on GitHub. Tokens are held to the permission table of
+``tests/service/github_permissions.py`` like every other request of the fake; bodies over
+65,536 characters are refused.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
-from tests.service.fakegithub import FakeGitHub, TokenInfo
+from tests.service.fakegithub import FakeGitHub
 
 MAX_BODY = 65_536
 
@@ -64,21 +65,12 @@ class IssuesFakeGitHub(FakeGitHub):
             "author_association": "NONE",
         }
 
-    def _writable(self, info: TokenInfo) -> bool:
-        # personal tokens (repos None) may write; App tokens only with issues: write
-        return info.repos is None or info.permissions.get("issues") == "write"
-
     def _build_app(self) -> FastAPI:
         app = super()._build_app()
         fake = self
 
         def not_found() -> JSONResponse:
             return JSONResponse({"message": "Not Found"}, status_code=404)
-
-        def forbidden() -> JSONResponse:
-            return JSONResponse(
-                {"message": "Resource not accessible by integration"}, status_code=403
-            )
 
         def too_long() -> JSONResponse:
             return JSONResponse(
@@ -118,8 +110,6 @@ class IssuesFakeGitHub(FakeGitHub):
             info = fake._auth(request, full)
             if isinstance(info, JSONResponse):
                 return info
-            if not fake._writable(info):
-                return forbidden()
             data = await request.json()
             if len(data.get("body") or "") > MAX_BODY:
                 return too_long()
@@ -136,8 +126,6 @@ class IssuesFakeGitHub(FakeGitHub):
             if issue is None:
                 return not_found()
             if request.method == "PATCH":
-                if not fake._writable(info):
-                    return forbidden()
                 data = await request.json()
                 if len(data.get("body") or "") > MAX_BODY:
                     return too_long()

@@ -43,8 +43,10 @@ def fake(
     seed: SeedFixtures,
     tmp_path: Path,
     app_key: tuple[str, str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[IssuesFakeGitHub]:
     github = IssuesFakeGitHub(tmp_path / "remotes", public_key=app_key[1])
+    github.enforce_git_permissions(monkeypatch)
     with ServerThread(github.app) as server:
         github.base_url = server.url
         github.create_repo(BENCH, files_at(seed.bench_repo, seed.bench_pr_head))
@@ -52,6 +54,7 @@ def fake(
         github.set_permission(BENCH, MAINTAINER, "write", "maintain")
         github.add_token("ghp_personal", "someone")
         yield github
+    github.check_contract()
 
 
 def make_harness(

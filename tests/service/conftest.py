@@ -75,8 +75,11 @@ def app_key() -> tuple[str, str]:
 
 
 @pytest.fixture
-def fake(tmp_path: Path, app_key: tuple[str, str]) -> Iterator[FakeGitHub]:
+def fake(
+    tmp_path: Path, app_key: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[FakeGitHub]:
     github = FakeGitHub(tmp_path / "remotes", public_key=app_key[1])
+    github.enforce_git_permissions(monkeypatch)
     with ServerThread(github.app) as server:
         github.base_url = server.url
         github.create_repo(BENCH, {SCRIPT: script(128), "README.md": "bench\n"})
@@ -84,6 +87,7 @@ def fake(tmp_path: Path, app_key: tuple[str, str]) -> Iterator[FakeGitHub]:
         github.set_permission(BENCH, MAINTAINER, "write", "maintain")
         github.add_token("ghp_personal", "someone")
         yield github
+    github.check_contract()
 
 
 def push(fake: FakeGitHub, value: int, *, branch: str = "bump", repo: str = BENCH) -> str:

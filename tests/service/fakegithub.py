@@ -6,6 +6,15 @@ rewritten to the fake's base URL), so PyGithub parses them exactly as it parses 
 Repositories are local bare git repositories (``clone_url`` is their path); opening a pull
 request creates ``refs/pull/<n>/head`` in the base repository like GitHub does.
 
+Installation tokens are held to :mod:`tests.service.github_permissions`, GitHub's documented
+permission table: a request its token's permissions do not cover is a 403 (recorded in
+``denied``), an endpoint the table does not list a 501 (recorded in ``unclassified``); git
+fetches and pushes of a :class:`Mirror` are held to ``contents`` the same way
+(:meth:`FakeGitHub.enforce_git_permissions`); the
+fixtures fail a test that left either behind unless it said it expected denials. Minting a
+token asks for permissions within the installation's grant (``app.yml`` by default), as on
+GitHub, or is refused with 422.
+
 Test controls: :meth:`FakeGitHub.inject` makes matching requests fail (e.g. 403/429 with
 rate-limit headers), :meth:`FakeGitHub.hold` applies a request's side effect and then
 blocks its response until released (a worker killed while waiting never learns it
@@ -27,14 +36,27 @@ from pathlib import Path
 from typing import Any
 
 import jwt
+import pytest
 import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from ruamel.yaml import YAML
 
+from bot.github.gitops import GitOperationError, Mirror
+from tests.service import github_permissions as table
 from tests.shared import github_data_dir
 
 DATA = github_data_dir()
 TEMPLATE_API = "https://api.github.com"
+
+
+APP_MANIFEST = Path(__file__).resolve().parents[2] / "app.yml"
+
+
+def manifest_permissions() -> dict[str, str]:
+    """``default_permissions`` of ``app.yml``: what an installation grants by default."""
+    manifest = YAML(typ="safe").load(APP_MANIFEST.read_text())
+    return {str(k): str(v) for k, v in manifest["default_permissions"].items()}
 
 
 def template(name: str) -> Any:
@@ -146,6 +168,11 @@ class FakeGitHub:
         self.hooks: list[tuple[str, re.Pattern[str], Callable[[], None]]] = []
         self.label_colors_refused = False
         self.token_ttl = 3600.0  # seconds an installation token lives
+        # what the installation granted (an admin may not have approved a new permission yet)
+        self.installation_permissions: dict[str, str] = manifest_permissions()
+        self.denied: list[tuple[str, str, str]] = []  # (method, path, permissions needed)
+        self.unclassified: list[tuple[str, str]] = []
+        self.denials_expected = False  # set by tests that provoke a 403 on purpose
         self._ids = 1000
         self._template_cache: dict[tuple[Any, ...], str] = {}
         self.app = self._build_app()
@@ -684,6 +711,75 @@ class FakeGitHub:
             )
         return info
 
+    def _permission_check(self, request: Request) -> JSONResponse | None:
+        """GitHub's answer when the request's token may not call this endpoint, else None."""
+        method, path = request.method, request.url.path
+        if path.startswith(table.UNAUTHENTICATED_PREFIXES):
+            return None
+        entry = table.endpoint(method, path)
+        if entry is None:
+            with self.lock:
+                self.unclassified.append((method, path))
+            return JSONResponse(
+                {
+                    "message": f"fake GitHub: {method} {path} is not classified in "
+                    "tests/service/github_permissions.py; add the permission GitHub's docs "
+                    "require for it"
+                },
+                status_code=501,
+            )
+        header = request.headers.get("authorization", "")
+        info = self.tokens.get(header.split(" ", 1)[1] if " " in header else "")
+        if info is None or info.repos is None or entry.auth in ("app-jwt", "none"):
+            return None  # personal tokens carry their user's rights; JWTs are checked by route
+        if entry.auth == "user-only" or not table.allowed(info.permissions, entry):
+            with self.lock:
+                self.denied.append((method, path, entry.required()))
+            return JSONResponse(
+                {
+                    "message": "Resource not accessible by integration",
+                    "documentation_url": "https://docs.github.com/rest",
+                },
+                status_code=403,
+                headers={"X-Accepted-GitHub-Permissions": entry.required()},
+            )
+        return None
+
+    def enforce_git_permissions(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Hold every git fetch / ls-remote / push of a :class:`Mirror` given an installation
+        token to ``contents`` read / write, failing as git fails on GitHub (HTTP 403)."""
+        fake = self
+        original = Mirror._git
+
+        def checked(mirror: Mirror, *args: str, env: Mapping[str, str] | None = None) -> str:
+            needed = table.GIT_TRANSPORT.get(args[0]) if args else None
+            info = fake.tokens.get(mirror._token or "")
+            refused = (
+                needed is not None
+                and info is not None
+                and info.repos is not None  # an installation token (personal ones: no check)
+                and not (mirror.full_name in info.repos and table.grants(info.permissions, needed))
+            )
+            if refused:
+                assert needed is not None
+                required = ",".join(f"{k}={v}" for k, v in needed.items())
+                with fake.lock:
+                    fake.denied.append(("GIT", f"{args[0]} {mirror.full_name}", required))
+                raise GitOperationError(
+                    f"fatal: unable to access '{mirror.url}': The requested URL returned error: 403"
+                )
+            return original(mirror, *args, env=env)
+
+        monkeypatch.setattr(Mirror, "_git", checked)
+
+    def check_contract(self) -> None:
+        """Fail the test if a call was unclassified or (unexpectedly) denied a permission."""
+        assert not self.unclassified, (
+            f"endpoints missing from the permission table: {self.unclassified}"
+        )
+        if not self.denials_expected:
+            assert not self.denied, f"requests the token's permissions did not cover: {self.denied}"
+
     def _build_app(self) -> FastAPI:
         app = FastAPI()
         fake = self
@@ -704,6 +800,11 @@ class FakeGitHub:
                         return JSONResponse(
                             fault.body, status_code=fault.status, headers=fault.headers
                         )
+            refused = fake._permission_check(request)
+            if refused is not None:
+                with fake.lock:
+                    fake.requests.append((method, path, refused.status_code))
+                return refused
             response: Response = await call_next(request)
             with fake.lock:
                 fake.requests.append((method, path, response.status_code))
@@ -774,22 +875,32 @@ class FakeGitHub:
                     {"message": "A JSON web token could not be decoded"}, status_code=401
                 )
             data = await request.json()
+            requested = dict(data.get("permissions") or fake.installation_permissions)
+            if not table.grants(fake.installation_permissions, requested):
+                return JSONResponse(
+                    {
+                        "message": "The permissions requested are not granted to this "
+                        "installation.",
+                        "documentation_url": "https://docs.github.com/rest",
+                    },
+                    status_code=422,
+                )
             owners = {r.owner for r in fake.repos.values() if r.installation_id == installation_id}
+            if not owners:  # uninstalled (an App installed again gets a new id)
+                return not_found()
             names = data.get("repositories") or []
             repos = frozenset(
                 f"{owner}/{n}" for owner in owners for n in names if f"{owner}/{n}" in fake.repos
             )
             token = f"ghs_fake{fake.next_id()}"
-            fake.tokens[token] = TokenInfo(
-                f"{fake.app_slug}[bot]", repos, dict(data.get("permissions") or {})
-            )
+            fake.tokens[token] = TokenInfo(f"{fake.app_slug}[bot]", repos, requested)
             body = copy.deepcopy(_TEMPLATES["apps.create-installation-access-token"])
             body.update(
                 token=token,
                 expires_at=time.strftime(
                     "%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + fake.token_ttl)
                 ),
-                permissions=data.get("permissions") or {},
+                permissions=requested,
                 repositories=[fake.repo_json(r) for r in sorted(repos)],
             )
             return JSONResponse(fake._urls(body), status_code=201)

@@ -28,7 +28,7 @@ from tests.service.conftest import (
     push,
 )
 from tests.service.engine_double import DeterministicTestEngine
-from tests.service.fakegithub import FakeGitHub, git
+from tests.service.fakegithub import FakeGitHub, git, template
 from tests.shared import corpus_dir
 
 BRANCH = "recipe-sync/bench-1/deepseek-ai-deepseek-r1"
@@ -632,3 +632,60 @@ def test_real_recipe_from_the_corpus_gets_a_one_line_patch(
     assert numstat == f"1\t1\t{RECIPE}"  # nothing else moved: comments, quoting, order kept
     annotation = only(only(fake.check_runs_on(BENCH))["annotations"])
     assert (annotation["path"], annotation["start_line"]) == (SCRIPT, 4)
+
+
+def test_a_push_the_recipes_repo_declines_is_reported_with_what_to_grant(
+    harness: Harness, fake: FakeGitHub
+) -> None:
+    """A pre-receive hook declining the push is not a lost lease (which would mark the PR as
+    edited by a human): the check run and the sticky comment say why, in one line, and what
+    to grant; the sync fails for good instead of retrying."""
+    hook = fake.repos[RECIPES].path / "hooks" / "pre-receive"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\necho 'error: GH006: Protected branch update failed.' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    number, head = open_labelled_pr(harness, fake)
+
+    reason = (
+        f"the push of `{BRANCH}` to {RECIPES} was refused: pre-receive hook declined: "
+        "GH006: Protected branch update failed."
+    )
+    run = only(fake.check_runs_on(BENCH, head))
+    assert run["conclusion"] == "failure"
+    assert run["output"]["title"] == "recipe-sync may not push to the recipes repository"
+    summary = run["output"]["summary"]
+    assert summary.startswith(reason) and "branch protection" in summary
+    assert "\n" not in summary
+    comment = only(verify_comments(fake, number))["body"]
+    assert reason in comment and "branch protection" in comment
+    assert alignment_prs(fake) == [] and fake.calls("POST", r"/pulls$") == 0
+    sync = harness.rt.store.find_sync(BENCH, number)
+    assert sync is not None and sync.state == "failed"
+    assert harness.pending() == 0
+
+
+def test_installation_deliveries_drop_cached_tokens(harness: Harness, fake: FakeGitHub) -> None:
+    """The App uninstalled and installed again: the old tokens are revoked and the id is new.
+    The ``installation`` delivery makes the next job look both up again."""
+    number, _ = open_labelled_pr(harness, fake)
+    old = fake.repos[BENCH].installation_id
+    for token, info in list(fake.tokens.items()):
+        if info.repos == frozenset({BENCH}):
+            del fake.tokens[token]  # revoked with the installation
+    fake.repos[BENCH].installation_id = 77
+    body = template("installation.created.json")
+    body["action"] = "deleted"
+    body["installation"]["id"] = old
+    assert harness.deliver("installation", body).status_code == 202
+    harness.drain()
+
+    push(fake, 512)
+    fake.refresh_pull_head(BENCH, number)
+    harness.deliver(
+        "pull_request", fake.pull_request_payload(BENCH, number, "synchronize", sender=MAINTAINER)
+    )
+    harness.drain()
+    runs = fake.check_runs_on(BENCH)
+    assert len(runs) == 2 and runs[-1]["status"] == "completed"
+    assert runs[-1]["conclusion"] == runs[0]["conclusion"] == "action_required"
+    assert fake.calls("GET", f"/repos/{BENCH}/installation$") == 2

@@ -11,9 +11,14 @@ import pytest
 
 from bot.github.actions import GitHubRunSource
 from bot.github.auth import AppTokens
-from bot.github.errors import AppNotInstalled, GitHubRequestError, TransientGitHubError
+from bot.github.errors import (
+    AppNotInstalled,
+    GitHubRequestError,
+    PushRefused,
+    TransientGitHubError,
+)
 from bot.github.gateway import BENCH_SCOPE, GitHubRepo, make_pygithub
-from bot.github.gitops import NOREPLY, CommitInfo, Identity, Mirror
+from bot.github.gitops import NOREPLY, CommitInfo, Identity, Mirror, grant_for, push_refusal
 from bot.present.posted import VERIFY_MARKER
 from bot.service.comments import StickyComments
 from bot.service.metrics import Metrics
@@ -191,6 +196,70 @@ def test_a_jwt_signed_by_another_key_is_rejected(fake: FakeGitHub) -> None:
         AppTokens(fake.app_id, other, fake.base_url).token(BENCH, BENCH_SCOPE)
 
 
+def test_a_404_when_minting_looks_the_installation_up_again(
+    fake: FakeGitHub, app_key: tuple[str, str]
+) -> None:
+    tokens = AppTokens(fake.app_id, app_key[0], fake.base_url)
+    tokens.token(BENCH, BENCH_SCOPE)
+    fake.repos[BENCH].installation_id = 77  # uninstalled and installed again: a new id
+    token = tokens.token(BENCH, {"metadata": "read", "pull_requests": "write"})
+    assert fake.tokens[token].repos == frozenset({BENCH})
+    assert fake.calls("GET", f"/repos/{BENCH}/installation$") == 2
+    assert ("POST", "/app/installations/1/access_tokens", 404) in fake.requests
+    fake.repos.pop(BENCH)  # a 404 again after a fresh look-up: not installed
+    tokens.forget(77)
+    with pytest.raises(AppNotInstalled, match=f"not installed on {BENCH}"):
+        tokens.token(BENCH, BENCH_SCOPE)
+
+
+def test_forget_drops_one_installations_ids_and_tokens(
+    fake: FakeGitHub, app_key: tuple[str, str]
+) -> None:
+    tokens = AppTokens(fake.app_id, app_key[0], fake.base_url)
+    bench, recipes = tokens.token(BENCH, BENCH_SCOPE), tokens.token(RECIPES, BENCH_SCOPE)
+    tokens.forget(fake.repos[BENCH].installation_id)
+    assert tokens.token(RECIPES, BENCH_SCOPE) == recipes  # another installation: kept
+    assert tokens.token(BENCH, BENCH_SCOPE) != bench and tokens.minted == 3
+    assert fake.calls("GET", f"/repos/{BENCH}/installation$") == 2
+
+
+@pytest.mark.parametrize(
+    ("headers", "message", "wait"),
+    [
+        ({"Retry-After": "3"}, "You have exceeded a secondary rate limit.", 3.0),
+        ({}, "You have exceeded a secondary rate limit. Please wait a few minutes.", 60.0),
+        ({"x-ratelimit-remaining": "0", "x-ratelimit-reset": "0"}, "rate limit exceeded", 1.0),
+    ],
+)
+def test_a_rate_limited_token_request_is_waited_out(
+    fake: FakeGitHub, app_key: tuple[str, str], headers: dict[str, str], message: str, wait: float
+) -> None:
+    """403 is not always permanent: GitHub's secondary and primary limits say when to retry."""
+    waits: list[float] = []
+    tokens = AppTokens(
+        fake.app_id, app_key[0], fake.base_url, sleep=waits.append, max_inline_wait=60
+    )
+    fake.inject("POST", r"/access_tokens$", 403, headers=headers, message=message)
+    assert tokens.token(BENCH, BENCH_SCOPE) and tokens.minted == 1
+    assert waits == [wait]
+    assert fake.calls("POST", r"/access_tokens$") == 1  # the retry, after the refused one
+
+
+def test_a_long_rate_limit_reschedules_and_a_plain_403_is_permanent(
+    fake: FakeGitHub, app_key: tuple[str, str]
+) -> None:
+    waits: list[float] = []
+    tokens = AppTokens(fake.app_id, app_key[0], fake.base_url, sleep=waits.append)
+    fake.inject("GET", r"/installation$", 403, headers={"Retry-After": "600"}, message="slow")
+    with pytest.raises(TransientGitHubError) as later:
+        tokens.token(BENCH, BENCH_SCOPE)
+    assert later.value.retry_after == 600 and waits == []
+    fake.inject("POST", r"/access_tokens$", 403, message="Resource not accessible by integration")
+    with pytest.raises(GitHubRequestError, match="create installation token: HTTP 403"):
+        tokens.token(BENCH, BENCH_SCOPE)
+    assert waits == []
+
+
 # --- sticky comments -------------------------------------------------------------------------
 
 
@@ -320,3 +389,70 @@ def test_lease_and_human_commit_detection(fake: FakeGitHub, tmp_path: Path) -> N
     update_branch = CommitInfo("s", "Jane", "jane@x", NOREPLY, 2, "Merge branch 'main'")
     assert not update_branch.by_human(bot)  # GitHub's "Update branch" merge
     assert git(fake.repos[RECIPES].path, "log", "-1", "--format=%s", ours) == "Align"
+
+
+def decline_pushes(repo: Path, *lines: str) -> None:
+    """A pre-receive hook in the (bare, local) remote that prints ``lines`` and declines."""
+    hook = repo / "hooks" / "pre-receive"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\n" + "".join(f"echo '{line}' >&2\n" for line in lines) + "exit 1\n")
+    hook.chmod(hook.stat().st_mode | stat.S_IEXEC)
+
+
+def test_a_declined_push_is_a_refusal_not_a_lost_lease(fake: FakeGitHub, tmp_path: Path) -> None:
+    remote = fake.repos[RECIPES].path
+    mirror = Mirror(tmp_path / "m", RECIPES, str(remote))
+    mirror.fetch("+refs/heads/main:refs/rs/heads/main")
+    base = mirror.rev("refs/rs/heads/main")
+    assert base is not None
+    ours = mirror.commit_files(base, {RECIPE: b"new: 1\n"}, "Align", Identity(BOT, "b@x"))
+    decline_pushes(remote, "error: GH006: Protected branch update failed for refs/heads/x.")
+    with pytest.raises(PushRefused) as refused:
+        mirror.push(ours, "recipe-sync/x", expected=None)
+    assert refused.value.reason == (
+        "pre-receive hook declined: GH006: Protected branch update failed for refs/heads/x."
+    )
+    assert "branch protection" in refused.value.grant
+    assert "\n" not in str(refused.value) and "recipe-sync/x" in str(refused.value)
+    assert fake.repos[RECIPES].ref_sha("refs/heads/recipe-sync/x") is None
+    # with the hook gone, a lease that no longer holds is still just a lost lease
+    (remote / "hooks" / "pre-receive").unlink()
+    assert mirror.push(ours, "recipe-sync/x", expected=None)
+    again = mirror.commit_files(base, {RECIPE: b"new: 2\n"}, "Align", Identity(BOT, "b@x"))
+    assert not mirror.push(again, "recipe-sync/x", expected=None)  # "stale info"
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        ("!\tabc:refs/heads/b\t[rejected] (stale info)\nDone", ("stale info", True)),
+        ("!\tabc:refs/heads/b\t[rejected] (fetch first)\nDone", ("fetch first", True)),
+        (
+            "!\tabc:refs/heads/b\t[remote rejected] (refusing to allow a GitHub App to create or "
+            "update workflow `.github/workflows/ci.yml` without `workflows` permission)",
+            (
+                "refusing to allow a GitHub App to create or update workflow "
+                "`.github/workflows/ci.yml` without `workflows` permission",
+                False,
+            ),
+        ),
+        (
+            "!\tabc:refs/heads/b\t[remote rejected] (protected branch hook declined)",
+            ("protected branch hook declined", False),
+        ),
+        (
+            "remote: Permission to org/recipes.git denied to recipe-sync[bot].\nfatal: unable "
+            "to access 'https://github.com/org/recipes/': The requested URL returned error: 403",
+            ("HTTP 403 (the token may not push here)", False),
+        ),
+        ("fatal: unable to access: Could not resolve host: github.com", None),
+    ],
+)
+def test_push_refusals_are_classified(output: str, expected: tuple[str, bool] | None) -> None:
+    assert push_refusal(output) == expected
+
+
+def test_what_to_grant_names_the_missing_permission() -> None:
+    assert "`workflows: write`" in grant_for("refusing to allow ... without `workflows` permission")
+    assert "`contents: write`" in grant_for("HTTP 403 (the token may not push here)")
+    assert "hook" in grant_for("pre-receive hook declined")

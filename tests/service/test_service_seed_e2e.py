@@ -44,10 +44,11 @@ def import_repo(fake: FakeGitHub, full_name: str, source: Path) -> None:
 
 @pytest.fixture
 def seeded(
-    tmp_path: Path, app_key: tuple[str, str]
+    tmp_path: Path, app_key: tuple[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[tuple[FakeGitHub, SeedFixtures, Harness]]:
     built = build_seed_fixtures(tmp_path / "seed")
     fake = FakeGitHub(tmp_path / "remotes", public_key=app_key[1])
+    fake.enforce_git_permissions(monkeypatch)
     with ServerThread(fake.app) as server:
         fake.base_url = server.url
         import_repo(fake, BENCH, built.bench_repo)
@@ -68,6 +69,7 @@ def seeded(
             yield fake, built, harness
         finally:
             harness.close()
+    fake.check_contract()
 
 
 def offline_patch(built: SeedFixtures) -> bytes:

@@ -156,9 +156,22 @@ def test_check_runs_of_ours_only_and_not_from_ourselves() -> None:
     assert isinstance(run("check_run", payload("check_run.completed.json")), Ignored)
 
 
+def test_installation_events_drop_cached_installations() -> None:
+    """Delivered to every App (not subscribable, so not in ALLOWED); any action counts."""
+    created = run("installation", payload("installation.created.json"))
+    added = run("installation_repositories", payload("installation_repositories.added.json"))
+    for trigger in (created, added):
+        assert isinstance(trigger, Trigger) and trigger.kind == "installation"
+        assert (
+            trigger.installation_id is not None and Trigger.from_json(trigger.to_json()) == trigger
+        )
+    assert isinstance(added, Trigger) and added.repo == "Codertocat"
+    with pytest.raises(PayloadError, match=r"installation\.id"):
+        run("installation", {"action": "deleted"})
+
+
 def test_events_outside_the_allow_list_and_broken_payloads() -> None:
     assert isinstance(run("push", payload("push.json")), Ignored)
-    assert isinstance(run("installation", payload("installation.created.json")), Ignored)
     assert run("ping", {"zen": "x"}) == Ignored("ping")
     with pytest.raises(PayloadError, match=r"repository\.full_name"):
         run("pull_request", {"action": "labeled"})

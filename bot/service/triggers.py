@@ -130,11 +130,26 @@ def _int(value: Any, path: str) -> int:
     return value
 
 
+# issue and pull request numbers are stored in 32-bit columns; GitHub's start at 1
+MAX_NUMBER = 2**31 - 1
+
+
+def _number(value: Any, path: str) -> int:
+    """An issue or pull request number: never coerced (``int(1.5)`` would act on #1)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_NUMBER:
+        shown = repr(value) if isinstance(value, int | float) else type(value).__name__
+        raise PayloadError(
+            f"'{path}' is not an issue or pull request number "
+            f"(an integer from 1 to {MAX_NUMBER}): got {shown[:40]}"
+        )
+    return value
+
+
 def _numbers(items: Any, path: str) -> tuple[int, ...]:
     if not isinstance(items, list):
         return ()
     return tuple(
-        _int(item["number"], f"{path}.number")
+        _number(item["number"], f"{path}.number")
         for item in items[:100]
         if isinstance(item, dict) and "number" in item
     )
@@ -187,7 +202,9 @@ def classify(
         if not str(_opt(payload, "issue.body", "") or "").startswith(DASHBOARD_MARKER):
             return Ignored("not the dashboard issue")
         return Trigger(
-            kind="dashboard_edit", pr_number=int(_get(payload, "issue.number")), **common
+            kind="dashboard_edit",
+            pr_number=_number(_get(payload, "issue.number"), "issue.number"),
+            **common,
         )
     if event == "issue_comment":
         if sender == bot_login or sender_type == "Bot":
@@ -205,7 +222,7 @@ def classify(
                 return Ignored(f"'{subject[:40]}' is not a flag or an environment variable")
             return Trigger(
                 kind="drop" if hunk.group(1) == "drop" else "keep",
-                pr_number=_int(_get(payload, "issue.number"), "issue.number"),
+                pr_number=_number(_get(payload, "issue.number"), "issue.number"),
                 comment_id=_int(_get(payload, "comment.id"), "comment.id"),
                 subject=subject,
                 **common,
@@ -218,7 +235,7 @@ def classify(
             return Ignored(f"unknown command argument '{argument}'")
         return Trigger(
             kind="command",
-            pr_number=_int(_get(payload, "issue.number"), "issue.number"),
+            pr_number=_number(_get(payload, "issue.number"), "issue.number"),
             comment_id=_int(_get(payload, "comment.id"), "comment.id"),
             dry_run=argument == "dry-run",
             **common,
@@ -266,7 +283,7 @@ def _pull_request(
     head_repo = _text(_opt(pr, "head.repo.full_name"), "head.repo.full_name", empty_ok=True)
     base_repo = _text(_get(pr, "base.repo.full_name"), "base.repo.full_name")
     fields_: dict[str, Any] = {
-        "pr_number": _int(_get(pr, "number"), "pull_request.number"),
+        "pr_number": _number(_get(pr, "number"), "pull_request.number"),
         "head_sha": _text(_get(pr, "head.sha"), "head.sha"),
         "head_ref": _text(_get(pr, "head.ref"), "head.ref"),
         "head_repo": head_repo,

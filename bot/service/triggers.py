@@ -72,6 +72,7 @@ class Trigger:
     external_id: str = ""
     installation_id: int | None = None
     subject: str = ""  # drop / keep: the flag or env var
+    commented_at: str = ""  # command: GitHub's comment.created_at (the head it approves)
 
     def to_json(self) -> str:
         # orjson reads the dataclass directly: json.dumps(asdict(…)) was ~5% of the ack
@@ -238,6 +239,9 @@ def classify(
             pr_number=_number(_get(payload, "issue.number"), "issue.number"),
             comment_id=_int(_get(payload, "comment.id"), "comment.id"),
             dry_run=argument == "dry-run",
+            commented_at=_text(
+                _opt(payload, "comment.created_at"), "comment.created_at", empty_ok=True
+            ),
             **common,
         )
     if event == "workflow_run":

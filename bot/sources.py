@@ -242,7 +242,8 @@ class GitTreeSource:
             if not self.commit_sha:
                 raise ValueError("not a commit")
             blobs = objects.tree(self.commit_sha)
-            # a symlink is never followed: it is not a file here, only reported as a link
+            # a symlink is not a file here, only reported as a link (the shell never follows
+            # it); script lookup resolves links inside the repository (resolve_link)
             self._files = {p: v for p, v in blobs.items() if v[0] != SYMLINK_MODE}
             self._links = {p: v[1] for p, v in blobs.items() if v[0] == SYMLINK_MODE}
         except (OSError, ValueError, subprocess.SubprocessError) as err:

@@ -9,11 +9,14 @@ STAMP   = $(VENV)/.installed
 .PHONY: demo test lint fmt typecheck bench clean chromium
 
 # The HTML audit report is tested in Debian's chromium (tests/audit/test_audit_browser.py).
-# A no-op when chromium is on PATH; otherwise apt-get installs it (as root, or with sudo).
+# A no-op when chromium is on PATH; otherwise apt-get installs it (as root, or with sudo):
+# the package lists are refreshed (nothing installed is upgraded) and only chromium and its
+# dependencies are installed, without recommended packages.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 chromium:
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
-	  { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium; } || \
+	  { $(SUDO) apt-get update -qq && \
+	    $(SUDO) apt-get install -y -qq --no-install-recommends chromium; } || \
 	  echo "make: chromium could not be installed; the browser tests will skip"
 
 $(STAMP): pyproject.toml

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
 import subprocess
 import threading
 from collections import OrderedDict
@@ -95,6 +96,14 @@ class DirectorySource:
             if current.is_symlink():
                 return True
         return False
+
+    def link_target(self, path: str) -> str | None:
+        """What the symbolic link ``path`` points to, as written; None when not a link."""
+        try:
+            link = self.root / _clean(path)
+        except InputError:
+            return None
+        return os.readlink(link) if link.is_symlink() else None
 
     def iter_files(self, directory: str = "") -> Iterator[str]:
         base = self._path(directory)
@@ -223,7 +232,7 @@ class GitTreeSource:
     ref: str
     label: str = ""
     _files: dict[str, tuple[str, str, int]] = field(init=False, repr=False)
-    _links: frozenset[str] = field(init=False, repr=False)
+    _links: dict[str, str] = field(init=False, repr=False)  # path → blob of the target
     commit_sha: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -233,9 +242,10 @@ class GitTreeSource:
             if not self.commit_sha:
                 raise ValueError("not a commit")
             blobs = objects.tree(self.commit_sha)
-            # a symlink is never followed: it is not a file here, only reported as a link
+            # a symlink is not a file here, only reported as a link (the shell never follows
+            # it); script lookup resolves links inside the repository (resolve_link)
             self._files = {p: v for p, v in blobs.items() if v[0] != SYMLINK_MODE}
-            self._links = frozenset(p for p, v in blobs.items() if v[0] == SYMLINK_MODE)
+            self._links = {p: v[1] for p, v in blobs.items() if v[0] == SYMLINK_MODE}
         except (OSError, ValueError, subprocess.SubprocessError) as err:
             stderr = getattr(err, "stderr", b"") or b""
             why = stderr.decode("utf-8", "replace").strip() or str(err) or "not found"
@@ -265,6 +275,17 @@ class GitTreeSource:
         except InputError:
             return False
 
+    def link_target(self, path: str) -> str | None:
+        """What the symbolic link ``path`` points to, as written (its blob); None when not a
+        link."""
+        try:
+            sha = self._links.get(_clean(path))
+        except InputError:
+            return None
+        if sha is None:
+            return None
+        return self._objects.blob(sha)[:4096].decode("utf-8", "surrogateescape")
+
     def iter_files(self, directory: str = "") -> Iterator[str]:
         clean = _clean(directory)
         prefix = clean + "/" if clean else ""
@@ -275,6 +296,43 @@ class GitTreeSource:
         if found is None:
             raise InputError(Location(f"{self.label}:{path}"), "file does not exist")
         return found[1]
+
+
+MAX_LINK_HOPS = 8
+
+
+def is_symlink(source: FileSource, path: str) -> bool:
+    """Whether ``path`` is a symbolic link in ``source`` (sources without links: never)."""
+    probe = getattr(source, "is_symlink", None)
+    return bool(probe(path)) if callable(probe) else False
+
+
+def resolve_link(source: FileSource, path: str) -> str:
+    """The repository file the symbolic link ``path`` leads to (through at most
+    :data:`MAX_LINK_HOPS` links), so that it is read like any file: statically, as data.
+    A link leaving the repository (absolute, or ``..`` above the root), dangling or looping
+    is an :class:`InputError` naming the link: its target is never read."""
+    probe = getattr(source, "link_target", None)
+    current = path
+    for _ in range(MAX_LINK_HOPS):
+        raw = probe(current) if callable(probe) else None
+        if raw is None:
+            if not source.exists(current):
+                raise InputError(
+                    Location(f"{source.label}:{path}"),
+                    f"symbolic link to {current}, which does not exist in the repository",
+                )
+            return current
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(current), raw))
+        if posixpath.isabs(raw) or target == ".." or target.startswith("../"):
+            raise InputError(
+                Location(f"{source.label}:{path}"),
+                f"symbolic link to {raw}, outside the repository: refused (never read)",
+            )
+        current = target
+    raise InputError(
+        Location(f"{source.label}:{path}"), f"more than {MAX_LINK_HOPS} symbolic links deep"
+    )
 
 
 def open_source(path: Path, ref: str | None = None) -> FileSource:
@@ -327,8 +385,12 @@ class WithoutFiles:
     def blob_sha(self, path: str) -> str:
         return self.inner.blob_sha(path)
 
+    def link_target(self, path: str) -> str | None:
+        probe = getattr(self.inner, "link_target", None)
+        return probe(path) if callable(probe) else None
 
-ReadKey = tuple[str, str]  # ("file" | "dir" | "link", path)
+
+ReadKey = tuple[str, str]  # ("file" | "dir" | "link" | "target", path)
 
 
 def file_state(source: FileSource, key: ReadKey) -> object:
@@ -340,6 +402,9 @@ def file_state(source: FileSource, key: ReadKey) -> object:
     if kind == "link":
         probe = getattr(source, "is_symlink", None)
         return bool(probe(path)) if callable(probe) else False
+    if kind == "target":
+        target = getattr(source, "link_target", None)
+        return target(path) if callable(target) else None
     if not source.exists(path):
         return None
     try:
@@ -378,6 +443,11 @@ class RecordingSource:
         key = ("link", path)
         found = self.seen[key] = file_state(self.inner, key)
         return bool(found)
+
+    def link_target(self, path: str) -> str | None:
+        key = ("target", path)
+        found = self.seen[key] = file_state(self.inner, key)
+        return found if isinstance(found, str) else None
 
     def iter_files(self, directory: str = "") -> Iterator[str]:
         key = ("dir", directory)

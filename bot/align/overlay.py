@@ -32,6 +32,12 @@ class OverlaySource:
         extra = [p for p in self.files if p.startswith(prefix) and not self.base.exists(p)]
         yield from sorted({*self.base.iter_files(directory), *extra})
 
+    def link_target(self, path: str) -> str | None:
+        if path in self.files:
+            return None
+        probe = getattr(self.base, "link_target", None)
+        return probe(path) if callable(probe) else None
+
     def blob_sha(self, path: str) -> str:
         if path in self.files:
             return git_blob_sha(self.files[path])

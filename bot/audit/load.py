@@ -24,6 +24,7 @@ from bot.benchmarks.runners import RunnersFile, load_runners
 from bot.errors import InputError, Location
 from bot.rules import Rules
 from bot.sources import FileSource, read_text
+from bot.yamlio.bounds import check_expansion
 from bot.yamlio.positions import line_of
 
 # A top-level key of a master config: starts in column 0, not a comment or document marker.
@@ -47,10 +48,16 @@ class BenchLoad:
     warnings: list[str] = field(default_factory=list)
 
 
-def _parse(text: str, *, allow_duplicates: bool = False) -> object:
+def _parse(text: str, path: str, *, allow_duplicates: bool = False) -> object:
+    """Round-trip parse, bounded after alias expansion like every YAML read
+    (:mod:`bot.yamlio.bounds`): an alias bomb is an :class:`InputError` naming the file,
+    which ends the audit (it is not a broken entry to skip: nothing else in that file is
+    trustworthy, and walking it would exhaust memory)."""
     yaml = YAML(typ="rt")
     yaml.allow_duplicate_keys = allow_duplicates
-    return yaml.load(text)
+    document = yaml.load(text)
+    check_expansion(document, path, lambda keys: line_of(document, keys))
+    return document
 
 
 def _mark_line(err: MarkedYAMLError) -> int | None:
@@ -74,7 +81,7 @@ def _salvage(text: str, path: str, nodes: dict[str, ConfigNode], load: BenchLoad
     load.warnings.append(f"{path}: {why}; its keys were parsed one by one")
     for key, line, chunk in _chunks(text):
         try:
-            document = _parse(chunk, allow_duplicates=True)
+            document = _parse(chunk, path, allow_duplicates=True)
         except MarkedYAMLError as err:
             reason = f"malformed YAML: {err.problem or err.context}"
             load.broken.append(BrokenEntry(key, path, _mark_line(err) or line, reason))
@@ -120,7 +127,7 @@ def load_bench(source: FileSource, rules: Rules) -> BenchLoad:
             load.warnings.append(f"{err}; every key of {path} is skipped")
             continue
         try:
-            document = _parse(text)
+            document = _parse(text, path)
         except DuplicateKeyError as err:
             _salvage(text, path, nodes, load, f"duplicate key at line {_mark_line(err)}")
             continue

@@ -18,6 +18,7 @@ from bot.backtest.history import Commit, git
 from bot.backtest.model import EditRow, MaintainerEdit
 from bot.errors import InputError
 from bot.vllm import canonical_flag
+from bot.yamlio.bounds import check_expansion
 
 
 def leaves(data: Any, prefix: str = "") -> dict[str, str]:
@@ -40,9 +41,11 @@ def _yaml_at(repo: Path, sha: str, path: str) -> Any:
     except InputError:
         return None  # added or removed by the commit
     try:
-        return yaml.safe_load(text)
+        data = yaml.safe_load(text)
     except yaml.YAMLError:
         return None
+    check_expansion(data, f"{path}@{sha[:12]}")  # leaves() walks it as a tree
+    return data
 
 
 def _subjects(edit: EditRow) -> set[str]:

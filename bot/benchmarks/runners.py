@@ -12,8 +12,9 @@ from dataclasses import dataclass, field, replace
 
 from bot.benchmarks.configs import CONFIG_DIRS, parse_yaml
 from bot.benchmarks.model import Point
+from bot.errors import InputError
 from bot.rules.models import HardwareRules, Launcher
-from bot.sources import FileSource, read_text
+from bot.sources import FileSource, is_symlink, read_text, resolve_link
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,23 @@ def script_directory(point: Point) -> str:
     return f"benchmarks/single_node/{subdir}"
 
 
+def _first_script(source: FileSource, tried: tuple[str, ...]) -> tuple[str | None, str | None]:
+    """(path, None) of the first candidate that is a file, or a symbolic link resolved to the
+    repository file it names (read statically like any script); (None, why) otherwise. A
+    link leaving the repository is refused by name, not reported as a missing script."""
+    for candidate in tried:
+        if is_symlink(source, candidate):
+            try:
+                return resolve_link(source, candidate), None
+            except InputError as err:
+                return None, f"no script: {err}"
+        if source.exists(candidate):
+            return candidate, None
+    if len(tried) == 1:
+        return None, f"no script: {tried[0]} does not exist"
+    return None, f"no script: none of {', '.join(tried)} exists"
+
+
 def choose_script(
     source: FileSource,
     rules: HardwareRules,
@@ -118,16 +136,7 @@ def choose_script(
         launcher = rules.launchers[fleet]
         names = candidate_names(launcher, prefix, precision, framework, point.spec_decoding)
         tried = tuple(directory + name for name in names)
-        path = next((p for p in tried if source.exists(p)), None)
-        problem = (
-            None
-            if path
-            else (
-                f"no script: {tried[0]} does not exist"
-                if len(tried) == 1
-                else f"no script: none of {', '.join(tried)} exists"
-            )
-        )
+        path, problem = _first_script(source, tried)
         choices.append(ScriptChoice(fleet, launcher, path, tried, problem))
     first = choices[0]
     distinct = {c.path for c in choices}

@@ -86,6 +86,9 @@ class PullInfo:
     base_ref: str
     base_repo: str
     labels: tuple[str, ...]
+    # GitHub's time of the last push to the head repository (any branch); None when the
+    # fork was deleted. A fork's head cannot have moved after a moment later than this.
+    head_pushed_at: datetime | None = None
 
     @property
     def is_fork(self) -> bool:
@@ -167,6 +170,7 @@ def _pull(pr: PullRequest) -> PullInfo:
         base_ref=pr.base.ref,
         base_repo=pr.base.repo.full_name,
         labels=tuple(label.name for label in pr.labels),
+        head_pushed_at=head_repo.pushed_at if head_repo is not None else None,
     )
 
 

@@ -284,6 +284,15 @@ def reapproval_comment(approved: str | None, head: str, label: str, command: str
     )
 
 
+def moved_after_command_comment(head: str, command: str) -> str:
+    return (
+        f"New commits were pushed to this fork pull request after the {inline(command)} "
+        f"comment, so that comment does not approve its new head `{head[:12]}`. recipe-sync "
+        "does not read fork code nobody approved, so it did nothing. A maintainer can approve "
+        f"the new head by commenting {inline(command)} again."
+    )
+
+
 def refusal_comment(login: str, command: str, *, starts_sync: bool = True) -> str:
     what = (
         "so recipe-sync did not start. A maintainer can run it for you (or apply the trigger "

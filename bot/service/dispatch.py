@@ -4,7 +4,8 @@ Approval is tied to a head SHA:
 
 * ``pull_request.labeled`` with the trigger label, by someone with triage permission or more
   (checked through the collaborators permission API), approves the labelled head.
-* ``/recipe-sync [dry-run]`` by someone with write permission approves the current head;
+* ``/recipe-sync [dry-run]`` by someone with write permission approves the current head (on
+  a fork PR only if it was pushed before the comment: :mod:`bot.service.approval`);
   anyone else gets ONE polite refusal reply per PR (then silence), bots are ignored.
 * ``/recipe-sync drop <flag>`` (``keep`` undoes it) by someone with write permission on an
   alignment PR records that hunk as declined for that PR's recipe file (on a benchmark PR:
@@ -40,9 +41,11 @@ from bot.github.gateway import BENCH_SCOPE, REACTION_SCOPE, RECIPES_SCOPE, GitHu
 from bot.present.posted import (
     REAPPROVE_MARKER,
     REFUSAL_MARKER,
+    moved_after_command_comment,
     reapproval_comment,
     refusal_comment,
 )
+from bot.service.approval import head_is_the_commented_one
 from bot.service.comments import StickyComments
 from bot.service.dashboard import request_dashboard
 from bot.service.dashboard_issue import DASHBOARD_SCOPE, is_dashboard, parse_actions
@@ -137,6 +140,14 @@ def dispatch(rt: Runtime, trigger: Trigger) -> str:
         current = gh.pull(pr)
         if current.state != "open":
             return "command on a closed PR ignored"
+        if not head_is_the_commented_one(current, trigger.commented_at):
+            StickyComments(gh, rt.store, rt.connector.bot_login()).upsert(
+                pr,
+                "reapprove",
+                REAPPROVE_MARKER,
+                moved_after_command_comment(current.head_sha, rt.policy.comment_command),
+            )
+            return f"fork head {current.head_sha[:12]} pushed after the command: not approved"
         approval = Approval(current.head_sha, trigger.sender, current.is_fork)
         return _request(rt, trigger.repo, pr, approval, dry_run=trigger.dry_run)
     if kind == "workflow_run":

@@ -24,6 +24,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import ctypes.util
+import errno
 import gc
 import logging
 import os
@@ -37,6 +40,7 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from bot.errors import RecipeSyncError
 from bot.service.memory import return_freed_memory
 from bot.service.slots import ConnectionSlots
 
@@ -152,15 +156,58 @@ def _ready(app: Any) -> Any:
     return app
 
 
+class CannotListen(RecipeSyncError):
+    """The port cannot be bound (in use, or not allowed): one line and exit 2 (``main``)."""
+
+
+def listen(host: str, port: int, backlog: int) -> socket.socket:
+    """The listening socket, bound before anything starts (app, consumer, children), so a
+    port in use is one line, not uvicorn's late ``sys.exit(1)`` or an OSError traceback."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((host, port))
+        listener.listen(backlog)
+    except OSError as err:
+        listener.close()
+        why = (err.strerror or str(err)).lower()
+        hint = " (is another server running on it?)" if err.errno == errno.EADDRINUSE else ""
+        raise CannotListen(f"cannot listen on {host}:{port}: {why}{hint}") from None
+    listener.set_inheritable(True)
+    return listener
+
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def die_with_parent(parent: int) -> None:
+    """Ask Linux to send this (forked) process SIGTERM when its parent dies, so server
+    processes never outlive a supervisor that was SIGKILLed (or crashed) and keep the port.
+    Elsewhere a no-op. If the parent is already gone (it died before the prctl), exit now."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        return  # not Linux / no prctl
+    if os.getppid() != parent:
+        os._exit(0)
+
+
 def run(
     build: Callable[[], Any], host: str, port: int, log_level: str, limits: ServerLimits
 ) -> None:
     """One server process: the app ``build()`` returns."""
     import uvicorn
 
+    listener = listen(host, port, limits.backlog)
     # uvicorn shuts down gracefully on SIGINT, then re-raises it
-    with contextlib.suppress(KeyboardInterrupt):
-        uvicorn.Server(_config(_ready(build()), host, port, log_level, limits)).run()
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            config = _config(_ready(build()), host, port, log_level, limits)
+            uvicorn.Server(config).run(sockets=[listener])
+    finally:
+        listener.close()
 
 
 def run_processes(
@@ -176,19 +223,17 @@ def run_processes(
 
     One Python process is one core at most: on 2 cores a burst of deliveries queued behind
     the one event loop. The parent only supervises: SIGINT or SIGTERM stops every child
-    (gracefully, as uvicorn does), a child that dies otherwise is replaced."""
+    (gracefully, as uvicorn does), a child that dies otherwise is replaced; the children get
+    SIGTERM if the parent itself dies (:func:`die_with_parent`)."""
     import uvicorn
 
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    listener = socket.socket(family, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind((host, port))
-    listener.listen(limits.backlog)
-    listener.set_inheritable(True)
+    listener = listen(host, port, limits.backlog)
+    parent = os.getpid()
 
     def start() -> int:
         pid = os.fork()
         if pid == 0:  # the child: its own app, then the server until a signal stops it
+            die_with_parent(parent)  # SIGTERM: uvicorn's graceful shutdown
             signal.signal(signal.SIGINT, signal.default_int_handler)  # not the parent's
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             code = 0

@@ -77,6 +77,7 @@ class Trigger:
     external_id: str = ""
     installation_id: int | None = None
     subject: str = ""  # drop / keep: the flag or env var
+    commented_at: str = ""  # command: GitHub's comment.created_at (the head it approves)
 
     def to_json(self) -> str:
         # orjson reads the dataclass directly: json.dumps(asdict(…)) was ~5% of the ack
@@ -135,11 +136,26 @@ def _int(value: Any, path: str) -> int:
     return value
 
 
+# issue and pull request numbers are stored in 32-bit columns; GitHub's start at 1
+MAX_NUMBER = 2**31 - 1
+
+
+def _number(value: Any, path: str) -> int:
+    """An issue or pull request number: never coerced (``int(1.5)`` would act on #1)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_NUMBER:
+        shown = repr(value) if isinstance(value, int | float) else type(value).__name__
+        raise PayloadError(
+            f"'{path}' is not an issue or pull request number "
+            f"(an integer from 1 to {MAX_NUMBER}): got {shown[:40]}"
+        )
+    return value
+
+
 def _numbers(items: Any, path: str) -> tuple[int, ...]:
     if not isinstance(items, list):
         return ()
     return tuple(
-        _int(item["number"], f"{path}.number")
+        _number(item["number"], f"{path}.number")
         for item in items[:100]
         if isinstance(item, dict) and "number" in item
     )
@@ -202,7 +218,9 @@ def classify(
         if not str(_opt(payload, "issue.body", "") or "").startswith(DASHBOARD_MARKER):
             return Ignored("not the dashboard issue")
         return Trigger(
-            kind="dashboard_edit", pr_number=int(_get(payload, "issue.number")), **common
+            kind="dashboard_edit",
+            pr_number=_number(_get(payload, "issue.number"), "issue.number"),
+            **common,
         )
     if event == "issue_comment":
         if sender == bot_login or sender_type == "Bot":
@@ -220,7 +238,7 @@ def classify(
                 return Ignored(f"'{subject[:40]}' is not a flag or an environment variable")
             return Trigger(
                 kind="drop" if hunk.group(1) == "drop" else "keep",
-                pr_number=_int(_get(payload, "issue.number"), "issue.number"),
+                pr_number=_number(_get(payload, "issue.number"), "issue.number"),
                 comment_id=_int(_get(payload, "comment.id"), "comment.id"),
                 subject=subject,
                 **common,
@@ -233,9 +251,12 @@ def classify(
             return Ignored(f"unknown command argument '{argument}'")
         return Trigger(
             kind="command",
-            pr_number=_int(_get(payload, "issue.number"), "issue.number"),
+            pr_number=_number(_get(payload, "issue.number"), "issue.number"),
             comment_id=_int(_get(payload, "comment.id"), "comment.id"),
             dry_run=argument == "dry-run",
+            commented_at=_text(
+                _opt(payload, "comment.created_at"), "comment.created_at", empty_ok=True
+            ),
             **common,
         )
     if event == "workflow_run":
@@ -281,7 +302,7 @@ def _pull_request(
     head_repo = _text(_opt(pr, "head.repo.full_name"), "head.repo.full_name", empty_ok=True)
     base_repo = _text(_get(pr, "base.repo.full_name"), "base.repo.full_name")
     fields_: dict[str, Any] = {
-        "pr_number": _int(_get(pr, "number"), "pull_request.number"),
+        "pr_number": _number(_get(pr, "number"), "pull_request.number"),
         "head_sha": _text(_get(pr, "head.sha"), "head.sha"),
         "head_ref": _text(_get(pr, "head.ref"), "head.ref"),
         "head_repo": head_repo,

@@ -38,6 +38,7 @@ from bot.service.bodies import (
     read_capped,
 )
 from bot.service.dashboard import dashboard_page
+from bot.service.outage import describe
 from bot.service.queue import ping as ping_queue
 from bot.service.runtime import Runtime
 from bot.service.triggers import ALLOWED, INSTALLATION_EVENTS, Ignored, PayloadError, classify
@@ -182,8 +183,15 @@ def create_app(
             return answer(event, "ignored", 200, started, reason=result.reason)
         try:
             outcome = await acks.accept(delivery_id, event, result)
-        except Exception:
-            log.exception("delivery %s could not be queued", delivery_id)
+        except Exception as err:
+            # one line per refused delivery: a traceback would carry the SQL and its
+            # parameters (the payload) and repeat for every delivery of the outage
+            log.error(
+                "delivery %s (%s) refused with 503: queue or database unavailable: %s",
+                delivery_id,
+                _clean(event),
+                describe(err),
+            )
             return answer(event, "unavailable", 503, started, error="queue or database unavailable")
         status = 202 if outcome == "accepted" else 200
         return answer(event, outcome, status, started, delivery=delivery_id)

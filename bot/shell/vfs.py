@@ -13,7 +13,7 @@ from bot.shell.text import (
     Text,
     opaque,
 )
-from bot.sources import FileSource
+from bot.sources import FileSource, is_symlink
 
 
 class VirtualFiles:
@@ -107,9 +107,3 @@ class VirtualFiles:
             if op in ("-f", "-d", "-e"):
                 return False
         return None
-
-
-def is_symlink(source: FileSource, path: str) -> bool:
-    """Whether ``path`` is a symbolic link in ``source`` (never followed: reported as such)."""
-    probe = getattr(source, "is_symlink", None)
-    return bool(probe(path)) if callable(probe) else False

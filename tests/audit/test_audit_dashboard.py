@@ -5,6 +5,7 @@ pages), refreshed after each sync and nightly, and off unless the policy turns i
 from __future__ import annotations
 
 import datetime
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -371,3 +372,19 @@ def test_the_body_links_the_html_report_the_service_serves(
         assert h.client.get("/dashboards/..%2F..%2Fetc/passwd.html").status_code == 404
     finally:
         h.close()
+
+
+def test_an_alias_bomb_master_config_fails_the_refresh_in_one_line(
+    fake: IssuesFakeGitHub, harness: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    from tests.audit.test_audit_alias_bomb import BOMB
+
+    fake.commit(BENCH, "main", {"configs/nvidia-master.yaml": BOMB})
+    with caplog.at_level(logging.INFO, logger="recipe_sync"):
+        result = refresh_dashboard(harness.rt, BENCH)
+    assert result.startswith("failed: configs/nvidia-master.yaml"), result
+    assert "aliases expand to more than" in result
+    assert dashboards(fake) == []  # nothing posted from a repository that did not load
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and errors[0].exc_info is None
+    assert "configs/nvidia-master.yaml" in errors[0].getMessage()

@@ -13,7 +13,7 @@ import pytest
 from bot.commands.grammar import did_you_mean, is_git, output_format, repo_name
 from bot.commands.main import build_parser, main
 from bot.fixtures import SEED_CONFIG_KEY, SeedFixtures
-from bot.shared_data import corpus_dir
+from tests.shared import corpus_dir
 
 SEED_MODEL = "deepseek-ai/DeepSeek-V4.1-Flash"
 

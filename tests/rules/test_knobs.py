@@ -11,7 +11,7 @@ import pytest
 from bot.errors import InputError
 from bot.rules import load_rules
 from bot.rules.knobs import KnobClass
-from bot.shared_data import shared_dir
+from tests.shared import shared_dir
 
 RULES = Path(__file__).resolve().parents[2] / "rules"
 

@@ -24,6 +24,7 @@ happened). ``requests`` logs every (method, path, status).
 from __future__ import annotations
 
 import copy
+import datetime
 import json
 import re
 import socket
@@ -99,6 +100,7 @@ class FakeRepo:
     path: Path  # bare repository
     default_branch: str = "main"
     installation_id: int = 1
+    pushed_at: float = 0.0  # the last push to any branch (GitHub's repository pushed_at)
 
     @property
     def owner(self) -> str:
@@ -214,6 +216,7 @@ class FakeGitHub:
             str(path),
         )
         repo = FakeRepo(full_name, path, self.repos[source].default_branch, installation_id=999)
+        repo.pushed_at = time.time()
         self.repos[full_name] = repo
         self.pulls.setdefault(full_name, {})
         return repo
@@ -259,6 +262,7 @@ class FakeGitHub:
         args = ["commit-tree", tree, "-m", message] + (["-p", base] if base else [])
         sha = git(repo.path, *args, env=env)
         git(repo.path, "update-ref", f"refs/heads/{branch}", sha)
+        repo.pushed_at = time.time()
         (repo.path / f"index-{threading.get_ident()}").unlink(missing_ok=True)
         return sha
 
@@ -498,6 +502,7 @@ class FakeGitHub:
             default_branch=repo.default_branch,
             clone_url=str(repo.path),
             fork=repo.installation_id == 999,
+            pushed_at=iso_time(repo.pushed_at),
             url=f"{self.base_url}/repos/{full_name}",
             html_url=f"https://github.com/{full_name}",
         )
@@ -567,6 +572,7 @@ class FakeGitHub:
             body=comment["body"],
             user=self.user_json(comment["user"]),
             url=f"{self.base_url}/repos/{repo}/issues/comments/{comment['id']}",
+            created_at=iso_time(comment.get("created_at", 0.0)),
             html_url=f"https://github.com/{repo}/pull/{number}#issuecomment-{comment['id']}",
             issue_url=f"{self.base_url}/repos/{repo}/issues/{number}",
         )
@@ -658,6 +664,7 @@ class FakeGitHub:
             "issue": number,
             "body": body,
             "user": sender,
+            "created_at": time.time(),
         }
         with self.lock:
             self.comments[comment["id"]] = comment
@@ -1035,6 +1042,7 @@ class FakeGitHub:
                 "issue": number,
                 "body": data["body"],
                 "user": info.login,
+                "created_at": time.time(),
             }
             with fake.lock:
                 fake.comments[comment["id"]] = comment
@@ -1300,6 +1308,13 @@ async def _sleep(seconds: float) -> None:
     import asyncio
 
     await asyncio.sleep(seconds)
+
+
+def iso_time(seconds: float) -> str:
+    """GitHub's timestamp format, with microseconds: GitHub's whole seconds would make a
+    push in the same second as a comment ambiguous (the bot counts it as after)."""
+    stamp = datetime.datetime.fromtimestamp(seconds, datetime.UTC)
+    return stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class ServerThread:

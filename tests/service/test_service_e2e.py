@@ -238,6 +238,43 @@ def test_fork_pr_push_requires_reapproval(harness: Harness, fake: FakeGitHub) ->
     assert len(fake.check_runs_on(BENCH, new_head)) == 1
 
 
+def test_a_command_approves_the_fork_head_it_was_written_at(
+    harness: Harness, fake: FakeGitHub
+) -> None:
+    fake.fork(BENCH, "contrib/bench")
+    push(fake, 256, repo="contrib/bench", branch="tune")
+    number = fake.open_pull(BENCH, head_ref="tune", head_repo="contrib/bench", user="contrib")
+    command = fake.comment_payload(BENCH, number, "/recipe-sync", sender=MAINTAINER)
+    assert harness.deliver("issue_comment", command).status_code == 202
+    # the contributor pushes after the comment, before the job runs (and before GitHub's
+    # synchronize delivery): the job must not take the new head as the one approved
+    new_head = push(fake, 4096, repo="contrib/bench", branch="tune")
+    fake.refresh_pull_head(BENCH, number)
+    harness.drain()
+    assert alignment_prs(fake) == [] and fake.check_runs_on(BENCH, new_head) == []
+    sync = harness.rt.store.find_sync(BENCH, number)
+    assert sync is None or sync.approved_sha != new_head
+    notes = [c for c in fake.comments_on(BENCH, number) if c["body"].startswith(REAPPROVE_MARKER)]
+    assert len(notes) == 1, notes
+    assert f"new head `{new_head[:12]}`" in notes[0]["body"]
+    assert "commenting `/recipe-sync` again" in notes[0]["body"]
+    # the synchronize delivery arriving now changes nothing: still one note, nothing synced
+    payload = fake.pull_request_payload(BENCH, number, "synchronize", sender="contrib")
+    harness.deliver("pull_request", payload)
+    harness.drain()
+    assert alignment_prs(fake) == []
+
+    # a fresh comment, written after the push, approves the new head
+    command = fake.comment_payload(BENCH, number, "/recipe-sync", sender=MAINTAINER)
+    harness.deliver("issue_comment", command)
+    harness.drain()
+    pr = only(alignment_prs(fake))
+    assert '"4096"' in recipe_at(fake, f"refs/heads/{pr['head_ref']}")
+    assert [
+        c for c in fake.comments_on(BENCH, number) if c["body"].startswith(REAPPROVE_MARKER)
+    ] == []
+
+
 def test_comment_command_permissions(harness: Harness, fake: FakeGitHub) -> None:
     push(fake, 256)
     number = fake.open_pull(BENCH, head_ref="bump")

@@ -253,7 +253,8 @@ def test_a_maintainer_drops_one_hunk_and_the_next_update_leaves_it_out(
 
     # a maintainer drops the --moe-backend hunk on the alignment PR: the next update has no
     # --moe-backend hunk (and so no verification: the launch line runs aiter), and says why
-    _comment(fake, harness, RECIPES, pr["number"], "/recipe-sync drop --moe-backend", MAINTAINER)
+    # spelled with underscores, as vLLM accepts it: recorded under the canonical name
+    _comment(fake, harness, RECIPES, pr["number"], "/recipe-sync drop --moe_backend", MAINTAINER)
     assert len(fake.pulls[RECIPES]) == 1
     text = pushed()
     assert "--moe-backend" not in text.split("\nguide:", 1)[0].split("strategy_overrides:")[1]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -165,3 +166,90 @@ def test_several_processes_share_the_port_and_stop_together(
     assert not any(Path(f"/proc/{pid}").exists() for pid in survivors)  # all stopped
     text = log.read_text()
     assert "Traceback" not in text.replace("ended (status 9)", ""), text
+
+
+def _listening(port: int) -> socket.socket:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", port))
+    sock.listen(1)
+    return sock
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_a_port_in_use_is_one_line_and_exit_2(tmp_path: Path, processes: int) -> None:
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),
+        "PYTHONPATH": str(ROOT),
+        "RECIPE_SYNC_WEBHOOK_SECRET": "s3cret",
+    }
+    if processes > 1:  # the PostgreSQL check comes first; an unused URL is not opened
+        env["DATABASE_URL"] = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+    port = free_port()
+    command = [sys.executable, "-m", "bot", "serve", "--port", str(port), "--log-level", "warning"]
+    if processes > 1:
+        command += ["--processes", str(processes), "--no-consumer"]
+    with _listening(port):
+        result = subprocess.run(
+            command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+        )
+    if processes > 1 and "database" in result.stderr:
+        pytest.skip(f"PostgreSQL at 127.0.0.1:5432 is not reachable: {result.stderr.strip()}")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"recipe-sync: error: cannot listen on 127.0.0.1:{port}: address already in use "
+        "(is another server running on it?)"
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.services
+def test_server_processes_exit_when_the_parent_is_killed(
+    tmp_path: Path, pg_url: str, redis_queue: tuple[str, str]
+) -> None:
+    redis_url, queue = redis_queue
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),
+        "PYTHONPATH": str(ROOT),
+        "RECIPE_SYNC_WEBHOOK_SECRET": "s3cret",
+        "DATABASE_URL": pg_url,
+        "REDIS_URL": redis_url,
+        "RECIPE_SYNC_QUEUE_NAME": queue,
+    }
+    port = free_port()
+    log = tmp_path / "serve.log"
+    command = [sys.executable, "-m", "bot", "serve", "--port", str(port), "--no-consumer"]
+    with open(log, "wb") as out:
+        server = subprocess.Popen(
+            [*command, "--processes", "2"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
+        )
+    children: set[int] = set()
+    try:
+        wait_serving(f"http://127.0.0.1:{port}/readyz", server, log)
+        children = _children(server.pid)
+        assert len(children) == 2
+        server.kill()  # SIGKILL: the parent gets no chance to stop them
+        server.wait(timeout=10)
+
+        def gone() -> bool:
+            return not any(_alive(pid) for pid in children)
+
+        wait_for(gone, 30, "the server processes to exit after their parent", log)
+        with _listening(port):  # and the port is free again
+            pass
+    finally:
+        for pid in children:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        if server.poll() is None:
+            server.kill()
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie whose parent is gone is reaped by init: not running)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")

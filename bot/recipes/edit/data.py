@@ -10,6 +10,7 @@ from ruamel.yaml.constructor import SafeConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import Node
 
+from bot.errors import InputError
 from bot.recipes.edit.edits import (
     AppendItems,
     InsertItems,
@@ -21,6 +22,7 @@ from bot.recipes.edit.edits import (
 from bot.recipes.edit.errors import EditError
 from bot.recipes.edit.paths import NodePath, format_path
 from bot.recipes.edit.render import normalize
+from bot.yamlio.bounds import check_expansion
 
 DataEdit = SetScalar | InsertKey | InsertItems | AppendItems | RemoveItems | SetComment
 
@@ -31,7 +33,7 @@ def construct_data(root: Node, file: str) -> Any:
     Constructing from the nodes the editor already composed avoids a second parse.
     """
     try:
-        return SafeConstructor(loader=YAML(typ="safe", pure=True)).construct_document(root)
+        data = SafeConstructor(loader=YAML(typ="safe", pure=True)).construct_document(root)
     except MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -41,6 +43,11 @@ def construct_data(root: Node, file: str) -> Any:
         raise EditError(file, "", f"malformed YAML: {err}") from err
     except ValueError as err:  # ruamel's float resolver on scalars such as ._
         raise EditError(file, "", f"unreadable YAML scalar: {err}") from err
+    try:
+        check_expansion(data, file)  # callers compare and walk it as a tree
+    except InputError as err:
+        raise EditError(file, err.location.key, err.reason, err.location.line) from None
+    return data
 
 
 def canonical(value: Any) -> Any:

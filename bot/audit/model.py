@@ -36,6 +36,8 @@ class FlagRow:
     category: str = ""  # engine | maybe | env | image | front-end | … (bot.vllm.diff)
     recipe_at: str = ""  # "models/x.yaml:42" (or the YAML path when the line is unknown)
     bench_at: str = ""  # "benchmarks/…/x.sh:17": where the benchmark spells it
+    # a chat-client feature only the recipe sets (rules/knobs.yaml recipe_features): not drift
+    recipe_feature: bool = False
 
     def same_difference(self) -> tuple[str, str, str, str, bool]:
         """What makes two launch lines' differences "the same" (collapsed into one entry).
@@ -257,6 +259,10 @@ class AuditReport:
                     out[flag.knob].append(flag.flag)
         return {k: sorted(v) for k, v in sorted(out.items())}
 
+    def recipe_features(self) -> list[str]:
+        """Chat-client features only the recipe sets, seen on compared rows (not drift)."""
+        return sorted({f.flag for row in self.rows for f in row.flags if f.recipe_feature})
+
     def to_classify(self) -> list[str]:
         """Flags and variables rules/knobs.yaml does not classify ("rules to classify")."""
         return sorted({f.flag for row in self.rows for f in row.flags if f.knob == "unclassified"})
@@ -317,6 +323,7 @@ class AuditReport:
                 "drift_by_recipe": self.drift_by_recipe(),
                 "rules_to_classify": self.to_classify(),
                 "benchmark_settings": self.benchmark_settings(),
+                "recipe_features": self.recipe_features(),
                 "rows": len(self.rows),
                 "config_keys": self.keys_audited,
                 "by_status": self.by_status(),

@@ -110,6 +110,11 @@ def flag_row(
     )
 
 
+RECIPE_FEATURE = (
+    "a feature the recipe offers chat clients; the benchmark sends no such request "
+    "(rules/knobs.yaml recipe_features): not drift"
+)
+
 _PARALLEL_NAMES = {
     "parallel.tensor_parallel_size": "TP",
     "parallel.data_parallel_size": "DP",
@@ -146,17 +151,22 @@ def judge(comparison: Comparison) -> Compared:
         kind = knob.value if knob is not None else "image"
         return flag_row(diff, kind, counted, comparison.rendering)
 
+    features = tuple(
+        replace(row(d, False), reason=RECIPE_FEATURE, recipe_feature=True)
+        for d in comparison.recipe_features
+    )
     flags = (
         tuple(row(d) for d in drift)
         + tuple(row(d) for d in comparison.unknown)
         + tuple(row(d, False) for d in comparison.settings)
+        + features
     )
     notes = list(comparison.notes)
     if comparison.unknown:
         undecided = ", ".join(d.flag for d in comparison.unknown)
         notes.append(f"undecided (no drift counted): {undecided}")
     status: Status = "drifted" if drift else "aligned"
-    diffs = (*drift, *comparison.unknown, *comparison.settings)
+    diffs = (*drift, *comparison.unknown, *comparison.settings, *comparison.recipe_features)
     return Compared(status, "", flags, tuple(notes), diffs, comparison.rendering.recipe_path)
 
 

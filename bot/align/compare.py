@@ -237,10 +237,16 @@ def knob_classes(rules: Rules, report: DiffReport) -> dict[tuple[str, str], Knob
     return {(d.kind, d.key): c for d in report.diffs if (c := knob_of(rules, d)) is not None}
 
 
-def recipe_feature_keys(rules: Rules, report: DiffReport) -> frozenset[tuple[str, str]]:
-    """(kind, key) of the flag differences that are rules/knobs.yaml ``recipe_features``."""
-    return frozenset(
-        (d.kind, d.key)
-        for d in report.diffs
-        if d.kind == "flag" and rules.knobs.recipe_feature(d.flag) is not None
+def recipe_feature(rules: Rules, diff: FlagDiff) -> bool:
+    """A chat-client feature only the recipe side sets (rules/knobs.yaml ``recipe_features``):
+    not drift, wherever the recipe's command comes from (rendering or guide)."""
+    return (
+        diff.kind == "flag"
+        and diff.verdict == Verdict.RECIPE_ONLY
+        and rules.knobs.recipe_feature(diff.flag) is not None
     )
+
+
+def recipe_feature_keys(rules: Rules, report: DiffReport) -> frozenset[tuple[str, str]]:
+    """(kind, key) of the recipe-only differences that are ``recipe_features``."""
+    return frozenset((d.kind, d.key) for d in report.diffs if recipe_feature(rules, d))

@@ -15,6 +15,17 @@ STATUSES: tuple[Status, ...] = ("aligned", "drifted", "unmapped", "unresolved")
 
 
 @dataclass(frozen=True)
+class Introduced:
+    """The benchmark commit (and PR) that introduced a counted difference's value."""
+
+    commit: str
+    subject: str
+    pr: int | None  # None when the subject names no PR (a direct push)
+    at: str  # file:line whose change introduced it
+    time: int = 0  # committer time (unix seconds): the oldest introduction bounds a fix
+
+
+@dataclass(frozen=True)
 class FlagRow:
     """One differing flag, env var or image of a row, as a reviewer reads it."""
 
@@ -36,6 +47,7 @@ class FlagRow:
     category: str = ""  # engine | maybe | env | image | front-end | … (bot.vllm.diff)
     recipe_at: str = ""  # "models/x.yaml:42" (or the YAML path when the line is unknown)
     bench_at: str = ""  # "benchmarks/…/x.sh:17": where the benchmark spells it
+    introduced: Introduced | None = None  # counted differences, from the benchmark's history
     # a chat-client feature only the recipe sets (rules/knobs.yaml recipe_features): not drift
     recipe_feature: bool = False
 
@@ -184,6 +196,12 @@ class AuditReport:
     bench_commit: str = ""
     recipes_name: str = ""
     recipes_commit: str = ""
+    # what the fix commands (``recipe-sync align``) name: the repositories as the user gave
+    # them ("" → the repository name), the recipes ref, and where recipe links point
+    bench_path: str = ""
+    recipes_path: str = ""
+    recipes_ref: str = ""
+    recipes_url: str = ""  # base URL of recipe files (--recipes-url), beats name@commit
 
     @property
     def keys_audited(self) -> int:

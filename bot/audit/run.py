@@ -22,11 +22,13 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from bot.align.compare import Comparer, Comparison
 from bot.align.profile import Profile, Unmapped, map_profile
 from bot.align.reproduction import SectionPoint, guide_drift
+from bot.audit.introduced import LineHistory, with_introductions
 from bot.audit.launch import UnresolvedImpact, describe_unresolved, unresolved_impact
 from bot.audit.load import BenchLoad, load_bench
 from bot.audit.model import (
@@ -549,7 +551,6 @@ class SourceSpec:
     label: str
 
     def open(self) -> FileSource:
-        from pathlib import Path
 
         if self.kind == "dir":
             return DirectorySource(Path(self.path), label=self.label)
@@ -713,9 +714,13 @@ def run_audit(
     )
     results, workers = audit_keys(auditor, plan, jobs=jobs, progress=progress)
     report = assemble(load, recipes, plan, results)
+    rows = locate_recipe_lines(report.rows, recipes_source)
+    if isinstance(bench_source, GitTreeSource):  # a plain directory has no history
+        history = LineHistory.at(Path(bench_source.repo_path), bench_source.commit_sha)
+        rows = with_introductions(rows, load.repo, history)
     report = replace(
         report,
-        rows=locate_recipe_lines(report.rows, recipes_source),
+        rows=rows,
         bench_name=bench_name,
         bench_commit=getattr(bench_source, "commit_sha", ""),
         recipes_name=recipes_name,

@@ -448,7 +448,8 @@ def _diff(
 ) -> str:
     color = CATEGORY_COLORS.get(flag.category, OTHER_COLOR)
     counted = "counted" if flag.drift else "uncounted"
-    verdict = flag.verdict if flag.drift else f"{flag.verdict}, not counted"
+    why_not = _uncounted_kind(flag) + (f": {flag.knob}" if flag.benchmark_setting else "")
+    verdict = flag.verdict if flag.drift else f"{flag.verdict}, {why_not}"
     if len(values) > 1:  # the benchmark's value follows the point (e.g. = concurrency)
         shown = " ".join(_code(v) for v in values[:8]) + (" …" if len(values) > 8 else "")
         bench_text = f"{shown} <span class=notes>(varies by point)</span>"
@@ -468,6 +469,7 @@ def _diff(
 
 
 def _uncounted_kind(flag: FlagRow) -> str:
+    """Why a difference is not counted, in the words of the folded summary."""
     if flag.recipe_feature:
         return "recipe feature"
     if flag.benchmark_setting:
@@ -542,9 +544,9 @@ def _entry(key: KeyGroup, entry: Entry, recipes: Links, bench: Links, report: Au
         for index, flag in enumerate(row.flags)
     ]
     why += "".join(html for flag, html in shown if flag.drift)
-    why += _uncounted([(flag, html) for flag, html in shown if not flag.drift])
-    if row.status == "drifted":
+    if row.status == "drifted":  # what to do, right under what drifts
         why += _fix(report, key.config_key, row)
+    why += _uncounted([(flag, html) for flag, html in shown if not flag.drift])
     if row.notes:
         why += f"<div class=notes>{_e('; '.join(row.notes))}</div>"
     why += _guide(row)

@@ -58,8 +58,9 @@ def assignment_line(lines: Sequence[str], name: str, before: int) -> int | None:
 def sites(flag: FlagRow, lines: Sequence[str] | None, image_at: str) -> tuple[str, ...]:
     """``file:line`` where the benchmark spells ``flag``'s value, first the main one.
 
-    ``lines`` is the script's text (None when unreadable); ``image_at`` the config key's
-    ``image:`` line. A value only the recipe has is spelled nowhere: ().
+    ``lines`` is the text of the file ``flag.bench_at`` names (None when unreadable);
+    ``image_at`` the config key's ``image:`` line. A value only the recipe has is spelled
+    nowhere: ().
     """
     if not flag.bench:
         return ()
@@ -137,17 +138,15 @@ def with_introductions(
     image's ``bench_at`` move to the line that spells them."""
     texts: dict[str, list[str] | None] = {}
 
-    def lines(script: str | None) -> list[str] | None:
-        if script is None:
-            return None
-        if script not in texts:
+    def lines(path: str) -> list[str] | None:
+        if path and path not in texts:
             source = bench.source
-            texts[script] = (
-                source.read_bytes(script).decode("utf-8", "replace").splitlines()
-                if source.exists(script)
+            texts[path] = (
+                source.read_bytes(path).decode("utf-8", "replace").splitlines()
+                if source.exists(path)
                 else None
             )
-        return texts[script]
+        return texts.get(path)
 
     out: list[AuditRow] = []
     for row in rows:
@@ -157,10 +156,13 @@ def with_introductions(
         flags = []
         for flag in row.flags:
             if flag.drift:
-                where = sites(flag, lines(row.script), _image_line(bench, row.config_key))
-                found = history.introduced(where) if where else None
-                flag = replace(flag, bench_at=where[0] if where else flag.bench_at)
-                flag = replace(flag, introduced=found)
+                spelled = lines(flag.bench_at.rpartition(":")[0])  # script or library
+                where = sites(flag, spelled, _image_line(bench, row.config_key))
+                flag = replace(
+                    flag,
+                    bench_at=where[0] if where else flag.bench_at,
+                    introduced=history.introduced(where) if where else None,
+                )
             flags.append(flag)
         out.append(replace(row, flags=tuple(flags)))
     return tuple(out)

@@ -1,11 +1,13 @@
 """Screenshots of the audit dashboard in headless Chromium at 1400 px (the README's images).
 
     python -m bench.dashboard_shots --bench-repo DIR [--bench-ref REF] --recipes DIR
-        [--recipes-ref REF] [--bench-name O/N] [--recipes-name O/N] [--history FILE]
-        [--out docs/]
+        [--recipes-ref REF] [--bench-name O/N] [--recipes-name O/N] [--recipes-url URL]
+        [--history FILE] [--out docs/]
 
-Writes ``dashboard-real.png`` (the top: counts and charts) and ``dashboard-real-table.png``
-(the grouped table, filtered to drifted entries through the URL fragment).
+Writes ``dashboard-real.png`` (the top: counts, charts and the heat-map legend),
+``dashboard-real-table.png`` (the grouped table, filtered to drifted entries through the URL
+fragment: each entry's introducing PRs and fix command) and ``dashboard-real-entry.png`` (the
+same with each entry's folded "not counted" differences opened).
 """
 
 from __future__ import annotations
@@ -14,16 +16,21 @@ import argparse
 import shutil
 import subprocess
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from bot.audit import render_html, run_audit
-from bot.commands.audit import load_history
+from bot.commands.audit import load_history, recipes_url
 from bot.commands.grammar import open_repo
 from bot.rules import default_rules
 
 WINDOW = "1400,1000"
 # the table view: the counts and charts folded away so the table starts near the top
 TABLE_ONLY = "<style>.charts, .sub { display: none; }</style></head>"
+OPEN_UNCOUNTED = (
+    "<script>document.querySelectorAll('details.uncounted').forEach("
+    "function (d) { d.open = true; });</script></body>"
+)
 
 
 def shoot(chromium: str, page: Path, url_suffix: str, out: Path, profile: Path) -> None:
@@ -55,6 +62,7 @@ def main() -> None:
     parser.add_argument("--recipes-ref")
     parser.add_argument("--bench-name", default="")
     parser.add_argument("--recipes-name", default="")
+    parser.add_argument("--recipes-url", default="", help="base URL of recipe files (links)")
     parser.add_argument("--history", type=Path)
     parser.add_argument("--out", type=Path, default=Path("docs"))
     args = parser.parse_args()
@@ -68,6 +76,13 @@ def main() -> None:
         bench_name=args.bench_name,
         recipes_name=args.recipes_name,
     ).report
+    report = replace(  # the fix commands name the repositories as given, like the CLI's
+        report,
+        bench_path=str(args.bench_repo),
+        recipes_path=str(args.recipes),
+        recipes_ref=args.recipes_ref or "",
+        recipes_url=recipes_url(args.recipes_url),
+    )
     history = load_history(args.history) if args.history else []
     html = render_html(report, history)
     with tempfile.TemporaryDirectory() as tmp:
@@ -83,6 +98,16 @@ def main() -> None:
             "#status=drifted",
             args.out / "dashboard-real-table.png",
             Path(tmp) / "p2",
+        )
+        entry = Path(tmp) / "entry.html"
+        opened = html.replace("</head>", TABLE_ONLY, 1).replace("</body>", OPEN_UNCOUNTED, 1)
+        entry.write_text(opened, encoding="utf-8")
+        shoot(
+            chromium,
+            entry,
+            "#status=drifted",
+            args.out / "dashboard-real-entry.png",
+            Path(tmp) / "p3",
         )
 
 

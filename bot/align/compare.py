@@ -56,6 +56,8 @@ class Comparison:
     report: DiffReport
     # knob class per (kind, key) of each diff; filled by ``compare`` from rules/knobs.yaml
     classes: Mapping[tuple[str, str], KnobClass] = field(default_factory=dict)
+    # (kind, key) of the differences that are rules/knobs.yaml ``recipe_features``
+    features: frozenset[tuple[str, str]] = frozenset()
 
     def knob(self, diff: FlagDiff) -> KnobClass | None:
         """The class of ``diff`` (None: the image)."""
@@ -86,8 +88,22 @@ class Comparison:
     @property
     def drift(self) -> tuple[FlagDiff, ...]:
         """Differences the recipe should close: kernel, serving, accuracy, unclassified, and a
-        pinned image (docs/alignment.md §4)."""
-        return tuple(d for d in self.differences if self.knob(d) in DRIFT_CLASSES | {None})
+        pinned image (docs/alignment.md §4). A recipe feature the benchmark leaves out is
+        not drift (:attr:`recipe_features`)."""
+        return tuple(
+            d
+            for d in self.differences
+            if self.knob(d) in DRIFT_CLASSES | {None} and not self._recipe_feature(d)
+        )
+
+    def _recipe_feature(self, diff: FlagDiff) -> bool:
+        return diff.verdict == Verdict.RECIPE_ONLY and (diff.kind, diff.key) in self.features
+
+    @property
+    def recipe_features(self) -> tuple[FlagDiff, ...]:
+        """Chat-client features only the recipe sets (tool calling, reasoning, chat
+        template: rules/knobs.yaml ``recipe_features``): listed, never drift."""
+        return tuple(d for d in self.differences if self._recipe_feature(d))
 
     @property
     def settings(self) -> tuple[FlagDiff, ...]:
@@ -192,7 +208,12 @@ class Comparer:
         )
         self.stats["comparisons"] += 1
         comparison = Comparison(
-            launch, profile, rendering, report, knob_classes(self.rules, report)
+            launch,
+            profile,
+            rendering,
+            report,
+            knob_classes(self.rules, report),
+            recipe_feature_keys(self.rules, report),
         )
         if self.memo:
             self._seen[key] = comparison
@@ -214,3 +235,18 @@ def compare(
 def knob_classes(rules: Rules, report: DiffReport) -> dict[tuple[str, str], KnobClass]:
     """The knob class of every flag and env difference of ``report``."""
     return {(d.kind, d.key): c for d in report.diffs if (c := knob_of(rules, d)) is not None}
+
+
+def recipe_feature(rules: Rules, diff: FlagDiff) -> bool:
+    """A chat-client feature only the recipe side sets (rules/knobs.yaml ``recipe_features``):
+    not drift, wherever the recipe's command comes from (rendering or guide)."""
+    return (
+        diff.kind == "flag"
+        and diff.verdict == Verdict.RECIPE_ONLY
+        and rules.knobs.recipe_feature(diff.flag) is not None
+    )
+
+
+def recipe_feature_keys(rules: Rules, report: DiffReport) -> frozenset[tuple[str, str]]:
+    """(kind, key) of the recipe-only differences that are ``recipe_features``."""
+    return frozenset((d.kind, d.key) for d in report.diffs if recipe_feature(rules, d))

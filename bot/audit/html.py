@@ -15,11 +15,13 @@ config keys (coloured by class), and, given backtest output, drift over time. Fi
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from html import escape
 
+from bot.audit.actions import fix_for, pr_label, pr_url
 from bot.audit.groups import Entry, KeyGroup, RecipeGroup, group_report, top_flags
 from bot.audit.markdown import TITLE
 from bot.audit.model import STATUSES, AuditReport, AuditRow, FlagRow
@@ -98,6 +100,15 @@ code { font: 12px ui-monospace, SFMono-Regular, monospace; background: #f6f8fa;
 details#out-of-scope { margin-top: 28px; } details summary { cursor: pointer; }
 details table td { border-bottom: 1px solid var(--line); padding: 4px 8px; vertical-align: top; }
 svg text { font: 12px system-ui, sans-serif; fill: #1f2328; }
+.legend { display: flex; flex-wrap: wrap; gap: 4px 16px; max-width: 520px; margin: 6px 0;
+  color: var(--muted); font-size: 12px; }
+.swatch { display: inline-block; width: 14px; height: 12px; border-radius: 2px;
+  vertical-align: -2px; }
+details.uncounted { margin: 2px 0 6px; font-size: 12px; }
+details.uncounted > summary { color: var(--muted); }
+.fix { margin: 8px 0 2px; padding: 6px 8px; background: #ddf4ff; border-radius: 6px;
+  font-size: 12px; }
+.fix code.cmd { display: block; margin-top: 4px; user-select: all; white-space: pre-wrap; }
 svg .cell { cursor: pointer; }
 """
 
@@ -186,10 +197,14 @@ def _code(text: str) -> str:
 
 
 class Links:
-    """``file:line`` → a GitHub blob URL at the audited commit, else a repository path."""
+    """``file:line`` → a URL under ``base_url`` (``--recipes-url``), else a GitHub blob URL at
+    the audited commit, else a path relative to the repository."""
 
-    def __init__(self, name: str, commit: str) -> None:
-        self.base = f"https://github.com/{name}/blob/{commit}/" if name and commit else ""
+    def __init__(self, name: str, commit: str, base_url: str = "") -> None:
+        if base_url:
+            self.base = base_url if base_url.endswith("/") else base_url + "/"
+        else:
+            self.base = f"https://github.com/{name}/blob/{commit}/" if name and commit else ""
 
     def href(self, at: str) -> str | None:
         file, sep, line = at.rpartition(":")
@@ -221,7 +236,10 @@ def heatmap_svg(groups: Sequence[RecipeGroup]) -> str:
     """Recipe × hardware: the share of compared launch lines that drift, with counts."""
     recipes = [g for g in groups if g.has_recipe]
     hardware = sorted({row.hardware for g in recipes for row in g.rows})
-    label_w, cell_w, cell_h, top = 200, 64, 24, 28
+    names = [_recipe_name(g.recipe) for g in recipes]
+    label_w = max(120, text_width(max(names, key=len, default="")) + 16)
+    cell_w = max(64, text_width(max(hardware, key=len, default="")) + 10)
+    cell_h, top = 24, 28
     width = label_w + max(1, len(hardware)) * cell_w + 10
     height = top + max(1, len(recipes)) * cell_h + 10
     parts = [
@@ -237,9 +255,7 @@ def heatmap_svg(groups: Sequence[RecipeGroup]) -> str:
     for index, group in enumerate(recipes):
         y = top + index * cell_h
         name = _recipe_name(group.recipe)
-        parts.append(
-            f"<text x='{label_w - 8}' y='{y + 16}' text-anchor='end'>{_e(name[:30])}</text>"
-        )
+        parts.append(f"<text x='{label_w - 8}' y='{y + 16}' text-anchor='end'>{_e(name)}</text>")
         for col, hw in enumerate(hardware):
             rows = [r for r in group.rows if r.hardware == hw]
             if not rows:
@@ -267,6 +283,32 @@ def heatmap_svg(groups: Sequence[RecipeGroup]) -> str:
     return "".join(parts)
 
 
+CHAR_W = 7.2  # px per character of 12 px system-ui, generous: a label must never be cut
+
+
+def text_width(text: str) -> int:
+    """An upper estimate of ``text``'s width in the charts' font (SVG text does not wrap)."""
+    return round(len(text) * CHAR_W)
+
+
+def heatmap_legend() -> str:
+    """What a cell says, visible under the map (the tooltips repeat it per cell)."""
+    ramp = "".join(
+        f"<span class=swatch style='background:{heat_color(share)}'></span>"
+        for share in (0, 0.25, 0.5, 0.75, 1)
+    )
+    return (
+        "<div class=legend id=heatmap-legend>"
+        "<span><b>27/45</b> 27 of the 45 launch lines compared with the recipe drift "
+        "(counted differences only)</span>"
+        f"<span>{ramp} none drift → all drift</span>"
+        "<span><span class=swatch style='background:#eaeef2'></span><b>–</b> launch lines "
+        "exist but none could be compared (unmapped or unresolved)</span>"
+        "<span>empty: no launch line of this recipe on this hardware</span>"
+        "<span>click a cell to filter the table</span></div>"
+    )
+
+
 def heat_color(share: float) -> str:
     """Pale green (nothing drifts) to the drifted red (everything drifts)."""
     low, high = (0xDA, 0xFB, 0xE1), (0xCF, 0x22, 0x2E)
@@ -283,8 +325,9 @@ def flags_svg(report: AuditReport) -> str:
         for found in row.flags:
             if found.drift:
                 classes.setdefault(found.flag, found.category)
-    label_w, bar_h, gap, top = 240, 18, 5, 30
-    width = 560
+    longest = max((flag for flag, _ in ranked), key=len, default="")
+    label_w, bar_h, gap, top = max(160, text_width(longest) + 16), 18, 5, 30
+    width = label_w + 320
     biggest = max((n for _, n in ranked), default=1)
     scale = (width - label_w - 40) / biggest
     height = top + max(1, len(ranked)) * (bar_h + gap) + 8
@@ -302,7 +345,7 @@ def flags_svg(report: AuditReport) -> str:
             f"<rect x='{x}' y='6' width='11' height='11' fill='{color}'/>"
             f"<text x='{x + 15}' y='16'>{_e(category or 'other')}</text>"
         )
-        x += 24 + 7 * len(category or "other")
+        x += 24 + text_width(category or "other")
     if not ranked:
         parts.append(f"<text x='10' y='{top + 14}'>no flag drifts</text>")
     for index, (flag, count) in enumerate(ranked):
@@ -311,7 +354,7 @@ def flags_svg(report: AuditReport) -> str:
         parts.append(
             f"<g class=cell data-filter='text={_e(flag)}' data-flag='{_e(flag)}' "
             f"data-count='{count}'><text x='{label_w - 8}' y='{y + 13}' text-anchor='end'>"
-            f"{_e(flag[:36])}</text><rect x='{label_w}' y='{y}' width='{count * scale:.1f}' "
+            f"{_e(flag)}</text><rect x='{label_w}' y='{y}' width='{count * scale:.1f}' "
             f"height='{bar_h}' fill='{color}'/><text x='{label_w + count * scale + 5:.1f}' "
             f"y='{y + 13}'>{count}</text><title>{_e(flag)}: drifts in {count} config keys "
             f"({_e(classes[flag] or 'other')})</title></g>"
@@ -390,10 +433,23 @@ def history_svg(history: Sequence[HistoryPoint]) -> str:
 # --- the grouped table -----------------------------------------------------------------------
 
 
-def _diff(flag: FlagRow, values: Sequence[str], recipes: Links, bench: Links) -> str:
+def _introduced(report: AuditReport, flag: FlagRow) -> str:
+    intro = flag.introduced
+    if intro is None:
+        return ""
+    url = pr_url(report, intro)
+    label = pr_label(intro)
+    link = f"<a href='{_e(url)}'>{_e(label)}</a>" if url else _e(label)
+    return f"<span class=at title='{_e(intro.subject)}'>introduced in {link}</span>"
+
+
+def _diff(
+    flag: FlagRow, values: Sequence[str], recipes: Links, bench: Links, report: AuditReport
+) -> str:
     color = CATEGORY_COLORS.get(flag.category, OTHER_COLOR)
     counted = "counted" if flag.drift else "uncounted"
-    verdict = flag.verdict if flag.drift else f"{flag.verdict}, not counted"
+    why_not = _uncounted_kind(flag) + (f": {flag.knob}" if flag.benchmark_setting else "")
+    verdict = flag.verdict if flag.drift else f"{flag.verdict}, {why_not}"
     if len(values) > 1:  # the benchmark's value follows the point (e.g. = concurrency)
         shown = " ".join(_code(v) for v in values[:8]) + (" …" if len(values) > 8 else "")
         bench_text = f"{shown} <span class=notes>(varies by point)</span>"
@@ -406,12 +462,62 @@ def _diff(flag: FlagRow, values: Sequence[str], recipes: Links, bench: Links) ->
         f"<code>{_e(flag.flag)}</code> benchmark {bench_text} · recipe "
         f"{_code(flag.recipe)} <span class=notes>({_e(verdict)})</span>"
         f"{recipes.anchor(flag.recipe_at, 'recipe ' + _short_at(flag.recipe_at))}"
-        f"{bench.anchor(flag.bench_at, 'script ' + _short_at(flag.bench_at))}"
+        f"{bench.anchor(flag.bench_at, 'benchmark ' + _short_at(flag.bench_at))}"
+        f"{_introduced(report, flag)}"
         f"<div class=why>{_e(reason)}</div></div>"
     )
 
 
-def _entry(key: KeyGroup, entry: Entry, recipes: Links, bench: Links) -> str:
+def _uncounted_kind(flag: FlagRow) -> str:
+    """Why a difference is not counted, in the words of the folded summary."""
+    if flag.recipe_feature:
+        return "recipe feature"
+    if flag.benchmark_setting:
+        return "benchmark setting"
+    return "undecided" if flag.verdict == "unknown" else "not counted"
+
+
+def _uncounted(parts: Sequence[tuple[FlagRow, str]]) -> str:
+    """Differences that are not drift, folded: they never read as something to fix."""
+    if not parts:
+        return ""
+    kinds = Counter(_uncounted_kind(flag) for flag, _ in parts)
+    what = ", ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in kinds.items())
+    return (
+        f"<details class=uncounted><summary>{len(parts)} not counted ({_e(what)})</summary>"
+        + "".join(html for _, html in parts)
+        + "</details>"
+    )
+
+
+def _fix(report: AuditReport, key: str, row: AuditRow) -> str:
+    """What to do about a drifted entry: the PRs that introduced it and the align command."""
+    fix = fix_for(report, key, row.flags)
+    parts = []
+    if fix.introduced:
+        links = []
+        for intro in fix.introduced:
+            url = pr_url(report, intro)
+            label = _e(pr_label(intro))
+            shown = f"<a href='{_e(url)}'>{label}</a>" if url else label
+            links.append(f"{shown} <span class=notes>{_e(intro.subject)}</span>")
+        parts.append("introduced by " + "; ".join(links))
+    if fix.command:
+        parts.append(
+            "fix: run (plans the recipe edit and writes the alignment PR text)"
+            f"<code class=cmd>{_e(fix.command)}</code>"
+        )
+    if fix.recipe_only:
+        parts.append(
+            f"only the recipe sets {_e(', '.join(fix.recipe_only))} (no benchmark PR "
+            "introduced it): drop it from the recipe, or ignore it on the dashboard issue"
+        )
+    elif not fix.introduced:
+        parts.append("no introducing commit found (read from a directory, not git history)")
+    return "<div class=fix>" + "<br>".join(parts) + "</div>"
+
+
+def _entry(key: KeyGroup, entry: Entry, recipes: Links, bench: Links, report: AuditReport) -> str:
     row = entry.first
     where = (
         f"<div class=key>{bench.anchor(f'{key.config_file}:{key.config_line}', key.config_key)}"
@@ -433,10 +539,14 @@ def _entry(key: KeyGroup, entry: Entry, recipes: Links, bench: Links) -> str:
     why = ""
     if row.reason:
         why += f"<div class=diff>{_e(row.reason)}</div>"
-    why += "".join(
-        _diff(flag, entry.bench_values(index), recipes, bench)
+    shown = [
+        (flag, _diff(flag, entry.bench_values(index), recipes, bench, report))
         for index, flag in enumerate(row.flags)
-    )
+    ]
+    why += "".join(html for flag, html in shown if flag.drift)
+    if row.status == "drifted":  # what to do, right under what drifts
+        why += _fix(report, key.config_key, row)
+    why += _uncounted([(flag, html) for flag, html in shown if not flag.drift])
     if row.notes:
         why += f"<div class=notes>{_e('; '.join(row.notes))}</div>"
     why += _guide(row)
@@ -494,7 +604,7 @@ def _badges(counts: Mapping[str, int]) -> str:
     )
 
 
-def _group(group: RecipeGroup, recipes: Links, bench: Links) -> str:
+def _group(group: RecipeGroup, recipes: Links, bench: Links, report: AuditReport) -> str:
     title = (
         recipes.anchor(f"{group.recipe}:1", group.recipe) if group.has_recipe else _e(group.recipe)
     )
@@ -509,7 +619,7 @@ def _group(group: RecipeGroup, recipes: Links, bench: Links) -> str:
         label = profile.profile or "no recipe profile"
         body.append(f"<tr class=profile><th colspan=3>{_e(label)}</th></tr>")
         for key in profile.keys:
-            body.extend(_entry(key, entry, recipes, bench) for entry in key.entries)
+            body.extend(_entry(key, entry, recipes, bench, report) for entry in key.entries)
     return f"<tbody data-recipe='{_e(group.recipe)}'>" + "".join(body) + "</tbody>"
 
 
@@ -540,7 +650,7 @@ def _out_of_scope(report: AuditReport) -> str:
 def render_html(report: AuditReport, history: Sequence[HistoryPoint] = ()) -> str:
     counts = report.by_status()
     groups = group_report(report)
-    recipes = Links(report.recipes_name, report.recipes_commit)
+    recipes = Links(report.recipes_name, report.recipes_commit, report.recipes_url)
     bench = Links(report.bench_name, report.bench_commit)
     cards = "".join(
         f"<div class='card {s}' data-status='{s}' data-filter='status={s}'><b>{counts[s]}</b>"
@@ -553,7 +663,7 @@ def render_html(report: AuditReport, history: Sequence[HistoryPoint] = ()) -> st
             f"<p class=warn>{report.internal_errors} launch lines hit an internal error "
             "(status unresolved (internal error: …); traceback in the log).</p>"
         )
-    left = f"<h2>Serving drift by recipe and hardware</h2>{heatmap_svg(groups)}"
+    left = f"<h2>Drift by recipe and hardware</h2>{heatmap_svg(groups)}{heatmap_legend()}"
     if history:
         left += f"<h2>Drift over time</h2>{history_svg(history)}"
     charts = f"<div>{left}</div><div><h2>Top differing flags</h2>{flags_svg(report)}</div>"
@@ -566,7 +676,7 @@ def render_html(report: AuditReport, history: Sequence[HistoryPoint] = ()) -> st
     recipes_label = report.recipes_name or report.recipes_label or "(does not load)"
     if report.recipes_name and report.recipes_commit:
         recipes_label += f"@{report.recipes_commit[:12]}"
-    table = "".join(_group(group, recipes, bench) for group in groups)
+    table = "".join(_group(group, recipes, bench, report) for group in groups)
     return (
         "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
         "<meta name=viewport content='width=device-width, initial-scale=1'>"

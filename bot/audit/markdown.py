@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from bot.audit.actions import fix_for, pr_label, pr_url
 from bot.audit.groups import Entry, KeyGroup, RecipeGroup, group_report
-from bot.audit.model import STATUSES, AuditReport
+from bot.audit.model import STATUSES, AuditReport, Introduced
 from bot.markdown import inline, neutralize, no_markers
 
 TITLE = "recipe-sync drift audit"
@@ -53,13 +54,23 @@ class _Cells:
         span = inline(value)
         return span.replace("|", "\\|") if table else span
 
+    def command(self, value: str) -> str:
+        """A whole command as one code span (never shortened: it is copied and run)."""
+        return inline(no_markers(value) if self.safe else value)
+
 
 ENTRY_FLAGS = 6  # differences named per entry line (the HTML report has them all)
 Extra = Callable[[RecipeGroup], list[str]]
 
 
-def _entry_line(cells: _Cells, key: KeyGroup, entry: Entry) -> str:
-    """One list line (not a table: a ``|`` in a value needs no escape here)."""
+def _pr(report: AuditReport, intro: Introduced) -> str:
+    url = pr_url(report, intro)
+    return f"[{pr_label(intro)}]({url})" if url else pr_label(intro)
+
+
+def _entry_lines(cells: _Cells, key: KeyGroup, entry: Entry, report: AuditReport) -> list[str]:
+    """One list line (not a table: a ``|`` in a value needs no escape here); a drifted entry
+    adds what to do: the PRs that introduced it and the command that fixes it."""
     row = entry.first
     lines = len(entry.rows)
 
@@ -70,13 +81,33 @@ def _entry_line(cells: _Cells, key: KeyGroup, entry: Entry) -> str:
         f"- {code(key.config_key)} {cells.text(key.hardware, table=False)} · "
         f"{_n(lines, 'launch line')} ({cells.text(entry.points_text(), table=False)}): "
     )
-    if row.status == "drifted":
-        shown = [f"{code(f.flag)} {code(f.bench)} → {code(f.recipe)}" for f in row.flags if f.drift]
-        more = len(shown) - ENTRY_FLAGS
-        text = "; ".join(shown[:ENTRY_FLAGS]) + (f"; … {more} more" if more > 0 else "")
-        return head + f"**drifted ({row.drift_count})**: benchmark → recipe: {text}"
-    reason = cells.text(_short(row.reason, 240), table=False) if row.reason else ""
-    return head + f"**{row.status}**" + (f": {reason}" if reason else "")
+    if row.status != "drifted":
+        reason = cells.text(_short(row.reason, 240), table=False) if row.reason else ""
+        return [head + f"**{row.status}**" + (f": {reason}" if reason else "")]
+    shown = [
+        f"{code(f.flag)} {code(f.bench)} → {code(f.recipe)}"
+        + (f" ({_pr(report, f.introduced)})" if f.introduced is not None else "")
+        for f in row.flags
+        if f.drift
+    ]
+    more = len(shown) - ENTRY_FLAGS
+    text = "; ".join(shown[:ENTRY_FLAGS]) + (f"; … {more} more" if more > 0 else "")
+    out = [head + f"**drifted ({row.drift_count})**: benchmark → recipe: {text}"]
+    fix = fix_for(report, key.config_key, row.flags)
+    if fix.introduced:
+        out.append(
+            "  - introduced by "
+            + ", ".join(dict.fromkeys(_pr(report, intro) for intro in fix.introduced))
+        )
+    if fix.command:
+        out.append(f"  - fix: {cells.command(fix.command)}")
+    if fix.recipe_only:
+        out.append(
+            "  - only the recipe sets "
+            + ", ".join(code(flag) for flag in fix.recipe_only)
+            + " (no benchmark PR introduced it): drop it from the recipe, or ignore it above"
+        )
+    return out
 
 
 def _recipe_cell(cells: _Cells, group: RecipeGroup) -> str:
@@ -96,13 +127,7 @@ def _drift_lines(report: AuditReport, cells: _Cells) -> list[str]:
         )
         lines.append(f"- {cells.code(entry['recipe'])}: {entry['rows']} launch lines · {classes}")
     lines.append("")
-    settings = report.benchmark_settings()
-    if settings:
-        lines.append(
-            "Benchmark settings (not drift): "
-            + "; ".join(f"{k}: {', '.join(cells.code(f) for f in v)}" for k, v in settings.items())
-        )
-        lines.append("")
+    lines += _not_counted(report, cells)
     if report.to_classify():
         lines += [
             "Rules to classify (counted as drift until rules/knobs.yaml says what they are): "
@@ -110,6 +135,25 @@ def _drift_lines(report: AuditReport, cells: _Cells) -> list[str]:
             "",
         ]
     return lines
+
+
+def _not_counted(report: AuditReport, cells: _Cells) -> list[str]:
+    """What differs but is not drift, folded: it is never read as something to fix."""
+    settings = report.benchmark_settings()
+    features = report.recipe_features()
+    if not settings and not features:
+        return []
+    kinds = [_n(sum(len(v) for v in settings.values()), "benchmark setting")] if settings else []
+    kinds += [_n(len(features), "recipe feature")] if features else []
+    lines = [f"<details><summary>Not counted: {', '.join(kinds)}</summary>", ""]
+    for knob, flags in settings.items():
+        lines.append(f"- {knob} (benchmark setting): {', '.join(cells.code(f) for f in flags)}")
+    if features:
+        lines.append(
+            "- recipe features for chat clients the benchmark does not use: "
+            + ", ".join(cells.code(f) for f in features)
+        )
+    return [*lines, "", "</details>", ""]
 
 
 def recipe_table(cells: _Cells, groups: Sequence[RecipeGroup]) -> list[str]:
@@ -229,7 +273,7 @@ def render_markdown(
     budget = None if limit is None else limit - 300  # room for the note on what was cut
     left: list[str] = []
     for group in groups:
-        block = _group_block(cells, group, extra)
+        block = _group_block(cells, group, extra, report)
         block_size = sum(len(line) + 1 for line in block)
         if left or (budget is not None and size + block_size > budget):
             left.append(group.recipe)
@@ -254,7 +298,9 @@ def render_markdown(
     return text
 
 
-def _group_block(cells: _Cells, group: RecipeGroup, extra: Extra | None) -> list[str]:
+def _group_block(
+    cells: _Cells, group: RecipeGroup, extra: Extra | None, report: AuditReport
+) -> list[str]:
     entries = group.entries()
     lines = [f"### {_recipe_cell(cells, group)}", ""]
     if extra is not None:
@@ -271,7 +317,8 @@ def _group_block(cells: _Cells, group: RecipeGroup, extra: Extra | None) -> list
             lines.append(f"**{cells.text(profile.profile)}**")
             lines.append("")
         for key in profile.keys:
-            lines += [_entry_line(cells, key, entry) for entry in key.entries]
+            for entry in key.entries:
+                lines += _entry_lines(cells, key, entry, report)
         lines.append("")
     return [*lines, "</details>", ""]
 

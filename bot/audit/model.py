@@ -15,6 +15,17 @@ STATUSES: tuple[Status, ...] = ("aligned", "drifted", "unmapped", "unresolved")
 
 
 @dataclass(frozen=True)
+class Introduced:
+    """The benchmark commit (and PR) that introduced a counted difference's value."""
+
+    commit: str
+    subject: str
+    pr: int | None  # None when the subject names no PR (a direct push)
+    at: str  # file:line whose change introduced it
+    time: int = 0  # committer time (unix seconds): the oldest introduction bounds a fix
+
+
+@dataclass(frozen=True)
 class FlagRow:
     """One differing flag, env var or image of a row, as a reviewer reads it."""
 
@@ -36,6 +47,9 @@ class FlagRow:
     category: str = ""  # engine | maybe | env | image | front-end | … (bot.vllm.diff)
     recipe_at: str = ""  # "models/x.yaml:42" (or the YAML path when the line is unknown)
     bench_at: str = ""  # "benchmarks/…/x.sh:17": where the benchmark spells it
+    introduced: Introduced | None = None  # counted differences, from the benchmark's history
+    # a chat-client feature only the recipe sets (rules/knobs.yaml recipe_features): not drift
+    recipe_feature: bool = False
 
     def same_difference(self) -> tuple[str, str, str, str, bool]:
         """What makes two launch lines' differences "the same" (collapsed into one entry).
@@ -182,6 +196,12 @@ class AuditReport:
     bench_commit: str = ""
     recipes_name: str = ""
     recipes_commit: str = ""
+    # what the fix commands (``recipe-sync align``) name: the repositories as the user gave
+    # them ("" → the repository name), the recipes ref, and where recipe links point
+    bench_path: str = ""
+    recipes_path: str = ""
+    recipes_ref: str = ""
+    recipes_url: str = ""  # base URL of recipe files (--recipes-url), beats name@commit
 
     @property
     def keys_audited(self) -> int:
@@ -257,6 +277,10 @@ class AuditReport:
                     out[flag.knob].append(flag.flag)
         return {k: sorted(v) for k, v in sorted(out.items())}
 
+    def recipe_features(self) -> list[str]:
+        """Chat-client features only the recipe sets, seen on compared rows (not drift)."""
+        return sorted({f.flag for row in self.rows for f in row.flags if f.recipe_feature})
+
     def to_classify(self) -> list[str]:
         """Flags and variables rules/knobs.yaml does not classify ("rules to classify")."""
         return sorted({f.flag for row in self.rows for f in row.flags if f.knob == "unclassified"})
@@ -317,6 +341,7 @@ class AuditReport:
                 "drift_by_recipe": self.drift_by_recipe(),
                 "rules_to_classify": self.to_classify(),
                 "benchmark_settings": self.benchmark_settings(),
+                "recipe_features": self.recipe_features(),
                 "rows": len(self.rows),
                 "config_keys": self.keys_audited,
                 "by_status": self.by_status(),

@@ -22,11 +22,13 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from bot.align.compare import Comparer, Comparison
 from bot.align.profile import Profile, Unmapped, map_profile
 from bot.align.reproduction import SectionPoint, guide_drift
+from bot.audit.introduced import LineHistory, with_introductions
 from bot.audit.launch import UnresolvedImpact, describe_unresolved, unresolved_impact
 from bot.audit.load import BenchLoad, load_bench
 from bot.audit.model import (
@@ -110,6 +112,11 @@ def flag_row(
     )
 
 
+RECIPE_FEATURE = (
+    "a feature the recipe offers chat clients; the benchmark sends no such request "
+    "(rules/knobs.yaml recipe_features): not drift"
+)
+
 _PARALLEL_NAMES = {
     "parallel.tensor_parallel_size": "TP",
     "parallel.data_parallel_size": "DP",
@@ -146,17 +153,22 @@ def judge(comparison: Comparison) -> Compared:
         kind = knob.value if knob is not None else "image"
         return flag_row(diff, kind, counted, comparison.rendering)
 
+    features = tuple(
+        replace(row(d, False), reason=RECIPE_FEATURE, recipe_feature=True)
+        for d in comparison.recipe_features
+    )
     flags = (
         tuple(row(d) for d in drift)
         + tuple(row(d) for d in comparison.unknown)
         + tuple(row(d, False) for d in comparison.settings)
+        + features
     )
     notes = list(comparison.notes)
     if comparison.unknown:
         undecided = ", ".join(d.flag for d in comparison.unknown)
         notes.append(f"undecided (no drift counted): {undecided}")
     status: Status = "drifted" if drift else "aligned"
-    diffs = (*drift, *comparison.unknown, *comparison.settings)
+    diffs = (*drift, *comparison.unknown, *comparison.settings, *comparison.recipe_features)
     return Compared(status, "", flags, tuple(notes), diffs, comparison.rendering.recipe_path)
 
 
@@ -539,7 +551,6 @@ class SourceSpec:
     label: str
 
     def open(self) -> FileSource:
-        from pathlib import Path
 
         if self.kind == "dir":
             return DirectorySource(Path(self.path), label=self.label)
@@ -703,9 +714,13 @@ def run_audit(
     )
     results, workers = audit_keys(auditor, plan, jobs=jobs, progress=progress)
     report = assemble(load, recipes, plan, results)
+    rows = locate_recipe_lines(report.rows, recipes_source)
+    if isinstance(bench_source, GitTreeSource):  # a plain directory has no history
+        history = LineHistory.at(Path(bench_source.repo_path), bench_source.commit_sha)
+        rows = with_introductions(rows, load.repo, history)
     report = replace(
         report,
-        rows=locate_recipe_lines(report.rows, recipes_source),
+        rows=rows,
         bench_name=bench_name,
         bench_commit=getattr(bench_source, "commit_sha", ""),
         recipes_name=recipes_name,

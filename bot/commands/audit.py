@@ -16,6 +16,7 @@ import json
 import logging
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +55,24 @@ def register(subparsers: Any) -> None:
         metavar="FILE",
         help="backtest JSON (recipe-sync backtest --format json): adds drift over time (html)",
     )
+    parser.add_argument(
+        "--recipes-url",
+        metavar="URL",
+        help="base URL of recipe files for links, e.g. "
+        "https://github.com/vllm-project/recipes/blob/main/ (default: GitHub at the audited "
+        "commit when --recipes is a named git repository, else relative paths)",
+    )
     parser.add_argument("--rules", type=Path, help="rules directory (default: bundled rules/)")
     parser.set_defaults(func=audit_command)
+
+
+def recipes_url(value: str | None) -> str:
+    """``--recipes-url``: an http(s) base, always ending in ``/``."""
+    if not value:
+        return ""
+    if not value.startswith(("https://", "http://")):
+        raise InputError(Location("--recipes-url"), f"{value!r} is not an http(s) URL")
+    return value if value.endswith("/") else value + "/"
 
 
 def load_history(path: Path) -> list[HistoryPoint]:
@@ -78,6 +95,7 @@ def audit_command(args: argparse.Namespace) -> int:
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.WARNING, format="recipe-sync: %(levelname)s %(message)s")
     rules = load_rules(args.rules)
+    base_url = recipes_url(args.recipes_url)
     bench = open_repo(args.bench_repo, args.bench_ref, "--bench-repo")
     recipes = open_repo(args.recipes, args.recipes_ref, "--recipes")
     history = load_history(args.history) if args.history is not None else []
@@ -95,7 +113,13 @@ def audit_command(args: argparse.Namespace) -> int:
     )
     if bar is not None:
         bar.finish()
-    report = run.report
+    report = replace(  # what the fix commands and links of the report name
+        run.report,
+        bench_path=str(args.bench_repo),
+        recipes_path=str(args.recipes),
+        recipes_ref=args.recipes_ref or "",
+        recipes_url=base_url,
+    )
     if fmt == "json":
         text = json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
     elif fmt == "html":

@@ -75,6 +75,9 @@ class KnobRules(Strict):
     classes: dict[KnobClass, str] = Field(description="class → what it means (one sentence)")
     flags: dict[KnobClass, list[FlagKnob]]
     env: dict[KnobClass, list[EnvKnob]]
+    # serving features a recipe offers its chat clients; a benchmark that leaves them out
+    # sends no such request, so only a *different* value is drift, not a recipe-only one
+    recipe_features: list[FlagKnob] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _well_formed(self) -> KnobRules:
@@ -100,7 +103,18 @@ class KnobRules(Strict):
                             f"{name} is already classed {seen[name]}",
                         )
                     seen[name] = cls.value
+        for index, entry in enumerate(self.recipe_features):
+            if _flag_key(entry.flag) != entry.flag:
+                raise FieldError(
+                    ("recipe_features", index, "flag"),
+                    f"write {_flag_key(entry.flag)} (the canonical spelling)",
+                )
         return self
+
+    def recipe_feature(self, name: str) -> FlagKnob | None:
+        """The ``recipe_features`` entry of a flag (any spelling), else None."""
+        flag = _flag_key(name).partition(".")[0]
+        return next((e for e in self.recipe_features if e.flag == flag), None)
 
     def lookup_flag(self, name: str) -> tuple[KnobClass, FlagKnob] | None:
         flag = _flag_key(name)

@@ -132,6 +132,8 @@ def refresh_dashboard(rt: Runtime, bench_repo: str) -> str:
             _default_branch(rt, recipes),
             load_rules(rt.settings.rules_dir),
             jobs=1,  # a worker thread: no forking here
+            bench_name=bench_repo,  # links: PRs, script and recipe lines at the audited commits
+            recipes_name=rt.settings.recipes_repo,
         )
         ignored = rt.store.ignored_flags(bench_repo)
         html = render_html(apply_ignores(run.report, ignored))

@@ -114,7 +114,10 @@ def dashboard_body(
         "vLLM configuration of this repository's default branch compared with the recipe "
         "it corresponds to. Tick a box under a recipe to re-run its alignment or to ignore a "
         "flag for it (recorded, honoured by the dashboard and by alignment PRs until "
-        "unticked). Turn the issue off with `dashboard: false` in the recipe-sync policy.\n\n"
+        "unticked). Each drifted entry names the benchmark PRs that introduced it and the "
+        "`recipe-sync align` command that plans its recipe edit (run it in checkouts of both "
+        "repositories). Turn the issue off with `dashboard: false` in the recipe-sync "
+        "policy.\n\n"
     )
     head = f"{DASHBOARD_MARKER}\n{intro}"
     shown = apply_ignores(report, ignored)

@@ -12,6 +12,7 @@ import shutil
 import struct
 import subprocess
 import zlib
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -23,6 +24,8 @@ from bot.fixtures import SeedFixtures
 from bot.rules import default_rules
 from bot.sources import DirectorySource, GitTreeSource
 from tests.shared import corpus_dir, shared_dir
+
+RECIPES_URL = "https://github.com/vllm-project/recipes/blob/main/"
 
 pytestmark = pytest.mark.slow  # a browser per test (a few seconds each)
 
@@ -172,6 +175,9 @@ def test_grouped_table_and_charts_render(chromium: str, page: Path, tmp_path: Pa
         heat[hardware] = heat.get(hardware, 0) + int(str(cell["data-drifted"]))
     assert heat["mi355x"] == 7 and sum(heat.values()) == 7
     assert seen.flags, "the top differing flags chart has bars"
+    legend = page.read_text(encoding="utf-8")
+    assert "<b>27/45</b> 27 of the 45 launch lines compared with the recipe drift" in legend
+    assert "<b>–</b> launch lines exist but none could be compared" in legend
 
 
 def test_filters_after_clicks_and_from_the_url(chromium: str, page: Path, tmp_path: Path) -> None:
@@ -208,6 +214,20 @@ MEASURE = (
     "document.body.setAttribute('data-layout', [t.scrollWidth, t.clientWidth,"
     "  Math.round(t.getBoundingClientRect().right), de.scrollWidth, window.innerWidth,"
     "  whys.length, off].join(','));"
+    "var clipped = [], texts = 0;"
+    "['heatmap', 'flags-chart'].forEach(function (id) {"
+    " var svg = document.getElementById(id), box = svg.getBoundingClientRect();"
+    " if (box.right > svg.parentNode.getBoundingClientRect().right + 0.5) { clipped.push(id); }"
+    " Array.prototype.slice.call(svg.querySelectorAll('text')).forEach(function (t) {"
+    "  var r = t.getBoundingClientRect(); texts += 1;"
+    "  if (r.left < box.left - 0.5 || r.right > box.right + 0.5) { clipped.push(t.textContent); }"
+    " });"
+    "});"
+    "document.body.setAttribute('data-clipped', clipped.join('|'));"
+    "document.body.setAttribute('data-texts', String(texts));"
+    "var legend = document.getElementById('heatmap-legend').getBoundingClientRect();"
+    "document.body.setAttribute('data-legend', [Math.round(legend.width),"
+    "  Math.round(legend.height)].join(','));"
     "['heatmap', 'rows'].forEach(function (id) {"
     " var r = document.getElementById(id).getBoundingClientRect();"
     " document.body.setAttribute('data-' + id,"
@@ -229,6 +249,11 @@ def assert_layout(chromium: str, page: Path, tmp_path: Path) -> None:
     assert scroll_w <= client_w and right <= inner_w, "the main table overflows sideways"
     assert doc_w <= inner_w, "the page scrolls sideways"
     assert whys > 0 and off == 0, f"{off} of {whys} reasons are hidden or off-screen"
+    # every chart label is drawn whole inside its chart, and the chart inside the page
+    assert int(str(measured["data-texts"])) > 0
+    assert measured["data-clipped"] == "", f"clipped: {measured['data-clipped']}"
+    width, height = (int(v) for v in str(measured["data-legend"]).split(","))
+    assert width > 200 and height > 20, "the heat-map legend is visible"
 
 
 def test_layout_at_1400_px(chromium: str, page: Path, tmp_path: Path) -> None:
@@ -335,6 +360,7 @@ def real_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
         bench_name="SemiAnalysisAI/InferenceX",
         recipes_name="vllm-project/recipes",
     ).report
+    report = replace(report, recipes_url=RECIPES_URL)  # a directory: links need a base
     path = root / "real.html"
     path.write_text(render_html(report), encoding="utf-8")
     (root / "drifted.txt").write_text(str(report.by_status()["drifted"]))
@@ -351,5 +377,12 @@ def test_real_dashboard_layout_at_1400_px(chromium: str, real_page: Path, tmp_pa
     assert len(drifted) <= lines // 4
     page = real_page.read_text(encoding="utf-8")
     assert "href='https://github.com/SemiAnalysisAI/InferenceX/blob/" in page  # script lines
-    assert "href='models/deepseek-ai/DeepSeek-V4-Pro.yaml#L" in page  # a directory: paths
+    assert f"href='{RECIPES_URL}models/deepseek-ai/DeepSeek-V4-Pro.yaml#L" in page
+    assert "href='models/" not in page  # no relative (dead) recipe link
+    # a drifted entry links the PR that introduced it and gives the command that fixes it
+    assert "href='https://github.com/SemiAnalysisAI/InferenceX/pull/" in page
+    assert page.count("<code class=cmd>recipe-sync align ") >= len(drifted)
+    # what is not counted is folded, after the counted differences of its entry
+    assert "<details class=uncounted><summary>" in page
+    assert "--tool-call-parser" not in page.split("<details class=uncounted>")[0]
     assert page.index("id=out-of-scope") > page.index("id=rows")  # folded at the bottom

@@ -52,3 +52,21 @@ def test_markdown_and_html_show_guide_drift_with_a_filter(tmp_path: Path) -> Non
     assert "<select id=filter-guide>" in page
     assert "data-guide='drifted'" in page and "data-guide='none'" in page
     assert "id=guide-summary" in page
+
+
+def test_a_guide_command_may_offer_chat_clients_parsers(tmp_path: Path) -> None:
+    """A recipe-only reasoning/tool-call parser in a guide command is not guide drift
+    (rules/knobs.yaml recipe_features); the section's other differences still are."""
+    section = guide_with_hand_written_section().replace(
+        "    --moe-backend aiter \\\n    --max-num-seqs 256",
+        "    --moe-backend aiter \\\n    --reasoning-parser widget \\\n"
+        "    --tool-call-parser widget \\\n    --enable-auto-tool-choice \\\n"
+        "    --max-num-seqs 256",
+    )
+    assert "--reasoning-parser widget" in section
+    bench, recipes = build(tmp_path, section)
+    report = run_audit(DirectorySource(bench), DirectorySource(recipes), load_rules()).report
+    guide = next(r for r in report.rows if r.config_key == TP4_KEY).guide[0]
+    flags = {f.flag for f in guide.drift}
+    assert {"--kv-cache-dtype", "--max-num-seqs"} <= flags
+    assert not flags & {"--reasoning-parser", "--tool-call-parser", "--enable-auto-tool-choice"}

@@ -253,3 +253,34 @@ def test_cli_writes_each_format(
     assert "--jobs: must be 0" in capsys.readouterr().err
     assert main([*common[:-2], "--recipes-ref", "no-such-ref"]) == 2
     assert "cannot resolve git ref 'no-such-ref'" in capsys.readouterr().err
+
+
+def test_cli_links_recipes_under_a_base_url_and_names_the_fix_with_its_repositories(
+    seed: SeedFixtures, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    common = [
+        "audit",
+        "--bench-repo",
+        str(seed.bench_repo),
+        "--bench-ref",
+        seed.bench_pr_head,
+        "--recipes",
+        str(seed.recipes_repo),
+        "--recipes-ref",
+        seed.recipes_base,
+    ]
+    url = "https://example.org/recipes/blob/main"  # the missing "/" is added
+    assert main([*common, "--recipes-url", url, "--out", str(tmp_path / "a.html")]) == 1
+    page = (tmp_path / "a.html").read_text()
+    assert f"href='{url}/models/" in page and "href='models/" not in page
+    assert main([*common, "--out", str(tmp_path / "a.md")]) == 1
+    text = (tmp_path / "a.md").read_text()
+    # the seed's drift was introduced by a benchmark commit: the command to fix it names the
+    # repositories as given, the audited commit and the recipes ref
+    fix = next(line for line in text.splitlines() if line.startswith("  - fix: `"))
+    assert f"recipe-sync align --bench-repo {seed.bench_repo} --bench-ref " in fix
+    assert f"--bench-ref {seed.bench_pr_head[:12]} " in fix
+    assert f"--recipes {seed.recipes_repo} --recipes-ref {seed.recipes_base}" in fix
+    capsys.readouterr()
+    assert main([*common, "--recipes-url", "github.com/x"]) == 2
+    assert "--recipes-url: 'github.com/x' is not an http(s) URL" in capsys.readouterr().err

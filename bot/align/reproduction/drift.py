@@ -8,7 +8,7 @@ import functools
 import re
 from collections.abc import Mapping, Sequence
 
-from bot.align.compare import DRIFT, recipe_min_version, taxonomy_vram
+from bot.align.compare import DRIFT, recipe_feature, recipe_min_version, taxonomy_vram
 from bot.align.profile import synthetic_acceptance
 from bot.align.reproduction.model import GuideDrift, SectionPoint
 from bot.align.reproduction.sections import knob_class, restore_acceptance
@@ -211,6 +211,7 @@ def _drift_of(
         if (d.verdict in DRIFT or (d.verdict is Verdict.UNKNOWN and not d.recipe_tokens))
         and d.kind in ("flag", "env")
         and knob_class(rules, "env" if d.kind == "env" else "flag", d.flag) in counted
+        and not recipe_feature(rules, d)  # a guide may show chat clients' parsers
     )
     return GuideDrift(
         recipe_path=path,

@@ -564,6 +564,18 @@ def whitespace_check(patch: str) -> str:
     )
 
 
+def moved_summary(matrix: RegressionMatrix) -> str:
+    """``12 of 110 renderings moved, all expected``: the matrix's counts in one line, "all
+    expected" only when no rendering moved unexpectedly and every expected one moved."""
+    line = f"{len(matrix.moved)} of {len(matrix.rows)} renderings moved"
+    if not matrix.unexpected and not matrix.ineffective:
+        return f"{line}, all expected"
+    parts = [f"{len(matrix.unexpected)} unexpectedly"] if matrix.unexpected else []
+    if matrix.ineffective:
+        parts.append(f"{len(matrix.ineffective)} expected to move but unchanged")
+    return f"{line}; {', '.join(parts)}"
+
+
 def _matrix_section(
     matrix: RegressionMatrix, budget: TextBudget, images: Sequence[str]
 ) -> list[str]:

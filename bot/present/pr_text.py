@@ -717,7 +717,19 @@ def _lists_section(plan: AlignmentPlan, budget: TextBudget) -> list[str]:
     listed = budget.listed
     body = [
         *_notes_list("Recipe-only", plan.recipe_only, why, listed),
-        *_names_line("Benchmark-only", plan.benchmark_only, "never copied into a recipe", listed),
+        # one the recipe already sets is no "never copied": said apart, as the diff says it
+        *_names_line(
+            "Benchmark-only",
+            [n for n in plan.benchmark_only if n.recipe is None],
+            "never copied into a recipe",
+            listed,
+        ),
+        *_names_line(
+            "Benchmark-only, yet the recipe sets it too",
+            [n for n in plan.benchmark_only if n.recipe is not None],
+            "left as it is; a maintainer may drop it",
+            listed,
+        ),
         *_names_line("Front-end only", plan.front_end, "not serving configuration", listed),
         *_notes_list("Unknown", plan.unknown, "not classified; not copied", listed),
         *_texts_list("Not edited", plan.skipped, listed),

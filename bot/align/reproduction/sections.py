@@ -553,7 +553,8 @@ def _deltas(
             out.append(
                 (
                     cls,
-                    f"Add {md.code(bench)}: {md.code(diff.flag)} = {rule[0]}, the script's rule "
+                    f"{'Use' if recipe else 'Add'} {md.code(bench)}: {md.code(diff.flag)} = "
+                    f"{rule[0]}, the script's rule "
                     f"(the recipe's command: {md.code(recipe) if recipe else 'vLLM default'}).",
                 )
             )

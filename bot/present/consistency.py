@@ -122,9 +122,12 @@ def _benchmark_only_claims(
         for line in text.splitlines():
             if line.startswith("- "):
                 under = _NOT_DEFAULT in line
-            elif under and line.startswith(("  - Add ", "  - Export ")):
-                said = line.split(" (", 1)[0]  # the setting, not the recipe's value beside it
-                yield from (("guide: benchmark-only delta", s) for s in spans(said))
+            elif under and line.startswith(("  - Add ", "  - Use ")):
+                said = spans(line)[:1]  # the setting; later spans name the recipe's side
+                yield from (("guide: benchmark-only delta", s) for s in said)
+            elif under and line.startswith("  - Export "):
+                said = spans(line.split(" (", 1)[0])  # not the recipe's value beside them
+                yield from (("guide: benchmark-only export", s) for s in said)
         for block in _BASH_BLOCK.finditer(text):
             under = False
             for line in block.group(2).splitlines():

@@ -259,6 +259,7 @@ def conc_lists_own(run: AlignRun, outcome: RecipeOutcome, texts: Texts) -> list[
     out: list[str] = []
     for section, command, text in texts.guide:
         lists: dict[tuple[int, ...], set[int]] = {}
+        evals: set[tuple[int, ...]] = set()  # the eval arm's (a command that says it is its)
         for key in run.keys:
             if key.key.key not in section.keys:
                 continue
@@ -276,11 +277,14 @@ def conc_lists_own(run: AlignRun, outcome: RecipeOutcome, texts: Texts) -> list[
                     continue
                 for sizes in _capture_lists(launch.argv):
                     lists.setdefault(sizes, set()).add(launch.point.conc)
+                    if launch.arm == "eval":
+                        evals.add(sizes)
         for conc, sizes in _shown_lists(text, command.concs):
             ran = lists.get(sizes)
             if ran is None:
                 continue  # not a list of these launch lines (a rule's, another flag's)
-            if conc is None and len(lists) > 1:
+            eval_own = command.arm.startswith("the eval arm") and sizes in evals
+            if conc is None and len(lists) > 1 and not eval_own:
                 out.append(
                     f"{section.heading} / {command.topology}: one capture-size list shown for "
                     f"concurrencies {sorted(command.concs)} that computed different lists"

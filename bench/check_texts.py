@@ -8,6 +8,10 @@ at each merge), renders each alignment PR's texts as the App would post them and
 line per alignment PR (title, visible words, findings), then the totals. Exit status 1 when
 any text contradicts itself or a replay failed. The suite checks three PRs and a sample
 (tests/present/test_consistency_real_prs.py); this checks them all.
+
+Measured 2026-12-05 on the shared 2-CPU machine, ``--since 2026-06-01 --jobs 2`` with the
+recipes history up to 2026-07-31: 581 merged PRs, 100 alignment PRs, 0 with findings,
+0 replay errors, 661 s (before the fixes of this check's commits: 9 with findings).
 """
 
 from __future__ import annotations

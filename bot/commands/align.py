@@ -15,7 +15,8 @@ from --bench-name/--recipes-name, else the origin remote, else "local". No GitHu
 the same inputs give byte-identical files.
 
 Exit status: 0 when aligned (nothing to do), 1 when there is a PR to open or drift left,
-2 for bad input or when no edit could be proposed.
+2 for bad input or when no edit could be proposed, 3 when a PR's texts fail their
+consistency check (a recipe-sync bug: the body carries a note, stderr names each finding).
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ from bot.commands.grammar import WORKTREE, add_repo, is_git, note, open_repo, re
 from bot.errors import InputError, Location
 from bot.evidence.source import DirRunSource
 from bot.present import AlignTexts, plan_json, present
+from bot.present.consistency import Finding, check_texts
 from bot.present.posted import recipe_slug
+from bot.present.pr_text import moved_summary
 from bot.recipes import RecipesRepo
 from bot.rules import default_rules, load_rules
 from bot.sources import DirectorySource, FileSource, GitTreeSource, git_blob_sha_at
@@ -257,11 +260,7 @@ def summary_lines(run: AlignRun, texts: AlignTexts, written: list[Path]) -> list
                         f"  guide: {placed.action} “{placed.section.heading}” ({placed.where})"
                     )
             if found.matrix is not None:
-                moved = len(found.matrix.moved)
-                lines.append(
-                    f"  regression matrix: {moved} of {len(found.matrix.rows)} renderings moved, "
-                    "all expected"
-                )
+                lines.append(f"  regression matrix: {moved_summary(found.matrix)}")
         else:
             lines.append(f"{found.recipe_path}: no patch: {found.reason}")
         drifted = [d for d in found.guide_drift if d.drifted and not d.managed]
@@ -286,8 +285,45 @@ def run(args: argparse.Namespace) -> int:
     result = align(inputs_from_args(args))
     texts = present(result)
     written = write_outputs(result, texts, args.out)
-    print("\n".join(summary_lines(result, texts, written)))
-    return exit_status(result)
+    lines = summary_lines(result, texts, written)
+    print("\n".join(lines))
+    findings = consistency_findings(result, texts, lines)
+    for path, finding in findings:
+        print(
+            f"recipe-sync: error: consistency check {finding.check} failed for {path} "
+            f"(a recipe-sync bug): {finding.message}",
+            file=sys.stderr,
+        )
+    return CONTRADICTED if findings else exit_status(result)
+
+
+CONTRADICTED = 3  # the texts contradict themselves: a recipe-sync bug to report
+
+
+def _lines_of(console: list[str], recipe_path: str) -> list[str]:
+    """The console lines about one recipe file: its line and the indented ones below."""
+    out: list[str] = []
+    for line in console:
+        if line.startswith(f"{recipe_path}:") or (out and line.startswith("  ")):
+            out.append(line)
+        elif out:
+            break
+    return out
+
+
+def consistency_findings(
+    run: AlignRun, texts: AlignTexts, console: list[str]
+) -> list[tuple[str, Finding]]:
+    """The findings of every PR's texts, its console lines included (a body that failed
+    already carries the note; the console's own lines are checked here)."""
+    out: list[tuple[str, Finding]] = []
+    for found in run.patches:
+        shown = texts.findings.get(found.recipe_path, ())
+        again = check_texts(
+            run, found, texts.prs[found.recipe_path].body, _lines_of(console, found.recipe_path)
+        )
+        out += [(found.recipe_path, f) for f in dict.fromkeys((*shown, *again))]
+    return out
 
 
 def exit_status(run: AlignRun) -> int:

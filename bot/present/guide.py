@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from bot import markdown as md
 from bot.align.guide_images import ImageLine
 from bot.align.reproduction import GuideDrift, GuidePlacement, ReproCommand
+from bot.align.reproduction.sections import NOT_IN_RECIPE
 from bot.align.result import RecipeOutcome
 
 ACTIONS = {
@@ -31,6 +32,12 @@ def _command_summary(command: ReproCommand) -> str:
             "with "
             + ", ".join(f"{code(flag)} = {md.text(rule)}" for flag, rule in command.conc_rules)
         )
+    if command.conc_values:
+        parts.append(
+            ("and " if command.conc_rules else "with ")
+            + ", ".join(code(flag) for flag, _, _ in command.conc_values)
+            + " per concurrency"
+        )
     return " ".join(parts).rstrip(",")
 
 
@@ -48,12 +55,7 @@ def placement_lines(placements: Sequence[GuidePlacement]) -> list[str]:
         commands = "; ".join(_command_summary(c) for c in section.commands)
         deltas = sorted({d for c in section.commands for _, d in c.deltas})
         benchmark_only = sorted(
-            {
-                name
-                for c in section.commands
-                for cls, name, _ in c.env
-                if cls in ("accuracy", "tuning", "unclassified", "workload")
-            }
+            {name for c in section.commands for cls, name, _ in c.env if cls in NOT_IN_RECIPE}
         )
         line = (
             f"- The guide {ACTIONS.get(placed.action, placed.action)} the managed section "

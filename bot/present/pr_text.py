@@ -576,6 +576,18 @@ def whitespace_check(patch: str) -> str:
     )
 
 
+def moved_summary(matrix: RegressionMatrix) -> str:
+    """``12 of 110 renderings moved, all expected``: the matrix's counts in one line, "all
+    expected" only when no rendering moved unexpectedly and every expected one moved."""
+    line = f"{len(matrix.moved)} of {len(matrix.rows)} renderings moved"
+    if not matrix.unexpected and not matrix.ineffective:
+        return f"{line}, all expected"
+    parts = [f"{len(matrix.unexpected)} unexpectedly"] if matrix.unexpected else []
+    if matrix.ineffective:
+        parts.append(f"{len(matrix.ineffective)} expected to move but unchanged")
+    return f"{line}; {', '.join(parts)}"
+
+
 def _matrix_section(
     matrix: RegressionMatrix, budget: TextBudget, images: Sequence[str]
 ) -> list[str]:
@@ -717,7 +729,19 @@ def _lists_section(plan: AlignmentPlan, budget: TextBudget) -> list[str]:
     listed = budget.listed
     body = [
         *_notes_list("Recipe-only", plan.recipe_only, why, listed),
-        *_names_line("Benchmark-only", plan.benchmark_only, "never copied into a recipe", listed),
+        # one the recipe already sets is no "never copied": said apart, as the diff says it
+        *_names_line(
+            "Benchmark-only",
+            [n for n in plan.benchmark_only if n.recipe is None],
+            "never copied into a recipe",
+            listed,
+        ),
+        *_names_line(
+            "Benchmark-only, yet the recipe sets it too",
+            [n for n in plan.benchmark_only if n.recipe is not None],
+            "left as it is; a maintainer may drop it",
+            listed,
+        ),
         *_names_line("Front-end only", plan.front_end, "not serving configuration", listed),
         *_notes_list("Unknown", plan.unknown, "not classified; not copied", listed),
         *_texts_list("Not edited", plan.skipped, listed),

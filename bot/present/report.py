@@ -23,8 +23,18 @@ from bot.align.result import AlignRun, KeyResult, PointResult, RecipeOutcome
 from bot.contract import Annotation
 from bot.markdown import MAX_BODY, neutralize, truncate
 from bot.present.carried import settings_lines
+from bot.present.consistency import Finding, bug_note, check_texts
 from bot.present.guide import guide_section
-from bot.present.pr_text import branch_of, code, plain, prose, pull_request_text, ref
+from bot.present.posted import body_room
+from bot.present.pr_text import (
+    branch_of,
+    cap,
+    code,
+    plain,
+    prose,
+    pull_request_text,
+    ref,
+)
 from bot.present.secrets import Masker, run_credentials
 from bot.present.texts import AlignTexts, CheckRun
 from bot.recipes.edit import edit_as_dict
@@ -562,10 +572,18 @@ def present(run: AlignRun, limit: int = MAX_BODY) -> AlignTexts:
     Credentials the launch spelled out are masked as ``***`` in all of them."""
     mask = Masker(run_credentials(run))
     prs = {}
+    findings: dict[str, tuple[Finding, ...]] = {}
     for found in run.outcomes:
         text = pull_request_text(run, found, limit)
-        if text is not None:
-            prs[found.recipe_path] = replace(text, title=mask(text.title), body=mask(text.body))
+        if text is None:
+            continue
+        body = mask(text.body)
+        # checked before it is written: a contradiction is shown, never posted silently
+        problems = check_texts(run, found, body)
+        if problems:
+            findings[found.recipe_path] = problems
+            body = cap(bug_note(problems) + body, body_room(text.meta, text.footer, limit))
+        prs[found.recipe_path] = replace(text, title=mask(text.title), body=body)
     conclusion, title, summary = check(run)
     annotations = tuple(
         replace(a, title=mask(a.title), message=mask(a.message)) for a in check_annotations(run)
@@ -574,4 +592,5 @@ def present(run: AlignRun, limit: int = MAX_BODY) -> AlignTexts:
         prs=prs,
         comment=mask(comment(run)),
         check=CheckRun(conclusion, mask(title), mask(summary), annotations),
+        findings=findings,
     )

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bot.contract import Annotation
+from bot.present.consistency import Finding
 from bot.present.posted import PullMeta, pull_request_body
 
 
@@ -35,3 +36,5 @@ class AlignTexts:
     prs: Mapping[str, PullRequestText]  # recipe path → its alignment PR (outcomes with a patch)
     comment: str  # the verification comment (the service adds marker, metadata, PR links)
     check: CheckRun
+    # recipe path → what its PR's texts contradict (a recipe-sync bug; the body says so too)
+    findings: Mapping[str, tuple[Finding, ...]] = field(default_factory=dict)

@@ -7,13 +7,8 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
-
 from bot.align.plan import PlannedEdit
-from bot.align.result import AlignInputs, AlignRun
-from bot.align.run import align
-from bot.evidence.source import DirRunSource
-from bot.fixtures import BENCH_REPO_NAME, SeedFixtures
+from bot.align.result import AlignRun
 from bot.present.pr_text import (
     COMPACT,
     body,
@@ -25,8 +20,6 @@ from bot.present.pr_text import (
     whitespace_check,
 )
 from bot.recipes.edit import EnsurePath, SetScalar
-from bot.rules import default_rules
-from bot.sources import GitTreeSource, git_blob_sha_at
 from tests.seed_cli import AlignCli, commit_edit
 
 SCRIPT = "benchmarks/single_node/agentic/dsv41flash_fp4_mi355x_vllm_mtp.sh"
@@ -155,24 +148,6 @@ def test_title_has_no_run_specific_data(seed_out: Path) -> None:
     assert title == (
         "[DeepSeek-V4.1-Flash][MI355X] Align image and MoE backend with InferenceX #3058\n"
     )
-
-
-@pytest.fixture(scope="module")
-def seed_run(seed: SeedFixtures) -> AlignRun:
-    assert seed.evidence_dir is not None
-    inputs = AlignInputs(
-        bench=GitTreeSource(seed.bench_repo, seed.bench_pr_head),
-        bench_base=GitTreeSource(seed.bench_repo, seed.bench_base),
-        recipes=GitTreeSource(seed.recipes_repo, seed.recipes_base),
-        rules=default_rules(),
-        runs=DirRunSource(seed.evidence_dir),
-        bench_repo=BENCH_REPO_NAME,
-        pr_number=seed.bench_pr_number,
-        head_sha=seed.bench_pr_head,
-        head_branch=seed.bench_pr_branch,
-        blob_sha_at=git_blob_sha_at(seed.bench_repo),
-    )
-    return align(inputs)
 
 
 def test_a_long_body_collapses_before_it_is_cut(seed_run: AlignRun) -> None:

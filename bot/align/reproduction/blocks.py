@@ -8,11 +8,12 @@ from collections.abc import Sequence
 
 from bot import markdown as md
 from bot.align.reproduction.model import ReproCommand, ReproSection
-from bot.align.reproduction.sections import command_lines
+from bot.align.reproduction.sections import IN_RECIPE, command_lines, shell_word
 from bot.recipes.command_text import quote_value
 
 # (classes, comment line) in the order a reader applies them; harness is never written.
 _GROUPS: tuple[tuple[frozenset[str], str], ...] = (
+    (frozenset({IN_RECIPE}), "Already in the recipe's command (the same values)."),
     (frozenset({"kernel"}), "Kernel selection — required to match the benchmarked path."),
     (frozenset({"serving"}), "Serving settings of the benchmarked command."),
     (frozenset({"workload"}), "Workload settings of this scenario (agentic, prefix reuse …)."),
@@ -26,6 +27,7 @@ _GROUPS: tuple[tuple[frozenset[str], str], ...] = (
 
 
 _DELTA_GROUPS: tuple[tuple[frozenset[str], str], ...] = (
+    (frozenset({IN_RECIPE}), "Already in the recipe's command (the same values)."),
     (
         frozenset({"kernel", "serving", "image"}),
         "Kernel selection and serving — required to match the benchmarked path:",
@@ -94,7 +96,7 @@ def section_markdown(section: ReproSection, level: int) -> list[str]:
         f"generated from the benchmark's launch lines and kept in sync by recipe-sync.",
     ]
     for command in section.commands:
-        out.extend(_command_markdown(command))
+        out.extend(_command_markdown(command, section.recipe_label))
     out.extend(["", f"Image the benchmark ran: {md.code(section.image)}."])
     if section.evidence:
         out.append("")
@@ -102,11 +104,24 @@ def section_markdown(section: ReproSection, level: int) -> list[str]:
     return out
 
 
-def _command_markdown(command: ReproCommand) -> list[str]:
+def command_text(section: ReproSection, command: ReproCommand) -> list[str]:
+    """One command's Markdown as the section writes it, before wrapping (the consistency
+    check reads its statements back)."""
+    return _command_markdown(command, section.recipe_label)
+
+
+def _command_markdown(command: ReproCommand, start: str) -> list[str]:
+    # a command of another strategy than the section's says which recipe command its
+    # deltas are from: "start from" one command and deltas from another cannot both hold
+    other = (
+        f" Its deltas are from the recipe's {command.base} command."
+        if command.base and command.base != start
+        else ""
+    )
     out = [
         "",
         f"**{md.text(command.topology)}** — the command of {command.arm}; the sweep ran "
-        f"concurrency {_concs(command.concs)}.",
+        f"concurrency {_concs(command.concs)}.{other}",
     ]
     if command.synthetic_arms and not command.dropped_synthetic:
         fields = ", ".join(md.code(f) for f in command.synthetic_fields)
@@ -160,10 +175,11 @@ def _command_markdown(command: ReproCommand) -> list[str]:
             script.append("")
         script.append(f"# {title}")
         script.extend(f"export {n}={quote_value(v)}" for n, v in exports)
-    if command.conc_rules:
+    if command.conc_rules or command.conc_values:
         if script:
             script.append("")
         script.append(f"CONC={command.concs[-1]}  # the sweep ran {_concs(command.concs)}")
+    script.extend(_case_lines(command))
     if script:
         script.append("")
     script.extend(_continued(command.lines))
@@ -180,6 +196,16 @@ def _command_markdown(command: ReproCommand) -> list[str]:
                 ).split("\n"),
             ]
         )
+    return out
+
+
+def _case_lines(command: ReproCommand) -> list[str]:
+    """One ``case`` per value the script computes per concurrency: each CONC gets its own."""
+    out: list[str] = []
+    for flag, variable, values in command.conc_values:
+        out.append(f'case "$CONC" in  # {flag} as the script computes it per concurrency')
+        out.extend(f"  {conc}) {variable}={shell_word(value)} ;;" for conc, value in values)
+        out.append("esac")
     return out
 
 

@@ -36,6 +36,10 @@ class ReproCommand:
     synthetic_arms: tuple[int, ...] = ()  # throughput arms' concurrencies, synthetic acceptance
     run_time: tuple[tuple[str, str], ...] = ()  # (flag, variable) known only when the script runs
     synthetic_fields: tuple[str, ...] = ()  # their synthetic speculative-config settings
+    # values the script computes per concurrency without a rule (capture-size lists):
+    # (flag, shell variable, ((conc, value), …)), one case arm per concurrency
+    conc_values: tuple[tuple[str, str, tuple[tuple[int, str], ...]], ...] = ()
+    base: str = ""  # the recipe command its deltas are from (sections.recipe_label)
 
 
 @dataclass(frozen=True)

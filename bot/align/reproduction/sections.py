@@ -16,18 +16,24 @@ from bot.align.compare import DRIFT, Comparison, compare, taxonomy_vram
 from bot.align.nodes import bench_field_tokens, hw_label, json_holder, one_line_json
 from bot.align.profile import SYNTHETIC_KEYS, Profile, synthetic_acceptance
 from bot.align.reproduction.model import ReproCommand, ReproSection, SectionPoint
-from bot.benchmarks import BenchRepo, LaunchLine
+from bot.benchmarks import BenchRepo, LaunchLine, Point
 from bot.benchmarks.router import router_command
 from bot.errors import RecipeSyncError
 from bot.evidence.model import Evidence, EvidenceReport
 from bot.recipes import RecipesRepo
 from bot.recipes.command_text import quote_value
+from bot.recipes.jsvalues import js_str
 from bot.rules import Rules
 from bot.rules.knobs import KnobKind
 from bot.vllm import FlagDiff, Verdict
 from bot.vllm.argv import option_name, value_at
 
 _OPAQUE = re.compile(r"<([A-Za-z_][A-Za-z0-9_]*):opaque:[^>]*>")
+
+# the class of an env export the recipe's command already sets to the same value
+IN_RECIPE = "recipe"
+# classes of exports the section calls benchmark-only, not part of the recipe's command
+NOT_IN_RECIPE = frozenset({"accuracy", "tuning", "unclassified", "workload"})
 
 # Verdicts whose flags stay out of a copy-paste serve command (the harness's own settings).
 _HARNESS_VERDICTS = frozenset({Verdict.FRONT_END_ONLY, Verdict.BENCHMARK_ONLY})
@@ -96,7 +102,11 @@ def _topology(item: SectionPoint) -> tuple[Any, ...]:
 
 
 def _topology_label(item: SectionPoint) -> str:
-    p = item.launch.point
+    return topology_label(item.launch.point)
+
+
+def topology_label(p: Point) -> str:
+    """``TP8 + MTP + KV offload dram``: how a reproduction command names its topology."""
     parts = [f"DP{p.tp} (DP attention)" if p.dp_attn else f"TP{p.tp}"]
     if p.ep > 1:
         parts.append(f"EP{p.ep}")
@@ -145,12 +155,7 @@ def _section(
         )
     )
     variant_words = [] if profile.variant == "default" else [profile.variant]
-    features = ", ".join(
-        f"{f}={profile.modes[f]}" if f in profile.modes else f for f in profile.features
-    )
-    label = f"{md.text(hw)} {md.code(profile.strategy)}" + (
-        f" ({md.code(features)})" if features else ""
-    )
+    label = recipe_label(profile, recipes)
     return ReproSection(
         block_id=block_id(profile, launch.point.scenario),
         recipe_path=profile.recipe_path,
@@ -167,6 +172,17 @@ def _section(
         bench_url=bench_url,
         head_sha=head_sha,
         recipe_label=label,
+    )
+
+
+def recipe_label(profile: Profile, recipes: RecipesRepo) -> str:
+    """``MI355X `single_node_tp` (`tool_calling, reasoning`)``: the recipe command a
+    reproduction command's deltas are computed from, in the section's words."""
+    features = ", ".join(
+        f"{f}={profile.modes[f]}" if f in profile.modes else f for f in profile.features
+    )
+    return f"{md.text(hw_label(recipes, profile.hardware))} {md.code(profile.strategy)}" + (
+        f" ({md.code(features)})" if features else ""
     )
 
 
@@ -190,6 +206,7 @@ def _command(
         arm = "the throughput arms, with real acceptance restored"
     argv = list(launch.argv)
     rules_by_index = _conc_rules([i.launch for i in items])
+    per_conc = _conc_values([i.launch for i in items], rules_by_index)
     dropped: tuple[str, ...] = ()
     if synthetic_acceptance(argv):
         argv, fields = restore_acceptance(argv)
@@ -200,10 +217,13 @@ def _command(
     except RecipeSyncError:
         return None
     harness: list[str] = []
-    display = [(token, _display(token)) for token in argv]
+    display = [(token, shell_word(token)) for token in argv]
     for index, rule in rules_by_index.items():
         if index < len(display):
             display[index] = (display[index][0], rule[1])
+    conc_values = _conc_variables(per_conc, argv, launch.env)
+    for (index, _), (_, variable, _) in zip(sorted(per_conc.items()), conc_values, strict=True):
+        display[index] = (display[index][0], f'"${variable}"')
     for diff in comparison.report.diffs:
         harness_flag = diff.kind == "flag" and diff.verdict in _HARNESS_VERDICTS
         if harness_flag and diff.bench_tokens and _remove(display, diff.bench_tokens):
@@ -230,12 +250,16 @@ def _command(
         for d in comparison.report.diffs
         if d.kind == "env" and d.verdict in _HARNESS_VERDICTS
     }
+    recipe_env = {n: js_str(v) for n, v in comparison.command.env.items()}
     for name, value in launch.env.items():
         cls = knob_class(rules, "env", name)
         if name in harness_env or cls == "harness" or ":opaque:" in value:
             harness.append(name)
             continue
-        env.append((cls, name, value))
+        # an export the recipe's command already sets alike is no benchmark-only setting:
+        # grouped as the recipe's, never under "NOT part of the default command"
+        same = recipe_env.get(name) == value and cls in NOT_IN_RECIPE
+        env.append((IN_RECIPE if same else cls, name, value))
     lines = ["vllm serve " + tokens[2], *command_lines(tokens[3:])] if len(tokens) > 2 else []
     router = None
     if launch.point.dp_attn and launch.script:
@@ -259,13 +283,17 @@ def _command(
         conc_rules=conc_rules,
         concs=concs,
         dropped_synthetic=dropped,
-        deltas=tuple(_deltas(comparison, rules, dict(_rule_texts(rules_by_index, argv)))),
+        deltas=tuple(
+            _deltas(comparison, rules, dict(_rule_texts(rules_by_index, argv)), conc_values)
+        ),
         harness_left_out=tuple(dict.fromkeys(harness)),
         run_time=run_time,
+        conc_values=conc_values,
+        base=recipe_label(chosen.profile, recipes),
     )
 
 
-def _display(token: str) -> str:
+def shell_word(token: str) -> str:
     """A token as a shell word; run-time placeholders become ``"$NAME"``."""
     if _OPAQUE.search(token):
         return '"' + _OPAQUE.sub(lambda m: "$" + m.group(1), token) + '"'
@@ -325,6 +353,47 @@ def _conc_rules(launches: Sequence[LaunchLine]) -> dict[int, tuple[str, str]]:
     return out
 
 
+def _conc_values(
+    launches: Sequence[LaunchLine], rules: Mapping[int, tuple[str, str]]
+) -> dict[int, dict[int, str]]:
+    """argv index → {conc: value} for values that differ across concurrencies without a
+    rule (a capture-size list the script builds from CONC): one value per concurrency, so
+    the command shown for a CONC never carries another concurrency's value."""
+    concs = {launch.point.conc for launch in launches}
+    argvs = [restore_acceptance(launch.argv)[0] for launch in launches]
+    if len(concs) < 2 or len({len(argv) for argv in argvs}) != 1:
+        return {}
+    out: dict[int, dict[int, str]] = {}
+    for index in range(4, len(argvs[0])):
+        if index in rules or len({argv[index] for argv in argvs}) == 1:
+            continue
+        flags = {argv[index - 1] for argv in argvs}
+        if len(flags) != 1 or not next(iter(flags)).startswith("-"):
+            continue
+        by_conc: dict[int, set[str]] = {}
+        for launch, argv in zip(launches, argvs, strict=True):
+            by_conc.setdefault(launch.point.conc, set()).add(argv[index])
+        if any(len(values) != 1 for values in by_conc.values()):
+            continue  # two arms of one concurrency disagree: no one value to show
+        out[index] = {conc: values.pop() for conc, values in sorted(by_conc.items())}
+    return out
+
+
+def _conc_variables(
+    per_conc: Mapping[int, Mapping[int, str]], argv: Sequence[str], env: Mapping[str, str]
+) -> tuple[tuple[str, str, tuple[tuple[int, str], ...]], ...]:
+    """(flag, shell variable, per-concurrency values) for :func:`_conc_values`."""
+    out = []
+    for index, values in sorted(per_conc.items()):
+        flag = argv[index - 1]
+        variable = re.sub(r"[^A-Z0-9]+", "_", flag.lstrip("-").upper()).strip("_")
+        if variable in env or variable == "CONC":
+            variable += "_BY_CONC"
+        words = tuple((conc, one_line_json(value)) for conc, value in values.items())
+        out.append((flag, variable, words))
+    return tuple(out)
+
+
 def _rule_texts(
     rules_by_index: Mapping[int, tuple[str, str]], argv: Sequence[str]
 ) -> list[tuple[str, tuple[str, str]]]:
@@ -367,7 +436,7 @@ def restore_acceptance(argv: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
 
 def _tokens(diff_tokens: Sequence[str]) -> str:
     """Tokens as a shell line; a JSON value a script wrote over several lines on one line."""
-    return " ".join(_display(one_line_json(t)) if i else t for i, t in enumerate(diff_tokens))
+    return " ".join(shell_word(one_line_json(t)) if i else t for i, t in enumerate(diff_tokens))
 
 
 def _json_field_delta(comparison: Comparison, diff: FlagDiff) -> str | None:
@@ -394,8 +463,35 @@ def _compact(value: object) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
+def _per_conc(
+    diff: FlagDiff, conc_values: Sequence[tuple[str, str, tuple[tuple[int, str], ...]]]
+) -> str | None:
+    """The shell variable holding ``diff``'s flag per concurrency, when its value (or, for
+    a field of a JSON flag, that field) differs between concurrencies; else None."""
+    for flag, variable, words in conc_values:
+        if diff.flag == flag:
+            return variable
+        if not diff.flag.startswith(flag + "."):
+            continue
+        seen = set()
+        for _, raw in words:
+            try:
+                value: Any = json.loads(raw)
+            except ValueError:
+                return variable
+            for key in diff.flag[len(flag) + 1 :].split("."):
+                value = value.get(key) if isinstance(value, dict) else None
+            seen.add(json.dumps(value, sort_keys=True))
+        if len(seen) > 1:
+            return variable
+    return None
+
+
 def _deltas(
-    comparison: Comparison, rules: Rules, conc: Mapping[str, tuple[str, str]] | None = None
+    comparison: Comparison,
+    rules: Rules,
+    conc: Mapping[str, tuple[str, str]] | None = None,
+    conc_values: Sequence[tuple[str, str, tuple[tuple[int, str], ...]]] = (),
 ) -> list[tuple[str, str]]:
     """(class, bullet): what to change in the recipe's command to get the benchmark's."""
     out: list[tuple[str, str]] = []
@@ -435,6 +531,16 @@ def _deltas(
         unknown = diff.verdict is Verdict.UNKNOWN and bool(diff.bench_tokens)
         if diff.verdict not in DRIFT and not unknown:
             continue
+        variable = _per_conc(diff, conc_values)
+        if variable is not None:
+            out.append(
+                (
+                    cls,
+                    f"Add {md.code(diff.flag)} as the script computes it for each concurrency "
+                    f"({md.code('$' + variable)}, set per {md.code('CONC')} below).",
+                )
+            )
+            continue
         inside = _json_field_delta(comparison, diff)
         if inside is not None and (conc or {}).get(diff.flag) is None:
             out.append((cls, inside))
@@ -447,7 +553,8 @@ def _deltas(
             out.append(
                 (
                     cls,
-                    f"Add {md.code(bench)}: {md.code(diff.flag)} = {rule[0]}, the script's rule "
+                    f"{'Use' if recipe else 'Add'} {md.code(bench)}: {md.code(diff.flag)} = "
+                    f"{rule[0]}, the script's rule "
                     f"(the recipe's command: {md.code(recipe) if recipe else 'vLLM default'}).",
                 )
             )

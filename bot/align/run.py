@@ -454,41 +454,47 @@ def align(inputs: AlignInputs) -> AlignRun:
     # deprecation elsewhere, a harness change) keeps whatever the guide already says
     points = tuple(p for p in section_points(keys) if _changed_lane(deltas, p))
     by_recipe = targets_by_recipe(keys, head, evidence, rules, deltas)
-    if variants and not all(v.recipe_path in by_recipe for v in variants):
-        # a new variant no point stands for would be written without a reason: none is
-        variants, planned_recipes = (), recipes
-        keys = tuple(key_result(head, Comparer(recipes, rules), key, memo) for key in change.keys)
-        points = tuple(p for p in section_points(keys) if _changed_lane(deltas, p))
-        by_recipe = targets_by_recipe(keys, head, evidence, rules, deltas)
-    new_keys = {(v.recipe_path, v.key) for v in variants}
-    by_recipe = {
-        path: [
-            replace(t, new_variant=True) if (path, t.profile.variant) in new_keys else t
-            for t in targets
-        ]
-        for path, targets in by_recipe.items()
-    }
-    guide = GuideInputs(recipes_source, head, points, evidence)
-    paths = sorted({*by_recipe, *(p.profile.recipe_path for p in points)})
-    outcomes = [
-        outcome(
-            inputs,
-            planned_recipes,
-            plan_recipe(
-                planned_recipes,
+
+    def without_variants() -> tuple[tuple[KeyResult, ...], dict[str, list[Target]]]:
+        found = tuple(key_result(head, Comparer(recipes, rules), key, memo) for key in change.keys)
+        return found, targets_by_recipe(found, head, evidence, rules, deltas)
+
+    def plans(
+        variants: tuple[NewVariant, ...], planned: RecipesRepo, by_recipe: dict[str, list[Target]]
+    ) -> dict[str, AlignmentPlan]:
+        new_keys = {(v.recipe_path, v.key) for v in variants}
+        return {
+            path: plan_recipe(
+                planned,
                 recipes_source,
                 rules,
-                by_recipe[path],
+                [
+                    replace(t, new_variant=True) if (path, t.profile.variant) in new_keys else t
+                    for t in targets
+                ],
                 structure=[e for v in variants if v.recipe_path == path for e in v.edits()],
                 ignored=inputs.ignored_flags.get(path, frozenset()),
                 dropped=inputs.dropped_for(path),
                 bench=head.source,
                 provenance=inputs.bench_ref if inputs.pr_number is not None else "",
             )
-            if path in by_recipe
-            else empty_plan(path),
-            guide,
-        )
+            for path, targets in by_recipe.items()
+        }
+
+    planned_by_path = plans(variants, planned_recipes, by_recipe)
+    if variants and not all(
+        _carries_settings(v, planned_by_path.get(v.recipe_path)) for v in variants
+    ):
+        # a new variant no point stands for, or one the lane adds nothing to, would be
+        # written without a reason (and its renderings reported as unchanged): none is
+        variants, planned_recipes = (), recipes
+        keys, by_recipe = without_variants()
+        points = tuple(p for p in section_points(keys) if _changed_lane(deltas, p))
+        planned_by_path = plans(variants, planned_recipes, by_recipe)
+    guide = GuideInputs(recipes_source, head, points, evidence)
+    paths = sorted({*by_recipe, *(p.profile.recipe_path for p in points)})
+    outcomes = [
+        outcome(inputs, planned_recipes, planned_by_path.get(path) or empty_plan(path), guide)
         for path in paths
     ]
     return AlignRun(
@@ -504,6 +510,16 @@ def align(inputs: AlignInputs) -> AlignRun:
         changelog=_changelog(head, outcomes, inputs.pr_number),
         lines=_bench_lines(head, outcomes),
     )
+
+
+def _carries_settings(variant: NewVariant, plan: AlignmentPlan | None) -> bool:
+    """Does the plan of the variant's recipe set something in the new variant beyond its
+    skeleton (a setting the lane ran)?"""
+    if plan is None:
+        return False
+    skeleton = {e.node for e in variant.edits()}
+    inside = f"variants.{variant.key}."
+    return any(e.node.startswith(inside) and e.node not in skeleton for e in plan.edits)
 
 
 def _with_new_variants(

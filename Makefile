@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: demo test lint fmt typecheck bench clean chromium
+.PHONY: demo test lint fmt typecheck bench clean chromium webhook-examples
 
 # The HTML audit report is tested in Debian's chromium (tests/audit/test_audit_browser.py).
 # A no-op when chromium is on PATH; otherwise apt-get installs it (as root, or with sudo):
@@ -19,6 +19,20 @@ chromium:
 	    $(SUDO) apt-get install -y -qq --no-install-recommends chromium; } || \
 	  echo "make: chromium could not be installed; the browser tests will skip"
 
+# tests/service/test_service_webhook_examples.py posts every payload of the npm package
+# @octokit/webhooks-examples to the server. A no-op when the pinned version is in .npm-tools
+# (gitignored); otherwise npm installs it there (nothing is saved in the repo). Best effort:
+# without npm or the registry the test skips.
+WEBHOOK_EXAMPLES_VERSION = 7.6.1
+NPM_TOOLS = .npm-tools
+webhook-examples:
+	@grep -qs '"version": "$(WEBHOOK_EXAMPLES_VERSION)"' \
+	    $(NPM_TOOLS)/node_modules/@octokit/webhooks-examples/package.json || \
+	  { command -v npm >/dev/null 2>&1 && \
+	    npm install --no-save --no-audit --no-fund --fetch-retries=1 --loglevel=error \
+	      --prefix $(NPM_TOOLS) @octokit/webhooks-examples@$(WEBHOOK_EXAMPLES_VERSION); } || \
+	  echo "make: @octokit/webhooks-examples could not be installed (npm missing or offline); the webhook examples test will skip"
+
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -28,7 +42,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/recipe-sync demo --out .demo
 
-test: $(STAMP) chromium
+test: $(STAMP) chromium webhook-examples
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
 
 lint: $(STAMP)
@@ -45,4 +59,4 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.render_corpus
 
 clean:
-	rm -rf $(VENV) .demo .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .demo .pytest_cache .mypy_cache .ruff_cache $(NPM_TOOLS)

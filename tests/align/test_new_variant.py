@@ -5,11 +5,15 @@ and nothing else makes one."""
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 
 from bot.align.new_variant import checkpoint_variant, propose, with_tp
 from bot.align.overlay import OverlaySource
+from bot.align.plan import AlignmentPlan
+from bot.align.run import _carries_settings
 from bot.benchmarks import BenchRepo, LaunchLine, extract, load_bench_repo, points
 from bot.fixtures import SeedFixtures
 from bot.recipes import RecipesRepo, RenderRequest, load_recipes, render
@@ -86,3 +90,25 @@ def test_nothing_else_makes_a_variant(
     assert checkpoint_variant(recipes, rules, "amd/Other-Model-MXFP4") is None
     # a tag the recipe already has a variant for is not proposed again
     assert checkpoint_variant(recipes, rules, "x/DeepSeek-V4.1-Flash-DEFAULT") is None
+
+
+def test_a_variant_the_lane_sets_nothing_in_is_not_proposed(
+    recipes: RecipesRepo, rules: Rules, launch: LaunchLine
+) -> None:
+    # a bare skeleton (checkpoint, TP) would be a claim with no setting to verify, and its
+    # renderings would read "expected to move but unchanged" in the regression table
+    (variant,) = propose(recipes, rules, [replace(launch, model="amd/DeepSeek-V4.1-Flash-MXFP4")])
+    sized = with_tp(variant, [4])
+    bare = cast(AlignmentPlan, SimpleNamespace(edits=sized.edits()))
+    assert not _carries_settings(sized, bare)
+    assert not _carries_settings(sized, None)  # no point of the lane stands for it
+    setting = replace(
+        sized.edit(), kind="env-new", node="variants.mxfp4.extra_env.VLLM_ROCM_USE_AITER"
+    )
+    assert _carries_settings(
+        sized, cast(AlignmentPlan, SimpleNamespace(edits=(*sized.edits(), setting)))
+    )
+    elsewhere = replace(setting, node="variants.default.extra_env.VLLM_ROCM_USE_AITER")
+    assert not _carries_settings(
+        sized, cast(AlignmentPlan, SimpleNamespace(edits=(*sized.edits(), elsewhere)))
+    )

@@ -330,12 +330,13 @@ def _why_missed(
     if row is None:
         return "the linked PR was not replayed (outside the window)"
     variant = leaf.scope.split(".")[1] if leaf.scope.startswith("variants.") else None
-    proposed = any(
-        e.kind == "variant" and e.recipe == leaf.recipe and e.node == f"variants.{variant}"
-        for e in row.edits
-    )
-    if variant is not None and (leaf.recipe, variant) in commit.new_variants and not proposed:
-        return f"a new variant ({variant}): the replay proposed no variant for its checkpoint"
+    if variant is not None and (leaf.recipe, variant) in commit.new_variants:
+        proposed = any(
+            e.kind == "variant" and e.recipe == leaf.recipe and e.node == f"variants.{variant}"
+            for e in row.edits
+        )
+        if not proposed:
+            return f"a new variant ({variant}): the replay proposed no variant for its checkpoint"
     if leaf.slot == "scalar":
         if leaf.subject.startswith("meta.hardware."):
             return "verification mark not proposed"

@@ -418,11 +418,11 @@ def align(inputs: AlignInputs) -> AlignRun:
             change = settle_unchanged(base, head, change)
         memo = caches.points if caches is not None else None
         comparer = Comparer(recipes, rules)
-        keys = tuple(key_result(head, comparer, key, memo) for key in change.keys)
+        mapped = tuple(key_result(head, comparer, key, memo) for key in change.keys)
         # the recipes the plans read: with the skeletons of new variants in place (the
         # patch is still written against ``recipes_source``, skeletons first)
         variants, planned_recipes, keys = _with_new_variants(
-            head, recipes, recipes_source, rules, change.keys, keys
+            head, recipes, recipes_source, rules, change.keys, mapped
         )
         deltas = {
             result.key.key: key_delta(
@@ -455,10 +455,6 @@ def align(inputs: AlignInputs) -> AlignRun:
     points = tuple(p for p in section_points(keys) if _changed_lane(deltas, p))
     by_recipe = targets_by_recipe(keys, head, evidence, rules, deltas)
 
-    def without_variants() -> tuple[tuple[KeyResult, ...], dict[str, list[Target]]]:
-        found = tuple(key_result(head, Comparer(recipes, rules), key, memo) for key in change.keys)
-        return found, targets_by_recipe(found, head, evidence, rules, deltas)
-
     def plans(
         variants: tuple[NewVariant, ...], planned: RecipesRepo, by_recipe: dict[str, list[Target]]
     ) -> dict[str, AlignmentPlan]:
@@ -487,8 +483,8 @@ def align(inputs: AlignInputs) -> AlignRun:
     ):
         # a new variant no point stands for, or one the lane adds nothing to, would be
         # written without a reason (and its renderings reported as unchanged): none is
-        variants, planned_recipes = (), recipes
-        keys, by_recipe = without_variants()
+        variants, planned_recipes, keys = (), recipes, mapped
+        by_recipe = targets_by_recipe(keys, head, evidence, rules, deltas)
         points = tuple(p for p in section_points(keys) if _changed_lane(deltas, p))
         planned_by_path = plans(variants, planned_recipes, by_recipe)
     guide = GuideInputs(recipes_source, head, points, evidence)
@@ -540,40 +536,50 @@ def _with_new_variants(
     variants = propose(recipes, rules, launches)
     if not variants:
         return (), recipes, keys
-    for _ in range(2):  # once to learn the TP the recipe renders, once with the lane's
-        with_skeletons = _skeletons(source, variants)
-        comparer = Comparer(with_skeletons, rules)
-        found = tuple(key_result(head, comparer, key) for key in affected)
-        tps = {
-            (v.recipe_path, v.key): [
-                p.launch.point.tp
-                for k in found
-                for p in k.points
-                if p.arm == "eval"
-                and p.launch is not None
-                and p.profile is not None
-                and p.profile.recipe_path == v.recipe_path
-                and p.profile.variant == v.key
-                and (
-                    p.status == "represents"
-                    or (
-                        p.status == "other-point"
-                        and p.comparison is not None
-                        and {d.key for d in p.comparison.parallelism_differs}
-                        == {"parallel.tensor_parallel_size"}
-                    )
-                )
-            ]
-            for v in variants
-            if v.tp is None
-        }
-        sized = tuple(with_tp(v, tps.get((v.recipe_path, v.key), [])) for v in variants)
-        if sized == variants:
-            return variants, with_skeletons, found
-        variants = sized
+    with_skeletons, found = _against_skeletons(head, source, rules, affected, variants)
+    sized = tuple(with_tp(v, _lane_tps(v, found)) for v in variants)
+    if sized == variants:
+        return variants, with_skeletons, found
+    # the lane's TP changes which points represent the variant: classify once more
+    with_skeletons, found = _against_skeletons(head, source, rules, affected, sized)
+    return sized, with_skeletons, found
+
+
+def _against_skeletons(
+    head: BenchRepo,
+    source: FileSource,
+    rules: Rules,
+    affected: Sequence[AffectedKey],
+    variants: Sequence[NewVariant],
+) -> tuple[RecipesRepo, tuple[KeyResult, ...]]:
+    """The recipes with the skeletons of ``variants`` and the points classified against them."""
     with_skeletons = _skeletons(source, variants)
     comparer = Comparer(with_skeletons, rules)
-    return variants, with_skeletons, tuple(key_result(head, comparer, key) for key in affected)
+    return with_skeletons, tuple(key_result(head, comparer, key) for key in affected)
+
+
+def _lane_tps(variant: NewVariant, keys: Sequence[KeyResult]) -> list[int]:
+    """The TP of every eval point of the variant's lane: those the recipe renders, and
+    those that differ from it by TP alone."""
+    return [
+        p.launch.point.tp
+        for k in keys
+        for p in k.points
+        if p.arm == "eval"
+        and p.launch is not None
+        and p.profile is not None
+        and p.profile.recipe_path == variant.recipe_path
+        and p.profile.variant == variant.key
+        and (
+            p.status == "represents"
+            or (
+                p.status == "other-point"
+                and p.comparison is not None
+                and {d.key for d in p.comparison.parallelism_differs}
+                == {"parallel.tensor_parallel_size"}
+            )
+        )
+    ]
 
 
 def _skeletons(source: FileSource, variants: Sequence[NewVariant]) -> RecipesRepo:

@@ -10,20 +10,17 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import cast
 
-import pytest
-
 from bot.align.compare import compare
 from bot.align.demands.model import FeatureDemand
 from bot.align.edits import build_edits, unique_edits
 from bot.align.overlay import OverlaySource
 from bot.align.plan import AlignmentPlan, PlannedEdit, Target, plan_recipe
 from bot.align.profile import Profile, map_profile
-from bot.benchmarks import BenchRepo, LaunchLine, extract, load_bench_repo, points
+from bot.benchmarks import LaunchLine
 from bot.evidence.model import Evidence
-from bot.fixtures import SeedFixtures
 from bot.recipes import RecipesRepo, RenderRequest, load_recipes, render
 from bot.recipes.edit import apply_edits
-from bot.rules import Rules, default_rules
+from bot.rules import Rules
 from bot.sources import FileSource, GitTreeSource
 from tests.seed_cli import AlignCli, commit_edit
 
@@ -33,23 +30,6 @@ SO_MI355X = "strategy_overrides.single_node_tp.hardware_overrides.mi355x"
 NIGHTLY = "vllm/vllm-openai-rocm:nightly-eed1f3d0c6043bd494424a22443ee198dd56f657"
 # a passing eval the planner can cite (verification itself is tested with real logs elsewhere)
 PASSED = cast(Evidence, SimpleNamespace(launch=None))
-
-
-@pytest.fixture(scope="module")
-def rules() -> Rules:
-    return default_rules()
-
-
-@pytest.fixture(scope="module")
-def source(seed: SeedFixtures) -> GitTreeSource:
-    return GitTreeSource(seed.recipes_repo, "main")
-
-
-@pytest.fixture(scope="module")
-def launch(seed: SeedFixtures, rules: Rules) -> LaunchLine:
-    bench: BenchRepo = load_bench_repo(GitTreeSource(seed.bench_repo, seed.bench_pr_head), rules)
-    point, arm = next(p for p in points(bench, KEY) if p[1] == "eval")
-    return extract(bench, KEY, point, arm)
 
 
 def _edited(source: FileSource, old: str, new: str) -> OverlaySource:

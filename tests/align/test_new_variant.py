@@ -14,37 +14,18 @@ from bot.align.new_variant import checkpoint_variant, propose, with_tp
 from bot.align.overlay import OverlaySource
 from bot.align.plan import AlignmentPlan
 from bot.align.run import _carries_settings
-from bot.benchmarks import BenchRepo, LaunchLine, extract, load_bench_repo, points
-from bot.fixtures import SeedFixtures
+from bot.benchmarks import LaunchLine
 from bot.recipes import RecipesRepo, RenderRequest, load_recipes, render
 from bot.recipes.edit import apply_edits
-from bot.rules import Rules, default_rules
+from bot.rules import Rules
 from bot.sources import GitTreeSource
 
-KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"
 RECIPE = "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"
-
-
-@pytest.fixture(scope="module")
-def rules() -> Rules:
-    return default_rules()
-
-
-@pytest.fixture(scope="module")
-def source(seed: SeedFixtures) -> GitTreeSource:
-    return GitTreeSource(seed.recipes_repo, "main")
 
 
 @pytest.fixture(scope="module")
 def recipes(source: GitTreeSource) -> RecipesRepo:
     return load_recipes(source)
-
-
-@pytest.fixture(scope="module")
-def launch(seed: SeedFixtures, rules: Rules) -> LaunchLine:
-    bench: BenchRepo = load_bench_repo(GitTreeSource(seed.bench_repo, seed.bench_pr_head), rules)
-    point, arm = next(p for p in points(bench, KEY) if p[1] == "eval")
-    return extract(bench, KEY, point, arm)
 
 
 def test_a_quantised_checkpoint_of_the_recipe_model_proposes_a_variant(

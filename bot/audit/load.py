@@ -13,19 +13,13 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap
-from ruamel.yaml.constructor import DuplicateKeyError
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
 from bot.benchmarks import BenchRepo
 from bot.benchmarks.configs import ConfigNode, find_master_files
 from bot.benchmarks.runners import RunnersFile, load_runners
 from bot.errors import InputError, Location
 from bot.rules import Rules
 from bot.sources import FileSource, read_text
-from bot.yamlio.bounds import check_expansion
-from bot.yamlio.positions import line_of
+from bot.yamlio.marked import MalformedYaml, MarkedMap, line_of, parse_marked
 
 # A top-level key of a master config: starts in column 0, not a comment or document marker.
 _TOP_KEY = re.compile(r"^(?![#\s-]|\.\.\.)(['\"]?)([^:#'\"]+)\1\s*:")
@@ -49,20 +43,12 @@ class BenchLoad:
 
 
 def _parse(text: str, path: str, *, allow_duplicates: bool = False) -> object:
-    """Round-trip parse, bounded after alias expansion like every YAML read
+    """Line-marked parse, bounded after alias expansion like every YAML read
     (:mod:`bot.yamlio.bounds`): an alias bomb is an :class:`InputError` naming the file,
     which ends the audit (it is not a broken entry to skip: nothing else in that file is
-    trustworthy, and walking it would exhaust memory)."""
-    yaml = YAML(typ="rt")
-    yaml.allow_duplicate_keys = allow_duplicates
-    document = yaml.load(text)
-    check_expansion(document, path, lambda keys: line_of(document, keys))
-    return document
-
-
-def _mark_line(err: MarkedYAMLError) -> int | None:
-    mark = err.problem_mark or err.context_mark
-    return mark.line + 1 if mark is not None else None
+    trustworthy, and walking it would exhaust memory). Malformed text raises
+    :class:`MalformedYaml`."""
+    return parse_marked(text, path, first_key_wins=allow_duplicates)
 
 
 def _chunks(text: str) -> Iterator[tuple[str, int, str]]:
@@ -82,14 +68,11 @@ def _salvage(text: str, path: str, nodes: dict[str, ConfigNode], load: BenchLoad
     for key, line, chunk in _chunks(text):
         try:
             document = _parse(chunk, path, allow_duplicates=True)
-        except MarkedYAMLError as err:
-            reason = f"malformed YAML: {err.problem or err.context}"
-            load.broken.append(BrokenEntry(key, path, _mark_line(err) or line, reason))
+        except MalformedYaml as err:
+            reason = f"malformed YAML: {err.problem}"
+            load.broken.append(BrokenEntry(key, path, err.line or line, reason))
             continue
-        except YAMLError as err:
-            load.broken.append(BrokenEntry(key, path, line, f"malformed YAML: {err}"))
-            continue
-        if isinstance(document, CommentedMap):
+        if isinstance(document, MarkedMap):
             for name in document:
                 _add(nodes, load, ConfigNode(str(name), path, document, line_of(document, [name])))
 
@@ -128,22 +111,18 @@ def load_bench(source: FileSource, rules: Rules) -> BenchLoad:
             continue
         try:
             document = _parse(text, path)
-        except DuplicateKeyError as err:
-            _salvage(text, path, nodes, load, f"duplicate key at line {_mark_line(err)}")
-            continue
-        except MarkedYAMLError as err:
-            why = f"malformed YAML at line {_mark_line(err)}: {err.problem or err.context}"
-            _salvage(text, path, nodes, load, why)
-            continue
-        except YAMLError as err:
-            load.warnings.append(f"{path}: malformed YAML: {err}; every key is skipped")
-            continue
-        except RecursionError:
-            load.warnings.append(f"{path}: nested too deeply to parse; every key is skipped")
+        except MalformedYaml as err:
+            if err.duplicate:
+                _salvage(text, path, nodes, load, f"duplicate key at line {err.line}")
+            elif err.line is not None:
+                why = f"malformed YAML at line {err.line}: {err.problem}"
+                _salvage(text, path, nodes, load, why)
+            else:  # nested too deeply, or not text libyaml can read at all
+                load.warnings.append(f"{path}: {err.reason}; every key is skipped")
             continue
         if document is None:
             continue
-        if not isinstance(document, CommentedMap):
+        if not isinstance(document, MarkedMap):
             load.warnings.append(f"{path}:1: a master config must be a mapping of keys; skipped")
             continue
         for key in document:

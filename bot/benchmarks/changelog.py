@@ -14,11 +14,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
 from bot.benchmarks.configs import parse_chunks, parse_yaml
 from bot.errors import InputError, Location
 from bot.sources import FileSource, read_text
+from bot.yamlio.marked import MarkedMap, MarkedSeq
 
 CHANGELOG = "perf-changelog.yaml"
 _PR_NUMBER = re.compile(r"/pull/(\d+|XXX)/?$")
@@ -63,20 +62,20 @@ def parse_changelog(text: str, label: str = CHANGELOG) -> tuple[ChangelogEntry, 
     """All entries of a ``perf-changelog.yaml`` text; :class:`InputError` names file:line."""
     chunks = parse_chunks(text, label, sequence=True)
     if chunks is not None:  # one parse per entry, cached: a PR adds an entry or two
-        items = [(chunk[0], chunk.lc.item(0)[0] + 1 + offset) for offset, chunk in chunks]
+        items = [(chunk[0], chunk.item_line(0) + offset) for offset, chunk in chunks]
     else:
         document = parse_yaml(text, label)
         if document is None:
             return ()
-        if not isinstance(document, CommentedSeq):
+        if not isinstance(document, MarkedSeq):
             raise InputError(
                 Location(label, line=1), "the changelog must be a YAML list of entries"
             )
-        items = [(item, document.lc.item(i)[0] + 1) for i, item in enumerate(document)]
+        items = [(item, document.item_line(i)) for i, item in enumerate(document)]
     entries: list[ChangelogEntry] = []
     for index, (item, line) in enumerate(items):
         where = Location(label, key=str(index), line=line)
-        if not isinstance(item, CommentedMap):
+        if not isinstance(item, MarkedMap):
             raise InputError(where, "each changelog entry must be a mapping")
         pr_link = item.get("pr-link", "")  # main has carried entries without one
         if pr_link is None:

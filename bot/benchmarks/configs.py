@@ -20,12 +20,11 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from bot.errors import InputError, Location
 from bot.rules.loader import FieldError
 from bot.sources import FileSource, read_text
-from bot.yamlio.positions import line_of, parse_untrusted, to_plain
+from bot.yamlio.positions import MarkedMap, MarkedSeq, line_of, parse_untrusted, to_plain
 
 MASTER_FILES = ("amd-master.yaml", "nvidia-master.yaml")
 CONFIG_DIRS = ("configs", ".github/configs")  # current layout first, then the older one
@@ -163,7 +162,7 @@ class ConfigNode:
 
     key: str
     file: str
-    document: CommentedMap  # holds ``key`` (the whole file, or the key's own chunk)
+    document: MarkedMap  # holds ``key`` (the whole file, or the key's own chunk)
     line: int | None
     offset: int = 0  # lines of the file before ``document``'s text
 
@@ -219,7 +218,7 @@ def parse_chunks(text: str, display: str, *, sequence: bool) -> list[tuple[int, 
     for start, end in zip(starts, [*starts[1:], len(text)], strict=True):
         chunk = text[start:end]
         document = _chunk(chunk, display)
-        size = len(document) if isinstance(document, CommentedMap | CommentedSeq) else 0
+        size = len(document) if isinstance(document, MarkedMap | MarkedSeq) else 0
         if size != 1:
             return None
         out.append((offset, document))
@@ -288,7 +287,7 @@ def load_master_configs(source: FileSource) -> dict[str, ConfigNode]:
         document = parse_yaml(text, path)
         if document is None:
             continue
-        if not isinstance(document, CommentedMap):
+        if not isinstance(document, MarkedMap):
             raise InputError(Location(path, line=1), "a master config must be a mapping of keys")
         for key in document:
             name = str(key)

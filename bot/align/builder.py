@@ -6,18 +6,25 @@ summary line is reported and a failing builder blocks the PR. Otherwise recipe-s
 JSON API build (``write_api``) of the edited tree is reported, with why the builder did not
 run. The builder is the recipes repository's code at its base commit, never anything from a
 benchmark PR.
+
+recipe-sync's own build covers the edited recipes only (every file a recipe's renderings
+depend on besides itself is shared and unedited, so no other recipe's output can move); an
+edit outside the recipes builds the whole tree.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 from bot.align.regression import BuilderReport
+from bot.errors import InputError
 from bot.recipes import RecipesRepo, write_api
 from bot.sources import FileSource
 
@@ -26,13 +33,47 @@ TIMEOUT_SECONDS = 300.0
 MISSING_DEPENDENCY = ("ERR_MODULE_NOT_FOUND", "Cannot find package", "Cannot find module")
 
 
-def own_summary(after: RecipesRepo) -> str:
-    """``write_api``'s summary line for the edited tree (written to memory-backed /dev/shm
-    when there is one: ~15k small files for a full corpus)."""
+def own_summary(after: RecipesRepo, edited: Collection[str]) -> str:
+    """What was built and ``write_api``'s summary line for it: the edited recipes, or the
+    whole tree when an edited file is not a recipe (written to memory-backed /dev/shm when
+    there is one)."""
+    only = set(edited) if edited and set(edited) <= set(after.by_path) else None
+    scope = "the edited tree" if only is None else "the edited recipe" + "s" * (len(only) > 1)
     shm = Path("/dev/shm")
     where = str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
     with tempfile.TemporaryDirectory(prefix="recipe-sync-api-", dir=where) as out:
-        return write_api(after, Path(out), workers=1).line()
+        return f"{scope}: {write_api(after, Path(out), only_recipes=only, workers=1).line()}"
+
+
+NOT_INSTALLED = "not run: its node dependencies are not installed (run pnpm install)"
+# `import x from "pkg"`, `import {a} from 'pkg/sub'`, `import "pkg"`: static ES imports are
+# resolved before the script runs, so one the tree cannot resolve fails it deterministically
+_STATIC_IMPORT = re.compile(r"""^\s*import\s+(?:[^'";]*?\s+from\s+)?["']([^"']+)["']""", re.M)
+
+
+def missing_packages(source: FileSource, node_modules: Path | None) -> tuple[str, ...]:
+    """The npm dependencies the builder imports statically when there is no ``node_modules``
+    to resolve them from: the builder cannot start, so the tree need not be written out."""
+    if (node_modules is not None and node_modules.is_dir()) or not source.exists("package.json"):
+        return ()
+    try:
+        manifest = json.loads(source.read_bytes("package.json"))
+    except (InputError, ValueError):
+        return ()
+    if not isinstance(manifest, dict):
+        return ()
+    declared: set[str] = set()
+    for field in ("dependencies", "devDependencies"):
+        if isinstance(manifest.get(field), dict):
+            declared.update(manifest[field])
+    builder = source.read_bytes(BUILDER).decode("utf-8", errors="replace")
+    imported = (_package_of(m.group(1)) for m in _STATIC_IMPORT.finditer(builder))
+    return tuple(dict.fromkeys(name for name in imported if name in declared))
+
+
+def _package_of(specifier: str) -> str:
+    parts = specifier.split("/")
+    return "/".join(parts[:2]) if specifier.startswith("@") else parts[0]
 
 
 def _summary_line(output: str) -> str:
@@ -69,9 +110,12 @@ def run_builder(
     node = node if node is not None else shutil.which("node")
     if not source.exists(BUILDER):
         reason = f"not run: {BUILDER} is not in the recipes tree"
-        return BuilderReport(False, True, own_summary(after), reason)
+        return BuilderReport(False, True, own_summary(after, edited), reason)
     if node is None:
-        return BuilderReport(False, True, own_summary(after), "not run: node is not installed")
+        reason = "not run: node is not installed"
+        return BuilderReport(False, True, own_summary(after, edited), reason)
+    if missing_packages(source, node_modules):
+        return BuilderReport(False, True, own_summary(after, edited), NOT_INSTALLED)
     with tempfile.TemporaryDirectory(prefix="recipe-sync-build-") as tmp:
         root = Path(tmp)
         _materialise(source, edited, root)
@@ -92,12 +136,11 @@ def run_builder(
             return BuilderReport(True, False, "", f"timed out after {timeout:g} s")
         except OSError as err:
             reason = f"not run: node could not start ({err.strerror})"
-            return BuilderReport(False, True, own_summary(after), reason)
+            return BuilderReport(False, True, own_summary(after, edited), reason)
     output = done.stdout + "\n" + done.stderr
     if done.returncode == 0:
         return BuilderReport(True, True, _summary_line(done.stdout), "")
     if any(marker in output for marker in MISSING_DEPENDENCY):
-        reason = "not run: its node dependencies are not installed (run pnpm install)"
-        return BuilderReport(False, True, own_summary(after), reason)
+        return BuilderReport(False, True, own_summary(after, edited), NOT_INSTALLED)
     tail = " | ".join(line for line in done.stderr.strip().splitlines()[-3:] if line.strip())
     return BuilderReport(True, False, "", f"exit status {done.returncode}: {tail[:500]}")

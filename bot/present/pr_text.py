@@ -647,8 +647,8 @@ def _builder_line(matrix: RegressionMatrix) -> str:
         return f"- `node scripts/build-recipes-api.mjs`: {state} {result}"
     if builder.summary:
         return (
-            f"- Recipes builder {prose(builder.detail)}; recipe-sync's own JSON API build of the "
-            f"edited tree: {prose(builder.summary)}."
+            f"- Recipes builder {prose(builder.detail)}; recipe-sync's own JSON API build of "
+            f"{prose(builder.summary)}."
         )
     return f"- Recipes builder {prose(builder.detail)}."
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.align.builder import BUILDER, run_builder
+from bot.align.builder import BUILDER, NOT_INSTALLED, missing_packages, run_builder
 from bot.align.compare import compare
 from bot.align.overlay import OverlaySource
 from bot.align.plan import AlignmentPlan, Target, plan_recipe
@@ -193,7 +193,10 @@ def test_without_the_builder_our_summary_is_reported(
     report = run_builder(GitTreeSource(seed.recipes_repo, "main"), {}, recipes_repo)
     assert (report.ran, report.ok) == (False, True)
     assert report.detail == f"not run: {BUILDER} is not in the recipes tree"
-    assert report.summary.startswith("3 models (3 with recommended_command")
+    assert report.summary.startswith("the edited tree: 3 models (3 with recommended_command")
+    # an edit of one recipe builds that recipe: no other recipe's output can move
+    edited = run_builder(GitTreeSource(seed.recipes_repo, "main"), {SEED_RECIPE: b""}, recipes_repo)
+    assert edited.summary.startswith("the edited recipe: 1 models (1 with recommended_command")
 
 
 @needs_node
@@ -223,6 +226,23 @@ def test_a_failing_builder_is_reported(
     skipped = run_builder(DirectorySource(missing), {}, recipes_repo)
     assert (skipped.ran, skipped.ok) == (False, True)
     assert "node dependencies are not installed" in skipped.detail
+
+
+def test_a_builder_that_imports_an_uninstalled_package_is_not_started(
+    seed: SeedFixtures, tmp_path: Path, recipes_repo: RecipesRepo
+) -> None:
+    tree = _tree_with_builder(seed, tmp_path, 'import fs from "fs";\nimport yaml from "js-yaml";\n')
+    (tree / "package.json").write_text('{"dependencies": {"js-yaml": "^4.1.1"}}')
+    never = str(tmp_path / "no-such-node")  # starting it would say "node could not start"
+    report = run_builder(DirectorySource(tree), {}, recipes_repo, node=never)
+    assert report.detail == NOT_INSTALLED and (report.ran, report.ok) == (False, True)
+    assert missing_packages(DirectorySource(tree), None) == ("js-yaml",)
+    modules = tmp_path / "node_modules"
+    modules.mkdir()
+    assert missing_packages(DirectorySource(tree), modules) == ()
+    (tree / "package.json").write_text('{"dependencies": {}}')  # not one of its packages
+    report = run_builder(DirectorySource(tree), {}, recipes_repo, node=never)
+    assert report.detail.startswith("not run: node could not start")
 
 
 @needs_node

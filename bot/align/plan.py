@@ -42,11 +42,11 @@ from bot.align.overlay import OverlaySource
 from bot.align.recipe_comments import stale_comment_edits
 from bot.align.verify import verification_for
 from bot.errors import RecipeSyncError
-from bot.recipes import RecipesRepo, Rendering, load_recipes, render
+from bot.recipes import RecipesRepo, Rendering, render
 from bot.recipes.edit import EditError, apply_edits
 from bot.recipes.edit.document import Document
 from bot.recipes.jsvalues import as_dict
-from bot.recipes.repo import Recipe
+from bot.recipes.repo import Recipe, with_recipe_files
 from bot.rules import Rules
 from bot.sources import FileSource
 from bot.vllm import FlagDiff, canonical_flag
@@ -154,7 +154,7 @@ def plan_recipe(
             base, edits=tuple(planned), failure=f"the edit could not be written into {path}: {err}"
         )
     try:
-        after = _edited_repo(source, path, result.text)
+        after = _edited_repo(recipes, source, path, result.text)
         renderings = [render(after, t.profile.request()) for t in targets]
     except RecipeSyncError as err:
         reason = f"with the edit, {path} would no longer render: {err}"
@@ -191,7 +191,7 @@ def plan_recipe(
         )
     if any(p.kind == "verified" for p in planned):
         result = apply_edits(text, unique_edits(planned), file=path)
-        after = _edited_repo(source, path, result.text)
+        after = _edited_repo(recipes, source, path, result.text)
     doc = Document(text.decode("utf-8"), path)
     comment_edits, comments = stale_comment_edits(
         doc, recipe.data, Document(result.text, path), planned, recipes,
@@ -223,8 +223,8 @@ def _dedupe_notes(notes: Sequence[FlagNote]) -> list[FlagNote]:
     return list(seen.values())
 
 
-def _edited_repo(source: FileSource, path: str, text: str) -> RecipesRepo:
-    return load_recipes(OverlaySource(source, {path: text.encode("utf-8")}))
+def _edited_repo(before: RecipesRepo, source: FileSource, path: str, text: str) -> RecipesRepo:
+    return with_recipe_files(before, OverlaySource(source, {path: text.encode("utf-8")}), [path])
 
 
 def invariants(

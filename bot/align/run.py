@@ -50,9 +50,10 @@ from bot.benchmarks.changelog import ChangelogEntry, entries_for
 from bot.benchmarks.scope import multinode_reason
 from bot.errors import InputError, Location, RecipeSyncError
 from bot.evidence.model import EvidenceReport
-from bot.recipes import RecipesRepo, load_recipes, render
+from bot.recipes import RecipesRepo, render
 from bot.recipes.edit import apply_edits
 from bot.recipes.edit.splice import unified_diff
+from bot.recipes.repo import with_recipe_files
 from bot.recipes.tolerant import RecipesCache, load_recipes_tolerant
 from bot.rules import Rules
 from bot.shell import EvaluationCache, JobTooLarge, job_budget
@@ -348,7 +349,7 @@ def outcome(
     new_text = text.encode("utf-8")
     if guide_changed:
         assert guide is not None
-        after = load_recipes(OverlaySource(guide.source, {path: new_text}))
+        after = with_recipe_files(recipes, OverlaySource(guide.source, {path: new_text}), [path])
         diff = unified_diff(original, text, path)
     else:
         assert plan.after is not None and plan.result is not None
@@ -536,24 +537,25 @@ def _with_new_variants(
     variants = propose(recipes, rules, launches)
     if not variants:
         return (), recipes, keys
-    with_skeletons, found = _against_skeletons(head, source, rules, affected, variants)
+    with_skeletons, found = _against_skeletons(head, recipes, source, rules, affected, variants)
     sized = tuple(with_tp(v, _lane_tps(v, found)) for v in variants)
     if sized == variants:
         return variants, with_skeletons, found
     # the lane's TP changes which points represent the variant: classify once more
-    with_skeletons, found = _against_skeletons(head, source, rules, affected, sized)
+    with_skeletons, found = _against_skeletons(head, recipes, source, rules, affected, sized)
     return sized, with_skeletons, found
 
 
 def _against_skeletons(
     head: BenchRepo,
+    recipes: RecipesRepo,
     source: FileSource,
     rules: Rules,
     affected: Sequence[AffectedKey],
     variants: Sequence[NewVariant],
 ) -> tuple[RecipesRepo, tuple[KeyResult, ...]]:
     """The recipes with the skeletons of ``variants`` and the points classified against them."""
-    with_skeletons = _skeletons(source, variants)
+    with_skeletons = _skeletons(recipes, source, variants)
     comparer = Comparer(with_skeletons, rules)
     return with_skeletons, tuple(key_result(head, comparer, key) for key in affected)
 
@@ -582,12 +584,14 @@ def _lane_tps(variant: NewVariant, keys: Sequence[KeyResult]) -> list[int]:
     ]
 
 
-def _skeletons(source: FileSource, variants: Sequence[NewVariant]) -> RecipesRepo:
+def _skeletons(
+    recipes: RecipesRepo, source: FileSource, variants: Sequence[NewVariant]
+) -> RecipesRepo:
     texts: dict[str, bytes] = {}
     for path in dict.fromkeys(v.recipe_path for v in variants):
         edits = [e.edit for v in variants if v.recipe_path == path for e in v.edits()]
         texts[path] = apply_edits(source.read_bytes(path), edits, file=path).text.encode()
-    return load_recipes(OverlaySource(source, texts))
+    return with_recipe_files(recipes, OverlaySource(source, texts), texts)
 
 
 def _changelog(

@@ -72,12 +72,17 @@ class ApiSummary:
         )
 
 
-def variant_jobs(repo: RecipesRepo) -> list[VariantJob]:
+def variant_jobs(repo: RecipesRepo) -> tuple[VariantJob, ...]:
     """Parents in path order, then promoted variants (the last promotion of an id wins)."""
     return _variant_jobs(repo)[0]
 
 
-def _variant_jobs(repo: RecipesRepo) -> tuple[list[VariantJob], list[str]]:
+def _variant_jobs(repo: RecipesRepo) -> tuple[tuple[VariantJob, ...], tuple[str, ...]]:
+    # every rendering by model id looks its variant up here: once per tree
+    return repo.memoised("variant-jobs", _all_variant_jobs)
+
+
+def _all_variant_jobs(repo: RecipesRepo) -> tuple[tuple[VariantJob, ...], tuple[str, ...]]:
     hf_ids = set(repo.by_hf_id)
     parents = [VariantJob(r.path, "default", r.hf_id, False) for r in repo.recipes]
     promoted: dict[str, VariantJob] = {}
@@ -95,7 +100,7 @@ def _variant_jobs(repo: RecipesRepo) -> tuple[list[VariantJob], list[str]]:
                         f"'{earlier.variant_key}' of {earlier.recipe_path}"
                     )
                 promoted[model_id] = VariantJob(recipe.path, key, model_id, True)
-    return parents + list(promoted.values()), overwritten
+    return (*parents, *promoted.values()), tuple(overwritten)
 
 
 class _Renderer:
@@ -422,7 +427,7 @@ def write_api(
         per_hw=counts.per_hw,
         promoted=counts.promoted,
         dropped=tuple(counts.dropped),
-        overwritten=tuple(_variant_jobs(repo)[1]),
+        overwritten=_variant_jobs(repo)[1],
     )
 
 

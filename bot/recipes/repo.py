@@ -143,6 +143,17 @@ class RecipesRepo:
     renders: dict[str, object] = field(
         default_factory=dict, init=False, compare=False, repr=False, hash=False
     )
+    # whole-tree derivations (the API's variant jobs, …), filled by memoised()
+    derived: dict[str, object] = field(
+        default_factory=dict, init=False, compare=False, repr=False, hash=False
+    )
+
+    def memoised(self, key: str, compute: Callable[[RecipesRepo], T]) -> T:
+        """``compute(self)``, once per ``key`` for this (immutable) tree."""
+        found = self.derived.get(key, _UNSET)
+        if found is _UNSET:
+            found = self.derived[key] = compute(self)
+        return found  # type: ignore[return-value]
 
     @cached_property
     def kv_ids(self) -> tuple[str, ...]:
@@ -263,6 +274,36 @@ def load_recipes(source: FileSource) -> RecipesRepo:
         recipes=tuple(recipes),
         taxonomy=taxonomy,
         platforms=platforms,
+        by_path={r.path: r for r in recipes},
+        by_hf_id={r.hf_id: r for r in recipes},
+    )
+
+
+def with_recipe_files(before: RecipesRepo, source: FileSource, paths: Iterable[str]) -> RecipesRepo:
+    """``before`` as ``source`` has it after its recipe files ``paths`` were written: only
+    those are read and checked, as :func:`load_recipes` would; every other recipe (with the
+    renderings it has memoised) is shared, which is sound because they read nothing but
+    their own data and the unedited taxonomy and strategies. Any other edited file (a
+    strategy, the taxonomy) loads ``source`` whole."""
+    paths = set(paths)
+    if not all(p.startswith("models/") and p.endswith(".yaml") for p in paths):
+        return load_recipes(source)
+    by_path = {r.path: r for r in before.recipes if r.path not in paths}
+    for path in paths:
+        if not source.exists(path):
+            continue
+        text = read_text(source, path)
+        data = _mapping(source, path, text)
+        _check_recipe(source, path, text, data, before.hardware, before.strategies)
+        by_path[path] = Recipe(path=path, hf_id=path[len("models/") : -len(".yaml")], data=data)
+    recipes = sorted(by_path.values(), key=lambda r: r.path)
+    return RecipesRepo(
+        label=source.label,
+        hardware=before.hardware,
+        strategies=before.strategies,
+        recipes=tuple(recipes),
+        taxonomy=before.taxonomy,
+        platforms=before.platforms,
         by_path={r.path: r for r in recipes},
         by_hf_id={r.hf_id: r for r in recipes},
     )

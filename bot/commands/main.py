@@ -16,54 +16,103 @@ from types import ModuleType
 from bot import __version__
 from bot.errors import RecipeSyncError
 
+# Every subcommand in --help order, with its one-line help (a test checks each module
+# registers the same line). A run imports only the module of the subcommand it names: the
+# others' imports (git, GitHub, HTTP, the service, the shell evaluator) cost more than most
+# runs' own work, and `recipe-sync --help` needs none of them.
+SUBCOMMANDS: dict[str, str] = {
+    "align": "plan the recipe edit a benchmark PR calls for and write the alignment PR text",
+    "audit": "audit every vLLM config point of a benchmark repository against the recipes",
+    "backtest": "replay merged benchmark PRs through the alignment engine",
+    "score": "score proposals against what recipe maintainers did (agreement)",
+    "render": "render recipes like the upstream JSON API, or one profile with provenance",
+    "extract": "statically extract vllm serve launch lines from a benchmark repository",
+    "diff": "semantic diff of a benchmark vllm serve launch and a recipe rendering",
+    "evidence": "cite the workflow runs, launch lines and evals that verified a benchmark PR",
+    "serve": "run the GitHub App webhook endpoint (POST /webhooks/github)",
+    "worker": "run queued sync jobs (separately from `serve`, e.g. on several machines)",
+    "rules": "validate the rules/ files (mapping, flags, env, policy)",
+    "fixtures": "build the bundled benchmark + recipes fixture repos (seed scenario) as git repos",
+    "demo": "run the main job on the bundled fixtures: align benchmark PR #3058, then audit",
+    "help": "print the reference of every command (Markdown for the README)",
+}
 
-def commands(argv: Sequence[str] = ()) -> tuple[ModuleType, ...]:
-    """The subcommand modules to register, in --help order.
 
-    ``render`` alone when argv names it: the whole-corpus render is timed against upstream's
-    builder, and the other subcommands' imports (git, GitHub, HTTP, the shell evaluator) cost
-    more than the rendering itself.
-    """
-    if next((a for a in argv if not a.startswith("-")), None) == "render":
+def command_module(name: str) -> ModuleType:
+    """The module of subcommand ``name`` (plain imports, one branch each)."""
+    if name == "align":
+        from bot.commands import align
+
+        return align
+    if name == "audit":
+        from bot.commands import audit
+
+        return audit
+    if name == "backtest":
+        from bot.commands import backtest
+
+        return backtest
+    if name == "score":
+        from bot.commands import score
+
+        return score
+    if name == "render":
         from bot.commands import render
 
-        return (render,)
-    from bot.commands import (
-        align,
-        audit,
-        backtest,
-        demo,
-        diff,
-        evidence,
-        extract,
-        fixtures,
-        reference,
-        render,
-        rules,
-        score,
-        serve,
-        worker,
-    )
+        return render
+    if name == "extract":
+        from bot.commands import extract
 
-    return (
-        align,
-        audit,
-        backtest,
-        score,
-        render,
-        extract,
-        diff,
-        evidence,
-        serve,
-        worker,
-        rules,
-        fixtures,
-        demo,
-        reference,
-    )
+        return extract
+    if name == "diff":
+        from bot.commands import diff
+
+        return diff
+    if name == "evidence":
+        from bot.commands import evidence
+
+        return evidence
+    if name == "serve":
+        from bot.commands import serve
+
+        return serve
+    if name == "worker":
+        from bot.commands import worker
+
+        return worker
+    if name == "rules":
+        from bot.commands import rules
+
+        return rules
+    if name == "fixtures":
+        from bot.commands import fixtures
+
+        return fixtures
+    if name == "demo":
+        from bot.commands import demo
+
+        return demo
+    if name == "help":
+        from bot.commands import reference
+
+        return reference
+    raise KeyError(name)
 
 
-def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+def _named(argv: Sequence[str] | None) -> set[str]:
+    """The subcommands whose modules ``argv`` needs: the one it names, every one for
+    ``help`` or a whole parser (``argv`` None), none for the top-level --help."""
+    if argv is None:
+        return set(SUBCOMMANDS)
+    name = next((a for a in argv if not a.startswith("-")), None)
+    if name == "help":
+        return set(SUBCOMMANDS)
+    return {name} if name in SUBCOMMANDS else set()
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The whole parser; given ``argv``, only the subcommand it names is fully registered
+    (the others are listed with their help, which is all a run of another one shows)."""
     parser = argparse.ArgumentParser(
         prog="recipe-sync",
         description=(
@@ -74,8 +123,12 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"recipe-sync {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command in commands(argv):
-        command.register(subparsers)
+    needed = _named(argv)
+    for name, summary in SUBCOMMANDS.items():
+        if name in needed:
+            command_module(name).register(subparsers)
+        else:
+            subparsers.add_parser(name, help=summary)
     for sub in subparsers.choices.values():  # docstrings are also --help: no reST markup
         sub.description = plain_text(sub.description)
     return parser

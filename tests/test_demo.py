@@ -14,7 +14,7 @@ def test_demo_aligns_the_seed_and_the_audit_confirms_it(
 ) -> None:
     assert main(["demo", "--out", str(tmp_path / "demo")]) == 0
     out = capsys.readouterr().out
-    assert "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml: alignment PR (4 edits, +75/-0)" in out
+    assert "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml: alignment PR (4 edits, +45/-0)" in out
     assert (
         "  guide: inserted “FP4 benchmark reproduction (InferenceX MI355X agentic sweep)” "
         "(at the end of the guide)" in out

@@ -56,6 +56,7 @@ from bot.recipes.edit.splice import unified_diff
 from bot.recipes.repo import with_recipe_files
 from bot.recipes.tolerant import RecipesCache, load_recipes_tolerant
 from bot.rules import Rules
+from bot.rules.knobs import KnobClass
 from bot.shell import EvaluationCache, JobTooLarge, job_budget
 from bot.sources import FileSource, WithoutFiles
 
@@ -305,7 +306,7 @@ def outcome(
             text = original
         base_repo = plan.after if node_patch and plan.after is not None else recipes
         drift = tuple(guide_drift(original, path, guide.points, recipes, inputs.rules))
-        if plan.status != "blocked":
+        if plan.status != "blocked" and _writes_reproduction(inputs.rules, node_patch):
             sections = build_sections(
                 [p for p in guide.points if p.profile.recipe_path == path],
                 base_repo,
@@ -453,7 +454,7 @@ def align(inputs: AlignInputs) -> AlignRun:
         )
     # a reproduction section documents a lane this PR changed; one it left as it was (a
     # deprecation elsewhere, a harness change) keeps whatever the guide already says
-    points = tuple(p for p in section_points(keys) if _changed_lane(deltas, p))
+    points = tuple(p for p in section_points(keys) if _changed_lane(deltas, p, rules))
     by_recipe = targets_by_recipe(keys, head, evidence, rules, deltas)
 
     def plans(
@@ -486,7 +487,7 @@ def align(inputs: AlignInputs) -> AlignRun:
         # written without a reason (and its renderings reported as unchanged): none is
         variants, planned_recipes, keys = (), recipes, mapped
         by_recipe = targets_by_recipe(keys, head, evidence, rules, deltas)
-        points = tuple(p for p in section_points(keys) if _changed_lane(deltas, p))
+        points = tuple(p for p in section_points(keys) if _changed_lane(deltas, p, rules))
         planned_by_path = plans(variants, planned_recipes, by_recipe)
     guide = GuideInputs(recipes_source, head, points, evidence)
     paths = sorted({*by_recipe, *(p.profile.recipe_path for p in points)})
@@ -645,12 +646,27 @@ def _assignment_line(lines: list[str] | None, name: str) -> int | None:
     return None
 
 
-def _changed_lane(deltas: Mapping[str, KeyDelta], point: SectionPoint) -> bool:
+def _writes_reproduction(rules: Rules, edited: bool) -> bool:
+    """Policy ``reproduction``: a guide block only beside a recipe edit (``with_edits``, the
+    default: never a guide-only PR), also on its own (``always``), or never."""
+    wanted = rules.policy.reproduction
+    return wanted == "always" or (wanted == "with_edits" and edited)
+
+
+def _changed_lane(deltas: Mapping[str, KeyDelta], point: SectionPoint, rules: Rules) -> bool:
+    """Did the PR move a launch setting of the point's lane? A change to the benchmark
+    harness alone (metrics files, ports, log paths: class ``harness``) moves none."""
     delta = deltas.get(point.key)
     if delta is None:
         return True  # no base to compare with: all of it is the PR's
     changed = delta.subjects(point.launch.point, point.launch.arm)
-    return changed is None or bool(changed)
+    if changed is None:
+        return True
+    return any(
+        kind == "image"
+        or rules.knob_class("env" if kind == "env" else "flag", name) is not KnobClass.HARNESS
+        for kind, name in changed
+    )
 
 
 def _load_recipes(

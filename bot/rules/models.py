@@ -253,6 +253,12 @@ class Policy(Strict):
     # report: hand-written guide sections are compared, never rewritten; adopt: a hand-written
     # section documenting the same benchmark lane is replaced by the managed one
     guide_sections: Literal["report", "adopt"] = "report"
+    # when the guide gets a benchmark reproduction block: with_edits = only in an alignment
+    # PR that also edits the recipe (never a guide-only PR), always = also on its own,
+    # never = no block at all. Maintainers wrote reproduction sections for 3 lanes in July
+    # 2026 (recipes #635, #673, and the seed's review asked for one beside its edits) while
+    # "always" would have written 142 since June, 41 PRs of them guide-only.
+    reproduction: Literal["with_edits", "always", "never"] = "with_edits"
     eval_thresholds: list[EvalThreshold]
     pr: PrPolicy = PrPolicy()
     dashboard: bool = False

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 from bot.align.result import AlignInputs, AlignRun
@@ -138,13 +139,21 @@ def write_recipe(recipes: Path, guide: str) -> None:
     path.write_text(RECIPE_HEAD + guide, encoding="utf-8")
 
 
+def guide_rules(reproduction: str = "always") -> Rules:
+    """The bundled rules with policy ``reproduction`` set: these cases write a block for a
+    lane whose settings stay out of the recipe, as a repository that asks for guide-only
+    PRs (``.github/recipe-sync.yml``) gets; the default writes none without a recipe edit."""
+    rules = load_rules()
+    return replace(rules, policy=rules.policy.model_copy(update={"reproduction": reproduction}))
+
+
 def run(bench: Path, recipes: Path, keys: tuple[str, ...], rules: Rules | None = None) -> AlignRun:
     return align(
         AlignInputs(
             bench=DirectorySource(bench),
             bench_base=None,
             recipes=DirectorySource(recipes),
-            rules=rules or load_rules(),
+            rules=rules or guide_rules(),
             config_keys=keys,
             bench_repo="SemiAnalysisAI/InferenceX",
             pr_number=4000,

@@ -101,34 +101,29 @@ def test_outputs_equal_the_reviewed_golden_files(seed_out: Path, name: str) -> N
 
 def test_the_guide_gets_the_mi355x_reproduction_section(seed_out: Path) -> None:
     patch = (seed_out / "recipe.patch").read_text()
-    section = patch[patch.index("+  <!-- recipe-sync:reproduction default.mi355x.agentic-coding") :]
+    section = patch[patch.index("+  <!-- recipe-sync:reproduction mi355x") :]
     lines = [line[1:] for line in section.splitlines() if line.startswith("+")]
     text = "\n".join(line[2:] for line in lines)  # the Markdown (block indentation off)
     assert "## FP4 benchmark reproduction (InferenceX MI355X agentic sweep)" in text
-    command = text[text.index("vllm serve deepseek-ai/DeepSeek-V4.1-Flash") :]
-    command = command[: command.index("```")]
-    # the seed's serve command, flag for flag in the benchmark's order (the front end and
-    # harness left out), with the tuning the recipe does not carry: --max-num-seqs 128 and
-    # the default-equal --max-num-batched-tokens the benchmark pins
-    ours = [line.strip().rstrip(" \\") for line in command.splitlines() if line.strip()]
-    seed = [line.strip().rstrip(" \\") for line in SEED_COMMAND.splitlines()]
-    assert ours[0] == seed[0]
-    tuning = ["--max-num-seqs 128", "--max-num-batched-tokens 16384"]
-    assert sorted(ours[1:]) == sorted([*seed[1:], *tuning])
-    # the recipe does not pin it: the section lists it as a benchmark-only tuning delta
-    flat_deltas = " ".join(text[: text.index("```")].split())
+    assert len(lines) <= 40 and "vllm serve" not in text  # deltas, not a copy of the command
+    # the reviewers' ask: the tuning the recipe does not pin, as a benchmark-only delta
+    # beside the evidence, in a perf section that links the InferenceX submission
+    flat = " ".join(text.split())
     assert (
         "Benchmark-only — accuracy-sensitive / tuning; NOT part of the default command: "
-        "- Add `--max-num-seqs 128`" in flat_deltas
+        "- Add `--max-num-seqs 128`" in flat
     )
-    assert "--max-num-seqs 128" in command
-    flat = " ".join(text.split())
+    assert (
+        "[SemiAnalysisAI/InferenceX#3058](https://github.com/SemiAnalysisAI/InferenceX/pull/3058)"
+        in flat
+    )
     assert "Validated: run [34710937012](" in flat and "(attempt 2)" in flat
     assert (
         "gsm8k 5-shot — strict-match 0.9689 ± 0.0048, flexible-extract 0.9682 ± 0.0048: PASS"
         in flat
     )
-    assert "export AITER_TRITON_LOG_LEVEL=ERROR" in text
+    # the variable the patch adds to the recipe is in its command now: no export to repeat
+    assert "AITER_TRITON_LOG_LEVEL" not in text
     assert text.rstrip().endswith("<!-- /recipe-sync -->")
 
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from bot import markdown as md
 from bot.align.reproduction.model import ReproCommand, ReproSection
-from bot.align.reproduction.sections import IN_RECIPE, command_lines, shell_word
+from bot.align.reproduction.sections import IN_RECIPE
 from bot.recipes.command_text import quote_value
 
 # (classes, comment line) in the order a reader applies them; harness is never written.
@@ -80,14 +80,20 @@ def _concs(values: Sequence[int]) -> str:
     return ", ".join(str(v) for v in values)
 
 
+MAX_LINES = 40  # a block a reader takes in at a glance (maintainers' own: ~25 lines)
+
+
 def section_markdown(section: ReproSection, level: int) -> list[str]:
+    """The block: what the lane is, its deltas from the recipe's command, the exports the
+    recipe does not set, the image and the eval. No full command: the recipe renders its
+    own right above, and a copy of it here would drift from the page."""
     plain_ref = re.fullmatch(r"[\w.-]+/[\w.-]+#\d+", section.bench_ref)
     label = section.bench_ref if plain_ref else md.text(section.bench_ref)
     ref = md.link(label, section.bench_url)
     keys = ", ".join(md.code(k) for k in section.keys)
     at = f" at {md.code(section.head_sha[:12])}" if section.head_sha else ""
     scenario = section.scenario.replace("-", " ")
-    out = [
+    head = [
         f"{'#' * level} {section.heading}",
         "",
         f"The benchmark lane {keys} of {ref}{at} ({scenario}) is a benchmark configuration, "
@@ -95,13 +101,44 @@ def section_markdown(section: ReproSection, level: int) -> list[str]:
         f"{section.recipe_label} command and apply the deltas below. This section is "
         f"generated from the benchmark's launch lines and kept in sync by recipe-sync.",
     ]
+    body: list[str] = []
     for command in section.commands:
-        out.extend(_command_markdown(command, section.recipe_label))
-    out.extend(["", f"Image the benchmark ran: {md.code(section.image)}."])
+        body.extend(_command_markdown(command, section.recipe_label))
+    tail = ["", f"Image the benchmark ran: {md.code(section.image)}."]
+    if section.also:
+        tail.extend(["", f"The PR's other lanes on this hardware: {'; '.join(section.also)}."])
     if section.evidence:
-        out.append("")
-        out.extend(section.evidence)
-    return out
+        tail.append("")
+        tail.extend(section.evidence)
+    return _within(head, body, tail, section)
+
+
+def _within(head: list[str], body: list[str], tail: list[str], section: ReproSection) -> list[str]:
+    """At most :data:`MAX_LINES` wrapped lines: the body's last items give way first, and a
+    line says how many, pointing at the PR that lists them all."""
+    if len(wrap([*head, *body, *tail])) <= MAX_LINES:
+        return [*head, *body, *tail]
+    ref = md.link(section.bench_ref, section.bench_url)
+    kept = list(body)
+    while kept:
+        kept.pop()
+        while kept and kept[-1].startswith("```"):  # never leave a fence open
+            kept = kept[: _fence_start(kept)]
+        dropped = sum(
+            1 for line in body[len(kept) :] if line.lstrip().startswith(("- ", "export "))
+        )
+        note = ["", f"{dropped} more setting(s) of this lane are listed in {ref}."]
+        if len(wrap([*head, *kept, *note, *tail])) <= MAX_LINES:
+            return [*head, *kept, *note, *tail]
+    return [*head, *tail]
+
+
+def _fence_start(lines: list[str]) -> int:
+    """Index of the opening fence of the block ``lines`` ends in."""
+    for index in range(len(lines) - 2, -1, -1):
+        if lines[index].startswith("```"):
+            return index
+    return 0
 
 
 def command_text(section: ReproSection, command: ReproCommand) -> list[str]:
@@ -120,30 +157,22 @@ def _command_markdown(command: ReproCommand, start: str) -> list[str]:
     )
     out = [
         "",
-        f"**{md.text(command.topology)}** — the command of {command.arm}; the sweep ran "
-        f"concurrency {_concs(command.concs)}.{other}",
+        f"**{md.text(command.topology)}** — {command.arm}; the sweep ran concurrency "
+        f"{_concs(command.concs)}.{other}",
     ]
-    if command.synthetic_arms and not command.dropped_synthetic:
-        fields = ", ".join(md.code(f) for f in command.synthetic_fields)
-        out.append("")
-        out.append(
-            f"The throughput arms (concurrency {_concs(command.synthetic_arms)}) measure with "
-            f"synthetic acceptance ({fields}): draft tokens are accepted at a preset rate, so "
-            "their throughput is not what real verification gives. The command below is the "
-            "eval arm's, with real rejection."
+    if command.synthetic_arms or command.dropped_synthetic:
+        fields = command.dropped_synthetic or tuple(
+            f.split(":", 1)[0] for f in command.synthetic_fields
         )
-    if command.dropped_synthetic:
-        fields = ", ".join(md.code(f) for f in command.dropped_synthetic)
-        out.append("")
         out.append(
-            "The benchmark's throughput arms measure with synthetic acceptance (draft tokens "
-            "accepted at a preset rate); the command below drops "
-            f"{fields} from {md.code('--speculative-config')}, so drafts are verified for real."
+            "Its throughput arms accept drafts at a preset rate (synthetic "
+            f"{', '.join(md.code(f) for f in fields)}); these deltas keep real verification."
         )
     out.append("")
     grouped = [
         (title, [text for cls, text in command.deltas if cls in classes])
         for classes, title in _DELTA_GROUPS
+        if IN_RECIPE not in classes
     ]
     grouped = [(title, items) for title, items in grouped if items]
     if not grouped:
@@ -163,11 +192,12 @@ def _command_markdown(command: ReproCommand, start: str) -> list[str]:
             f"- {md.code(flag)}: the script computes it when it runs; set {md.code(name)} "
             "before running the command."
         )
-    if command.harness_left_out:
-        names = ", ".join(md.code(n) for n in command.harness_left_out)
-        out.append(f"- Left out (benchmark harness, front end): {names}.")
+    if command.router is not None:
+        out.append("- The benchmark puts a `vllm-router` in front of the DP ranks.")
     script: list[str] = []
     for classes, title in _GROUPS:
+        if IN_RECIPE in classes:
+            continue  # the recipe's command already exports them alike
         exports = [(n, v) for c, n, v in command.env if c in classes]
         if not exports:
             continue
@@ -175,46 +205,9 @@ def _command_markdown(command: ReproCommand, start: str) -> list[str]:
             script.append("")
         script.append(f"# {title}")
         script.extend(f"export {n}={quote_value(v)}" for n, v in exports)
-    if command.conc_rules or command.conc_values:
-        if script:
-            script.append("")
-        script.append(f"CONC={command.concs[-1]}  # the sweep ran {_concs(command.concs)}")
-    script.extend(_case_lines(command))
     if script:
-        script.append("")
-    script.extend(_continued(command.lines))
-    out.extend(["", *md.fenced("\n".join(script), "bash").split("\n")])
-    if command.router is not None:
-        out.extend(
-            [
-                "",
-                "The benchmark puts a router in front of the DP ranks:",
-                "",
-                *md.fenced(
-                    "\n".join(_continued(command_lines(command.router[1:]), command.router[0])),
-                    "bash",
-                ).split("\n"),
-            ]
-        )
+        out.extend(["", *md.fenced("\n".join(script), "bash").split("\n")])
     return out
-
-
-def _case_lines(command: ReproCommand) -> list[str]:
-    """One ``case`` per value the script computes per concurrency: each CONC gets its own."""
-    out: list[str] = []
-    for flag, variable, values in command.conc_values:
-        out.append(f'case "$CONC" in  # {flag} as the script computes it per concurrency')
-        out.extend(f"  {conc}) {variable}={shell_word(value)} ;;" for conc, value in values)
-        out.append("esac")
-    return out
-
-
-def _continued(lines: Sequence[str], program: str | None = None) -> list[str]:
-    items = [program, *lines] if program else list(lines)
-    return [
-        (line if i == 0 else "  " + line) + (" \\" if i < len(items) - 1 else "")
-        for i, line in enumerate(items)
-    ]
 
 
 def section_body(section: ReproSection, level: int) -> list[str]:

@@ -59,6 +59,9 @@ class ReproSection:
     bench_url: str | None
     head_sha: str
     recipe_label: str  # "the recipe's MI355X single_node_tp command (…)"
+    # the PR's other lanes on this hardware, in words ("TP8 + MTP"; "`mxfp8`, fixed
+    # sequence length: TP4"): one block per hardware shows one lane's deltas
+    also: tuple[str, ...] = ()
 
     @property
     def has_deltas(self) -> bool:

@@ -58,8 +58,9 @@ def section_points(keys: Sequence[Any]) -> list[SectionPoint]:
     return out
 
 
-def block_id(profile: Profile, scenario: str) -> str:
-    return f"{profile.variant}.{profile.hardware}.{scenario}"
+def block_id(profile: Profile) -> str:
+    """One managed block per hardware: a newer lane on that GPU replaces it in place."""
+    return profile.hardware
 
 
 def build_sections(
@@ -73,27 +74,42 @@ def build_sections(
     head_sha: str,
     evidence: EvidenceReport | None,
 ) -> dict[str, list[ReproSection]]:
-    """recipe path → its sections, from the points (``recipes`` as this PR leaves them)."""
-    groups: dict[tuple[str, str, str, str], list[SectionPoint]] = {}
+    """recipe path → its sections (``recipes`` as this PR leaves them): one per hardware,
+    showing the lane a reader of the recipe most likely runs (the recipe's own profile,
+    else the lane with the most points), the PR's other lanes on that GPU named."""
+    groups: dict[tuple[str, str], dict[tuple[str, str], list[SectionPoint]]] = {}
     for item in points:
-        slot = (
-            item.profile.recipe_path,
-            item.profile.variant,
-            item.profile.hardware,
-            item.launch.point.scenario,
-        )
-        groups.setdefault(slot, []).append(item)
+        lanes = groups.setdefault((item.profile.recipe_path, item.profile.hardware), {})
+        lanes.setdefault((item.profile.variant, item.launch.point.scenario), []).append(item)
     vram = taxonomy_vram(recipes)
     out: dict[str, list[ReproSection]] = {}
-    for (path, _, _, _), members in sorted(groups.items()):
+    for (path, _), lanes in sorted(groups.items()):
         if path not in recipes.by_path:
             continue
+        ordered = sorted(lanes.items(), key=lambda lane: (_rank(lane[1]), lane[0]))
         section = _section(
-            members, recipes, rules, head, vram, bench_ref, bench_url, head_sha, evidence
+            ordered[0][1], recipes, rules, head, vram, bench_ref, bench_url, head_sha, evidence
         )
-        if section is not None:
-            out.setdefault(path, []).append(section)
+        if section is None:
+            continue
+        others = [c.topology for c in section.commands[1:]]
+        others += [_lane_words(lane, members) for lane, members in ordered[1:]]
+        shown = replace(section, commands=section.commands[:1], also=tuple(others))
+        out.setdefault(path, []).append(shown)
     return out
+
+
+def _rank(members: Sequence[SectionPoint]) -> tuple[bool, int]:
+    """Lanes with the recipe's own profile first, then the larger."""
+    return (not any(m.status == "represents" for m in members), -len(members))
+
+
+def _lane_words(lane: tuple[str, str], members: Sequence[SectionPoint]) -> str:
+    variant, scenario = lane
+    topologies = ", ".join(dict.fromkeys(topology_label(m.launch.point) for m in members))
+    where = [md.code(variant)] if variant != "default" else []
+    where.append(scenario.replace("-", " "))
+    return f"{' '.join(where)}: {topologies}"
 
 
 def _topology(item: SectionPoint) -> tuple[Any, ...]:
@@ -136,7 +152,8 @@ def _section(
     for item in members:
         topologies.setdefault(_topology(item), []).append(item)
     commands: list[ReproCommand] = []
-    for _, items in sorted(topologies.items(), key=lambda kv: kv[0]):
+    # the recipe's own profile first: the block shows one command
+    for _, items in sorted(topologies.items(), key=lambda kv: (_rank(kv[1])[0], kv[0])):
         command = _command(items, recipes, rules, head, vram)
         if command is not None:
             commands.append(command)
@@ -157,7 +174,7 @@ def _section(
     variant_words = [] if profile.variant == "default" else [profile.variant]
     label = recipe_label(profile, recipes)
     return ReproSection(
-        block_id=block_id(profile, launch.point.scenario),
+        block_id=block_id(profile),
         recipe_path=profile.recipe_path,
         variant=profile.variant,
         hardware=profile.hardware,
@@ -256,9 +273,9 @@ def _command(
         if name in harness_env or cls == "harness" or ":opaque:" in value:
             harness.append(name)
             continue
-        # an export the recipe's command already sets alike is no benchmark-only setting:
-        # grouped as the recipe's, never under "NOT part of the default command"
-        same = recipe_env.get(name) == value and cls in NOT_IN_RECIPE
+        # an export the recipe's command already sets alike is not a delta to apply: grouped
+        # as the recipe's (never under "NOT part of the default command"), left out of blocks
+        same = recipe_env.get(name) == value
         env.append((IN_RECIPE if same else cls, name, value))
     lines = ["vllm serve " + tokens[2], *command_lines(tokens[3:])] if len(tokens) > 2 else []
     router = None

@@ -248,7 +248,9 @@ class GitTreeSource:
             self._links = {p: v[1] for p, v in blobs.items() if v[0] == SYMLINK_MODE}
         except (OSError, ValueError, subprocess.SubprocessError) as err:
             stderr = getattr(err, "stderr", b"") or b""
-            why = stderr.decode("utf-8", "replace").strip() or str(err) or "not found"
+            # a failed rev-parse says nothing on stderr: its exception text is the command
+            # line, which names nothing the user typed
+            why = stderr.decode("utf-8", "replace").strip() or "no such commit, branch or tag"
             raise InputError(
                 Location(str(self.repo_path)), f"cannot resolve git ref '{self.ref}': {why}"
             ) from err

@@ -36,7 +36,17 @@ from bot.align.builder import run_builder
 from bot.align.regression import BuilderReport
 from bot.align.result import AlignInputs, AlignRun
 from bot.align.run import align
-from bot.commands.grammar import WORKTREE, add_repo, is_git, note, open_repo, repo_name
+from bot.benchmarks.configs import load_master_configs
+from bot.commands.grammar import (
+    WORKTREE,
+    add_repo,
+    is_git,
+    note,
+    open_repo,
+    read_ref,
+    repo_name,
+    unknown,
+)
 from bot.errors import InputError, Location
 from bot.evidence.source import DirRunSource
 from bot.present import AlignTexts, plan_json, present
@@ -107,6 +117,16 @@ def _merge_base(repo_path: Path, ref: str) -> str:
     )
 
 
+def _check_config_keys(bench: FileSource, keys: list[str]) -> None:
+    """Each ``--config-key`` names a master-config key of the PR head (else: did you mean)."""
+    if not keys:
+        return
+    known = load_master_configs(bench)
+    for key in keys:
+        if key not in known:
+            raise unknown("master-config key", key, known, "--config-key")
+
+
 def _named(source: GitTreeSource, name: str) -> GitTreeSource:
     """Label a source ``OWNER/NAME@sha`` (or ``local@sha``): no local path in any text."""
     source.label = f"{name}@{source.commit_sha[:12]}"
@@ -141,7 +161,8 @@ def inputs_from_args(args: argparse.Namespace) -> AlignInputs:
         args.bench_ref = "HEAD"
         note(f"--bench-ref: reading HEAD of {args.bench_repo}")
     bench_name = args.bench_name or repo_name(args.bench_repo, None)
-    bench = _named(GitTreeSource(args.bench_repo, args.bench_ref), bench_name)
+    bench = _named(read_ref(args.bench_repo, args.bench_ref, "--bench-ref"), bench_name)
+    _check_config_keys(bench, args.config_key)
     if args.config_key and not args.bench_base:
         base_ref: str | None = None
         try:
@@ -150,7 +171,11 @@ def inputs_from_args(args: argparse.Namespace) -> AlignInputs:
             base_ref = None
     else:
         base_ref = args.bench_base or _merge_base(args.bench_repo, args.bench_ref)
-    base = _named(GitTreeSource(args.bench_repo, base_ref), bench_name) if base_ref else None
+    base = (
+        _named(read_ref(args.bench_repo, base_ref, "--bench-base"), bench_name)
+        if base_ref
+        else None
+    )
     recipes, recipes_sha = _recipes_source(args)
     if isinstance(recipes, GitTreeSource):
         _named(recipes, repo_name(args.recipes, args.recipes_name))

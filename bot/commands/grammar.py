@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import re
+import subprocess
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -146,15 +147,34 @@ def open_repo(path: Path, ref: str | None, flag: str, *, quiet: bool = False) ->
         if not quiet:
             note(f"{flag}: reading the working tree of {path} (uncommitted changes included)")
         return DirectorySource(path)
-    if ref:
-        return GitTreeSource(path, ref)
     ref_flag = "--bench-ref" if flag == "--bench-repo" else f"{flag}-ref"
+    if ref:
+        return read_ref(path, ref, ref_flag)
     if is_git(path):
         source = GitTreeSource(path, "HEAD")
         if not quiet:
             note(f"{flag}: reading HEAD ({source.commit_sha[:12]}) of {path}; {ref_flag} to choose")
         return source
     return DirectorySource(path)  # not a git repository: its files are all there is
+
+
+def read_ref(path: Path, ref: str, flag: str) -> GitTreeSource:
+    """The files of ``path`` at ``ref``; a ref that names no commit is one line naming the
+    flag, with the closest branch or tag names."""
+    try:
+        return GitTreeSource(path, ref)
+    except InputError:
+        if not is_git(path):
+            raise InputError(Location(flag), f"{path} is not a git repository") from None
+        refs = subprocess.run(
+            ["git", "-C", str(path), "for-each-ref", "--format=%(refname:short)",
+             "refs/heads", "refs/tags", "refs/remotes"],
+            capture_output=True, text=True, check=False,
+        ).stdout.split()  # fmt: skip
+        hint = did_you_mean(ref, refs)
+        raise InputError(
+            Location(flag), f"'{ref}' is not a commit, branch or tag of {path}{hint}"
+        ) from None
 
 
 def repo_name(path: Path | None, given: str | None) -> str:
@@ -183,10 +203,11 @@ def link_name(name: str) -> str:
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """`` (did you mean 'x'?)`` with up to three close names, case-insensitively; else ""."""
+    """`` (did you mean 'x'?)`` with up to three close names, case-insensitively; else "".
+    Options are compared without their dashes (``--formt`` is close to ``--format`` only)."""
     options = sorted(set(choices))
-    lowered = {option.lower(): option for option in options}
-    close = difflib.get_close_matches(word.lower(), list(lowered), n=3, cutoff=0.6)
+    lowered = {option.lower().lstrip("-"): option for option in options}
+    close = difflib.get_close_matches(word.lower().lstrip("-"), list(lowered), n=3, cutoff=0.6)
     if not close:
         return ""
     names = " or ".join(f"'{lowered[c]}'" for c in close)

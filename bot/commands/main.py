@@ -12,6 +12,7 @@ import re
 import sys
 from collections.abc import Sequence
 from types import ModuleType
+from typing import Any
 
 from bot import __version__
 from bot.errors import RecipeSyncError
@@ -110,10 +111,38 @@ def _named(argv: Sequence[str] | None) -> set[str]:
     return {name} if name in SUBCOMMANDS else set()
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with the grammar's did-you-mean (:func:`bot.commands.grammar.did_you_mean`)
+    for a mistyped command, choice or option; an unknown option is reported with the usage
+    of the subcommand it was given to, not the top-level one."""
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        choices = action.choices
+        if choices is not None and value not in choices:
+            from bot.commands.grammar import did_you_mean
+
+            names = [str(choice) for choice in choices]
+            hint = did_you_mean(str(value), names) or f" (choose from {', '.join(names)})"
+            raise argparse.ArgumentError(action, f"invalid choice: '{value}'{hint}")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras and self._subparsers is None:  # a subcommand: report its own unknowns
+            from bot.commands.grammar import did_you_mean
+
+            options = [o for a in self._actions for o in a.option_strings]
+            words = [w for w in extras if w.startswith("-")]
+            hint = did_you_mean(words[0].split("=", 1)[0], options) if words else ""
+            self.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+        return parsed, extras
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The whole parser; given ``argv``, only the subcommand it names is fully registered
     (the others are listed with their help, which is all a run of another one shows)."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="recipe-sync",
         description=(
             "Keep vLLM recipe renderings aligned with the launch lines benchmark runs used: "

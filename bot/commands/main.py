@@ -32,6 +32,7 @@ SUBCOMMANDS: dict[str, str] = {
     "evidence": "cite the workflow runs, launch lines and evals that verified a benchmark PR",
     "serve": "run the GitHub App webhook endpoint (POST /webhooks/github)",
     "worker": "run queued sync jobs (separately from `serve`, e.g. on several machines)",
+    "migrate": "apply the state database's migrations (DATABASE_URL), then exit",
     "rules": "validate the rules/ files (mapping, flags, env, policy)",
     "fixtures": "build the bundled benchmark + recipes fixture repos (seed scenario) as git repos",
     "demo": "run the main job on the bundled fixtures: align benchmark PR #3058, then audit",
@@ -81,6 +82,10 @@ def command_module(name: str) -> ModuleType:
         from bot.commands import worker
 
         return worker
+    if name == "migrate":
+        from bot.commands import migrate
+
+        return migrate
     if name == "rules":
         from bot.commands import rules
 

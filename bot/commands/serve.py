@@ -94,6 +94,7 @@ def serve(args: argparse.Namespace) -> int:
     from bot.service.boot import boot
     from bot.service.consumer import EmbeddedConsumer
     from bot.service.httpserver import ServerLimits, run, run_processes
+    from bot.service.startup import serve_line
     from bot.service.web import create_app
     from bot.settings import Settings
 
@@ -111,6 +112,14 @@ def serve(args: argparse.Namespace) -> int:
             "writer) and --no-consumer (jobs run in `recipe-sync worker` processes)",
         )
     rt = boot(settings)  # also applies migrations, once, before any server process starts
+    jobs_by = (
+        "run by `recipe-sync worker` processes"
+        if args.no_consumer
+        else f"run in this process ({threads} threads)"
+    )
+    logging.getLogger("recipe_sync").info(
+        serve_line(settings, args.host, args.port, args.processes, jobs_by)
+    )
 
     def build() -> Any:
         """The app of one server process, with its own runtime (connections)."""

@@ -29,13 +29,16 @@ def worker(args: argparse.Namespace) -> int:
 
     from bot.service.boot import boot
     from bot.service.consumer import run_worker
+    from bot.service.startup import worker_line
     from bot.settings import Settings
 
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     threads = jobs(args)
-    rt = boot(Settings.from_env())
+    settings = Settings.from_env()
+    rt = boot(settings)
+    logging.getLogger("recipe_sync").info(worker_line(settings, threads, args.metrics_port))
     if args.metrics_port:
         start_http_server(args.metrics_port, registry=rt.metrics.registry)
     try:

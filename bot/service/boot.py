@@ -15,15 +15,37 @@ class BackendUnavailable(RecipeSyncError):
     """The database cannot be reached at start (one line, no traceback; exit 2)."""
 
 
+def migrate(settings: Settings) -> str:
+    """Apply pending migrations to the configured database; its revision after."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from bot.state.store import Store
+
+    try:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)  # the SQLite default lives there
+        store = Store.open(settings.effective_database_url)
+    except (SQLAlchemyError, OSError) as err:
+        raise _unavailable(settings, err) from None
+    try:
+        return store.revision()
+    finally:
+        store.close()
+
+
+def _unavailable(settings: Settings, err: BaseException) -> BackendUnavailable:
+    from sqlalchemy.engine import make_url
+
+    url = make_url(settings.effective_database_url).render_as_string(hide_password=True)
+    return BackendUnavailable(f"database {url} unreachable: {describe(err)}")
+
+
 def boot(settings: Settings, **parts: Any) -> Runtime:
     """``Runtime.create(settings, **parts)``, then register the Huey tasks on it."""
-    from sqlalchemy.engine import make_url
     from sqlalchemy.exc import SQLAlchemyError
 
     try:
         runtime = Runtime.create(settings, **parts)
     except (SQLAlchemyError, OSError) as err:
-        url = make_url(settings.effective_database_url).render_as_string(hide_password=True)
-        raise BackendUnavailable(f"database {url} unreachable: {describe(err)}") from None
+        raise _unavailable(settings, err) from None
     runtime.attach(register(runtime))
     return runtime

@@ -42,6 +42,7 @@ from bot.service.outage import describe
 from bot.service.queue import ping as ping_queue
 from bot.service.runtime import Runtime
 from bot.service.triggers import ALLOWED, INSTALLATION_EVENTS, Ignored, PayloadError, classify
+from bot.settings import CredentialsMissing
 
 log = logging.getLogger("recipe_sync.web")
 
@@ -211,10 +212,15 @@ def create_app(
             ping_queue(rt.huey)
         except Exception as err:
             problems["queue"] = type(err).__name__
-        credentials = rt.connector.credentials_problem()
-        metrics.credentials_invalid.set(1 if credentials else 0)
-        if credentials:
-            problems["credentials"] = credentials
+        try:  # a server without credentials accepts deliveries, but no job can run
+            rt.settings.require_credentials()
+        except CredentialsMissing as err:
+            problems["credentials"] = str(err)
+        else:
+            credentials = rt.connector.credentials_problem()
+            metrics.credentials_invalid.set(1 if credentials else 0)
+            if credentials:
+                problems["credentials"] = credentials
         if problems:
             return JSONResponse({"status": "unavailable", **problems}, status_code=503)
         return JSONResponse({"status": "ready"})

@@ -216,6 +216,13 @@ class Store:
         with self._sessions.begin() as session:
             yield session
 
+    def revision(self) -> str:
+        """The alembic revision the database is at ("" before the first migration)."""
+        from alembic.runtime.migration import MigrationContext
+
+        with self.engine.connect() as conn:
+            return MigrationContext.configure(conn).get_current_revision() or ""
+
     def ping(self) -> None:
         with self.engine.connect() as conn:
             conn.execute(text("SELECT 1"))

@@ -24,22 +24,10 @@ from bot.rules import default_rules
 from bot.service.triggers import CHECK_NAME
 from bot.sources import GitTreeSource, git_blob_sha_at
 from tests.service.conftest import BOT, MAINTAINER, Harness
-from tests.service.fakegithub import FakeGitHub, FakeRepo, ServerThread, git
+from tests.service.fakegithub import FakeGitHub, ServerThread, git
+from tests.service.seeded import BENCH, FORK, RECIPES, SEED_PR_TITLE, serve_seed
 
-BENCH = "SemiAnalysisAI/InferenceX"
-FORK = "chunfangamd/InferenceX"  # PR #3058 comes from the author's fork, as the saved runs say
-RECIPES = "vllm-project/recipes"
 SCRIPT = "benchmarks/single_node/agentic/dsv41flash_fp4_mi355x_vllm_mtp.sh"
-
-
-def import_repo(fake: FakeGitHub, full_name: str, source: Path) -> None:
-    """Serve a fixture repository (all its branches) as ``full_name``."""
-    path = fake.root / f"{full_name}.git"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    git(fake.root, "clone", "-q", "--bare", "--template=", str(source), str(path))
-    fake.repos[full_name] = FakeRepo(full_name, path, "main", len(fake.repos) + 1)
-    fake.pulls.setdefault(full_name, {})
-    fake.labels.setdefault(full_name, {})
 
 
 @pytest.fixture
@@ -51,12 +39,7 @@ def seeded(
     fake.enforce_git_permissions(monkeypatch)
     with ServerThread(fake.app) as server:
         fake.base_url = server.url
-        import_repo(fake, BENCH, built.bench_repo)
-        import_repo(fake, RECIPES, built.recipes_repo)
-        fake.fork(BENCH, FORK)
-        fake.set_permission(BENCH, MAINTAINER, "write", "maintain")
-        assert built.evidence_dir is not None
-        fake.load_saved_runs(BENCH, built.evidence_dir)
+        serve_seed(fake, built)
         (tmp_path / "service").mkdir()
         harness = Harness(
             fake,
@@ -152,9 +135,7 @@ def test_labeled_seed_pr_gets_the_alignment_pr_comment_and_check_run(
 
     # one alignment PR whose branch holds exactly the offline patch
     (pr,) = fake.pulls[RECIPES].values()
-    assert pr["title"] == (
-        "[DeepSeek-V4.1-Flash][MI355X] Align image and MoE backend with InferenceX #3058"
-    )
+    assert pr["title"] == SEED_PR_TITLE
     assert pr["user"] == BOT and pr["base_ref"] == "main"
     tip = fake.repos[RECIPES].ref_sha(f"refs/heads/{pr['head_ref']}")
     assert tip is not None

@@ -77,7 +77,8 @@ def score(
     jobs, _ = plan_jobs(settings, since=since, until=until, only=only, replay="open")
     rows = run_jobs(settings, jobs, workers=workers, cache=cache, progress=progress)
 
-    log = first_parent_log(settings.recipes, default_branch(settings.recipes), bodies=True)
+    recipes_branch = settings.recipes_ref or default_branch(settings.recipes)
+    log = first_parent_log(settings.recipes, recipes_branch, bodies=True)
     positions = {c.sha: i for i, c in enumerate(log)}
     history_end = max((c.time for c in log), default=0)
     first = min((job.moment for job in jobs), default=history_end)

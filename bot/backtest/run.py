@@ -62,6 +62,9 @@ class Settings:
     rules_dir: Path | None
     bench_name: str = "SemiAnalysisAI/InferenceX"
     recipes_name: str = "vllm-project/recipes"
+    # the branches (or commits) whose first-parent histories are replayed; "": the default
+    bench_ref: str = ""
+    recipes_ref: str = ""
     # evaluations and recipes trees shared across PRs (off: each PR starts cold, the reference
     # the benchmark and the tests compare with)
     engine_caches: bool = True
@@ -104,13 +107,13 @@ def plan_jobs(
     (``replay="merge"``) or at the latest moment the PR was certainly open (``"open"``,
     :func:`~bot.backtest.history.open_moments`: where the App, labelled on the open PR,
     would have proposed)."""
-    branch = default_branch(settings.bench_repo)
+    branch = settings.bench_ref or default_branch(settings.bench_repo)
     log = first_parent_log(settings.bench_repo, branch)
     prs = merged_prs(log, since=since, until=until, only=only)
     if not settings.recipes_is_git:
         return tuple(Job(pr, "", (), pr.time) for pr in prs), None
     moments = open_moments(merged_prs(log)) if replay == "open" else {}
-    recipes_branch = default_branch(settings.recipes)
+    recipes_branch = settings.recipes_ref or default_branch(settings.recipes)
     timeline = RecipesTimeline(first_parent_log(settings.recipes, recipes_branch, bodies=True))
     jobs: list[Job] = []
     for pr in prs:

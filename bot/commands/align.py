@@ -45,6 +45,7 @@ from bot.commands.grammar import (
     open_repo,
     read_ref,
     repo_name,
+    require_recipes,
     unknown,
 )
 from bot.errors import InputError, Location
@@ -135,6 +136,7 @@ def _named(source: GitTreeSource, name: str) -> GitTreeSource:
 
 def _recipes_source(args: argparse.Namespace) -> tuple[FileSource, str]:
     source = open_repo(args.recipes, args.recipes_ref, "--recipes")
+    require_recipes(source, args.recipes)
     return source, getattr(source, "commit_sha", "")
 
 

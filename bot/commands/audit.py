@@ -22,7 +22,6 @@ from typing import Any
 
 from bot.audit.html import HistoryPoint, render_html
 from bot.audit.markdown import render_markdown
-from bot.audit.progress import ProgressBar
 from bot.audit.run import run_audit
 from bot.commands.grammar import (
     add_jobs,
@@ -33,7 +32,9 @@ from bot.commands.grammar import (
     open_repo,
     output_format,
     repo_name,
+    require_recipes,
 )
+from bot.commands.progress import Progress
 from bot.errors import InputError, Location
 from bot.rules import load_rules
 
@@ -98,21 +99,21 @@ def audit_command(args: argparse.Namespace) -> int:
     base_url = recipes_url(args.recipes_url)
     bench = open_repo(args.bench_repo, args.bench_ref, "--bench-repo")
     recipes = open_repo(args.recipes, args.recipes_ref, "--recipes")
+    require_recipes(recipes, args.recipes)
     history = load_history(args.history) if args.history is not None else []
-    bar = ProgressBar.for_terminal(sys.stderr)
+    bar = Progress(sys.stderr, "audit", "launch lines")
     started = time.perf_counter()
     run = run_audit(
         bench,
         recipes,
         rules,
         jobs=workers,
-        progress=bar,
-        on_plan=bar.start if bar is not None else None,
+        progress=bar.advance,
+        on_plan=bar.start,
         bench_name=link_name(repo_name(args.bench_repo, args.bench_name)),
         recipes_name=link_name(repo_name(args.recipes, args.recipes_name)),
     )
-    if bar is not None:
-        bar.finish()
+    bar.finish()
     report = replace(  # what the fix commands and links of the report name
         run.report,
         bench_path=str(args.bench_repo),

@@ -19,6 +19,7 @@ from bot.align.run import align
 from bot.audit import AuditReport, render_html, render_markdown, run_audit
 from bot.commands import align as align_command
 from bot.commands.align import inputs_from_args, summary_lines, write_outputs
+from bot.commands.owned import claim
 from bot.errors import RecipeSyncError
 from bot.fixtures import (
     BENCH_REPO_NAME,
@@ -52,6 +53,9 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--out", type=Path, default=Path(".demo"), help="output directory")
     parser.add_argument("--rules", type=Path, default=None, help="rules directory")
+    parser.add_argument(
+        "--force", action="store_true", help="replace OUT/repos even when demo did not make it"
+    )
     parser.set_defaults(func=run)
 
 
@@ -126,6 +130,7 @@ def _counts(report: AuditReport) -> str:
 def run(args: argparse.Namespace) -> int:
     out: Path = args.out.resolve()
     rules = load_rules(args.rules)
+    claim(out, ("repos",), "demo", force=args.force, flag="--out")
     seed = build_seed_fixtures(out / "repos")
     print(
         f"fixtures: benchmark PR #{seed.bench_pr_number} ({seed.bench_pr_branch}) in "

@@ -25,6 +25,7 @@ from bot.sources import DirectorySource
 from bot.vllm.diff import DiffReport, FlagDiff, LaunchSide, diff_launch
 from bot.vllm.normalise import Finding, split_launch_line
 from bot.vllm.values import compact
+from bot.vllm.versions import names_a_version
 
 VALUE_WIDTH = 36
 
@@ -151,6 +152,12 @@ def taxonomy_vram(recipes_dir: Path) -> dict[str, float]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.vllm_version is not None and not names_a_version(args.vllm_version):
+        raise InputError(
+            Location("--vllm-version"),
+            f"'{args.vllm_version}' is not a vLLM version (a release such as 0.27.1 or v0.33, "
+            "nightly, or latest)",
+        )
     rules = load_rules(args.rules)
     bench, _ = _side(args.bench_json)
     recipe, min_version = _side(args.recipe_json)

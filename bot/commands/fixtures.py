@@ -6,7 +6,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from bot.commands.owned import claim
 from bot.fixtures import build_seed_fixtures
+
+BUILT = ("benchmark", "recipes", "evidence")  # what build_seed_fixtures replaces in OUT
 
 
 def register(subparsers: Any) -> None:
@@ -18,10 +21,17 @@ def register(subparsers: Any) -> None:
         "OUT, for trying every command offline.",
     )
     parser.add_argument("out", type=Path, help="directory to create the repositories in")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace OUT/benchmark, OUT/recipes and OUT/evidence even when this command "
+        "did not make them",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    claim(args.out, BUILT, "fixtures", force=args.force, flag="OUT")
     built = build_seed_fixtures(args.out)
     print(f"benchmark repo: {built.bench_repo}  (main {built.bench_base[:12]})")
     print(

@@ -38,15 +38,19 @@ def note(text: str) -> None:
     print(f"recipe-sync: {text}", file=sys.stderr)
 
 
-def add_repo(parser: argparse.ArgumentParser, which: str, *, required: bool = True) -> None:
-    """``--bench-repo/--bench-ref/--bench-name`` or ``--recipes/--recipes-ref/--recipes-name``."""
+def add_repo(
+    parser: argparse.ArgumentParser, which: str, *, required: bool = True, ref_help: str = ""
+) -> None:
+    """``--bench-repo/--bench-ref/--bench-name`` or ``--recipes/--recipes-ref/--recipes-name``
+    (``ref_help``: what the ref means to a command that reads a history, not one commit)."""
     if which == "bench":
         parser.add_argument(
             "--bench-repo", type=Path, required=required, help="benchmark repository (a path)"
         )
         parser.add_argument(
             "--bench-ref",
-            help="git commit, branch or tag of --bench-repo to read "
+            help=ref_help
+            or "git commit, branch or tag of --bench-repo to read "
             "(default: HEAD; WORKTREE: the files on disk, uncommitted changes included; "
             "a plain directory is read as it is)",
         )
@@ -59,7 +63,8 @@ def add_repo(parser: argparse.ArgumentParser, which: str, *, required: bool = Tr
         )
         parser.add_argument(
             "--recipes-ref",
-            help="git commit, branch or tag of --recipes to read "
+            help=ref_help
+            or "git commit, branch or tag of --recipes to read "
             "(default: HEAD; WORKTREE: the files on disk, uncommitted changes included; "
             "a plain directory is read as it is)",
         )
@@ -156,6 +161,17 @@ def open_repo(path: Path, ref: str | None, flag: str, *, quiet: bool = False) ->
             note(f"{flag}: reading HEAD ({source.commit_sha[:12]}) of {path}; {ref_flag} to choose")
         return source
     return DirectorySource(path)  # not a git repository: its files are all there is
+
+
+def require_recipes(source: FileSource, path: Path, flag: str = "--recipes") -> None:
+    """A recipes repository has ``taxonomy.yaml`` at its root: an empty folder or the
+    benchmark repository given by mistake is one line, not every row "unresolved"."""
+    if not source.exists("taxonomy.yaml"):
+        commit = getattr(source, "commit_sha", "")
+        at = f" at {commit[:12]}" if commit else ""
+        raise InputError(
+            Location(flag), f"{path}{at} is not a recipes repository (no taxonomy.yaml)"
+        )
 
 
 def read_ref(path: Path, ref: str, flag: str) -> GitTreeSource:

@@ -1,7 +1,8 @@
 """``recipe-sync score``: agreement with what recipe maintainers actually did.
 
-    recipe-sync score --bench-repo DIR --recipes DIR [--since DATE] [--until DATE] [--pr N]...
-        [--format md|json|html] [--out FILE] [--jobs N] [--cache FILE]
+    recipe-sync score --bench-repo DIR [--bench-ref REF] --recipes DIR [--recipes-ref REF]
+        [--since DATE] [--until DATE] [--pr N]... [--format md|json|html] [--out FILE]
+        [--jobs N] [--cache FILE]
 
 Replays the benchmark PRs merged in the window where the App would have seen them open
 (against the recipes main of that moment), links the recipes history's maintainer commits
@@ -23,9 +24,8 @@ from bot.agreement.practice import practice, to_yaml
 from bot.agreement.report import render, summary
 from bot.agreement.run import Scorecard, score
 from bot.backtest.model import PRRow
-from bot.backtest.run import settings_for
-from bot.commands.grammar import add_jobs, add_output, jobs, must_exist, output_format, write
-from bot.errors import InputError, Location
+from bot.commands.grammar import output_format, write
+from bot.commands.replay import add_replay_options, replay_progress, replay_settings
 
 
 def register(subparsers: Any) -> None:
@@ -35,17 +35,11 @@ def register(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--bench-repo", type=Path, required=True, help="benchmark git repo")
-    parser.add_argument("--recipes", type=Path, required=True, help="recipes git repo")
-    parser.add_argument("--since", help="first merge day (YYYY-MM-DD, UTC, inclusive)")
-    parser.add_argument("--until", help="last merge day (YYYY-MM-DD, UTC, inclusive)")
-    parser.add_argument(
-        "--pr", type=int, action="append", default=[], help="only PR N (repeatable)"
+    add_replay_options(
+        parser,
+        "write the scorecard to this file (default: stdout)",
+        "JSON-lines replay cache (resumable)",
     )
-    add_output(parser, "write the scorecard to this file (default: stdout)")
-    add_jobs(parser, 1, "worker processes (default 1)")
-    parser.add_argument("--cache", type=Path, help="JSON-lines replay cache (resumable)")
-    parser.add_argument("--rules", type=Path, help="rules directory (default: bundled rules/)")
     parser.add_argument(
         "--practice",
         type=Path,
@@ -56,18 +50,12 @@ def register(subparsers: Any) -> None:
 
 
 def score_command(args: argparse.Namespace) -> int:
-    if jobs(args) < 1:
-        raise InputError(Location("--jobs"), "must be a positive number")
     fmt = output_format(args)
-    for flag, path in (("--bench-repo", args.bench_repo), ("--recipes", args.recipes)):
-        must_exist(path, flag)
-    settings = settings_for(args.bench_repo, args.recipes, args.rules)
-    tty = sys.stderr.isatty()
+    settings = replay_settings(args)
+    bar = replay_progress("score")
 
     def progress(done: int, total: int, row: PRRow) -> None:
-        if tty:
-            sys.stderr.write(f"\r[{done}/{total}] #{row.number} {row.outcome:<16}")
-            sys.stderr.flush()
+        bar.reach(done, total, f"#{row.number} {row.outcome}")
 
     card = score(
         settings,
@@ -78,8 +66,7 @@ def score_command(args: argparse.Namespace) -> int:
         cache=args.cache,
         progress=progress,
     )
-    if tty:
-        sys.stderr.write("\n")
+    bar.finish()
     write(args, render(card, fmt))
     if args.practice is not None:
         found = practice(card.proposals, card.linked, _source(card), _command(args))

@@ -39,6 +39,15 @@ def parse_version(text: str) -> Version | None:
     return (int(match.group(1)), int(match.group(2)), int(match.group(3) or 0))
 
 
+def names_a_version(text: str) -> bool:
+    """Whether a user-given ``--vllm-version`` is one :func:`resolve_version` takes: a
+    release (``0.27.1``, ``v0.33``) or a nightly / ``latest`` tag."""
+    given = text.strip()
+    return bool(
+        parse_version(given) is not None or _NIGHTLY_TAG.match(given) or _LATEST_TAG.match(given)
+    )
+
+
 def fmt_version(version: Version) -> str:
     return ".".join(str(part) for part in version)
 

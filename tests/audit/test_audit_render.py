@@ -3,7 +3,6 @@ the HTML page's structure, the CLI and the progress bar."""
 
 from __future__ import annotations
 
-import io
 import json
 from html.parser import HTMLParser
 from pathlib import Path
@@ -13,7 +12,6 @@ import pytest
 from bot.audit import AuditReport, AuditRow, FlagRow, OutOfScope, render_html, render_markdown
 from bot.audit.groups import group_report
 from bot.audit.html import HistoryPoint
-from bot.audit.progress import ProgressBar
 from bot.benchmarks import Point
 from bot.commands.main import main
 from bot.fixtures import SeedFixtures
@@ -206,23 +204,6 @@ def test_history_chart_counts_drift_per_period() -> None:
     assert "data-period='2026-06' data-drift='1' data-blocked='1' data-other='1'" in months
     assert "data-period='2027-01' data-drift='0' data-blocked='0' data-other='1'" in months
     assert "id=history-chart" not in render_html(big_report(2))
-
-
-def test_progress_bar_draws_only_on_a_terminal() -> None:
-    assert ProgressBar.for_terminal(io.StringIO()) is None
-
-    class Tty(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-    stream = Tty()
-    bar = ProgressBar.for_terminal(stream)
-    assert bar is not None
-    bar.start(4)
-    for _ in range(4):
-        bar(1, "acme-fp8-mi355x-vllm")
-    bar.finish()
-    assert "\raudit [##############################] 4/4 launch lines" in stream.getvalue()
 
 
 def test_cli_writes_each_format(

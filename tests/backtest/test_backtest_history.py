@@ -185,9 +185,12 @@ def test_cli_reports_every_pr_with_a_reason_and_resumes(
 def test_bad_input_is_exit_2(tmp_path: Path) -> None:
     assert main(["backtest", "--bench-repo", str(tmp_path / "no"), "--recipes", str(tmp_path)]) == 2
     assert (
-        main(["backtest", "--bench-repo", str(tmp_path), "--recipes", str(tmp_path), "--jobs", "0"])
+        main(
+            ["backtest", "--bench-repo", str(tmp_path), "--recipes", str(tmp_path), "--jobs", "-1"]
+        )
         == 2
     )
+    assert main(["backtest", "--bench-repo", str(tmp_path), "--recipes", str(tmp_path)]) == 2
 
 
 def test_a_failed_plan_is_its_own_outcome_not_blocked() -> None:

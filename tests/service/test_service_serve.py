@@ -60,7 +60,14 @@ def test_serve_with_only_the_secret_accepts_deliveries(tmp_path: Path) -> None:
     base = f"http://127.0.0.1:{port}"
     try:
         wait_serving(f"{base}/healthz", server, log)
-        assert httpx.get(f"{base}/readyz").json() == {"status": "ready"}
+        # deliveries are accepted, but no job can run: not ready, and it says why
+        ready = httpx.get(f"{base}/readyz")
+        assert ready.status_code == 503
+        assert ready.json()["credentials"].startswith("no GitHub credentials: set")
+        assert (
+            f"serve: listening on http://127.0.0.1:{port} (1 process); no GitHub credentials"
+            in (log.read_text())
+        )
         payload = json.loads((DATA / "pull_request.labeled.json").read_text())
         payload["label"]["name"] = "recipe-sync"
         body = json.dumps(payload).encode()
@@ -140,7 +147,7 @@ def test_several_processes_share_the_port_and_stop_together(
         return httpx.post(f"{base}/webhooks/github", content=body, headers=headers).status_code
 
     try:
-        wait_serving(f"{base}/readyz", server, log)
+        wait_serving(f"{base}/healthz", server, log)
         first = _children(server.pid)
         assert len(first) == 2
         assert [deliver(f"multi-{i}") for i in range(20)] == [202] * 20
@@ -152,7 +159,7 @@ def test_several_processes_share_the_port_and_stop_together(
             return len(_children(server.pid) - {min(first)}) >= 2
 
         wait_for(replaced, 30, "a replacement server process", log)
-        wait_serving(f"{base}/readyz", server, log)
+        wait_serving(f"{base}/healthz", server, log)
         assert deliver("multi-after") == 202
         survivors = _children(server.pid)
     finally:
@@ -226,7 +233,7 @@ def test_server_processes_exit_when_the_parent_is_killed(
         )
     children: set[int] = set()
     try:
-        wait_serving(f"http://127.0.0.1:{port}/readyz", server, log)
+        wait_serving(f"http://127.0.0.1:{port}/healthz", server, log)
         children = _children(server.pid)
         assert len(children) == 2
         server.kill()  # SIGKILL: the parent gets no chance to stop them

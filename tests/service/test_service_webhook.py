@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +144,7 @@ def test_health_readiness_and_metrics(
     service: tuple[Runtime, TestClient], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rt, http = service
+    monkeypatch.setattr(rt, "settings", replace(rt.settings, github_token="ghp_personal"))
     assert http.get("/healthz").json() == {"status": "ok"}
     assert http.get("/readyz").json() == {"status": "ready"}
     post(http, json.dumps(labeled()).encode())
@@ -158,6 +160,15 @@ def test_health_readiness_and_metrics(
     monkeypatch.setattr(rt.store, "ping", down)
     response = http.get("/readyz")
     assert response.status_code == 503 and response.json()["database"] == "OSError"
+
+
+def test_readyz_is_503_without_github_credentials(service: tuple[Runtime, TestClient]) -> None:
+    _, http = service  # configured without credentials
+    response = http.get("/readyz")
+    assert response.status_code == 503  # was 200 "ready" (issue #35)
+    assert response.json()["credentials"].startswith(
+        "no GitHub credentials: set RECIPE_SYNC_APP_ID and RECIPE_SYNC_PRIVATE_KEY_PATH"
+    )
 
 
 def test_without_credentials_the_job_fails_clearly_and_stays_retryable(

@@ -69,6 +69,8 @@ def stack_env(filled: dict[str, str]) -> dict[str, str]:
 def signed_label(
     fake: FakeGitHub, bench: str, number: int, secret: str
 ) -> tuple[bytes, dict[str, str]]:
+    """The ``pull_request.labeled`` delivery of a maintainer labelling PR ``number``."""
+    fake.pulls[bench][number]["labels"].append("recipe-sync")
     payload = fake.pull_request_payload(
         bench, number, "labeled", sender="maintainer", label="recipe-sync"
     )

@@ -15,12 +15,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.fixtures import build_seed_fixtures
 from deploy.podman import build, missing_tools, podman_env
 from tests.deploy.stack import ready, signed_label, wait_until
 from tests.service.conftest import SECRET, free_port
-from tests.service.fakegithub import FakeGitHub, ServerThread
-from tests.service.seeded import BENCH, RECIPES, SEED_PR_TITLE, open_seed_pull, serve_seed
+from tests.service.fakegithub import FakeGitHub
+from tests.service.seeded import BENCH, RECIPES, SEED_PR_TITLE, open_seed_pull
 
 TAG = "localhost/recipe-sync:smoke"
 
@@ -68,17 +67,6 @@ def test_the_image_runs_as_non_root_with_a_healthcheck_and_keeps_no_build_secret
         "recipe-sync --version",
     ).split()  # fmt: skip
     assert inside == ["10001", "0", "0", "recipe-sync", "0.1.0"]
-
-
-@pytest.fixture
-def github(tmp_path: Path, app_key: tuple[str, str]) -> Iterator[FakeGitHub]:
-    built = build_seed_fixtures(tmp_path / "seed")
-    fake = FakeGitHub(tmp_path / "remotes", public_key=app_key[1])
-    with ServerThread(fake.app) as server:
-        fake.base_url = server.url
-        serve_seed(fake, built)
-        fake.built = built  # type: ignore[attr-defined]
-        yield fake
 
 
 def test_the_image_serves_readyz_and_handles_a_signed_delivery(

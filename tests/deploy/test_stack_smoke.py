@@ -8,13 +8,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from bot.fixtures import build_seed_fixtures
 from tests.deploy.stack import (
     ROOT,
     compose,
@@ -26,8 +24,8 @@ from tests.deploy.stack import (
     with_option,
 )
 from tests.service.conftest import SECRET, free_port
-from tests.service.fakegithub import FakeGitHub, ServerThread
-from tests.service.seeded import BENCH, RECIPES, SEED_PR_TITLE, open_seed_pull, serve_seed
+from tests.service.fakegithub import FakeGitHub
+from tests.service.seeded import BENCH, RECIPES, SEED_PR_TITLE, open_seed_pull
 
 pytestmark = [
     pytest.mark.services,
@@ -36,17 +34,6 @@ pytestmark = [
         reason="the stack smoke runs with `make stack-smoke` (RECIPE_SYNC_SMOKE=stack)",
     ),
 ]
-
-
-@pytest.fixture
-def github(tmp_path: Path, app_key: tuple[str, str]) -> Iterator[FakeGitHub]:
-    built = build_seed_fixtures(tmp_path / "seed")
-    fake = FakeGitHub(tmp_path / "remotes", public_key=app_key[1])
-    with ServerThread(fake.app) as server:
-        fake.base_url = server.url
-        serve_seed(fake, built)
-        fake.built = built  # type: ignore[attr-defined]
-        yield fake
 
 
 def test_compose_commands_turn_a_signed_delivery_into_an_alignment_pr(

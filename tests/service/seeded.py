@@ -36,7 +36,7 @@ def serve_seed(fake: FakeGitHub, built: SeedFixtures) -> None:
 
 
 def open_seed_pull(fake: FakeGitHub, built: SeedFixtures) -> int:
-    """Benchmark PR #3058, open from the fork at its head, labelled ``recipe-sync``."""
+    """Benchmark PR #3058, open from the fork at its head."""
     number = fake.open_pull(
         BENCH,
         head_ref=built.bench_pr_branch,
@@ -44,7 +44,6 @@ def open_seed_pull(fake: FakeGitHub, built: SeedFixtures) -> int:
         user="chunfangamd",
         number=built.bench_pr_number,
     )
-    fake.pulls[BENCH][number]["labels"].append("recipe-sync")
     return number
 
 

@@ -25,7 +25,7 @@ from bot.service.triggers import CHECK_NAME
 from bot.sources import GitTreeSource, git_blob_sha_at
 from tests.service.conftest import BOT, MAINTAINER, Harness
 from tests.service.fakegithub import FakeGitHub, ServerThread, git
-from tests.service.seeded import BENCH, FORK, RECIPES, SEED_PR_TITLE, serve_seed
+from tests.service.seeded import BENCH, FORK, RECIPES, SEED_PR_TITLE, open_seed_pull, serve_seed
 
 SCRIPT = "benchmarks/single_node/agentic/dsv41flash_fp4_mi355x_vllm_mtp.sh"
 
@@ -123,13 +123,7 @@ def test_labeled_seed_pr_gets_the_alignment_pr_comment_and_check_run(
     seeded: tuple[FakeGitHub, SeedFixtures, Harness],
 ) -> None:
     fake, built, harness = seeded
-    number = fake.open_pull(
-        BENCH,
-        head_ref=built.bench_pr_branch,
-        head_repo=FORK,
-        user="chunfangamd",
-        number=built.bench_pr_number,
-    )
+    number = open_seed_pull(fake, built)
     assert fake.pulls[BENCH][number]["head_sha"] == built.bench_pr_head
     label(fake, harness, number)
 

@@ -215,7 +215,8 @@ def start_server(data: Path, port: int, extra: list[str]) -> subprocess.Popen[by
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and server.poll() is None:
         with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(f"http://{HOST}:{port}/readyz", timeout=1).status_code == 200:
+            # /healthz: the process is up (/readyz wants GitHub credentials, unused here)
+            if httpx.get(f"http://{HOST}:{port}/healthz", timeout=1).status_code == 200:
                 return server
         time.sleep(0.2)
     server.kill()

@@ -238,7 +238,8 @@ def run_backend(
         deadline = time.monotonic() + 60
         while True:
             try:
-                if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
+                # /healthz: the process is up (/readyz wants GitHub credentials, unused here)
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass

@@ -233,7 +233,7 @@ def test_cli_writes_each_format(
     assert main([*common, "--jobs", "-1"]) == 2
     assert "--jobs: must be 0" in capsys.readouterr().err
     assert main([*common[:-2], "--recipes-ref", "no-such-ref"]) == 2
-    assert "cannot resolve git ref 'no-such-ref'" in capsys.readouterr().err
+    assert "--recipes-ref: 'no-such-ref' is not a commit, branch or tag" in capsys.readouterr().err
 
 
 def test_cli_links_recipes_under_a_base_url_and_names_the_fix_with_its_repositories(

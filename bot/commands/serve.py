@@ -117,9 +117,10 @@ def serve(args: argparse.Namespace) -> int:
         if args.no_consumer
         else f"run in this process ({threads} threads)"
     )
-    logging.getLogger("recipe_sync").info(
-        serve_line(settings, args.host, args.port, args.processes, jobs_by)
-    )
+
+    def listening() -> None:
+        line = serve_line(settings, args.host, args.port, args.processes, jobs_by)
+        logging.getLogger("recipe_sync").info(line)
 
     def build() -> Any:
         """The app of one server process, with its own runtime (connections)."""
@@ -153,7 +154,9 @@ def serve(args: argparse.Namespace) -> int:
     )
     if args.processes > 1:
         rt.close()  # each process connects on its own after the fork
-        run_processes(build, args.host, args.port, args.log_level, limits, args.processes)
+        run_processes(
+            build, args.host, args.port, args.log_level, limits, args.processes, listening
+        )
     else:
-        run(build, args.host, args.port, args.log_level, limits)
+        run(build, args.host, args.port, args.log_level, limits, listening)
     return 0

@@ -17,6 +17,7 @@ class BackendUnavailable(RecipeSyncError):
 
 def migrate(settings: Settings) -> str:
     """Apply pending migrations to the configured database; its revision after."""
+    from alembic.util.exc import CommandError
     from sqlalchemy.exc import SQLAlchemyError
 
     from bot.state.store import Store
@@ -24,7 +25,7 @@ def migrate(settings: Settings) -> str:
     try:
         settings.data_dir.mkdir(parents=True, exist_ok=True)  # the SQLite default lives there
         store = Store.open(settings.effective_database_url)
-    except (SQLAlchemyError, OSError) as err:
+    except (SQLAlchemyError, OSError, CommandError) as err:
         raise _unavailable(settings, err) from None
     try:
         return store.revision()
@@ -33,19 +34,23 @@ def migrate(settings: Settings) -> str:
 
 
 def _unavailable(settings: Settings, err: BaseException) -> BackendUnavailable:
+    from alembic.util.exc import CommandError
     from sqlalchemy.engine import make_url
 
     url = make_url(settings.effective_database_url).render_as_string(hide_password=True)
+    if isinstance(err, CommandError):  # e.g. migrated by a newer recipe-sync
+        return BackendUnavailable(f"database {url} cannot be migrated: {err}")
     return BackendUnavailable(f"database {url} unreachable: {describe(err)}")
 
 
 def boot(settings: Settings, **parts: Any) -> Runtime:
     """``Runtime.create(settings, **parts)``, then register the Huey tasks on it."""
+    from alembic.util.exc import CommandError
     from sqlalchemy.exc import SQLAlchemyError
 
     try:
         runtime = Runtime.create(settings, **parts)
-    except (SQLAlchemyError, OSError) as err:
+    except (SQLAlchemyError, OSError, CommandError) as err:
         raise _unavailable(settings, err) from None
     runtime.attach(register(runtime))
     return runtime

@@ -195,12 +195,18 @@ def die_with_parent(parent: int) -> None:
 
 
 def run(
-    build: Callable[[], Any], host: str, port: int, log_level: str, limits: ServerLimits
+    build: Callable[[], Any],
+    host: str,
+    port: int,
+    log_level: str,
+    limits: ServerLimits,
+    on_listening: Callable[[], None] = lambda: None,
 ) -> None:
-    """One server process: the app ``build()`` returns."""
+    """One server process: the app ``build()`` returns (``on_listening``: once bound)."""
     import uvicorn
 
     listener = listen(host, port, limits.backlog)
+    on_listening()
     # uvicorn shuts down gracefully on SIGINT, then re-raises it
     try:
         with contextlib.suppress(KeyboardInterrupt):
@@ -217,6 +223,7 @@ def run_processes(
     log_level: str,
     limits: ServerLimits,
     processes: int,
+    on_listening: Callable[[], None] = lambda: None,
 ) -> None:
     """``processes`` server processes on one listening socket (pre-fork), each with the app
     its own ``build()`` returns after the fork (its own database and queue connections).
@@ -228,6 +235,7 @@ def run_processes(
     import uvicorn
 
     listener = listen(host, port, limits.backlog)
+    on_listening()
     parent = os.getpid()
 
     def start() -> int:

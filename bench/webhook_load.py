@@ -226,8 +226,6 @@ def run_backend(
             str(port),
             "--log-level",
             "warning",
-            "--connections-per-ip",  # every load connection comes from 127.0.0.1
-            "0",
         ],
         cwd=ROOT,
         env=env,

@@ -9,14 +9,18 @@ one enqueue per delivery, each request still answered only after its own record 
 One group is in flight at a time, in one thread off the event loop (SQLite admits one writer
 anyway; a group takes ~1 ms on PostgreSQL).
 
-The process can die between the insert and the enqueue: GitHub's redelivery of such a
-delivery (same id, recorded ``REENQUEUE_AFTER`` seconds ago, never started) is enqueued
-again rather than answered "duplicate".
+The process can die between the insert and the enqueue. A delivery is marked ``queued``
+once its enqueue succeeded, so one still ``received`` never reached the queue: GitHub's
+redelivery of it (same id) is enqueued again rather than answered "duplicate", and the
+reconciler enqueues it after ``UNQUEUED_AFTER`` seconds without one
+(:mod:`bot.service.reconcile`). Enqueued twice (a redelivery racing the original's enqueue
+in another process) is harmless: one worker takes a delivery (``Store.start_delivery``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -25,7 +29,8 @@ from bot.service.runtime import Runtime
 from bot.service.triggers import Trigger
 from bot.state.store import DeliveryClaim
 
-REENQUEUE_AFTER = 10.0  # seconds: longer than any insert→enqueue gap of a live process
+UNQUEUED_AFTER = 10.0  # seconds: longer than any insert→enqueue gap of a live process
+log = logging.getLogger("recipe_sync.ack")
 MAX_GROUP = 200  # deliveries per transaction: bounds one statement's size
 
 
@@ -36,11 +41,14 @@ def accept_group(rt: Runtime, claims: Sequence[DeliveryClaim]) -> list[str | Exc
     claimed = rt.store.claim_deliveries(claims)
     outcomes: list[str | Exception] = []
     to_enqueue: list[str] = []
+    seen: set[str] = set()
     for claim in claims:
         delivery_id = claim.delivery_id
-        if delivery_id in claimed:
-            claimed.discard(delivery_id)  # a second copy in this group is a duplicate
-        elif not rt.store.reclaim_unqueued(delivery_id, REENQUEUE_AFTER):
+        if delivery_id in seen:  # a second copy in this group
+            outcomes.append("duplicate")
+            continue
+        seen.add(delivery_id)
+        if delivery_id not in claimed and not rt.store.reclaim_unqueued(delivery_id):
             outcomes.append("duplicate")
             continue
         to_enqueue.append(delivery_id)
@@ -52,7 +60,17 @@ def accept_group(rt: Runtime, claims: Sequence[DeliveryClaim]) -> list[str | Exc
             for delivery_id in to_enqueue:
                 rt.store.unclaim_delivery(delivery_id)
             return [err if outcome == "accepted" else outcome for outcome in outcomes]
+        mark_queued(rt, to_enqueue)
     return outcomes
+
+
+def mark_queued(rt: Runtime, delivery_ids: Sequence[str]) -> None:
+    """Record that the deliveries reached the queue. A failure only costs a second enqueue
+    by the reconciler (harmless), so the deliveries stay accepted."""
+    try:
+        rt.store.mark_queued(delivery_ids)
+    except Exception as err:
+        log.warning("deliveries %s enqueued but not marked queued: %s", delivery_ids, err)
 
 
 @dataclass

@@ -21,7 +21,9 @@ class Delivery(Base):
     action: Mapped[str] = mapped_column(String(40))
     repo: Mapped[str] = mapped_column(String(200))
     trigger: Mapped[str] = mapped_column(Text)
-    status: Mapped[str] = mapped_column(String(16), index=True)  # received|enqueued|done|failed
+    # received (recorded) | queued (enqueued by the ack) | processing | enqueued (a retry is
+    # scheduled) | done | failed
+    status: Mapped[str] = mapped_column(String(16), index=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     received_at: Mapped[float] = mapped_column(Float)

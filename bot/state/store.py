@@ -314,21 +314,47 @@ class Store:
             if row is not None and row.status == "received":
                 session.delete(row)
 
-    def reclaim_unqueued(self, delivery_id: str, older_than: float) -> bool:
-        """A redelivery of a delivery recorded ``older_than`` seconds ago and never started
-        (the process died between the insert and the enqueue): True → enqueue it again."""
-        now = self.clock()
+    def mark_queued(self, delivery_ids: Sequence[str]) -> None:
+        """The deliveries reached the queue: ``received`` → ``queued`` (one statement)."""
+        if not delivery_ids:
+            return
+        with self.tx() as session:
+            session.execute(
+                update(Delivery)
+                .where(Delivery.delivery_id.in_(delivery_ids), Delivery.status == "received")
+                .values(status="queued")
+            )
+
+    def reclaim_unqueued(self, delivery_id: str) -> bool:
+        """A redelivery of a delivery that was recorded but never reached the queue (its
+        process died between the insert and the enqueue): True → enqueue it again."""
         with self.tx() as session:
             result: Any = session.execute(
                 update(Delivery)
-                .where(
-                    Delivery.delivery_id == delivery_id,
-                    Delivery.status == "received",
-                    Delivery.updated_at < now - older_than,
-                )
-                .values(updated_at=now)
+                .where(Delivery.delivery_id == delivery_id, Delivery.status == "received")
+                .values(updated_at=self.clock())
             )
             return bool(result.rowcount == 1)
+
+    def unqueued_deliveries(self, older_than: float) -> list[str]:
+        """Deliveries recorded ``older_than`` seconds ago that never reached the queue;
+        each is touched, so one reconciler pass takes it (the caller enqueues it)."""
+        now = self.clock()
+        with self.tx() as session:
+            ids = list(
+                session.scalars(
+                    select(Delivery.delivery_id).where(
+                        Delivery.status == "received", Delivery.updated_at < now - older_than
+                    )
+                )
+            )
+            if ids:
+                session.execute(
+                    update(Delivery)
+                    .where(Delivery.delivery_id.in_(ids), Delivery.status == "received")
+                    .values(updated_at=now)
+                )
+            return ids
 
     def start_delivery(self, delivery_id: str, stale_after: float) -> bool:
         """Take a delivery for processing (one worker at a time); a ``processing`` one whose
@@ -339,7 +365,7 @@ class Store:
                 update(Delivery)
                 .where(
                     Delivery.delivery_id == delivery_id,
-                    Delivery.status.in_(("received", "enqueued"))
+                    Delivery.status.in_(("received", "queued", "enqueued"))
                     | (
                         (Delivery.status == "processing")
                         & (Delivery.updated_at < now - stale_after)
@@ -399,7 +425,7 @@ class Store:
         with self.tx() as session:
             rows = session.scalars(
                 select(Delivery.delivery_id).where(
-                    Delivery.status.in_(("received", "enqueued", "processing")),
+                    Delivery.status.in_(("received", "queued", "enqueued", "processing")),
                     Delivery.updated_at < cutoff,
                 )
             )

@@ -17,8 +17,8 @@ from starlette.requests import Request
 
 from bot.github.signature import sign
 from bot.service.ack import UNQUEUED_AFTER
-from bot.service.reconcile import reconcile_once
 from bot.service.boot import boot
+from bot.service.reconcile import reconcile_once
 from bot.service.runtime import Runtime
 from bot.service.tasks import run_delivery
 from bot.service.web import MAX_PAYLOAD, TooLarge, create_app, read_capped

@@ -46,13 +46,20 @@ class BenchLoad:
     repo: BenchRepo
     broken: list[BrokenEntry] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)  # whole master configs left out, why
+
+    def skip_file(self, why: str) -> None:
+        """A master config none of whose keys can be read: named in the report's warnings
+        and among its unread files (the command exits 2 after writing the report)."""
+        self.warnings.append(why)
+        self.unread.append(why)
 
 
 def _parse(text: str, path: str, *, allow_duplicates: bool = False) -> object:
     """Round-trip parse, bounded after alias expansion like every YAML read
-    (:mod:`bot.yamlio.bounds`): an alias bomb is an :class:`InputError` naming the file,
-    which ends the audit (it is not a broken entry to skip: nothing else in that file is
-    trustworthy, and walking it would exhaust memory)."""
+    (:mod:`bot.yamlio.bounds`): an alias bomb is an :class:`InputError` naming the file
+    (the whole file is left out, not salvaged key by key: nothing in it is trustworthy, and
+    walking it would exhaust memory)."""
     yaml = YAML(typ="rt")
     yaml.allow_duplicate_keys = allow_duplicates
     document = yaml.load(text)
@@ -124,10 +131,13 @@ def load_bench(source: FileSource, rules: Rules) -> BenchLoad:
         try:
             text = read_text(source, path)
         except InputError as err:
-            load.warnings.append(f"{err}; every key of {path} is skipped")
+            load.skip_file(f"{err}; every key of {path} is skipped")
             continue
         try:
             document = _parse(text, path)
+        except InputError as err:  # aliases that expand past the bound
+            load.skip_file(f"{err}; every key of {path} is skipped")
+            continue
         except DuplicateKeyError as err:
             _salvage(text, path, nodes, load, f"duplicate key at line {_mark_line(err)}")
             continue
@@ -136,15 +146,15 @@ def load_bench(source: FileSource, rules: Rules) -> BenchLoad:
             _salvage(text, path, nodes, load, why)
             continue
         except YAMLError as err:
-            load.warnings.append(f"{path}: malformed YAML: {err}; every key is skipped")
+            load.skip_file(f"{path}: malformed YAML: {err}; every key is skipped")
             continue
         except RecursionError:
-            load.warnings.append(f"{path}: nested too deeply to parse; every key is skipped")
+            load.skip_file(f"{path}: nested too deeply to parse; every key is skipped")
             continue
         if document is None:
             continue
         if not isinstance(document, CommentedMap):
-            load.warnings.append(f"{path}:1: a master config must be a mapping of keys; skipped")
+            load.skip_file(f"{path}:1: a master config must be a mapping of keys; skipped")
             continue
         for key in document:
             _add(nodes, load, ConfigNode(str(key), path, document, line_of(document, [key])))

@@ -1311,10 +1311,10 @@ async def _sleep(seconds: float) -> None:
 
 
 def iso_time(seconds: float) -> str:
-    """GitHub's timestamp format, with microseconds: GitHub's whole seconds would make a
-    push in the same second as a comment ambiguous (the bot counts it as after)."""
-    stamp = datetime.datetime.fromtimestamp(seconds, datetime.UTC)
-    return stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """GitHub's timestamp format: whole seconds (a push and a comment in the same second
+    look simultaneous, as on GitHub)."""
+    stamp = datetime.datetime.fromtimestamp(int(seconds), datetime.UTC)
+    return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class ServerThread:

@@ -36,6 +36,7 @@ PR; the sync job itself re-reads the PR and aborts if its head is not the approv
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 from bot.github.errors import AppNotInstalled, GitHubRequestError
 from bot.github.gateway import BENCH_SCOPE, REACTION_SCOPE, RECIPES_SCOPE, GitHubRepo, PullInfo
@@ -91,6 +92,10 @@ def _request(
 
 def dispatch(rt: Runtime, trigger: Trigger) -> str:
     """Act on one trigger; returns a one-line account for the delivery log."""
+    # a renamed repository's webhooks carry its new name; records keep the one first known
+    known = rt.store.known_repo_name(trigger.repo)
+    if known != trigger.repo:
+        trigger = replace(trigger, repo=known)
     recipes_repo = rt.settings.recipes_repo
     if trigger.kind == "installation":
         rt.connector.forget_installation(trigger.installation_id)

@@ -109,7 +109,7 @@ class AlignmentPublisher:
         self.guard = guard
         self.clock = clock
         self.stickies = StickyComments(gh, store, bot_login)
-        self.owner = gh.full_name.split("/")[0]
+        self.owner = gh.current_name.split("/")[0]  # GitHub's, for the branch's PRs
 
     def branch_for(self, recipe_path: str) -> str:
         return alignment_branch(
@@ -242,10 +242,18 @@ class AlignmentPublisher:
         title, body = change.title[:TITLE_LIMIT], change.body
         if open_pr is not None:
             changed = open_pr.title != title or open_pr.body != body
-            if changed:
+            # the recipes' default branch changed: the branch was rebuilt on the new one,
+            # so the PR must compare against it (else its diff shows the branches' gap)
+            retarget = open_pr.base_ref != self.default_branch
+            if changed or retarget:
                 self.guard()
-                self.gh.edit_pull(open_pr.number, title=title, body=body)
-            action: Action = "updated" if (changed or pushed) else "unchanged"
+                self.gh.edit_pull(
+                    open_pr.number,
+                    title=title if changed else None,
+                    body=body if changed else None,
+                    base=self.default_branch if retarget else None,
+                )
+            action: Action = "updated" if (changed or pushed or retarget) else "unchanged"
             return AlignmentResult(
                 change.recipe_path, branch, action, open_pr.number, open_pr.html_url
             )

@@ -200,3 +200,13 @@ class DroppedHunk(Base):
     subject: Mapped[str] = mapped_column(String(200))
     dropped_by: Mapped[str] = mapped_column(String(100))
     created_at: Mapped[float] = mapped_column(Float)
+
+
+class RepositoryRename(Base):
+    """A repository GitHub renamed: the name the service knew it by (its records keep that
+    name) and the name GitHub uses now (every API call and git fetch)."""
+
+    __tablename__ = "repository_renames"
+    old_name: Mapped[str] = mapped_column(String(200), primary_key=True)
+    new_name: Mapped[str] = mapped_column(String(200), index=True)
+    renamed_at: Mapped[float] = mapped_column(Float)

@@ -40,6 +40,7 @@ from bot.state.models import (
     DroppedHunk,
     IgnoredFlag,
     Refusal,
+    RepositoryRename,
     StickyComment,
     Sync,
 )
@@ -1032,3 +1033,43 @@ class Store:
                 where.append(DroppedHunk.recipe_path.in_((recipe_path, "*")))
             result = session.execute(delete(DroppedHunk).where(*where))
             return bool(getattr(result, "rowcount", 0))
+
+    # --- renamed repositories ----------------------------------------------------------------
+
+    def record_rename(self, old: str, new: str) -> None:
+        """GitHub calls the repository the service knew as ``old`` (or as what ``old`` was
+        renamed from) ``new`` now. Records keep the first name; calls use the newest."""
+        with self.tx() as session:
+            first = session.scalar(
+                select(RepositoryRename.old_name).where(RepositoryRename.new_name == old)
+            )
+            known = first or old
+            if known == new:
+                session.execute(delete(RepositoryRename).where(RepositoryRename.old_name == known))
+                return
+            row = session.get(RepositoryRename, known)
+            if row is None:
+                session.add(RepositoryRename(old_name=known, new_name=new, renamed_at=self.clock()))
+            else:
+                row.new_name, row.renamed_at = new, self.clock()
+
+    def current_repo_name(self, name: str) -> str:
+        """What GitHub calls the repository the service knows as ``name`` now."""
+        with self.tx() as session:
+            return (
+                session.scalar(
+                    select(RepositoryRename.new_name).where(RepositoryRename.old_name == name)
+                )
+                or name
+            )
+
+    def known_repo_name(self, name: str) -> str:
+        """The name the service's records use for the repository GitHub now calls ``name``
+        (a webhook of a renamed repository carries the new name)."""
+        with self.tx() as session:
+            return (
+                session.scalar(
+                    select(RepositoryRename.old_name).where(RepositoryRename.new_name == name)
+                )
+                or name
+            )

@@ -101,6 +101,7 @@ class FakeRepo:
     default_branch: str = "main"
     installation_id: int = 1
     pushed_at: float = 0.0  # the last push to any branch (GitHub's repository pushed_at)
+    repo_id: int = 0  # GitHub's repository id (what a renamed repository redirects to)
 
     @property
     def owner(self) -> str:
@@ -175,6 +176,8 @@ class FakeGitHub:
         self.denied: list[tuple[str, str, str]] = []  # (method, path, permissions needed)
         self.unclassified: list[tuple[str, str]] = []
         self.denials_expected = False  # set by tests that provoke a 403 on purpose
+        self.moved: dict[str, str] = {}  # renamed repositories: old name → new name
+        self.uninstalled: set[int] = set()  # installation ids of an uninstalled App
         self._ids = 1000
         self._template_cache: dict[tuple[Any, ...], str] = {}
         self.app = self._build_app()
@@ -196,7 +199,9 @@ class FakeGitHub:
         path = self.root / f"{full_name}.git"
         path.parent.mkdir(parents=True, exist_ok=True)
         git(self.root, "init", "-q", "--bare", "--template=", "-b", branch, str(path))
-        repo = FakeRepo(full_name, path, branch, installation_id=len(self.repos) + 1)
+        repo = FakeRepo(
+            full_name, path, branch, installation_id=len(self.repos) + 1, repo_id=self.next_id()
+        )
         self.repos[full_name] = repo
         self.pulls.setdefault(full_name, {})
         self.labels.setdefault(full_name, {})
@@ -215,7 +220,13 @@ class FakeGitHub:
             str(self.repos[source].path),
             str(path),
         )
-        repo = FakeRepo(full_name, path, self.repos[source].default_branch, installation_id=999)
+        repo = FakeRepo(
+            full_name,
+            path,
+            self.repos[source].default_branch,
+            installation_id=999,
+            repo_id=self.next_id(),
+        )
         repo.pushed_at = time.time()
         self.repos[full_name] = repo
         self.pulls.setdefault(full_name, {})
@@ -265,6 +276,52 @@ class FakeGitHub:
         repo.pushed_at = time.time()
         (repo.path / f"index-{threading.get_ident()}").unlink(missing_ok=True)
         return sha
+
+    def rename(self, old: str, new: str) -> None:
+        """Rename a repository as GitHub does: its pull requests, comments, check runs, runs
+        and tokens follow it, and the old name redirects (301 for reads, 307 for writes) to
+        ``/repositories/<id>``."""
+        with self.lock:
+            repo = self.repos.pop(old)
+            repo.full_name = new
+            self.repos[new] = repo
+            for table_ in (self.pulls, self.labels, self.runs):
+                if old in table_:
+                    table_[new] = table_.pop(old)  # type: ignore[attr-defined]
+            for pulls in self.pulls.values():
+                for pr in pulls.values():
+                    if pr["head_repo"] == old:
+                        pr["head_repo"] = new
+            for item in [*self.comments.values(), *self.check_runs.values(), *self.jobs.values()]:
+                if item.get("repo") == old:
+                    item["repo"] = new
+            self.permissions = {
+                (new if r == old else r, login): value
+                for (r, login), value in self.permissions.items()
+            }
+            for info in self.tokens.values():
+                if info.repos is not None and old in info.repos:
+                    info.repos = (info.repos - {old}) | {new}
+            self.moved = {k: (new if v == old else v) for k, v in self.moved.items()}
+            self.moved[old] = new
+
+    def revoke_tokens(self) -> None:
+        """Every installation token stops working (GitHub answers 401 Bad credentials)."""
+        with self.lock:
+            self.tokens = {t: i for t, i in self.tokens.items() if i.repos is None}
+
+    def uninstall(self, installation_id: int) -> None:
+        """The App is uninstalled from an account: its tokens are revoked, and looking the
+        installation up or minting for it is a 404."""
+        with self.lock:
+            self.uninstalled.add(installation_id)
+        self.revoke_tokens()
+
+    def remove_from_installation(self, full_name: str) -> None:
+        """The repository is taken out of the App's installation (its tokens revoked)."""
+        with self.lock:
+            self.repos[full_name].installation_id = 0
+        self.revoke_tokens()
 
     def set_permission(
         self, repo: str, login: str, permission: str, role: str | None = None
@@ -501,6 +558,7 @@ class FakeGitHub:
             owner=self.user_json(repo.owner),
             default_branch=repo.default_branch,
             clone_url=str(repo.path),
+            id=repo.repo_id,
             fork=repo.installation_id == 999,
             pushed_at=iso_time(repo.pushed_at),
             url=f"{self.base_url}/repos/{full_name}",
@@ -791,8 +849,36 @@ class FakeGitHub:
         app = FastAPI()
         fake = self
 
+        def redirect_renamed(request: Request) -> Response | None:
+            """GitHub's answer under a renamed repository's old name (a redirect), and its
+            ``/repositories/<id>/...`` paths served as ``/repos/<new name>/...``."""
+            path = request.scope["path"]  # not request.url: it would be cached before a rewrite
+            old = re.match(r"^/repos/([^/]+/[^/]+)(/.*)?$", path)
+            if old and old.group(1) in fake.moved and old.group(1) not in fake.repos:
+                repo = fake.repos[fake.moved[old.group(1)]]
+                location = f"{fake.base_url}/repositories/{repo.repo_id}{old.group(2) or ''}"
+                status = 301 if request.method in ("GET", "HEAD") else 307
+                with fake.lock:
+                    fake.requests.append((request.method, path, status))
+                return JSONResponse(
+                    {"message": "Moved Permanently", "url": location, "documentation_url": "x"},
+                    status_code=status,
+                    headers={"Location": location},
+                )
+            by_id = re.match(r"^/repositories/(\d+)(/.+)$", path)
+            found = by_id and next(
+                (r for r in fake.repos.values() if r.repo_id == int(by_id.group(1))), None
+            )
+            if by_id and found:
+                request.scope["path"] = f"/repos/{found.full_name}{by_id.group(2)}"
+                request.scope["raw_path"] = request.scope["path"].encode()
+            return None
+
         @app.middleware("http")
         async def faults_and_log(request: Request, call_next: Callable[[Request], Any]) -> Response:
+            redirected = redirect_renamed(request)
+            if redirected is not None:
+                return redirected
             path = request.url.path
             method = request.method
             for hook in list(fake.hooks):
@@ -863,7 +949,7 @@ class FakeGitHub:
             if str(claims.get("iss")) != fake.app_id:
                 return JSONResponse({"message": "Integration not found"}, status_code=401)
             repo = repo_of(owner, name)
-            if repo is None:
+            if repo is None or not repo.installation_id or repo.installation_id in fake.uninstalled:
                 return not_found()
             return JSONResponse(
                 {"id": repo.installation_id, "app_id": int(fake.app_id), "app_slug": fake.app_slug}
@@ -892,13 +978,21 @@ class FakeGitHub:
                     },
                     status_code=422,
                 )
-            owners = {r.owner for r in fake.repos.values() if r.installation_id == installation_id}
-            if not owners:  # uninstalled (an App installed again gets a new id)
-                return not_found()
-            names = data.get("repositories") or []
-            repos = frozenset(
-                f"{owner}/{n}" for owner in owners for n in names if f"{owner}/{n}" in fake.repos
-            )
+            covered = [r for r in fake.repos.values() if r.installation_id == installation_id]
+            if not covered or installation_id in fake.uninstalled:
+                return not_found()  # uninstalled (an App installed again gets a new id)
+            names = set(data.get("repositories") or [])
+            ids = set(data.get("repository_ids") or [])
+            repos = frozenset(r.full_name for r in covered if r.name in names or r.repo_id in ids)
+            if len(repos) < len(names) + len(ids):
+                return JSONResponse(
+                    {
+                        "message": "There is at least one repository that does not exist or is "
+                        "not accessible to the parent installation.",
+                        "documentation_url": "https://docs.github.com/rest",
+                    },
+                    status_code=422,
+                )
             token = f"ghs_fake{fake.next_id()}"
             fake.tokens[token] = TokenInfo(f"{fake.app_slug}[bot]", repos, requested)
             body = copy.deepcopy(_TEMPLATES["apps.create-installation-access-token"])
@@ -911,6 +1005,18 @@ class FakeGitHub:
                 repositories=[fake.repo_json(r) for r in sorted(repos)],
             )
             return JSONResponse(fake._urls(body), status_code=201)
+
+        @app.get("/repositories/{repo_id}")
+        def get_repo_by_id(repo_id: int, request: Request) -> Response:
+            repo = next((r for r in fake.repos.values() if r.repo_id == repo_id), None)
+            if repo is None:
+                return not_found()
+            info = fake._auth(request, repo.full_name)
+            return (
+                info
+                if isinstance(info, JSONResponse)
+                else JSONResponse(fake.repo_json(repo.full_name))
+            )
 
         @app.get("/repos/{owner}/{name}")
         def get_repo(owner: str, name: str, request: Request) -> Response:
@@ -1008,6 +1114,8 @@ class FakeGitHub:
             for key in ("title", "body", "state"):
                 if key in data:
                     pr[key] = data[key]
+            if "base" in data:
+                pr["base_ref"] = data["base"]
             return JSONResponse(fake.pull_json(full, number))
 
         @app.get("/repos/{owner}/{name}/issues/{number}/comments")

@@ -149,9 +149,18 @@ def make_pygithub(api_url: str, token: str, *, seconds_between_writes: float = 1
 
 
 def _message(data: Any) -> str:
-    if isinstance(data, dict):
-        return str(data.get("message", ""))
-    return str(data or "")
+    """GitHub's message, with the reasons of a 422 ("Validation Failed: Title is too long
+    (maximum is 256 characters)")."""
+    if not isinstance(data, dict):
+        return str(data or "")
+    message = str(data.get("message", ""))
+    errors = data.get("errors")
+    reasons = [
+        str(e.get("message") or e.get("code") or "") if isinstance(e, dict) else str(e)
+        for e in (errors if isinstance(errors, list) else [])
+    ]
+    reasons = [r for r in reasons if r]
+    return f"{message}: {'; '.join(reasons)}"[:1000] if reasons else message
 
 
 def _pull(pr: PullRequest) -> PullInfo:

@@ -21,10 +21,20 @@ __all__ = ["MAX_BODY"]
 
 # --- limits (GitHub's, with a margin) --------------------------------------------------------
 
-TITLE_LIMIT = 250  # an alignment PR's title
+GITHUB_TITLE_MAX = 256  # characters of a pull request's or issue's title (GitHub: 422 past)
+TITLE_LIMIT = 250  # an alignment PR's title as created
 CHECK_TITLE_LIMIT = 255
-CHECK_SUMMARY_LIMIT = 65_000
-ANNOTATION_LIMIT = 64_000  # one annotation's message
+CHECK_SUMMARY_LIMIT = 65_000  # GitHub: 65,535 characters
+ANNOTATION_MAX_BYTES = 64 * 1024  # one annotation's message: GitHub's "64 KB", in bytes
+
+
+def suffixed_title(title: str, suffix: str) -> str:
+    """``title`` ending in ``suffix`` (" — autoclosed"), within GitHub's 256 characters: the
+    title gives way, never the suffix."""
+    if title.endswith(suffix):
+        return title[:GITHUB_TITLE_MAX]
+    return title[: GITHUB_TITLE_MAX - len(suffix)] + suffix
+
 
 # --- hidden markers and labels -----------------------------------------------------------
 

@@ -42,6 +42,7 @@ from bot.present.posted import (
     alignment_branch,
     edited_comment,
     retired_comment,
+    suffixed_title,
 )
 from bot.rules.models import Policy
 from bot.service.comments import StickyComments
@@ -272,9 +273,10 @@ class AlignmentPublisher:
                 draft=self.policy.pr.draft,
             )
         except GitHubRequestError as err:
-            if err.status != 422:
-                raise
-            raise TransientGitHubError(f"PR for {branch} could not be created yet: {err}") from err
+            if err.status == 422 and "already exists" in err.message:
+                # created concurrently: the next attempt finds it by its branch
+                raise TransientGitHubError(f"PR for {branch} appeared meanwhile: {err}") from err
+            raise  # any other 422 is permanent: GitHub's message goes to the check run
         self._save(
             change.recipe_path,
             branch,
@@ -314,7 +316,7 @@ class AlignmentPublisher:
             )
             if not pr.title.endswith(ABANDONED):
                 self.guard()
-                self.gh.edit_pull(pr.number, title=pr.title + ABANDONED)
+                self.gh.edit_pull(pr.number, title=suffixed_title(pr.title, ABANDONED))
             return AlignmentResult(
                 record.recipe_path, record.branch, "abandoned", pr.number, pr.html_url
             )
@@ -323,7 +325,7 @@ class AlignmentPublisher:
             pr.number, "retired", RETIRED_MARKER, retired_comment(reason, edited=False), self.guard
         )
         self.guard()
-        title = pr.title if pr.title.endswith(AUTOCLOSED) else pr.title + AUTOCLOSED
+        title = suffixed_title(pr.title, AUTOCLOSED)
         self.gh.edit_pull(pr.number, title=title, state="closed")
         self.gh.delete_branch(record.branch)
         return AlignmentResult(

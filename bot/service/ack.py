@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from bot.service.runtime import Runtime
@@ -35,6 +35,19 @@ MAX_GROUP = 200  # deliveries per transaction: bounds one statement's size
 
 
 def accept_group(rt: Runtime, claims: Sequence[DeliveryClaim]) -> list[str | Exception]:
+    """:func:`record_and_enqueue`, then mark the accepted deliveries queued."""
+    outcomes = record_and_enqueue(rt, claims)
+    mark_queued(rt, accepted_ids(claims, outcomes))
+    return outcomes
+
+
+def accepted_ids(
+    claims: Sequence[DeliveryClaim], outcomes: Sequence[str | BaseException]
+) -> list[str]:
+    return [c.delivery_id for c, o in zip(claims, outcomes, strict=True) if o == "accepted"]
+
+
+def record_and_enqueue(rt: Runtime, claims: Sequence[DeliveryClaim]) -> list[str | Exception]:
     """Record and enqueue ``claims``; per claim 'accepted', 'duplicate' (claimed before, or
     earlier in this group) or the exception the enqueue raised (those claims are undone, so
     GitHub's retries are accepted). A failed insert raises: no claim of the group was made."""
@@ -60,7 +73,6 @@ def accept_group(rt: Runtime, claims: Sequence[DeliveryClaim]) -> list[str | Exc
             for delivery_id in to_enqueue:
                 rt.store.unclaim_delivery(delivery_id)
             return [err if outcome == "accepted" else outcome for outcome in outcomes]
-        mark_queued(rt, to_enqueue)
     return outcomes
 
 
@@ -103,27 +115,28 @@ class AckGroups:
     def _write_next(self) -> None:
         group, self._waiting = self._waiting[:MAX_GROUP], self._waiting[MAX_GROUP:]
         loop = asyncio.get_running_loop()
+        claims = [waiting.claim for waiting in group]
+
+        def write() -> None:
+            """Record + enqueue, answer the group, then mark it queued: the mark is not
+            on the answer's path (the next group waits for it in this thread)."""
+            try:
+                outcomes: Sequence[str | BaseException] = record_and_enqueue(self.rt, claims)
+            except Exception as err:
+                outcomes = [err] * len(claims)
+            if not loop.is_closed():  # a group finishing after shutdown has nobody to answer
+                loop.call_soon_threadsafe(self._written, group, outcomes)
+            mark_queued(self.rt, accepted_ids(claims, outcomes))
+
         try:
-            done = self.writer.submit(accept_group, self.rt, [waiting.claim for waiting in group])
+            self.writer.submit(write)
         except RuntimeError as err:  # the writer was shut down: the app is stopping
-            refused: Future[list[str | Exception]] = Future()
-            refused.set_exception(err)
-            self._written(group, refused)
+            self._written(group, [err] * len(group))
             return
         self._writing = True
 
-        def hand_back(result: Future[list[str | Exception]]) -> None:
-            if not loop.is_closed():  # a group finishing after shutdown has nobody to answer
-                loop.call_soon_threadsafe(self._written, group, result)
-
-        done.add_done_callback(hand_back)
-
-    def _written(self, group: list[_Waiting], result: Future[list[str | Exception]]) -> None:
+    def _written(self, group: list[_Waiting], outcomes: Sequence[str | BaseException]) -> None:
         self._writing = False
-        error = result.exception()
-        outcomes: Sequence[str | BaseException] = (
-            [error] * len(group) if error is not None else result.result()
-        )
         for waiting, outcome in zip(group, outcomes, strict=True):
             if waiting.answer.done():  # the client went away; the delivery stands
                 continue

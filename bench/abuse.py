@@ -164,6 +164,20 @@ async def burst(port: int, size: int, tally: Tally) -> None:
     await asyncio.gather(*(one(r) for r in requests))
 
 
+async def attacker_connection(
+    port: int, source: str, tally: Tally
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
+    """A connection from ``source`` (counted), or None after a short pause if refused."""
+    try:
+        opened = await asyncio.open_connection(HOST, port, local_addr=(source, 0))
+    except OSError as err:
+        tally.attack[type(err).__name__] += 1
+        await asyncio.sleep(0.1)
+        return None
+    tally.attack["opened"] += 1
+    return opened
+
+
 async def endless_headers(port: int, args: argparse.Namespace, tally: Tally) -> None:
     ends = time.monotonic() + args.hold
     sources = ["127.0.0.2", "127.0.0.3"]
@@ -174,13 +188,10 @@ async def endless_headers(port: int, args: argparse.Namespace, tally: Tally) -> 
         source = sources[index % len(sources)]
         chunk = lines if index % 4 < 2 else value
         while time.monotonic() < ends:
-            try:
-                reader, writer = await asyncio.open_connection(HOST, port, local_addr=(source, 0))
-            except OSError as err:
-                tally.attack[type(err).__name__] += 1
-                await asyncio.sleep(0.1)
+            opened = await attacker_connection(port, source, tally)
+            if opened is None:
                 continue
-            tally.attack["opened"] += 1
+            reader, writer = opened
             closed = asyncio.ensure_future(reader.read())  # done when the server closes it
             try:
                 writer.write(b"POST /webhooks/github HTTP/1.1\r\nHost: x\r\n")
@@ -242,13 +253,10 @@ async def idle(port: int, args: argparse.Namespace, tally: Tally) -> None:
     async def holder(index: int) -> None:
         source = sources[index % len(sources)]
         while time.monotonic() < ends:
-            try:
-                reader, writer = await asyncio.open_connection(HOST, port, local_addr=(source, 0))
-            except OSError as err:
-                tally.attack[type(err).__name__] += 1
-                await asyncio.sleep(0.1)
+            opened = await attacker_connection(port, source, tally)
+            if opened is None:
                 continue
-            tally.attack["opened"] += 1
+            reader, writer = opened
             try:  # hold it, silent, until the server closes it or the attack ends
                 await asyncio.wait_for(reader.read(), max(0.0, ends - time.monotonic()))
                 tally.attack["closed by server"] += 1

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.service.memory import ByteBudget
+
 HEAD_LIMIT = 64 * 1024  # bytes of a request line and its headers
 MAX_HEADER_LINES = 100
 SMALL_HEAD = 8 * 1024  # always admitted: a GitHub delivery's head is ~1 KiB
@@ -35,18 +37,8 @@ class HeadTooLarge(Exception):
 
 
 @dataclass
-class HeadBudget:
+class HeadBudget(ByteBudget):
     total: int = HEAD_MEMORY
-    used: int = 0
-
-    def take(self, size: int) -> bool:
-        if self.used + size > self.total:
-            return False
-        self.used += size
-        return True
-
-    def give(self, size: int) -> None:
-        self.used -= size
 
 
 @dataclass

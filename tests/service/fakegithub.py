@@ -1147,9 +1147,7 @@ class FakeGitHub:
             )
             return JSONResponse(fake._urls(body), status_code=201)
 
-        @app.get("/repositories/{repo_id}")
-        def get_repo_by_id(repo_id: int, request: Request) -> Response:
-            repo = next((r for r in fake.repos.values() if r.repo_id == repo_id), None)
+        def repository(repo: FakeRepo | None, request: Request) -> Response:
             if repo is None:
                 return not_found()
             info = fake._auth(request, repo.full_name)
@@ -1159,17 +1157,14 @@ class FakeGitHub:
                 else JSONResponse(fake.repo_json(repo.full_name))
             )
 
+        @app.get("/repositories/{repo_id}")
+        def get_repo_by_id(repo_id: int, request: Request) -> Response:
+            found = next((r for r in fake.repos.values() if r.repo_id == repo_id), None)
+            return repository(found, request)
+
         @app.get("/repos/{owner}/{name}")
         def get_repo(owner: str, name: str, request: Request) -> Response:
-            repo = repo_of(owner, name)
-            if repo is None:
-                return not_found()
-            info = fake._auth(request, repo.full_name)
-            return (
-                info
-                if isinstance(info, JSONResponse)
-                else JSONResponse(fake.repo_json(repo.full_name))
-            )
+            return repository(repo_of(owner, name), request)
 
         @app.get("/repos/{owner}/{name}/pulls")
         def list_pulls(owner: str, name: str, request: Request) -> Response:

@@ -6,8 +6,8 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: demo test lint fmt typecheck bench clean chromium webhook-examples deploy-tools \
-	deploy-lint podman stack-smoke image-smoke
+.PHONY: demo test lint fmt typecheck bench clean chromium webhook-examples github-openapi \
+	deploy-tools deploy-lint podman stack-smoke image-smoke
 
 # The HTML audit report is tested in Debian's chromium (tests/audit/test_audit_browser.py).
 # A no-op when chromium is on PATH; otherwise apt-get installs it (as root, or with sudo):
@@ -34,6 +34,20 @@ webhook-examples:
 	      --prefix $(NPM_TOOLS) @octokit/webhooks-examples@$(WEBHOOK_EXAMPLES_VERSION); } || \
 	  echo "make: @octokit/webhooks-examples could not be installed (npm missing or offline); the webhook examples test will skip"
 
+# The fake GitHub of the service tests checks every request and response against GitHub's
+# OpenAPI description, the npm package @octokit/openapi (tests/service/openapi_contract.py).
+# Installed like the webhook examples, best effort, into .npm-tools/openapi (a prefix of its
+# own: an npm install --no-save prunes the packages it was not given); without it the fake
+# checks only GitHub's documented length limits and the OpenAPI test skips.
+GITHUB_OPENAPI_VERSION = 23.0.2
+github-openapi:
+	@grep -qs '"version": "$(GITHUB_OPENAPI_VERSION)"' \
+	    $(NPM_TOOLS)/openapi/node_modules/@octokit/openapi/package.json || \
+	  { command -v npm >/dev/null 2>&1 && \
+	    npm install --no-save --no-audit --no-fund --fetch-retries=1 --loglevel=error \
+	      --prefix $(NPM_TOOLS)/openapi @octokit/openapi@$(GITHUB_OPENAPI_VERSION); } || \
+	  echo "make: @octokit/openapi could not be installed (npm missing or offline); the fake GitHub checks only the documented limits and the OpenAPI test will skip"
+
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -43,7 +57,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/recipe-sync demo --out .demo
 
-test: $(STAMP) chromium webhook-examples
+test: $(STAMP) chromium webhook-examples github-openapi
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
 
 lint: $(STAMP) deploy-lint

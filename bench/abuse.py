@@ -1,19 +1,30 @@
 """Unauthenticated abuse against the real server, loopback only, bounded.
 
-Starts ``recipe-sync serve --no-consumer`` (SQLite, one process) as a subprocess for each
-attack, sends one signed ``pull_request.labeled`` delivery every ``--every`` seconds from
-127.0.0.1 during the attack (a fresh connection each, as GitHub does, 10 s budget as GitHub's)
-and reports the server's memory (``/proc/<pid>/status``: VmRSS before, VmHWM peak, VmRSS
-after ``--idle`` seconds of quiet) and how many signed deliveries were answered 2xx.
+Starts ``recipe-sync serve --no-consumer`` (SQLite, one process, the default limits) as a
+subprocess for each attack and, while the attack runs, from 127.0.0.1 (another address than
+the attackers'):
 
-Attacks, from other loopback addresses (127.0.0.2 and up: another "client IP"):
+- one signed ``pull_request.labeled`` delivery every ``--every`` seconds, a fresh connection
+  each as GitHub does, every other one sent in three segments 50 ms apart;
+- a burst of ``--burst`` (128) signed deliveries at once, one second into the attack (GitHub's
+  own bursts, or every delivery behind a reverse proxy, share one address);
+- ``GET /healthz`` every ``--every`` seconds.
 
+A signed delivery counts when it is answered 2xx within 10 s (GitHub's budget), a probe when
+it is answered 200 within 5 s. Memory: ``/proc/<pid>/status`` VmRSS before, VmHWM (peak) and
+VmRSS after ``--idle`` seconds of quiet.
+
+Attacks, from other loopback addresses (127.0.0.2 and up):
+
+- ``headers``: ``--header-conns`` (8) connections from 2 addresses send a request line and
+  then header lines without end (half short lines, half one endless value), reconnecting
+  when closed, for ``--hold`` seconds;
 - ``bodies``: ``--flooders`` (8) connections each send an unsigned chunked body of 26 MiB
   (over GitHub's 25 MB cap), read the answer and start again, ``--rounds`` times;
-- ``idle``: ``--holders`` (300) connections that send nothing, reopened as soon as the
-  server closes one, for ``--hold`` seconds, from ``--holder-ips`` source addresses.
+- ``idle``: ``--holders`` (1,000) connections from ``--holder-ips`` (16) addresses that send
+  nothing, reopened as soon as the server closes one, for ``--hold`` seconds.
 
-    python -m bench.abuse [--attacks bodies,idle] [--serve-args "--header-timeout 5"]
+    python -m bench.abuse [--attacks headers,bodies,idle] [--serve-args "--header-timeout 5"]
 """
 
 from __future__ import annotations
@@ -45,6 +56,7 @@ SECRET = "bench-secret"
 HOST = "127.0.0.1"
 MiB = 1024 * 1024
 SIGNED_TIMEOUT = 10.0  # GitHub gives a delivery 10 s
+PROBE_TIMEOUT = 5.0
 
 
 def free_port() -> int:
@@ -68,10 +80,13 @@ def memory_kib(pid: int) -> dict[str, int]:
 @dataclass
 class Tally:
     signed: Counter[str] = field(default_factory=Counter)
+    burst: Counter[str] = field(default_factory=Counter)
+    probes: Counter[str] = field(default_factory=Counter)
     attack: Counter[str] = field(default_factory=Counter)
 
-    def signed_ok(self) -> int:
-        return sum(n for status, n in self.signed.items() if status.startswith("2"))
+    @staticmethod
+    def ok(counts: Counter[str]) -> int:
+        return sum(n for status, n in counts.items() if status.startswith("2"))
 
 
 async def read_status(reader: asyncio.StreamReader) -> str:
@@ -92,33 +107,108 @@ def signed_request(port: int) -> bytes:
     return head.encode() + body
 
 
-async def one_signed(port: int, tally: Tally) -> None:
-    async def exchange() -> str:
+async def exchange(port: int, request: bytes, segments: int, limit: float) -> str:
+    """One request on a fresh connection: its status, or why there was none."""
+
+    async def run() -> str:
         reader, writer = await asyncio.open_connection(HOST, port)
         try:
-            writer.write(signed_request(port))
-            await writer.drain()
+            step = -(-len(request) // segments)
+            for start in range(0, len(request), step):
+                if start:
+                    await asyncio.sleep(0.05)
+                writer.write(request[start : start + step])
+                await writer.drain()
             return await read_status(reader)
         finally:
             writer.close()
 
     try:
-        status = await asyncio.wait_for(exchange(), SIGNED_TIMEOUT)
+        return await asyncio.wait_for(run(), limit)
     except TimeoutError:
-        status = "timeout"
+        return "timeout"
     except (OSError, asyncio.IncompleteReadError) as err:
-        status = type(err).__name__
-    tally.signed[status] += 1
+        return type(err).__name__
 
 
-async def signed_while(port: int, every: float, running: asyncio.Event, tally: Tally) -> None:
+async def alongside(port: int, every: float, running: asyncio.Event, tally: Tally) -> None:
+    """Signed deliveries (whole, then in segments, in turn) and health probes."""
     pending: set[asyncio.Task[None]] = set()
+    probe = f"GET /healthz HTTP/1.1\r\nHost: {HOST}\r\nConnection: close\r\n\r\n".encode()
+
+    async def signed(segments: int) -> None:
+        status = await exchange(port, signed_request(port), segments, SIGNED_TIMEOUT)
+        tally.signed[status] += 1
+
+    async def health() -> None:
+        tally.probes[await exchange(port, probe, 1, PROBE_TIMEOUT)] += 1
+
+    turn = 0
     while running.is_set():
-        task = asyncio.create_task(one_signed(port, tally))
-        pending.add(task)
-        task.add_done_callback(pending.discard)
+        for job in (signed(3 if turn % 2 else 1), health()):
+            task = asyncio.create_task(job)
+            pending.add(task)
+            task.add_done_callback(pending.discard)
+        turn += 1
         await asyncio.sleep(every)
     await asyncio.gather(*pending)
+
+
+async def burst(port: int, size: int, tally: Tally) -> None:
+    """``size`` signed deliveries at once from one address."""
+    requests = [signed_request(port) for _ in range(size)]
+
+    async def one(request: bytes) -> None:
+        tally.burst[await exchange(port, request, 1, SIGNED_TIMEOUT)] += 1
+
+    await asyncio.gather(*(one(r) for r in requests))
+
+
+async def attacker_connection(
+    port: int, source: str, tally: Tally
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
+    """A connection from ``source`` (counted), or None after a short pause if refused."""
+    try:
+        opened = await asyncio.open_connection(HOST, port, local_addr=(source, 0))
+    except OSError as err:
+        tally.attack[type(err).__name__] += 1
+        await asyncio.sleep(0.1)
+        return None
+    tally.attack["opened"] += 1
+    return opened
+
+
+async def endless_headers(port: int, args: argparse.Namespace, tally: Tally) -> None:
+    ends = time.monotonic() + args.hold
+    sources = ["127.0.0.2", "127.0.0.3"]
+    lines = b"X-Padding: a\r\n" * 4096  # short header lines, without end
+    value = b"a" * 65536  # or one header value without end
+
+    async def sender(index: int) -> None:
+        source = sources[index % len(sources)]
+        chunk = lines if index % 4 < 2 else value
+        while time.monotonic() < ends:
+            opened = await attacker_connection(port, source, tally)
+            if opened is None:
+                continue
+            reader, writer = opened
+            closed = asyncio.ensure_future(reader.read())  # done when the server closes it
+            try:
+                writer.write(b"POST /webhooks/github HTTP/1.1\r\nHost: x\r\n")
+                if chunk is value:
+                    writer.write(b"X-Endless: ")
+                while time.monotonic() < ends and not closed.done():
+                    writer.write(chunk)
+                    await asyncio.wait_for(writer.drain(), max(0.01, ends - time.monotonic()))
+                tally.attack["closed by server" if closed.done() else "held to the end"] += 1
+            except (OSError, TimeoutError) as err:
+                tally.attack[type(err).__name__] += 1
+            finally:
+                closed.cancel()
+                writer.close()
+            await asyncio.sleep(0.05)
+
+    await asyncio.gather(*(sender(i) for i in range(args.header_conns)))
 
 
 async def flood_body(port: int, source: str, size: int, tally: Tally) -> None:
@@ -163,13 +253,10 @@ async def idle(port: int, args: argparse.Namespace, tally: Tally) -> None:
     async def holder(index: int) -> None:
         source = sources[index % len(sources)]
         while time.monotonic() < ends:
-            try:
-                reader, writer = await asyncio.open_connection(HOST, port, local_addr=(source, 0))
-            except OSError as err:
-                tally.attack[type(err).__name__] += 1
-                await asyncio.sleep(0.1)
+            opened = await attacker_connection(port, source, tally)
+            if opened is None:
                 continue
-            tally.attack["opened"] += 1
+            reader, writer = opened
             try:  # hold it, silent, until the server closes it or the attack ends
                 await asyncio.wait_for(reader.read(), max(0.0, ends - time.monotonic()))
                 tally.attack["closed by server"] += 1
@@ -184,13 +271,20 @@ async def idle(port: int, args: argparse.Namespace, tally: Tally) -> None:
     await asyncio.gather(*(holder(i) for i in range(args.holders)))
 
 
+ATTACKS = {"headers": endless_headers, "bodies": bodies, "idle": idle}
+
+
 async def attack_with_signed(port: int, name: str, args: argparse.Namespace) -> Tally:
     tally = Tally()
     running = asyncio.Event()
     running.set()
-    signed = asyncio.create_task(signed_while(port, args.every, running, tally))
+    attack = asyncio.create_task(ATTACKS[name](port, args, tally))
     await asyncio.sleep(0.5)  # the attack is under way before the first signed delivery
-    await (bodies if name == "bodies" else idle)(port, args, tally)
+    signed = asyncio.create_task(alongside(port, args.every, running, tally))
+    await asyncio.sleep(0.5)
+    if args.burst:
+        await burst(port, args.burst, tally)
+    await attack
     running.clear()
     await signed
     return tally
@@ -223,6 +317,13 @@ def start_server(data: Path, port: int, extra: list[str]) -> subprocess.Popen[by
     raise RuntimeError("server did not start")
 
 
+def share(counts: Counter[str]) -> str:
+    total = sum(counts.values())
+    return f"{Tally.ok(counts)}/{total}" + (
+        f" ({100 * Tally.ok(counts) / total:.0f} %)" if total else ""
+    )
+
+
 def run(name: str, args: argparse.Namespace) -> None:
     data = Path(tempfile.mkdtemp(prefix="rs-abuse-"))
     port = free_port()
@@ -242,44 +343,59 @@ def run(name: str, args: argparse.Namespace) -> None:
         except subprocess.TimeoutExpired:
             server.kill()
         shutil.rmtree(data, ignore_errors=True)
-    total = sum(tally.signed.values())
+    delivered = tally.signed + tally.burst
     print(
-        f"{name:7} {elapsed:6.1f}s  RSS before {before / 1024:6.0f} MiB  "
+        f"{name:7} {elapsed:5.1f}s  RSS before {before / 1024:5.0f} MiB  "
         f"peak {after['VmHWM'] / 1024:6.0f} MiB  after {args.idle:.0f}s idle "
-        f"{after['VmRSS'] / 1024:6.0f} MiB  signed 2xx {tally.signed_ok()}/{total}"
-        f"{'' if alive else '  SERVER DIED'}"
+        f"{after['VmRSS'] / 1024:5.0f} MiB  signed 2xx in 10 s {share(delivered)}  "
+        f"/healthz 200 {share(tally.probes)}{'' if alive else '  SERVER DIED'}"
     )
-    print(f"{'':7} signed answers {dict(tally.signed)}; attack {dict(tally.attack)}")
+    print(
+        f"{'':7} alone {dict(tally.signed)}; burst of {args.burst} {dict(tally.burst)}; "
+        f"/healthz {dict(tally.probes)}; attack {dict(tally.attack)}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench.abuse", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--attacks", default="bodies,idle")
+    parser.add_argument("--attacks", default="headers,bodies,idle")
+    parser.add_argument("--header-conns", type=int, default=8)
     parser.add_argument("--flooders", type=int, default=8)
     parser.add_argument("--body-mib", type=int, default=26)
     parser.add_argument("--rounds", type=int, default=4)
-    parser.add_argument("--holders", type=int, default=300)
-    parser.add_argument("--holder-ips", type=int, default=1)
+    parser.add_argument("--holders", type=int, default=1000)
+    parser.add_argument("--holder-ips", type=int, default=16)
     parser.add_argument("--hold", type=float, default=15.0)
+    parser.add_argument("--burst", type=int, default=128)
     parser.add_argument("--every", type=float, default=0.25)
     parser.add_argument("--idle", type=float, default=5.0)
     parser.add_argument("--serve-args", default="", help="extra `serve` options")
     args = parser.parse_args(argv)
     if not (
-        1 <= args.flooders <= 64
+        1 <= args.header_conns <= 64
+        and 1 <= args.flooders <= 64
         and 1 <= args.rounds <= 50
         and 1 <= args.holders <= 2000
         and 1 <= args.holder_ips <= 200
+        and 0 <= args.burst <= 512
         and args.body_mib <= 64
         and args.hold <= 120
     ):
-        parser.error("bounded run: flooders 1-64, rounds 1-50, holders 1-2000, hold <= 120 s")
+        parser.error(
+            "bounded run: header-conns 1-64, flooders 1-64, rounds 1-50, holders 1-2000, "
+            "burst 0-512, hold <= 120 s"
+        )
+    unknown = set(args.attacks.split(",")) - set(ATTACKS)
+    if unknown:
+        parser.error(f"unknown attack(s): {', '.join(sorted(unknown))}")
     print(
-        f"abuse: {args.flooders} x {args.rounds} unsigned chunked {args.body_mib} MiB bodies; "
-        f"{args.holders} idle connections from {args.holder_ips} address(es) for {args.hold:.0f}s; "
-        f"a signed delivery every {args.every}s; loopback, {os.cpu_count()} CPUs"
+        f"abuse: {args.header_conns} endless-header connections; {args.flooders} x "
+        f"{args.rounds} unsigned chunked {args.body_mib} MiB bodies; {args.holders} idle "
+        f"connections from {args.holder_ips} address(es); {args.hold:.0f} s each; a signed "
+        f"delivery and a /healthz probe every {args.every} s and a burst of {args.burst} "
+        f"signed deliveries from 127.0.0.1; loopback, {os.cpu_count()} CPUs"
     )
     for name in args.attacks.split(","):
         run(name, args)

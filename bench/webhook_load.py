@@ -226,8 +226,6 @@ def run_backend(
             str(port),
             "--log-level",
             "warning",
-            "--connections-per-ip",  # every load connection comes from 127.0.0.1
-            "0",
         ],
         cwd=ROOT,
         env=env,
@@ -288,7 +286,8 @@ def run_backend(
 
 
 def ack_work(name: str, count: int = 320, group: int = 32) -> dict[int, tuple[float, float]] | None:
-    """The ack path's durable work (record + enqueue, ``bot.service.ack.accept_group``) in
+    """The ack path's durable work (record + enqueue, then the queued mark, which the answer
+    does not wait for: ``bot.service.ack.accept_group``) in
     process, without HTTP: group size → (ms, CPU ms) per delivery, for deliveries one at a
     time and in groups of ``group`` (what a burst commits together)."""
     from bot.service.ack import accept_group
@@ -382,7 +381,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{'':8} server CPU {result['server_cpu_ms']:.2f} ms per delivery; "
             f"p99 is {10_000 / result['p99_ms']:.0f}x under GitHub's 10 s ack budget"
         )
-    print("\nack-path work per delivery (in process, one thread): record + enqueue")
+    print(
+        "\nack-path work per delivery (in process, one thread): record + enqueue "
+        "(+ the queued mark, after the answer)"
+    )
     for backend in args.backends.split(","):
         if backend == "redis" and not redis_reachable():
             continue

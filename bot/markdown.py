@@ -76,6 +76,16 @@ def truncate(text: str, limit: int = MAX_BODY) -> str:
     return text[: limit - len(note)] + note
 
 
+def truncate_utf8(text: str, max_bytes: int, suffix: str = " …") -> str:
+    """``text`` cut so that its UTF-8 encoding, ``suffix`` included, is at most ``max_bytes``
+    (GitHub counts some limits in bytes: a non-ASCII text fits fewer characters)."""
+    if len(text.encode("utf-8")) <= max_bytes:
+        return text
+    room = max_bytes - len(suffix.encode("utf-8"))
+    # never a partial character: decoding drops the bytes of one cut in the middle
+    return text.encode("utf-8")[: max(0, room)].decode("utf-8", errors="ignore") + suffix
+
+
 def fence(text: str, info: str = "") -> str:
     """A code fence longer than any backtick run in ``text``."""
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)

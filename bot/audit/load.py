@@ -40,14 +40,20 @@ class BenchLoad:
     repo: BenchRepo
     broken: list[BrokenEntry] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)  # whole master configs left out, why
+
+    def skip_file(self, why: str) -> None:
+        """A master config none of whose keys can be read: named in the report's warnings
+        and among its unread files (the command exits 2 after writing the report)."""
+        self.warnings.append(why)
+        self.unread.append(why)
 
 
 def _parse(text: str, path: str, *, allow_duplicates: bool = False) -> object:
     """Line-marked parse, bounded after alias expansion like every YAML read
-    (:mod:`bot.yamlio.bounds`): an alias bomb is an :class:`InputError` naming the file,
-    which ends the audit (it is not a broken entry to skip: nothing else in that file is
-    trustworthy, and walking it would exhaust memory). Malformed text raises
-    :class:`MalformedYaml`."""
+    (:mod:`bot.yamlio.bounds`): an alias bomb is an :class:`InputError` naming the file
+    (the whole file is left out, not salvaged key by key: nothing in it is trustworthy, and
+    walking it would exhaust memory). Malformed text raises :class:`MalformedYaml`."""
     return parse_marked(text, path, first_key_wins=allow_duplicates)
 
 
@@ -107,7 +113,7 @@ def load_bench(source: FileSource, rules: Rules) -> BenchLoad:
         try:
             text = read_text(source, path)
         except InputError as err:
-            load.warnings.append(f"{err}; every key of {path} is skipped")
+            load.skip_file(f"{err}; every key of {path} is skipped")
             continue
         try:
             document = _parse(text, path)
@@ -118,12 +124,15 @@ def load_bench(source: FileSource, rules: Rules) -> BenchLoad:
                 why = f"malformed YAML at line {err.line}: {err.problem}"
                 _salvage(text, path, nodes, load, why)
             else:  # nested too deeply, or not text libyaml can read at all
-                load.warnings.append(f"{path}: {err.reason}; every key is skipped")
+                load.skip_file(f"{path}: {err.reason}; every key is skipped")
+            continue
+        except InputError as err:  # aliases that expand past the bound
+            load.skip_file(f"{err}; every key of {path} is skipped")
             continue
         if document is None:
             continue
         if not isinstance(document, MarkedMap):
-            load.warnings.append(f"{path}:1: a master config must be a mapping of keys; skipped")
+            load.skip_file(f"{path}:1: a master config must be a mapping of keys; skipped")
             continue
         for key in document:
             _add(nodes, load, ConfigNode(str(key), path, document, line_of(document, [key])))

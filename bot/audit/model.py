@@ -190,6 +190,9 @@ class AuditReport:
     rows: tuple[AuditRow, ...]
     out_of_scope: tuple[OutOfScope, ...] = ()
     warnings: tuple[str, ...] = ()  # repository-level problems the rows could not carry
+    # master configs that could not be read at all (every key left out), each with why;
+    # also among the warnings
+    unread: tuple[str, ...] = ()
     internal_errors: int = 0  # rows whose status is an unexpected exception (logged)
     # where links point: OWNER/NAME ("" when unknown) and the audited commits ("" for a directory)
     bench_name: str = ""
@@ -337,6 +340,7 @@ class AuditReport:
             "bench_commit": self.bench_commit,
             "recipes_name": self.recipes_name,
             "recipes_commit": self.recipes_commit,
+            "unread": list(self.unread),
             "summary": {
                 "drift_by_recipe": self.drift_by_recipe(),
                 "rules_to_classify": self.to_classify(),

@@ -657,6 +657,7 @@ def assemble(
         rows=tuple(rows),
         out_of_scope=plan.out_of_scope,
         warnings=tuple(warnings),
+        unread=tuple(load.unread),
         internal_errors=errors,
     )
 

@@ -15,8 +15,9 @@ from --bench-name/--recipes-name, else the origin remote, else "local". No GitHu
 the same inputs give byte-identical files.
 
 Exit status: 0 when aligned (nothing to do), 1 when there is a PR to open or drift left,
-2 for bad input or when no edit could be proposed, 3 when a PR's texts fail their
-consistency check (a recipe-sync bug: the body carries a note, stderr names each finding).
+2 for bad input, when no edit could be proposed or when the check fails (launch lines that
+could not be extracted), 3 when a PR's texts fail their consistency check (a recipe-sync
+bug: the body carries a note, stderr names each finding).
 """
 
 from __future__ import annotations
@@ -321,7 +322,7 @@ def run(args: argparse.Namespace) -> int:
             f"(a recipe-sync bug): {finding.message}",
             file=sys.stderr,
         )
-    return CONTRADICTED if findings else exit_status(result)
+    return CONTRADICTED if findings else exit_status(result, texts)
 
 
 CONTRADICTED = 3  # the texts contradict themselves: a recipe-sync bug to report
@@ -353,14 +354,17 @@ def consistency_findings(
     return out
 
 
-def exit_status(run: AlignRun) -> int:
+def exit_status(run: AlignRun, texts: AlignTexts) -> int:
     """0: aligned, nothing to do; 1: a PR to open or drift left; 2: no edit could be
-    proposed (one line on stderr naming the recipe file and the reason)."""
+    proposed, or the check run fails (launch lines that could not be extracted): one line
+    on stderr naming the recipe file or the check's title and the reason."""
     failed = [o for o in run.outcomes if o.status == "failed"]
     for found in failed:
         reason = found.reason.splitlines()[0] if found.reason else "no edit found"
         print(f"recipe-sync: error: {reason}", file=sys.stderr)
-    if failed:
+    if texts.check.conclusion == "failure":
+        print(f"recipe-sync: error: check failure: {texts.check.title}", file=sys.stderr)
+    if failed or texts.check.conclusion == "failure":
         return 2
     if any(o.status in ("patch", "blocked") for o in run.outcomes):
         return 1

@@ -3,10 +3,13 @@ recipes, as Markdown, JSON or a self-contained HTML dashboard.
 
 Both repositories are read at a git commit (default: HEAD; a plain directory is read as it
 is), nothing is checked out. The audit always finishes: a row that cannot be compared
-carries the reason as its status. ``--history`` adds a drift-over-time chart to the HTML
+carries the reason as its status, and a master config that cannot be read at all (malformed,
+or aliases that expand past the bound) is left out, named in the report's warnings and on
+stderr. ``--history`` adds a drift-over-time chart to the HTML
 dashboard from ``recipe-sync backtest --format json`` output.
 
-Exit status: 0 when no row drifted, 1 when some did, 2 for bad input.
+Exit status: 0 when no row drifted, 1 when some did, 2 for bad input, also when a master
+config could not be read (after the report of the rest is written).
 """
 
 from __future__ import annotations
@@ -148,4 +151,8 @@ def audit_command(args: argparse.Namespace) -> int:
         f"{elapsed:.1f} s, {run.workers} process(es){where}",
         file=sys.stderr,
     )
+    for why in report.unread:
+        print(f"recipe-sync: error: {why}", file=sys.stderr)
+    if report.unread:
+        return 2  # the report is of the rest: it cannot say "no drift"
     return 1 if counts.get("drifted") else 0  # README "Exit codes"

@@ -7,9 +7,11 @@
     recipe-sync render --recipes DIR --batch IN.jsonl
 
 The recipes are read at --recipes-ref (default: HEAD of a git repository; a plain
-directory as it is). Hardware ids are matched case-insensitively (MI355X = mi355x); an
-unknown model, hardware, strategy or feature names the closest known ones. Rendering
-hardware the recipe marks unsupported prints the command with a warning on stderr.
+directory as it is). With --api-out a recipe file that does not load is named on stderr and
+left out, the others are written (exit 1). Hardware ids are matched case-insensitively
+(MI355X = mi355x); an unknown model, hardware, strategy or feature names the closest known
+ones. Rendering hardware the recipe marks unsupported prints the command with a warning on
+stderr.
 """
 
 from __future__ import annotations
@@ -108,9 +110,10 @@ def run(args: argparse.Namespace) -> int:
     if args.ref_alias:
         note("warning: --ref is deprecated; use --recipes-ref")
         args.recipes_ref = args.recipes_ref or args.ref_alias
-    repo = load_recipes(open_repo(args.recipes, args.recipes_ref, "--recipes"))
+    source = open_repo(args.recipes, args.recipes_ref, "--recipes")
     if args.api_out is not None:
-        return _api_out(repo, args.api_out, args.workers)
+        return _api_out(source, args.api_out, args.workers)
+    repo = load_recipes(source)
     if args.batch is not None:
         return _batch(repo, args.batch)
     if not args.hardware:
@@ -118,16 +121,27 @@ def run(args: argparse.Namespace) -> int:
     return _single(repo, args)
 
 
-def _api_out(repo: Any, out: Path, workers: int | None) -> int:
+def _api_out(source: Any, out: Path, workers: int | None) -> int:
+    """The whole JSON API of every recipe that loads; one that does not is named on stderr
+    and left out (exit 1), so one malformed file does not cost the other recipes."""
     from bot.recipes.api import write_api
+    from bot.recipes.tolerant import load_recipes_tolerant
 
-    summary = write_api(repo, out, workers=workers)
+    loaded = load_recipes_tolerant(source)
+    if loaded.repo is None:  # the taxonomy or strategies do not load: nothing to render
+        print(f"recipe-sync: error: {loaded.error}", file=sys.stderr)
+        return 2
+    summary = write_api(loaded.repo, out, workers=workers)
     for overwritten in summary.overwritten:
         print(f"recipe-sync: warning: promoted id rendered twice: {overwritten}", file=sys.stderr)
     for dropped in summary.dropped:
         print(f"recipe-sync: warning: not rendered (upstream throws): {dropped}", file=sys.stderr)
-    print(summary.line())
-    return 0
+    for path, why in sorted(loaded.broken.items()):
+        print(f"recipe-sync: error: {path} does not load, not written: {why}", file=sys.stderr)
+    print(
+        summary.line() + (f"; {len(loaded.broken)} recipe(s) did not load" if loaded.broken else "")
+    )
+    return 1 if loaded.broken else 0
 
 
 def _modes(pairs: list[str]) -> dict[str, str]:

@@ -8,8 +8,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from bot.commands.grammar import add_jobs, jobs
+from bot.commands.grammar import add_jobs, jobs, note
 from bot.errors import InputError, Location
+from bot.service.slots import GITHUB_HOOK_RANGES, parse_networks
 
 
 def register(subparsers: Any) -> None:
@@ -45,19 +46,30 @@ def register(subparsers: Any) -> None:
     limits.add_argument(
         "--limit-concurrency",
         type=int,
-        default=256,
+        default=4096,
         help=(
-            "connections at once; a new one displaces the oldest without a complete request "
-            "(idle or still sending), else gets 503 (default 256)"
+            "connections at once; when all are taken a newcomer displaces the connection that "
+            "has shown the least (silent, then partial headers, then unsigned), unless its "
+            "address already holds its share; 503 only when every one is busy with a complete "
+            "request (default 4096; the open-file limit is raised to fit)"
         ),
     )
     limits.add_argument(
-        "--connections-per-ip",
-        type=int,
-        default=64,
-        help="connections at once from one client address, 0: no bound (default 64; "
-        "behind a reverse proxy use 0 and its per-client limit)",
+        "--trusted-proxies",
+        default="",
+        metavar="CIDR[,CIDR]",
+        help="reverse proxies whose X-Forwarded-For names the client (default: none; "
+        "X-Forwarded-For from any other address is ignored)",
     )
+    limits.add_argument(
+        "--hook-ranges",
+        default=",".join(GITHUB_HOOK_RANGES),
+        metavar="CIDR[,CIDR]",
+        help="GitHub's webhook source ranges (GET https://api.github.com/meta, 'hooks'): "
+        "their connections are displaced last and never refused for their address's share "
+        "(default: the ranges GitHub publishes; 'none': no address is GitHub's)",
+    )
+    limits.add_argument("--connections-per-ip", type=int, help=argparse.SUPPRESS)  # old option
     limits.add_argument(
         "--body-memory",
         type=int,
@@ -85,6 +97,18 @@ def register(subparsers: Any) -> None:
     )
     limits.add_argument("--backlog", type=int, default=2048, help="listen backlog (default 2048)")
     parser.set_defaults(func=serve)
+
+
+def _cidrs(value: str, option: str) -> tuple[str, ...]:
+    """A comma-separated CIDR list (``none``: empty), checked now: a typo is one line."""
+    if value.strip().lower() == "none":
+        return ()
+    cidrs = tuple(part.strip() for part in value.split(",") if part.strip())
+    try:
+        parse_networks(cidrs, option)
+    except ValueError as err:
+        raise InputError(Location("command line", option), str(err).split(": ", 1)[1]) from None
+    return cidrs
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -145,12 +169,19 @@ def serve(args: argparse.Namespace) -> int:
             lifespan=lifespan,
         )
 
+    if args.connections_per_ip is not None:
+        note(
+            "warning: --connections-per-ip is no longer used: a full server refuses an "
+            "address only when it holds its share (--limit-concurrency), and never GitHub's "
+            "(--hook-ranges) or a trusted proxy's (--trusted-proxies)"
+        )
     limits = ServerLimits(
         limit_concurrency=args.limit_concurrency,
-        connections_per_ip=args.connections_per_ip,
         backlog=args.backlog,
         timeout_keep_alive=args.timeout_keep_alive,
         header_timeout=args.header_timeout,
+        trusted_proxies=_cidrs(args.trusted_proxies, "--trusted-proxies"),
+        hook_ranges=_cidrs(args.hook_ranges, "--hook-ranges"),
     )
     if args.processes > 1:
         rt.close()  # each process connects on its own after the fork

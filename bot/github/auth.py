@@ -7,8 +7,14 @@ new one five minutes before expiry (tokens live one hour). The private key is re
 ``RECIPE_SYNC_PRIVATE_KEY_PATH`` and never logged.
 
 The cache heals: a 404 when minting (the App was uninstalled and installed again: a new
-installation id) drops the cached id and looks it up once more, and ``installation`` /
-``installation_repositories`` deliveries call :meth:`AppTokens.forget`. A rate-limited
+installation id) drops the cached id and looks it up once more, ``installation`` /
+``installation_repositories`` deliveries call :meth:`AppTokens.forget`, and a 401 to a cached
+token (revoked, the App uninstalled) makes :class:`bot.github.gateway.GitHubRepo` call
+:meth:`AppTokens.renew` once: the installation's id and tokens are dropped and looked up
+again, so an uninstalled App or a repository removed from the installation is reported as
+such (:class:`AppNotInstalled`), not as "401 Bad credentials". A renamed repository
+answers the installation lookup with a redirect to ``/repositories/ID``: it is followed,
+the token is minted by id and its new name learned (:meth:`AppTokens.current_name`). A rate-limited
 answer (403/429 with ``Retry-After``, a secondary-limit message or an exhausted primary
 limit) is waited out as :mod:`bot.github.ratelimit` says, inline when short, otherwise the
 job is retried after the wait; any other 403 stays permanent.
@@ -16,6 +22,7 @@ job is retried after the wait; any other 403 stays permanent.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -44,6 +51,15 @@ class TokenProvider(Protocol):
 
     def token(self, repo: str, permissions: Mapping[str, str]) -> str: ...
 
+    def renew(self, repo: str, permissions: Mapping[str, str]) -> str:
+        """A fresh token after GitHub answered 401 to the cached one (revoked, or the App
+        uninstalled): the installation's cached id and tokens are dropped first."""
+        ...
+
+    def current_name(self, repo: str) -> str:
+        """``repo``'s name now, when minting learned that it was renamed."""
+        ...
+
     def forget(self, installation_id: int | None = None) -> None: ...
 
 
@@ -56,6 +72,12 @@ class PersonalToken:
 
     def token(self, repo: str, permissions: Mapping[str, str]) -> str:
         return self.value
+
+    def renew(self, repo: str, permissions: Mapping[str, str]) -> str:
+        return self.value  # nothing to renew: a second 401 is the operator's to fix
+
+    def current_name(self, repo: str) -> str:
+        return repo
 
     def forget(self, installation_id: int | None = None) -> None:
         pass  # nothing cached
@@ -115,6 +137,8 @@ class AppTokens:
         self._on_call = on_call or (lambda operation, outcome: None)
         self._lock = threading.Lock()
         self._installations: dict[str, int] = {}
+        self._moved: dict[str, int] = {}  # a renamed repository's id (from GitHub's redirect)
+        self._renamed: dict[str, str] = {}  # old name → the name minting returned
         self._tokens: dict[tuple[int, str, tuple[tuple[str, str], ...]], _Cached] = {}
         self._jwt: _Cached | None = None
         self.minted = 0  # tokens minted (observable in tests)
@@ -196,13 +220,51 @@ class AppTokens:
         if cached is not None:
             return cached
         response = self._request("GET", f"/repos/{repo}/installation")
+        if response.status_code in (301, 302, 307):  # renamed: GitHub redirects by id
+            response = self._follow_rename(repo, response)
         if response.status_code == 404:
-            raise AppNotInstalled(f"the GitHub App is not installed on {repo}")
+            raise AppNotInstalled(
+                f"the GitHub App is not installed on {repo} (uninstalled, or the repository "
+                "was removed from its installation, or deleted)"
+            )
         if response.status_code != 200:
-            raise GitHubRequestError("get installation", response.status_code, response.text[:200])
+            raise GitHubRequestError("get installation", response.status_code, _message(response))
         installation = int(response.json()["id"])
         self._installations[repo] = installation
         return installation
+
+    def _follow_rename(self, repo: str, response: httpx.Response) -> httpx.Response:
+        """A renamed repository answers ``/repos/OLD/...`` with a redirect to
+        ``/repositories/ID/...``: follow it, and mint by that id from now on."""
+        location = response.headers.get("location", "")
+        found = _REPOSITORY_ID.search(location)
+        if found is None:
+            raise GitHubRequestError(
+                "get installation", response.status_code, f"redirected to {location!r}"
+            )
+        self._moved[repo] = int(found.group(1))
+        return self._request("GET", f"/repositories/{found.group(1)}/installation")
+
+    def current_name(self, repo: str) -> str:
+        return self._renamed.get(repo, repo)
+
+    def _learn_name(self, repo: str, minted: Mapping[str, object]) -> None:
+        """The token's one repository, as GitHub names it now (a renamed one differs)."""
+        repositories = minted.get("repositories")
+        if isinstance(repositories, list) and len(repositories) == 1:
+            first = repositories[0]
+            name = first.get("full_name") if isinstance(first, dict) else None
+            if isinstance(name, str) and name.lower() != repo.lower():
+                self._renamed[repo] = name
+
+    def renew(self, repo: str, permissions: Mapping[str, str]) -> str:
+        with self._lock:
+            installation = self._installations.get(repo)
+            if installation is not None:
+                self._forget(installation)
+            else:
+                self._tokens = {k: v for k, v in self._tokens.items() if k[1] != repo}
+        return self.token(repo, permissions)
 
     def forget(self, installation_id: int | None = None) -> None:
         """Drop the cached installation ids and tokens of ``installation_id`` (None: all),
@@ -231,25 +293,41 @@ class AppTokens:
                 cached = self._tokens.get(key)
                 if cached and cached.expires_at - REFRESH_MARGIN > self._clock():
                     return cached.value
+                moved = self._moved.get(repo)
+                which = (
+                    {"repository_ids": [moved]}
+                    if moved is not None
+                    else {"repositories": [repo.split("/", 1)[1]]}
+                )
                 response = self._request(
                     "POST",
                     f"/app/installations/{installation}/access_tokens",
-                    json={"repositories": [repo.split("/", 1)[1]], "permissions": dict(scope)},
+                    json={**which, "permissions": dict(scope)},
                 )
                 if response.status_code == 404 and not looked_up:
                     # the cached installation is gone (uninstalled, installed again)
                     self._forget(installation)
                     continue
+                if response.status_code == 422 and _NOT_ACCESSIBLE in _message(response):
+                    raise AppNotInstalled(
+                        f"{repo} is not among the repositories the GitHub App's installation "
+                        f"{installation} may access (removed from it, or deleted)"
+                    )
                 if response.status_code != 201:
                     raise GitHubRequestError(
-                        "create installation token", response.status_code, response.text[:200]
+                        "create installation token", response.status_code, _message(response)
                     )
                 body = response.json()
+                self._learn_name(repo, body)
                 expires = datetime.fromisoformat(str(body["expires_at"]).replace("Z", "+00:00"))
                 self._tokens[key] = _Cached(str(body["token"]), expires.timestamp())
                 self.minted += 1
                 return str(body["token"])
         raise AssertionError("unreachable: the second attempt returns or raises")
+
+
+_REPOSITORY_ID = re.compile(r"/repositories/(\d+)(?:/|$)")
+_NOT_ACCESSIBLE = "not accessible to the parent installation"  # GitHub's 422 when minting
 
 
 def _message(response: httpx.Response) -> str:

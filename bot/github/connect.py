@@ -1,15 +1,32 @@
-"""Clients for one repository with a token scoped to it (App mode) or the personal token."""
+"""Clients for one repository with a token scoped to it (App mode) or the personal token.
+
+A client heals its token once on a 401 (:meth:`TokenProvider.renew`) and follows a renamed
+repository; the rename is written to the :class:`RenameBook` (the service's store), so every
+later job, in any process, uses the new name from the start.
+"""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
+from typing import Protocol
 
 from bot.github.auth import AppTokens, PersonalToken, TokenProvider
 from bot.github.errors import CredentialsInvalid
 from bot.github.gateway import GitHubRepo, Observer
 from bot.settings import CredentialsMissing, Settings
+
+log = logging.getLogger("recipe_sync.github")
+
+
+class RenameBook(Protocol):
+    def current_repo_name(self, name: str) -> str:
+        """``name``, or what the repository it named was renamed to."""
+        ...
+
+    def record_rename(self, old: str, new: str) -> None: ...
 
 
 class GitHubConnector:
@@ -21,9 +38,11 @@ class GitHubConnector:
         tokens: TokenProvider | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
+        renames: RenameBook | None = None,
     ) -> None:
         self.settings = settings
         self.observer = observer
+        self.renames = renames
         self._tokens = tokens
         self._sleep = sleep
         self._clock = clock
@@ -69,7 +88,17 @@ class GitHubConnector:
             tokens.forget(installation_id)
 
     def repo(self, full_name: str, scope: Mapping[str, str]) -> GitHubRepo:
-        token = self.tokens().token(full_name, scope)
+        """A client of ``full_name`` (followed to its current name if it was renamed)."""
+        tokens = self.tokens()
+        name = self.renames.current_repo_name(full_name) if self.renames else full_name
+        token = tokens.token(name, scope)
+        current = tokens.current_name(name)  # minting may have learned a rename
+        if current != name:
+            self.renamed(name, current)
+
+        def renew() -> str:
+            return tokens.renew(current, scope)
+
         return GitHubRepo(
             full_name,
             token,
@@ -78,7 +107,20 @@ class GitHubConnector:
             sleep=self._sleep,
             clock=self._clock,
             seconds_between_writes=self.settings.seconds_between_writes,
+            renew=renew,
+            on_renamed=self.renamed,
+            current_name=current,
         )
+
+    def renamed(self, old: str, new: str) -> None:
+        """GitHub answered for ``old`` as ``new``: remember it (store), say it once."""
+        log.warning(
+            "repository %s was renamed to %s: following it (update settings that name it)",
+            old,
+            new,
+        )
+        if self.renames is not None:
+            self.renames.record_rename(old, new)
 
     def bot_login(self) -> str:
         """Who our comments and commits are by: the App's ``<slug>[bot]`` login

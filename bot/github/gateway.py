@@ -13,6 +13,7 @@ Results are plain frozen dataclasses, so callers never touch PyGithub objects.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from bot.github.errors import GitHubRequestError, TransientGitHubError
 from bot.github.ratelimit import MAX_ATTEMPTS, Backoff, rate_limit_wait, transient_wait
 
 T = TypeVar("T")
+_REPOSITORY_ID = re.compile(r"/repositories/(\d+)(?:/|$)")
 
 # Token scopes per job and repository role (docs/spec/bot-conventions.md §4.8), each the
 # least that GitHub's "Permissions required for GitHub Apps" table asks for the calls made
@@ -147,9 +149,18 @@ def make_pygithub(api_url: str, token: str, *, seconds_between_writes: float = 1
 
 
 def _message(data: Any) -> str:
-    if isinstance(data, dict):
-        return str(data.get("message", ""))
-    return str(data or "")
+    """GitHub's message, with the reasons of a 422 ("Validation Failed: Title is too long
+    (maximum is 256 characters)")."""
+    if not isinstance(data, dict):
+        return str(data or "")
+    message = str(data.get("message", ""))
+    errors = data.get("errors")
+    reasons = [
+        str(e.get("message") or e.get("code") or "") if isinstance(e, dict) else str(e)
+        for e in (errors if isinstance(errors, list) else [])
+    ]
+    reasons = [r for r in reasons if r]
+    return f"{message}: {'; '.join(reasons)}"[:1000] if reasons else message
 
 
 def _pull(pr: PullRequest) -> PullInfo:
@@ -220,17 +231,37 @@ class GitHubRepo:
         clock: Callable[[], float] = time.time,
         seconds_between_writes: float = 1.0,
         max_inline_wait: float = 120.0,
+        renew: Callable[[], str] | None = None,
+        on_renamed: Callable[[str, str], None] | None = None,
+        current_name: str | None = None,
     ) -> None:
+        # the name the service's records use; GitHub's name for it now, when it was renamed
         self.full_name = full_name
+        self.current_name = current_name or full_name
         self.api_url = api_url.rstrip("/")
-        self._token = token
-        self.github = make_pygithub(api_url, token, seconds_between_writes=seconds_between_writes)
-        self._repo = self.github.get_repo(full_name)
-        self._requester = self.github.requester
+        self._seconds_between_writes = seconds_between_writes
         self.observer: Observer = observer or NullObserver()
         self._sleep = sleep
         self._clock = clock
         self.max_inline_wait = max_inline_wait
+        self._renew = renew  # a fresh token after a 401 (App mode: the installation's)
+        self._on_renamed = on_renamed or (lambda old, new: None)
+        self._connect(token)
+
+    def _connect(self, token: str) -> None:
+        self._token = token
+        self.github = make_pygithub(
+            self.api_url, token, seconds_between_writes=self._seconds_between_writes
+        )
+        self._repo = self.github.get_repo(self.current_name)
+        self._requester = self.github.requester
+
+    def _renamed(self, new_name: str) -> None:
+        """GitHub names this repository ``new_name`` now: follow it (every later call uses
+        the new name; records keep ``full_name``) and say so once."""
+        self.current_name = new_name
+        self._repo = self.github.get_repo(new_name)
+        self._on_renamed(self.full_name, new_name)
 
     @property
     def token(self) -> str:
@@ -243,6 +274,7 @@ class GitHubRepo:
 
     def _call(self, operation: str, method: str, fn: Callable[[], T]) -> T:
         attempt = 1
+        renewed = followed = False
         while True:
             try:
                 result = fn()
@@ -250,6 +282,16 @@ class GitHubRepo:
                 status = int(err.status)
                 self.observer.api_call(operation, str(status))
                 headers = {str(k).lower(): str(v) for k, v in (err.headers or {}).items()}
+                if status == 401 and self._renew is not None and not renewed:
+                    # revoked or expired early: drop it and retry once with a fresh token
+                    # (an uninstalled App is AppNotInstalled from here, not "401")
+                    renewed = True
+                    self._connect(self._renew())
+                    continue
+                if status in (301, 307, 308) and not followed:
+                    followed = True  # renamed: GitHub redirects writes (307) by id
+                    self._follow(operation, headers.get("location", ""))
+                    continue
                 wait = rate_limit_wait(status, headers, _message(err.data), attempt, self._clock())
                 if wait is None and status >= 500:
                     wait = transient_wait(method, status, attempt)
@@ -271,6 +313,15 @@ class GitHubRepo:
                 return result
             attempt += 1
 
+    def _follow(self, operation: str, location: str) -> None:
+        """Learn a renamed repository's name from the ``/repositories/ID`` it redirects to."""
+        found = _REPOSITORY_ID.search(location)
+        if found is None:
+            raise GitHubRequestError(operation, 307, f"redirected to {location!r}")
+        url = f"{self.api_url}/repositories/{found.group(1)}"
+        _, data = self._requester.requestJsonAndCheck("GET", url)
+        self._renamed(str(data["full_name"]))
+
     def _wait(self, operation: str, wait: Backoff, attempt: int, err: Exception) -> None:
         if attempt >= MAX_ATTEMPTS or wait.seconds > self.max_inline_wait:
             raise TransientGitHubError(
@@ -283,9 +334,11 @@ class GitHubRepo:
     def _raw(
         self, operation: str, verb: str, path: str, **kwargs: Any
     ) -> tuple[dict[str, Any], Any]:
-        url = f"{self._repo.url}{path}"
+        # the URL is made at each attempt: a rename or a new token changes what it is
         return self._call(
-            operation, verb, lambda: self._requester.requestJsonAndCheck(verb, url, **kwargs)
+            operation,
+            verb,
+            lambda: self._requester.requestJsonAndCheck(verb, f"{self._repo.url}{path}", **kwargs),
         )
 
     # --- repository, pull requests, permissions --------------------------------------------
@@ -295,7 +348,10 @@ class GitHubRepo:
             _, data = self._requester.requestJsonAndCheck("GET", self._repo.url)
             return RepoInfo(data["full_name"], data["default_branch"], data["clone_url"])
 
-        return self._call("get repository", "GET", run)
+        found = self._call("get repository", "GET", run)
+        if found.full_name.lower() != self.current_name.lower():
+            self._renamed(found.full_name)  # a GET followed GitHub's 301 to the new name
+        return found
 
     def viewer_login(self) -> str:
         """The login the token authenticates as (``GET /user``)."""
@@ -329,8 +385,11 @@ class GitHubRepo:
         title: str | None = None,
         body: str | None = None,
         state: str | None = None,
+        base: str | None = None,
     ) -> None:
-        self._patch_fields("update pull", f"/pulls/{number}", title=title, body=body, state=state)
+        self._patch_fields(
+            "update pull", f"/pulls/{number}", title=title, body=body, state=state, base=base
+        )
 
     def _patch_fields(self, operation: str, path: str, **fields: str | None) -> None:
         """PATCH only the fields given (a pull request and an issue edit alike)."""
@@ -415,11 +474,14 @@ class GitHubRepo:
                 if err.status != 404:
                     continue
             try:
-                self._call("create label", "POST", partial(self._repo.create_label, name, color))
+                self._call("create label", "POST", partial(self._create_label, name, color))
                 usable.append(name)
             except GitHubRequestError:
                 continue
         return usable
+
+    def _create_label(self, name: str, color: str) -> None:
+        self._repo.create_label(name, color)  # self._repo at call time: renames follow
 
     def add_labels(self, issue: int, names: Iterable[str]) -> None:
         labels = list(names)

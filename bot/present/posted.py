@@ -21,15 +21,26 @@ __all__ = ["MAX_BODY"]
 
 # --- limits (GitHub's, with a margin) --------------------------------------------------------
 
-TITLE_LIMIT = 250  # an alignment PR's title
+GITHUB_TITLE_MAX = 256  # characters of a pull request's or issue's title (GitHub: 422 past)
+TITLE_LIMIT = 250  # an alignment PR's title as created
 CHECK_TITLE_LIMIT = 255
-CHECK_SUMMARY_LIMIT = 65_000
-ANNOTATION_LIMIT = 64_000  # one annotation's message
+CHECK_SUMMARY_LIMIT = 65_000  # GitHub: 65,535 characters
+ANNOTATION_MAX_BYTES = 64 * 1024  # one annotation's message: GitHub's "64 KB", in bytes
+
+
+def suffixed_title(title: str, suffix: str) -> str:
+    """``title`` ending in ``suffix`` (" — autoclosed"), within GitHub's 256 characters: the
+    title gives way, never the suffix."""
+    if title.endswith(suffix):
+        return title[:GITHUB_TITLE_MAX]
+    return title[: GITHUB_TITLE_MAX - len(suffix)] + suffix
+
 
 # --- hidden markers and labels -----------------------------------------------------------
 
 VERIFY_MARKER = "<!-- recipe-sync:verify v1 -->"
 REAPPROVE_MARKER = "<!-- recipe-sync:reapprove v1 -->"
+APPROVED_MARKER = "<!-- recipe-sync:approved v1 -->"
 EDITED_MARKER = "<!-- recipe-sync:edited v1 -->"
 REFUSAL_MARKER = "<!-- recipe-sync:refusal v1 -->"
 RETIRED_MARKER = "<!-- recipe-sync:retired v1 -->"
@@ -279,17 +290,41 @@ def reapproval_comment(approved: str | None, head: str, label: str, command: str
     return (
         f"New commits were pushed to this fork pull request after it was approved{before}. "
         "recipe-sync does not read unapproved fork code, so it removed the "
-        f"{inline(label)} label and did nothing else. A maintainer can approve the new head "
-        f"by applying the label again or by commenting {inline(command)}."
+        f"{inline(label)} label and did nothing else. A maintainer who has reviewed the new "
+        f"head can approve it by applying the label again or by commenting "
+        f"{inline(f'{command} {head[:12]}')}."
     )
 
 
-def moved_after_command_comment(head: str, command: str) -> str:
+def approved_comment(sha: str, reason: str, login: str, command: str) -> str:
+    """The reply to a command that approved a head: which commit, and why that one."""
+    why = {
+        "named": "the commit the command names",
+        "settled": "the head, pushed at least a minute before the command",
+    }.get(reason, "the head")
     return (
-        f"New commits were pushed to this fork pull request after the {inline(command)} "
-        f"comment, so that comment does not approve its new head `{head[:12]}`. recipe-sync "
-        "does not read fork code nobody approved, so it did nothing. A maintainer can approve "
-        f"the new head by commenting {inline(command)} again."
+        f"@{login} approved `{sha[:12]}` ({why}) for recipe-sync: it reads that commit only. "
+        f"Later commits need a new approval ({inline(f'{command} <sha>')} or the label)."
+    )
+
+
+def not_approved_comment(head: str, named: str, reason: str, command: str) -> str:
+    """The reply to a command that approved nothing on a fork PR."""
+    again = inline(f"{command} {head[:12]}")
+    if reason == "named-moved":
+        what = (
+            f"The command names `{named[:12]}`, but the head of this pull request is "
+            f"`{head[:12]}`, so nothing was approved."
+        )
+    else:
+        what = (
+            f"The head of this fork pull request, `{head[:12]}`, was pushed less than a "
+            f"minute before the {inline(command)} comment (or after it), so the comment may "
+            "have been written for an earlier head: nothing was approved."
+        )
+    return (
+        f"{what} recipe-sync does not read fork code nobody approved. A maintainer who has "
+        f"reviewed `{head[:12]}` can approve it by commenting {again}."
     )
 
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
+from bot.service.memory import ByteBudget
+
 MAX_PAYLOAD = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
 SMALL_BODY = 256 * 1024  # a typical delivery is tens of KB: never refused for memory
 BODY_MEMORY = 64 * 1024 * 1024  # the shared budget for the part of bodies beyond SMALL_BODY
@@ -28,18 +30,8 @@ class OverBudget(Exception):
 
 
 @dataclass
-class BodyBudget:
+class BodyBudget(ByteBudget):
     total: int = BODY_MEMORY
-    used: int = 0
-
-    def take(self, size: int) -> bool:
-        if self.used + size > self.total:
-            return False
-        self.used += size
-        return True
-
-    def give(self, size: int) -> None:
-        self.used -= size
 
 
 async def read_capped(

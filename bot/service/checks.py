@@ -17,8 +17,9 @@ from typing import Any
 from bot.contract import Annotation
 from bot.github.errors import GitHubRequestError
 from bot.github.gateway import GitHubRepo, utc_now_iso
+from bot.markdown import truncate_utf8
 from bot.present.posted import (
-    ANNOTATION_LIMIT,
+    ANNOTATION_MAX_BYTES,
     CHECK_FAILED,
     CHECK_PUSH_REFUSED,
     CHECK_SUMMARY_LIMIT,
@@ -44,7 +45,7 @@ def annotation_payload(annotation: Annotation) -> dict[str, Any]:
         "start_line": start,
         "end_line": max(start, annotation.end_line),
         "annotation_level": level,
-        "message": annotation.message[:ANNOTATION_LIMIT],
+        "message": truncate_utf8(annotation.message, ANNOTATION_MAX_BYTES),
         "title": annotation.title[:CHECK_TITLE_LIMIT],
     }
 

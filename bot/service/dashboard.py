@@ -135,6 +135,8 @@ def refresh_dashboard(rt: Runtime, bench_repo: str) -> str:
             bench_name=bench_repo,  # links: PRs, script and recipe lines at the audited commits
             recipes_name=rt.settings.recipes_repo,
         )
+        if run.report.unread:  # a dashboard without a master config would understate drift
+            raise RecipeSyncError(run.report.unread[0])
         ignored = rt.store.ignored_flags(bench_repo)
         html = render_html(apply_ignores(run.report, ignored))
         page = dashboard_page(rt.settings.data_dir, bench_repo)

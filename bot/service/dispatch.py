@@ -4,8 +4,9 @@ Approval is tied to a head SHA:
 
 * ``pull_request.labeled`` with the trigger label, by someone with triage permission or more
   (checked through the collaborators permission API), approves the labelled head.
-* ``/recipe-sync [dry-run]`` by someone with write permission approves the current head (on
-  a fork PR only if it was pushed before the comment: :mod:`bot.service.approval`);
+* ``/recipe-sync [dry-run] [<sha>]`` by someone with write permission approves the commit
+  it names, or without one the current head (on a fork PR only if it was pushed at least a
+  minute before the comment: :mod:`bot.service.approval`); the reply names the commit;
   anyone else gets ONE polite refusal reply per PR (then silence), bots are ignored.
 * ``/recipe-sync drop <flag>`` (``keep`` undoes it) by someone with write permission on an
   alignment PR records that hunk as declined for that PR's recipe file (on a benchmark PR:
@@ -35,17 +36,20 @@ PR; the sync job itself re-reads the PR and aborts if its head is not the approv
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 from bot.github.errors import AppNotInstalled, GitHubRequestError
-from bot.github.gateway import BENCH_SCOPE, REACTION_SCOPE, RECIPES_SCOPE, GitHubRepo
+from bot.github.gateway import BENCH_SCOPE, REACTION_SCOPE, RECIPES_SCOPE, GitHubRepo, PullInfo
 from bot.present.posted import (
+    APPROVED_MARKER,
     REAPPROVE_MARKER,
     REFUSAL_MARKER,
-    moved_after_command_comment,
+    approved_comment,
+    not_approved_comment,
     reapproval_comment,
     refusal_comment,
 )
-from bot.service.approval import head_is_the_commented_one
+from bot.service.approval import command_approval
 from bot.service.comments import StickyComments
 from bot.service.dashboard import request_dashboard
 from bot.service.dashboard_issue import DASHBOARD_SCOPE, is_dashboard, parse_actions
@@ -88,6 +92,10 @@ def _request(
 
 def dispatch(rt: Runtime, trigger: Trigger) -> str:
     """Act on one trigger; returns a one-line account for the delivery log."""
+    # a renamed repository's webhooks carry its new name; records keep the one first known
+    known = rt.store.known_repo_name(trigger.repo)
+    if known != trigger.repo:
+        trigger = replace(trigger, repo=known)
     recipes_repo = rt.settings.recipes_repo
     if trigger.kind == "installation":
         rt.connector.forget_installation(trigger.installation_id)
@@ -140,16 +148,7 @@ def dispatch(rt: Runtime, trigger: Trigger) -> str:
         current = gh.pull(pr)
         if current.state != "open":
             return "command on a closed PR ignored"
-        if not head_is_the_commented_one(current, trigger.commented_at):
-            StickyComments(gh, rt.store, rt.connector.bot_login()).upsert(
-                pr,
-                "reapprove",
-                REAPPROVE_MARKER,
-                moved_after_command_comment(current.head_sha, rt.policy.comment_command),
-            )
-            return f"fork head {current.head_sha[:12]} pushed after the command: not approved"
-        approval = Approval(current.head_sha, trigger.sender, current.is_fork)
-        return _request(rt, trigger.repo, pr, approval, dry_run=trigger.dry_run)
+        return _approve_by_command(rt, gh, trigger, current)
     if kind == "workflow_run":
         numbers = list(trigger.pr_numbers) or _fork_run_prs(rt, trigger)
         outcomes = []
@@ -172,6 +171,32 @@ def dispatch(rt: Runtime, trigger: Trigger) -> str:
                 outcomes.append(_request(rt, trigger.repo, number, None))
         return "; ".join(outcomes) or "check run of an unapproved or unknown head"
     return f"{kind} in {trigger.repo}: nothing to do"
+
+
+def _approve_by_command(rt: Runtime, gh: GitHubRepo, trigger: Trigger, current: PullInfo) -> str:
+    """Approve the head the command was written for (:mod:`bot.service.approval`) and say
+    which one; on a fork PR (or a command naming a commit) the reply names it."""
+    assert trigger.pr_number is not None
+    decided = command_approval(current, trigger.named_sha, trigger.commented_at)
+    command = rt.policy.comment_command
+    stickies = StickyComments(gh, rt.store, rt.connector.bot_login())
+    if decided.sha is None:
+        stickies.upsert(
+            trigger.pr_number,
+            "reapprove",
+            REAPPROVE_MARKER,
+            not_approved_comment(current.head_sha, trigger.named_sha, decided.reason, command),
+        )
+        return f"head {current.head_sha[:12]} not approved by the command ({decided.reason})"
+    if current.is_fork or trigger.named_sha:
+        stickies.upsert(
+            trigger.pr_number,
+            "approved",
+            APPROVED_MARKER,
+            approved_comment(decided.sha, decided.reason, trigger.sender, command),
+        )
+    approval = Approval(decided.sha, trigger.sender, current.is_fork)
+    return _request(rt, trigger.repo, trigger.pr_number, approval, dry_run=trigger.dry_run)
 
 
 def _acknowledge(rt: Runtime, trigger: Trigger) -> None:

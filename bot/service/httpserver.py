@@ -5,16 +5,18 @@ asyncio's loop the HTTP stack alone cost ~1 ms of CPU per request, which is what
 deliveries queued behind on 2 CPUs (``bench/webhook_load.py``).
 
 uvicorn closes idle keep-alive connections (``timeout_keep_alive``) but waits forever for a
-request whose headers dribble in a byte at a time, and its ``limit_concurrency`` counts idle
-connections: 300 silent connections made it answer every signed delivery 503. The protocol
-here instead (``bench/abuse.py``):
+request whose headers dribble in a byte at a time, reads headers of any size, and its
+``limit_concurrency`` counts idle connections: 300 silent connections made it answer every
+signed delivery 503. The protocol here instead (``bench/abuse.py``):
 
 - closes a connection that has not completed its request headers ``header_timeout`` seconds
   after it opened (or after its previous response); the body has its own deadline in the
   endpoint (:data:`bot.service.web.BODY_TIMEOUT`);
-- takes a slot per connection (:class:`bot.service.slots.ConnectionSlots`): at most
-  ``connections_per_ip`` per client address, and at ``limit_concurrency`` a new connection
-  displaces the oldest one without a complete request, so a delivery always gets in.
+- counts a request's line and headers as they arrive and answers 431 past 64 KiB or 100
+  lines, with a shared budget beyond each head's first 8 KiB (:mod:`bot.service.heads`);
+- takes a slot per connection (:class:`bot.service.slots.ConnectionSlots`): when all
+  ``limit_concurrency`` are taken, a newcomer displaces the connection that has shown the
+  least, unless its own address already holds its share.
 
 Behind a reverse proxy (nginx ``client_header_timeout`` / ``client_body_timeout``,
 ``client_max_body_size 25m``, ``limit_conn``) these limits are a second line.
@@ -34,25 +36,35 @@ import signal
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import FrameType
 from typing import Any
 
+import httptools
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from bot.errors import RecipeSyncError
+from bot.service.heads import (
+    HEAD_LIMIT,
+    MAX_HEADER_LINES,
+    TOO_LARGE,
+    HeadBudget,
+    HeadMeter,
+    HeadTooLarge,
+)
 from bot.service.memory import return_freed_memory
-from bot.service.slots import ConnectionSlots
+from bot.service.slots import GITHUB_HOOK_RANGES, AddressPolicy, ConnectionSlots, Standing
 
 
 @dataclass(frozen=True)
 class ServerLimits:
-    limit_concurrency: int = 256  # connections at once (see ConnectionSlots)
-    connections_per_ip: int = 64  # 0: no bound (behind a reverse proxy)
+    limit_concurrency: int = 4096  # connections at once (see ConnectionSlots)
     backlog: int = 2048
     timeout_keep_alive: float = 5.0
     header_timeout: float = 5.0
     timeout_graceful_shutdown: float = 20.0
+    trusted_proxies: tuple[str, ...] = ()  # CIDRs whose X-Forwarded-For is believed
+    hook_ranges: tuple[str, ...] = GITHUB_HOOK_RANGES
 
 
 # written to a connection refused a slot, before closing it: cheaper than parsing its request
@@ -60,12 +72,22 @@ REFUSED = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n"
     b"content-length: 21\r\nconnection: close\r\n\r\ntoo many connections\n"
 )
+SIGNATURE_HEADER = b"x-hub-signature-256"
 
 
-def guarded_protocol(header_timeout: float, slots: ConnectionSlots) -> type[HttpToolsProtocol]:
+def guarded_protocol(
+    header_timeout: float, slots: ConnectionSlots, heads: HeadBudget | None = None
+) -> type[HttpToolsProtocol]:
+    head_budget = heads if heads is not None else HeadBudget()
+    policy = slots.policy
+
     class Guarded(HttpToolsProtocol):
         _deadline: asyncio.TimerHandle | None = None
         _refused = False
+        _in_body = False  # the current request's headers are complete
+        _signed = False  # ... and carry a signature header
+        _meter: HeadMeter
+        _peer = ""
 
         def _arm(self) -> None:
             self._disarm()
@@ -80,8 +102,12 @@ def guarded_protocol(header_timeout: float, slots: ConnectionSlots) -> type[Http
             """No request in progress: waiting for (the rest of) a request's headers."""
             return self.cycle is None or bool(self.cycle.response_complete)
 
-        def evictable(self) -> bool:
-            return self._idle() or bool(self.cycle.more_body)
+        def standing(self) -> Standing:
+            if not self._idle():
+                if not self.cycle.more_body:
+                    return Standing.BUSY
+                return Standing.SIGNED if self._signed else Standing.UNSIGNED
+            return Standing.PARTIAL if self._meter.received else Standing.SILENT
 
         def evict(self) -> None:
             if not self.transport.is_closing():
@@ -94,8 +120,9 @@ def guarded_protocol(header_timeout: float, slots: ConnectionSlots) -> type[Http
 
         def connection_made(self, transport: Any) -> None:
             peer = transport.get_extra_info("peername")
-            ip = str(peer[0]) if isinstance(peer, tuple) and peer else ""
-            if not slots.admit(self, ip):
+            self._peer = str(peer[0]) if isinstance(peer, tuple) and peer else ""
+            self._meter = HeadMeter(head_budget)
+            if not slots.admit(self, self._peer):
                 self._refused = True  # never registered with uvicorn: nothing else to undo
                 transport.write(REFUSED)
                 transport.close()
@@ -104,11 +131,74 @@ def guarded_protocol(header_timeout: float, slots: ConnectionSlots) -> type[Http
             self._arm()
 
         def data_received(self, data: bytes) -> None:
+            """Feed the parser, counting a request's line and headers as they arrive: a head
+            that passes its cap is answered 431 before the parser holds more of it. Bytes
+            after complete headers (the body) are fed in slices of at most ``HEAD_LIMIT``,
+            so a pipelined request's head that follows a body is counted too."""
             if self._refused:
                 return
-            super().data_received(data)
+            self._unset_keepalive_if_required()
+            view = memoryview(data)
+            while view and not self.transport.is_closing():
+                if self._in_body:
+                    piece, view = view[:HEAD_LIMIT], view[HEAD_LIMIT:]
+                else:
+                    allowed = min(self._meter.allowance(), len(view))
+                    if allowed <= 0 or not self._meter.admit(allowed):
+                        self._too_large()
+                        return
+                    piece, view = view[:allowed], view[allowed:]
+                if not self._feed(piece):
+                    return
             if not self._idle():
                 self._disarm()  # the request line and headers are in
+
+        def _feed(self, piece: memoryview) -> bool:
+            """uvicorn's ``data_received`` for one piece; False when the connection ends."""
+            try:
+                self.parser.feed_data(piece)
+            except httptools.HttpParserError:
+                if self._meter.lines > MAX_HEADER_LINES:
+                    self._too_large()
+                else:
+                    self.logger.warning("Invalid HTTP request received.")
+                    self.send_400_response("Invalid HTTP request received.")
+                return False
+            except httptools.HttpParserUpgrade:
+                if self._should_upgrade():
+                    self.handle_websocket_upgrade()
+                else:
+                    self._unsupported_upgrade_warning()
+                return False
+            return True
+
+        def _too_large(self) -> None:
+            self._meter.reset()
+            self.transport.write(TOO_LARGE)
+            self.transport.close()
+
+        def on_header(self, name: bytes, value: bytes) -> None:
+            if not self._meter.header_line():
+                raise HeadTooLarge  # stops the parser: answered 431 by _feed
+            super().on_header(name, value)
+
+        def on_headers_complete(self) -> None:
+            self._in_body = True
+            self._meter.reset()
+            self._signed = False
+            forwarded = None
+            for name, value in self.headers:
+                if name == SIGNATURE_HEADER:
+                    self._signed = True
+                elif name == b"x-forwarded-for":
+                    forwarded = value.decode("latin-1")
+            if forwarded is not None and policy.is_proxy(self._peer):
+                slots.move(self, policy.client(self._peer, forwarded))
+            super().on_headers_complete()
+
+        def on_message_complete(self) -> None:
+            self._in_body = False
+            super().on_message_complete()
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
@@ -119,6 +209,7 @@ def guarded_protocol(header_timeout: float, slots: ConnectionSlots) -> type[Http
             if self._refused:
                 return
             slots.release(self)
+            self._meter.reset()
             self._disarm()
             super().connection_lost(exc)
 
@@ -132,7 +223,8 @@ RESTART_PAUSE = 5.0  # seconds: a server process that lived less is restarted af
 def _config(app: Any, host: str, port: int, log_level: str, limits: ServerLimits) -> Any:
     import uvicorn
 
-    slots = ConnectionSlots(limits.limit_concurrency, limits.connections_per_ip)
+    policy = AddressPolicy.of(limits.trusted_proxies, limits.hook_ranges)
+    slots = ConnectionSlots(limits.limit_concurrency, policy)
     return uvicorn.Config(
         app,
         host=host,
@@ -141,6 +233,10 @@ def _config(app: Any, host: str, port: int, log_level: str, limits: ServerLimits
         http=guarded_protocol(limits.header_timeout, slots),
         loop="uvloop",
         limit_concurrency=None,  # the slots bound connections without counting idle ones
+        # X-Forwarded-For is believed from the trusted proxies only (uvicorn's default
+        # trusts 127.0.0.1)
+        proxy_headers=bool(policy.trusted_proxies),
+        forwarded_allow_ips=[str(net) for net in policy.trusted_proxies] or "",
         backlog=limits.backlog,
         timeout_keep_alive=int(limits.timeout_keep_alive),
         timeout_graceful_shutdown=int(limits.timeout_graceful_shutdown),
@@ -154,6 +250,34 @@ def _ready(app: Any) -> Any:
     gc.freeze()
     return_freed_memory()  # large request bodies give their memory back when freed
     return app
+
+
+SPARE_DESCRIPTORS = 256  # files, database and queue sockets, the listener, git pipes
+
+
+def fit_descriptors(limits: ServerLimits) -> ServerLimits:
+    """Raise this process's open-file limit (soft, up to the hard one) so that
+    ``limit_concurrency`` connections fit; where the hard limit is lower, bound the
+    connections by it (said once in the log) instead of failing accept() at run time."""
+    import resource
+
+    wanted = limits.limit_concurrency + SPARE_DESCRIPTORS
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        ceiling = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (ceiling, hard))
+            soft = ceiling
+    if soft == resource.RLIM_INFINITY or soft >= wanted:
+        return limits
+    fits = max(16, soft - SPARE_DESCRIPTORS)
+    log.warning(
+        "open-file limit %d: at most %d connections at once (--limit-concurrency %d)",
+        soft,
+        fits,
+        limits.limit_concurrency,
+    )
+    return replace(limits, limit_concurrency=fits)
 
 
 class CannotListen(RecipeSyncError):
@@ -206,6 +330,7 @@ def run(
     import uvicorn
 
     listener = listen(host, port, limits.backlog)
+    limits = fit_descriptors(limits)
     on_listening()
     # uvicorn shuts down gracefully on SIGINT, then re-raises it
     try:
@@ -235,6 +360,7 @@ def run_processes(
     import uvicorn
 
     listener = listen(host, port, limits.backlog)
+    limits = fit_descriptors(limits)  # inherited by the children
     on_listening()
     parent = os.getpid()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+from dataclasses import dataclass
 
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
 MMAP_THRESHOLD = 128 * 1024  # glibc's default, now fixed
@@ -25,3 +26,20 @@ def return_freed_memory() -> bool:
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
     return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+
+
+@dataclass
+class ByteBudget:
+    """Bytes that requests not yet verified may hold together (bodies, heads)."""
+
+    total: int
+    used: int = 0
+
+    def take(self, size: int) -> bool:
+        if self.used + size > self.total:
+            return False
+        self.used += size
+        return True
+
+    def give(self, size: int) -> None:
+        self.used -= size

@@ -42,6 +42,7 @@ from bot.present.posted import (
     alignment_branch,
     edited_comment,
     retired_comment,
+    suffixed_title,
 )
 from bot.rules.models import Policy
 from bot.service.comments import StickyComments
@@ -109,7 +110,7 @@ class AlignmentPublisher:
         self.guard = guard
         self.clock = clock
         self.stickies = StickyComments(gh, store, bot_login)
-        self.owner = gh.full_name.split("/")[0]
+        self.owner = gh.current_name.split("/")[0]  # GitHub's, for the branch's PRs
 
     def branch_for(self, recipe_path: str) -> str:
         return alignment_branch(
@@ -242,10 +243,18 @@ class AlignmentPublisher:
         title, body = change.title[:TITLE_LIMIT], change.body
         if open_pr is not None:
             changed = open_pr.title != title or open_pr.body != body
-            if changed:
+            # the recipes' default branch changed: the branch was rebuilt on the new one,
+            # so the PR must compare against it (else its diff shows the branches' gap)
+            retarget = open_pr.base_ref != self.default_branch
+            if changed or retarget:
                 self.guard()
-                self.gh.edit_pull(open_pr.number, title=title, body=body)
-            action: Action = "updated" if (changed or pushed) else "unchanged"
+                self.gh.edit_pull(
+                    open_pr.number,
+                    title=title if changed else None,
+                    body=body if changed else None,
+                    base=self.default_branch if retarget else None,
+                )
+            action: Action = "updated" if (changed or pushed or retarget) else "unchanged"
             return AlignmentResult(
                 change.recipe_path, branch, action, open_pr.number, open_pr.html_url
             )
@@ -264,9 +273,10 @@ class AlignmentPublisher:
                 draft=self.policy.pr.draft,
             )
         except GitHubRequestError as err:
-            if err.status != 422:
-                raise
-            raise TransientGitHubError(f"PR for {branch} could not be created yet: {err}") from err
+            if err.status == 422 and "already exists" in err.message:
+                # created concurrently: the next attempt finds it by its branch
+                raise TransientGitHubError(f"PR for {branch} appeared meanwhile: {err}") from err
+            raise  # any other 422 is permanent: GitHub's message goes to the check run
         self._save(
             change.recipe_path,
             branch,
@@ -306,7 +316,7 @@ class AlignmentPublisher:
             )
             if not pr.title.endswith(ABANDONED):
                 self.guard()
-                self.gh.edit_pull(pr.number, title=pr.title + ABANDONED)
+                self.gh.edit_pull(pr.number, title=suffixed_title(pr.title, ABANDONED))
             return AlignmentResult(
                 record.recipe_path, record.branch, "abandoned", pr.number, pr.html_url
             )
@@ -315,7 +325,7 @@ class AlignmentPublisher:
             pr.number, "retired", RETIRED_MARKER, retired_comment(reason, edited=False), self.guard
         )
         self.guard()
-        title = pr.title if pr.title.endswith(AUTOCLOSED) else pr.title + AUTOCLOSED
+        title = suffixed_title(pr.title, AUTOCLOSED)
         self.gh.edit_pull(pr.number, title=title, state="closed")
         self.gh.delete_branch(record.branch)
         return AlignmentResult(

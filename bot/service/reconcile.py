@@ -8,6 +8,8 @@ one conditional update, only one process wins it):
   enqueued again (same generation: the resumed run finds what the dead one already did);
 * a ``processing`` delivery whose heartbeat is older than ``RECIPE_SYNC_STALE_AFTER`` →
   enqueued again (:meth:`Store.start_delivery` lets exactly one worker take it);
+* a delivery recorded but never queued (the web process died between the insert and the
+  enqueue) for ``UNQUEUED_AFTER`` seconds → enqueued (within a minute of its arrival);
 * a ``pending`` sync or an unprocessed delivery untouched for longer than any retry delay
   (its enqueue was lost) → enqueued again.
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 
+from bot.service.ack import UNQUEUED_AFTER, mark_queued
 from bot.service.outage import Outage
 from bot.service.runtime import Runtime
 from bot.service.tasks import MAX_DELAY
@@ -29,12 +32,15 @@ def reconcile_once(rt: Runtime) -> dict[str, list[int] | list[str]]:
     resumed = rt.store.requeue_stale(stale)
     lost = rt.store.lost_pending(MAX_DELAY + stale)
     deliveries = rt.store.unfinished_deliveries(MAX_DELAY + stale)
+    unqueued = [d for d in rt.store.unqueued_deliveries(UNQUEUED_AFTER) if d not in deliveries]
+    deliveries += unqueued
     # a worker killed mid-dispatch: its heartbeat stopped (seconds, not the sweep above)
     deliveries += [d for d in rt.store.stale_processing(stale) if d not in deliveries]
     for sync_id in [*resumed, *lost]:
         rt.enqueue_sync(sync_id)
     for delivery_id in deliveries:
         rt.enqueue_delivery(delivery_id)
+    mark_queued(rt, deliveries)
     if resumed or lost or deliveries:
         log.warning(
             "reconciler: resumed syncs %s, re-enqueued syncs %s, deliveries %s",

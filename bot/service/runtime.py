@@ -70,13 +70,16 @@ class Runtime:
     ) -> Runtime:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         metrics = Metrics()
+        store = store or Store.open(settings.effective_database_url, clock=clock)
         runtime = cls(
             settings=settings,
-            store=store or Store.open(settings.effective_database_url, clock=clock),
+            store=store,
             huey=huey or make_huey(settings),
             metrics=metrics,
             policy=load_rules(settings.rules_dir).policy,
-            connector=GitHubConnector(settings, metrics, tokens=tokens, sleep=sleep, clock=clock),
+            connector=GitHubConnector(
+                settings, metrics, tokens=tokens, sleep=sleep, clock=clock, renames=store
+            ),
             owner=f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}",
             clock=clock,
         )

@@ -42,7 +42,7 @@ TriggerKind = Literal[
     "label_removed",  # approval withdrawn
     "pr_updated",  # opened / reopened / synchronize / ready_for_review on a labelled PR
     "pr_closed",  # a benchmark PR or an alignment PR was closed
-    "command",  # `/recipe-sync [dry-run]` comment
+    "command",  # `/recipe-sync [dry-run] [<sha>]` comment
     "workflow_run",  # a run completed: refresh the evidence of the matching PR
     "check_run",  # our check run was re-requested or its "Re-check" button clicked
     "rebase",  # the rebase label was put on an alignment PR
@@ -78,6 +78,7 @@ class Trigger:
     installation_id: int | None = None
     subject: str = ""  # drop / keep: the flag or env var
     commented_at: str = ""  # command: GitHub's comment.created_at (the head it approves)
+    named_sha: str = ""  # command: the commit `/recipe-sync <sha>` approves (lower-case hex)
 
     def to_json(self) -> str:
         # orjson reads the dataclass directly: json.dumps(asdict(…)) was ~5% of the ack
@@ -162,7 +163,11 @@ def _numbers(items: Any, path: str) -> tuple[int, ...]:
 
 
 def command_pattern(command: str) -> re.Pattern[str]:
-    return re.compile(rf"^\s*{re.escape(command)}(?:\s+(\S+))?\s*$")
+    """``/recipe-sync`` and up to two arguments (``dry-run``, a commit SHA), any order."""
+    return re.compile(rf"^\s*{re.escape(command)}((?:\s+\S+){{0,2}})\s*$")
+
+
+COMMIT = re.compile(r"^[0-9a-fA-F]{7,40}$")  # the head a command approves, as the PR shows it
 
 
 def hunk_pattern(command: str) -> re.Pattern[str]:
@@ -246,14 +251,18 @@ def classify(
         match = command_pattern(comment_command).match(first_line[0]) if first_line else None
         if not match:
             return Ignored("comment is not a command")
-        argument = match.group(1)
-        if argument not in (None, "dry-run"):
-            return Ignored(f"unknown command argument '{argument}'")
+        arguments = match.group(1).split()
+        named = [a for a in arguments if COMMIT.match(a)]
+        unknown = [a for a in arguments if a != "dry-run" and not COMMIT.match(a)]
+        if unknown or len(named) > 1 or arguments.count("dry-run") > 1:
+            what = (unknown or arguments)[-1][:40]
+            return Ignored(f"unknown command argument '{what}'")
         return Trigger(
             kind="command",
             pr_number=_number(_get(payload, "issue.number"), "issue.number"),
             comment_id=_int(_get(payload, "comment.id"), "comment.id"),
-            dry_run=argument == "dry-run",
+            dry_run="dry-run" in arguments,
+            named_sha=named[0].lower() if named else "",
             commented_at=_text(
                 _opt(payload, "comment.created_at"), "comment.created_at", empty_ok=True
             ),

@@ -21,7 +21,9 @@ class Delivery(Base):
     action: Mapped[str] = mapped_column(String(40))
     repo: Mapped[str] = mapped_column(String(200))
     trigger: Mapped[str] = mapped_column(Text)
-    status: Mapped[str] = mapped_column(String(16), index=True)  # received|enqueued|done|failed
+    # received (recorded) | queued (enqueued by the ack) | processing | enqueued (a retry is
+    # scheduled) | done | failed
+    status: Mapped[str] = mapped_column(String(16), index=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     received_at: Mapped[float] = mapped_column(Float)
@@ -198,3 +200,13 @@ class DroppedHunk(Base):
     subject: Mapped[str] = mapped_column(String(200))
     dropped_by: Mapped[str] = mapped_column(String(100))
     created_at: Mapped[float] = mapped_column(Float)
+
+
+class RepositoryRename(Base):
+    """A repository GitHub renamed: the name the service knew it by (its records keep that
+    name) and the name GitHub uses now (every API call and git fetch)."""
+
+    __tablename__ = "repository_renames"
+    old_name: Mapped[str] = mapped_column(String(200), primary_key=True)
+    new_name: Mapped[str] = mapped_column(String(200), index=True)
+    renamed_at: Mapped[float] = mapped_column(Float)

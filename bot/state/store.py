@@ -40,6 +40,7 @@ from bot.state.models import (
     DroppedHunk,
     IgnoredFlag,
     Refusal,
+    RepositoryRename,
     StickyComment,
     Sync,
 )
@@ -321,21 +322,47 @@ class Store:
             if row is not None and row.status == "received":
                 session.delete(row)
 
-    def reclaim_unqueued(self, delivery_id: str, older_than: float) -> bool:
-        """A redelivery of a delivery recorded ``older_than`` seconds ago and never started
-        (the process died between the insert and the enqueue): True → enqueue it again."""
-        now = self.clock()
+    def mark_queued(self, delivery_ids: Sequence[str]) -> None:
+        """The deliveries reached the queue: ``received`` → ``queued`` (one statement)."""
+        if not delivery_ids:
+            return
+        with self.tx() as session:
+            session.execute(
+                update(Delivery)
+                .where(Delivery.delivery_id.in_(delivery_ids), Delivery.status == "received")
+                .values(status="queued")
+            )
+
+    def reclaim_unqueued(self, delivery_id: str) -> bool:
+        """A redelivery of a delivery that was recorded but never reached the queue (its
+        process died between the insert and the enqueue): True → enqueue it again."""
         with self.tx() as session:
             result: Any = session.execute(
                 update(Delivery)
-                .where(
-                    Delivery.delivery_id == delivery_id,
-                    Delivery.status == "received",
-                    Delivery.updated_at < now - older_than,
-                )
-                .values(updated_at=now)
+                .where(Delivery.delivery_id == delivery_id, Delivery.status == "received")
+                .values(updated_at=self.clock())
             )
             return bool(result.rowcount == 1)
+
+    def unqueued_deliveries(self, older_than: float) -> list[str]:
+        """Deliveries recorded ``older_than`` seconds ago that never reached the queue;
+        each is touched, so one reconciler pass takes it (the caller enqueues it)."""
+        now = self.clock()
+        with self.tx() as session:
+            ids = list(
+                session.scalars(
+                    select(Delivery.delivery_id).where(
+                        Delivery.status == "received", Delivery.updated_at < now - older_than
+                    )
+                )
+            )
+            if ids:
+                session.execute(
+                    update(Delivery)
+                    .where(Delivery.delivery_id.in_(ids), Delivery.status == "received")
+                    .values(updated_at=now)
+                )
+            return ids
 
     def start_delivery(self, delivery_id: str, stale_after: float) -> bool:
         """Take a delivery for processing (one worker at a time); a ``processing`` one whose
@@ -346,7 +373,7 @@ class Store:
                 update(Delivery)
                 .where(
                     Delivery.delivery_id == delivery_id,
-                    Delivery.status.in_(("received", "enqueued"))
+                    Delivery.status.in_(("received", "queued", "enqueued"))
                     | (
                         (Delivery.status == "processing")
                         & (Delivery.updated_at < now - stale_after)
@@ -406,7 +433,7 @@ class Store:
         with self.tx() as session:
             rows = session.scalars(
                 select(Delivery.delivery_id).where(
-                    Delivery.status.in_(("received", "enqueued", "processing")),
+                    Delivery.status.in_(("received", "queued", "enqueued", "processing")),
                     Delivery.updated_at < cutoff,
                 )
             )
@@ -1013,3 +1040,43 @@ class Store:
                 where.append(DroppedHunk.recipe_path.in_((recipe_path, "*")))
             result = session.execute(delete(DroppedHunk).where(*where))
             return bool(getattr(result, "rowcount", 0))
+
+    # --- renamed repositories ----------------------------------------------------------------
+
+    def record_rename(self, old: str, new: str) -> None:
+        """GitHub calls the repository the service knew as ``old`` (or as what ``old`` was
+        renamed from) ``new`` now. Records keep the first name; calls use the newest."""
+        with self.tx() as session:
+            first = session.scalar(
+                select(RepositoryRename.old_name).where(RepositoryRename.new_name == old)
+            )
+            known = first or old
+            if known == new:
+                session.execute(delete(RepositoryRename).where(RepositoryRename.old_name == known))
+                return
+            row = session.get(RepositoryRename, known)
+            if row is None:
+                session.add(RepositoryRename(old_name=known, new_name=new, renamed_at=self.clock()))
+            else:
+                row.new_name, row.renamed_at = new, self.clock()
+
+    def current_repo_name(self, name: str) -> str:
+        """What GitHub calls the repository the service knows as ``name`` now."""
+        with self.tx() as session:
+            return (
+                session.scalar(
+                    select(RepositoryRename.new_name).where(RepositoryRename.old_name == name)
+                )
+                or name
+            )
+
+    def known_repo_name(self, name: str) -> str:
+        """The name the service's records use for the repository GitHub now calls ``name``
+        (a webhook of a renamed repository carries the new name)."""
+        with self.tx() as session:
+            return (
+                session.scalar(
+                    select(RepositoryRename.old_name).where(RepositoryRename.new_name == name)
+                )
+                or name
+            )

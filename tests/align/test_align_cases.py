@@ -299,7 +299,7 @@ def test_an_invalid_config_entry_fails_the_check_with_its_location(
         "{ tp: four, spec-decoding",
     )
     status, out = align_cli(evidence=False, bench=bench_clone, bench_ref="pr")
-    assert status == 0 and not (out / "recipe.patch").exists()
+    assert status == 2 and not (out / "recipe.patch").exists()
     data = _plan(out)
     (key,) = data["keys"]  # type: ignore[misc]
     assert key["problem"].startswith("configs/amd-master.yaml:")  # type: ignore[index]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import bot.align.run
+from bot.errors import InputError, Location
 from tests.seed_cli import AlignCli
 
 
@@ -27,3 +28,19 @@ def test_the_job_step_budget_covers_all_points(
     assert status == 2
     err = capsys.readouterr().err
     assert "too large to analyse: more than 1,000 evaluation steps" in err
+
+
+def test_launch_lines_that_cannot_be_extracted_fail_the_command(
+    align_cli: AlignCli, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def unreadable(*args: object) -> None:
+        raise InputError(Location("benchmarks/x.sh", line=3), "cannot evaluate this line")
+
+    monkeypatch.setattr(bot.align.run, "extract", unreadable)
+    status, _ = align_cli(evidence=False)
+    captured = capsys.readouterr()
+    assert "check: failure:" in captured.out and "could not be extracted" in captured.out
+    assert status == 2  # was 0: the check run says failure, the command said "done"
+    err = captured.err.strip().splitlines()
+    assert err[-1].startswith("recipe-sync: error: check failure: ")
+    assert "launch line(s) could not be extracted" in err[-1]

@@ -58,11 +58,17 @@ class IssuesFakeGitHub(FakeGitHub):
             "body": issue["body"],
             "user": self.user_json(issue["user"]),
             "labels": [],
+            "labels_url": f"{url}/labels{{/name}}",
+            "events_url": f"{url}/events",
             "assignee": None,
             "assignees": [],
+            "milestone": None,
             "locked": False,
             "comments": 0,
             "author_association": "NONE",
+            "closed_at": None if issue["state"] == "open" else "2026-01-02T00:00:00Z",
+            "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z",
         }
 
     def _build_app(self) -> FastAPI:
@@ -90,10 +96,14 @@ class IssuesFakeGitHub(FakeGitHub):
             state = request.query_params.get("state", "open")
             creator = request.query_params.get("creator")
             items = [fake.issue_json(full, i) for i in fake.issues.get(full, {}).values()]
-            for number in fake.pulls.get(full, {}):
+            for number, pr in fake.pulls.get(full, {}).items():
                 pull = fake.pull_json(full, number)
-                pull["pull_request"] = {"url": pull["url"]}
-                items.append(pull)
+                # listed as an issue: the issue's fields, with its pull_request link
+                as_issue = {"number": number, "title": pr["title"], "body": pr["body"],
+                            "user": pr["user"], "state": pr["state"], "id": pr["id"]}  # fmt: skip
+                items.append(
+                    {**fake.issue_json(full, as_issue), "pull_request": {"url": pull["url"]}}
+                )
             items = [
                 i
                 for i in sorted(items, key=lambda i: -int(i["number"]))

@@ -1,9 +1,11 @@
 """``recipe-sync audit`` bounds YAML alias expansion like every other reader: a master config
-that is a billion-laughs document ends the audit with one line naming the file, exit 2, in
-seconds (and within a memory cap: walking the expansion would need gigabytes)."""
+that is a billion-laughs document is left out in seconds (and within a memory cap: walking
+the expansion would need gigabytes), the rest is audited and reported, and the file is named
+in the report and on stderr, exit 2."""
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import subprocess
@@ -31,14 +33,15 @@ def _capped() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
 
-def test_an_alias_bomb_master_config_is_one_line_and_exit_2(
+def test_an_alias_bomb_master_config_is_named_and_the_rest_audited(
     seed: SeedFixtures, tmp_path: Path
 ) -> None:
     bench = export(GitTreeSource(seed.bench_repo, seed.bench_pr_head), tmp_path / "bench")
     recipes = export(GitTreeSource(seed.recipes_repo, seed.recipes_base), tmp_path / "recipes")
+    assert (bench / "configs/amd-master.yaml").is_file()
     (bench / "configs/nvidia-master.yaml").write_text(BOMB)
     started = time.monotonic()
-    command = ["audit", "--bench-repo", str(bench), "--recipes", str(recipes)]
+    command = ["audit", "--bench-repo", str(bench), "--recipes", str(recipes), "--format", "json"]
     result = subprocess.run(
         [sys.executable, "-m", "bot", *command],
         cwd=ROOT,
@@ -49,9 +52,13 @@ def test_an_alias_bomb_master_config_is_one_line_and_exit_2(
         preexec_fn=_capped,
     )
     assert time.monotonic() - started < 60
-    assert result.returncode == 2, result.stderr[-2000:]
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr[-2000:]
-    assert lines[0].startswith("recipe-sync: error: configs/nvidia-master.yaml"), lines[0]
-    assert "aliases expand to more than" in lines[0]
-    assert result.stdout == ""
+    assert result.returncode == 2, result.stderr[-2000:]  # was 2 with no report at all
+    errors = [line for line in result.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1, result.stderr[-2000:]
+    assert errors[0].startswith("recipe-sync: error: configs/nvidia-master.yaml"), errors[0]
+    assert "aliases expand to more than" in errors[0]
+    report = json.loads(result.stdout)  # what it could read: the other master config
+    assert report["rows"], "the readable master config was not audited"
+    assert {row["config_file"] for row in report["rows"]} == {"configs/amd-master.yaml"}
+    assert len(report["unread"]) == 1 and "configs/nvidia-master.yaml" in report["unread"][0]
+    assert any("aliases expand" in warning for warning in report["warnings"])

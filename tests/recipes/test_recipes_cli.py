@@ -139,18 +139,22 @@ def test_batch_renders_each_line_and_reports_bad_lines(
     assert out[5]["rendering"]["node_count"] == 3
 
 
-def test_malformed_yaml_is_one_error_line(
+def test_one_malformed_recipe_is_named_and_the_others_written(
     make_repo: MakeRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     repo = make_repo({"models/test/Small.yaml": SMALL})
     bad = Path(repo.label) / "models/test/Bad.yaml"
     bad.write_text("model:\n  base_args:\n    - '--a'\n  base_env: {A: 1\nvariants: {}\n")
-    status = main(["render", "--recipes", repo.label, "--api-out", str(tmp_path / "o")])
-    err = capsys.readouterr().err
-    assert status == 2
+    out = tmp_path / "o"
+    status = main(["render", "--recipes", repo.label, "--api-out", str(out)])
+    captured = capsys.readouterr()
+    assert status == 1  # was 2, with nothing written
+    assert (out / "test/Small.json").is_file() and not (out / "test/Bad.json").exists()
+    err = captured.err
     assert err.count("\n") == 1 and "Traceback" not in err
-    assert err.startswith("recipe-sync: error: ")
+    assert err.startswith("recipe-sync: error: models/test/Bad.yaml does not load, not written: ")
     assert "models/test/Bad.yaml:4: key 'model.base_env': malformed YAML" in err
+    assert "1 recipe(s) did not load" in captured.out
 
 
 def test_unknown_strategy_is_one_error_line(
@@ -161,7 +165,7 @@ def test_unknown_strategy_is_one_error_line(
     path.write_text(SMALL.lstrip().replace("multi_node_tp]", "multi_node_xp]"), encoding="utf-8")
     status = main(["render", "--recipes", repo.label, "--api-out", str(tmp_path / "o")])
     err = capsys.readouterr().err
-    assert status == 2
+    assert status == 1
     assert "models/test/Small.yaml:6: key 'compatible_strategies.1': unknown strategy" in err
     assert err.count("\n") == 1
 

@@ -45,6 +45,7 @@ from ruamel.yaml import YAML
 
 from bot.github.gitops import GitOperationError, Mirror
 from tests.service import github_permissions as table
+from tests.service.openapi_contract import contract, fractional_timestamps, link_problems
 from tests.shared import github_data_dir
 
 DATA = github_data_dir()
@@ -101,6 +102,7 @@ class FakeRepo:
     default_branch: str = "main"
     installation_id: int = 1
     pushed_at: float = 0.0  # the last push to any branch (GitHub's repository pushed_at)
+    repo_id: int = 0  # GitHub's repository id (what a renamed repository redirects to)
 
     @property
     def owner(self) -> str:
@@ -175,6 +177,15 @@ class FakeGitHub:
         self.denied: list[tuple[str, str, str]] = []  # (method, path, permissions needed)
         self.unclassified: list[tuple[str, str]] = []
         self.denials_expected = False  # set by tests that provoke a 403 on purpose
+        # GitHub's REST contract (tests/service/openapi_contract.py): requests GitHub would
+        # refuse are answered as GitHub would and recorded; responses that differ from its
+        # description are the fake's own bugs, recorded too (both fail the test)
+        self.contract = contract()
+        self.rejected: list[tuple[str, str, list[str]]] = []
+        self.invalid_responses: list[tuple[str, str, int, list[str]]] = []
+        self.rejections_expected = False  # set by tests that send what GitHub refuses
+        self.moved: dict[str, str] = {}  # renamed repositories: old name → new name
+        self.uninstalled: set[int] = set()  # installation ids of an uninstalled App
         self._ids = 1000
         self._template_cache: dict[tuple[Any, ...], str] = {}
         self.app = self._build_app()
@@ -196,7 +207,9 @@ class FakeGitHub:
         path = self.root / f"{full_name}.git"
         path.parent.mkdir(parents=True, exist_ok=True)
         git(self.root, "init", "-q", "--bare", "--template=", "-b", branch, str(path))
-        repo = FakeRepo(full_name, path, branch, installation_id=len(self.repos) + 1)
+        repo = FakeRepo(
+            full_name, path, branch, installation_id=len(self.repos) + 1, repo_id=self.next_id()
+        )
         self.repos[full_name] = repo
         self.pulls.setdefault(full_name, {})
         self.labels.setdefault(full_name, {})
@@ -215,7 +228,13 @@ class FakeGitHub:
             str(self.repos[source].path),
             str(path),
         )
-        repo = FakeRepo(full_name, path, self.repos[source].default_branch, installation_id=999)
+        repo = FakeRepo(
+            full_name,
+            path,
+            self.repos[source].default_branch,
+            installation_id=999,
+            repo_id=self.next_id(),
+        )
         repo.pushed_at = time.time()
         self.repos[full_name] = repo
         self.pulls.setdefault(full_name, {})
@@ -265,6 +284,52 @@ class FakeGitHub:
         repo.pushed_at = time.time()
         (repo.path / f"index-{threading.get_ident()}").unlink(missing_ok=True)
         return sha
+
+    def rename(self, old: str, new: str) -> None:
+        """Rename a repository as GitHub does: its pull requests, comments, check runs, runs
+        and tokens follow it, and the old name redirects (301 for reads, 307 for writes) to
+        ``/repositories/<id>``."""
+        with self.lock:
+            repo = self.repos.pop(old)
+            repo.full_name = new
+            self.repos[new] = repo
+            for table_ in (self.pulls, self.labels, self.runs):
+                if old in table_:
+                    table_[new] = table_.pop(old)  # type: ignore[attr-defined]
+            for pulls in self.pulls.values():
+                for pr in pulls.values():
+                    if pr["head_repo"] == old:
+                        pr["head_repo"] = new
+            for item in [*self.comments.values(), *self.check_runs.values(), *self.jobs.values()]:
+                if item.get("repo") == old:
+                    item["repo"] = new
+            self.permissions = {
+                (new if r == old else r, login): value
+                for (r, login), value in self.permissions.items()
+            }
+            for info in self.tokens.values():
+                if info.repos is not None and old in info.repos:
+                    info.repos = (info.repos - {old}) | {new}
+            self.moved = {k: (new if v == old else v) for k, v in self.moved.items()}
+            self.moved[old] = new
+
+    def revoke_tokens(self) -> None:
+        """Every installation token stops working (GitHub answers 401 Bad credentials)."""
+        with self.lock:
+            self.tokens = {t: i for t, i in self.tokens.items() if i.repos is None}
+
+    def uninstall(self, installation_id: int) -> None:
+        """The App is uninstalled from an account: its tokens are revoked, and looking the
+        installation up or minting for it is a 404."""
+        with self.lock:
+            self.uninstalled.add(installation_id)
+        self.revoke_tokens()
+
+    def remove_from_installation(self, full_name: str) -> None:
+        """The repository is taken out of the App's installation (its tokens revoked)."""
+        with self.lock:
+            self.repos[full_name].installation_id = 0
+        self.revoke_tokens()
 
     def set_permission(
         self, repo: str, login: str, permission: str, role: str | None = None
@@ -442,12 +507,17 @@ class FakeGitHub:
         *,
         headers: Mapping[str, str] | None = None,
         message: str = "",
+        errors: list[str] | None = None,
         times: int = 1,
     ) -> None:
-        body = {
+        body: dict[str, Any] = {
             "message": message or "injected",
             "documentation_url": "https://docs.github.com/rest",
         }
+        if errors:  # a 422's reasons, as GitHub lists them
+            body["errors"] = [
+                {"resource": "Request", "code": "custom", "message": e} for e in errors
+            ]
         self.faults.append(
             Fault(method, re.compile(pattern), status, dict(headers or {}), body, times)
         )
@@ -492,6 +562,40 @@ class FakeGitHub:
         )
         return dict(user)
 
+    def profile_json(self, login: str) -> dict[str, Any]:
+        """``GET /user``: a user with the profile fields GitHub's public-user has."""
+        return {
+            **self.user_json(login),
+            **dict.fromkeys(("name", "company", "blog", "location", "email", "bio"), None),
+            "hireable": None,
+            **dict.fromkeys(("public_repos", "public_gists", "followers", "following"), 0),
+            "created_at": "2020-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z",
+        }
+
+    def installation_json(self, repo: FakeRepo) -> dict[str, Any]:
+        owner = self.user_json(repo.owner)
+        number = repo.installation_id
+        return {
+            "id": number,
+            "app_id": int(self.app_id),
+            "app_slug": self.app_slug,
+            "target_id": owner["id"],
+            "target_type": "Organization",
+            "single_file_name": None,
+            "repository_selection": "selected",
+            "access_tokens_url": f"{self.base_url}/app/installations/{number}/access_tokens",
+            "html_url": f"https://github.com/organizations/{repo.owner}/settings/installations/{number}",
+            "repositories_url": f"{self.base_url}/installation/repositories",
+            "events": ["pull_request", "issue_comment", "check_run", "workflow_run"],
+            "account": owner,
+            "permissions": dict(self.installation_permissions),
+            "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z",
+            "suspended_by": None,
+            "suspended_at": None,
+        }
+
     def repo_json(self, full_name: str) -> dict[str, Any]:
         repo = self.repos[full_name]
         body = self._template("pulls.get", "octocat/Hello-World", full_name, ("base", "repo"))
@@ -501,8 +605,11 @@ class FakeGitHub:
             owner=self.user_json(repo.owner),
             default_branch=repo.default_branch,
             clone_url=str(repo.path),
+            id=repo.repo_id,
             fork=repo.installation_id == 999,
             pushed_at=iso_time(repo.pushed_at),
+            network_count=0,
+            subscribers_count=0,
             url=f"{self.base_url}/repos/{full_name}",
             html_url=f"https://github.com/{full_name}",
         )
@@ -514,7 +621,7 @@ class FakeGitHub:
             "node_id": "LA_fake",
             "url": f"{self.base_url}/repos/{repo}/labels/{name}",
             "name": name,
-            "description": None,
+            "description": "",  # GitHub's description has it a string (not nullable)
             "color": self.labels.get(repo, {}).get(name, "ededed"),
             "default": False,
         }
@@ -543,6 +650,7 @@ class FakeGitHub:
             closed_at="2026-01-01T00:00:00Z" if pr["state"] == "closed" else None,
             user=self.user_json(pr["user"]),
             labels=[self.label_json(repo, name) for name in pr["labels"]],
+            requested_teams=[],  # the example's team lacks the "type" GitHub's schema requires
             url=f"{self.base_url}/repos/{repo}/pulls/{number}",
             html_url=f"https://github.com/{repo}/pull/{number}",
             issue_url=f"{self.base_url}/repos/{repo}/issues/{number}",
@@ -609,6 +717,7 @@ class FakeGitHub:
             html_url=f"https://github.com/{repo}/actions/runs/{run['id']}",
         )
         body.update(run.get("fields", {}))  # a saved run's own fields (status, name, ...)
+        self.full_actors(body)
         body.update(
             id=run["id"],
             head_sha=run["head_sha"],
@@ -622,14 +731,34 @@ class FakeGitHub:
         )
         return dict(body)
 
+    def full_actors(self, run: dict[str, Any]) -> dict[str, Any]:
+        """A saved run keeps only its actors' logins and a few fields of its repositories:
+        the objects GitHub sends, around what was kept."""
+        for who in ("actor", "triggering_actor"):
+            login = (run.get(who) or {}).get("login")
+            if login:
+                run[who] = self.user_json(str(login))
+        for which in ("repository", "head_repository"):
+            saved = run.get(which)
+            name = saved.get("full_name") if isinstance(saved, dict) else None
+            if name:
+                full = self._template("pulls.get", "octocat/Hello-World", name, ("base", "repo"))
+                run[which] = {**full, **saved}
+        return run
+
     def job_json(self, job: dict[str, Any]) -> dict[str, Any]:
         body = self._template(
             "actions.list-jobs-for-workflow-run", "octo-org/octo-repo", job["repo"], ("jobs", "0")
         )
         body.update(job.get("fields", {}))  # a saved job's own fields (runner_name, ...)
+        body.setdefault("created_at", body.get("started_at") or "2026-01-01T00:00:00Z")
         body.update(
             id=job["id"], run_id=job["run_id"], name=job["name"], run_attempt=job["attempt"]
         )
+        for step in body.get("steps") or ():  # the docs' example has fractions: GitHub has not
+            for key in ("started_at", "completed_at"):
+                if step.get(key):
+                    step[key] = iso_time(datetime.datetime.fromisoformat(step[key]).timestamp())
         return dict(body)
 
     # --- webhook payloads (real shapes) --------------------------------------------------
@@ -780,19 +909,108 @@ class FakeGitHub:
         monkeypatch.setattr(Mirror, "_git", checked)
 
     def check_contract(self) -> None:
-        """Fail the test if a call was unclassified or (unexpectedly) denied a permission."""
+        """Fail the test if a call was unclassified, (unexpectedly) denied a permission or
+        refused by GitHub's REST contract, or if the fake answered off its description."""
         assert not self.unclassified, (
             f"endpoints missing from the permission table: {self.unclassified}"
         )
         if not self.denials_expected:
             assert not self.denied, f"requests the token's permissions did not cover: {self.denied}"
+        if not self.rejections_expected:
+            assert not self.rejected, f"requests GitHub would refuse: {self.rejected}"
+        assert not self.invalid_responses, (
+            f"the fake answered off GitHub's description: {self.invalid_responses}"
+        )
+
+    async def _refused_by_contract(self, request: Request) -> Response | None:
+        """GitHub's answer to a request it would refuse (422, or 404 for an operation it
+        does not have), else None."""
+        path = request.url.path
+        if path.startswith(("/_storage/", "/repositories/")):
+            return None  # not API operations: log storage, a renamed repository's redirect
+        body: Any = None
+        if request.method in ("POST", "PATCH", "PUT"):
+            raw = await request.body()
+            try:
+                body = json.loads(raw) if raw else None
+            except ValueError:
+                return self._refuse(request, 400, ["Problems parsing JSON"])
+        problems = self.contract.check_request(
+            request.method, path, dict(request.query_params), body
+        )
+        if not problems:
+            return None
+        undescribed = any("is not in GitHub's REST description" in p for p in problems)
+        return self._refuse(request, 404 if undescribed else 422, problems)
+
+    def _refuse(self, request: Request, status: int, problems: list[str]) -> Response:
+        with self.lock:
+            self.rejected.append((request.method, request.url.path, problems))
+            self.requests.append((request.method, request.url.path, status))
+        message = "Not Found" if status == 404 else "Validation Failed"
+        errors = [{"resource": "Request", "code": "invalid", "message": p} for p in problems]
+        return JSONResponse(
+            {
+                "message": message,
+                "errors": errors,
+                "documentation_url": "https://docs.github.com/rest",
+            },
+            status_code=status,
+        )
+
+    async def _checked_response(self, request: Request, response: Response) -> Response:
+        """The response, read whole and checked against GitHub's description of it."""
+        chunks = [chunk async for chunk in response.body_iterator]  # type: ignore[attr-defined]
+        content = b"".join(c if isinstance(c, bytes) else c.encode() for c in chunks)
+        problems: list[str] = []
+        if response.headers.get("content-type", "").startswith("application/json") and content:
+            data = json.loads(content)
+            problems += self.contract.check_response(
+                request.method, request.url.path, response.status_code, data
+            )
+            problems += list(fractional_timestamps(data))
+        problems += link_problems(response.headers.get("link"))
+        if problems:
+            with self.lock:
+                self.invalid_responses.append(
+                    (request.method, request.url.path, response.status_code, problems[:5])
+                )
+        return Response(content, response.status_code, headers=dict(response.headers))
 
     def _build_app(self) -> FastAPI:
         app = FastAPI()
         fake = self
 
+        def redirect_renamed(request: Request) -> Response | None:
+            """GitHub's answer under a renamed repository's old name (a redirect), and its
+            ``/repositories/<id>/...`` paths served as ``/repos/<new name>/...``."""
+            path = request.scope["path"]  # not request.url: it would be cached before a rewrite
+            old = re.match(r"^/repos/([^/]+/[^/]+)(/.*)?$", path)
+            if old and old.group(1) in fake.moved and old.group(1) not in fake.repos:
+                repo = fake.repos[fake.moved[old.group(1)]]
+                location = f"{fake.base_url}/repositories/{repo.repo_id}{old.group(2) or ''}"
+                status = 301 if request.method in ("GET", "HEAD") else 307
+                with fake.lock:
+                    fake.requests.append((request.method, path, status))
+                return JSONResponse(
+                    {"message": "Moved Permanently", "url": location, "documentation_url": "x"},
+                    status_code=status,
+                    headers={"Location": location},
+                )
+            by_id = re.match(r"^/repositories/(\d+)(/.+)$", path)
+            found = by_id and next(
+                (r for r in fake.repos.values() if r.repo_id == int(by_id.group(1))), None
+            )
+            if by_id and found:
+                request.scope["path"] = f"/repos/{found.full_name}{by_id.group(2)}"
+                request.scope["raw_path"] = request.scope["path"].encode()
+            return None
+
         @app.middleware("http")
         async def faults_and_log(request: Request, call_next: Callable[[Request], Any]) -> Response:
+            redirected = redirect_renamed(request)
+            if redirected is not None:
+                return redirected
             path = request.url.path
             method = request.method
             for hook in list(fake.hooks):
@@ -812,7 +1030,10 @@ class FakeGitHub:
                 with fake.lock:
                     fake.requests.append((method, path, refused.status_code))
                 return refused
-            response: Response = await call_next(request)
+            rejected = await fake._refused_by_contract(request)
+            if rejected is not None:
+                return rejected
+            response: Response = await fake._checked_response(request, await call_next(request))
             with fake.lock:
                 fake.requests.append((method, path, response.status_code))
                 holds = [h for h in fake.holds if h.method == method and h.pattern.search(path)]
@@ -829,24 +1050,32 @@ class FakeGitHub:
             return JSONResponse({"message": "Not Found", "documentation_url": "x"}, status_code=404)
 
         def page(request: Request, items: list[Any]) -> tuple[list[Any], dict[str, str]]:
+            """One page of ``items`` and GitHub's ``Link`` header: ``next`` and ``last``
+            while there are more, ``first`` and ``prev`` after the first page."""
             per_page = int(request.query_params.get("per_page", "30"))
             number = int(request.query_params.get("page", "1"))
             chunk = items[(number - 1) * per_page : number * per_page]
-            headers: dict[str, str] = {}
-            if number * per_page < len(items):
-                query = dict(request.query_params)
-                query["page"] = str(number + 1)
+            last = max(1, -(-len(items) // per_page))
+
+            def url(page_number: int) -> str:
+                query = {**dict(request.query_params), "page": str(page_number)}
                 query["per_page"] = str(per_page)
                 qs = "&".join(f"{k}={v}" for k, v in query.items())
-                headers["Link"] = f'<{fake.base_url}{request.url.path}?{qs}>; rel="next"'
-            return chunk, headers
+                return f"{fake.base_url}{request.url.path}?{qs}"
+
+            links = []
+            if number < last:
+                links += [f'<{url(number + 1)}>; rel="next"', f'<{url(last)}>; rel="last"']
+            if number > 1:
+                links += [f'<{url(1)}>; rel="first"', f'<{url(number - 1)}>; rel="prev"']
+            return chunk, ({"Link": ", ".join(links)} if links else {})
 
         @app.get("/user")
         def user(request: Request) -> Response:
             info = fake._auth(request)
             if isinstance(info, JSONResponse):
                 return info
-            return JSONResponse(fake.user_json(info.login))
+            return JSONResponse(fake.profile_json(info.login))
 
         @app.get("/repos/{owner}/{name}/installation")
         def installation(owner: str, name: str, request: Request) -> Response:
@@ -863,11 +1092,9 @@ class FakeGitHub:
             if str(claims.get("iss")) != fake.app_id:
                 return JSONResponse({"message": "Integration not found"}, status_code=401)
             repo = repo_of(owner, name)
-            if repo is None:
+            if repo is None or not repo.installation_id or repo.installation_id in fake.uninstalled:
                 return not_found()
-            return JSONResponse(
-                {"id": repo.installation_id, "app_id": int(fake.app_id), "app_slug": fake.app_slug}
-            )
+            return JSONResponse(fake.installation_json(repo))
 
         @app.post("/app/installations/{installation_id}/access_tokens")
         async def access_token(installation_id: int, request: Request) -> Response:
@@ -892,13 +1119,21 @@ class FakeGitHub:
                     },
                     status_code=422,
                 )
-            owners = {r.owner for r in fake.repos.values() if r.installation_id == installation_id}
-            if not owners:  # uninstalled (an App installed again gets a new id)
-                return not_found()
-            names = data.get("repositories") or []
-            repos = frozenset(
-                f"{owner}/{n}" for owner in owners for n in names if f"{owner}/{n}" in fake.repos
-            )
+            covered = [r for r in fake.repos.values() if r.installation_id == installation_id]
+            if not covered or installation_id in fake.uninstalled:
+                return not_found()  # uninstalled (an App installed again gets a new id)
+            names = set(data.get("repositories") or [])
+            ids = set(data.get("repository_ids") or [])
+            repos = frozenset(r.full_name for r in covered if r.name in names or r.repo_id in ids)
+            if len(repos) < len(names) + len(ids):
+                return JSONResponse(
+                    {
+                        "message": "There is at least one repository that does not exist or is "
+                        "not accessible to the parent installation.",
+                        "documentation_url": "https://docs.github.com/rest",
+                    },
+                    status_code=422,
+                )
             token = f"ghs_fake{fake.next_id()}"
             fake.tokens[token] = TokenInfo(f"{fake.app_slug}[bot]", repos, requested)
             body = copy.deepcopy(_TEMPLATES["apps.create-installation-access-token"])
@@ -912,9 +1147,7 @@ class FakeGitHub:
             )
             return JSONResponse(fake._urls(body), status_code=201)
 
-        @app.get("/repos/{owner}/{name}")
-        def get_repo(owner: str, name: str, request: Request) -> Response:
-            repo = repo_of(owner, name)
+        def repository(repo: FakeRepo | None, request: Request) -> Response:
             if repo is None:
                 return not_found()
             info = fake._auth(request, repo.full_name)
@@ -923,6 +1156,15 @@ class FakeGitHub:
                 if isinstance(info, JSONResponse)
                 else JSONResponse(fake.repo_json(repo.full_name))
             )
+
+        @app.get("/repositories/{repo_id}")
+        def get_repo_by_id(repo_id: int, request: Request) -> Response:
+            found = next((r for r in fake.repos.values() if r.repo_id == repo_id), None)
+            return repository(found, request)
+
+        @app.get("/repos/{owner}/{name}")
+        def get_repo(owner: str, name: str, request: Request) -> Response:
+            return repository(repo_of(owner, name), request)
 
         @app.get("/repos/{owner}/{name}/pulls")
         def list_pulls(owner: str, name: str, request: Request) -> Response:
@@ -1008,6 +1250,8 @@ class FakeGitHub:
             for key in ("title", "body", "state"):
                 if key in data:
                     pr[key] = data[key]
+            if "base" in data:
+                pr["base_ref"] = data["base"]
             return JSONResponse(fake.pull_json(full, number))
 
         @app.get("/repos/{owner}/{name}/issues/{number}/comments")
@@ -1076,7 +1320,13 @@ class FakeGitHub:
             content = (await request.json())["content"]
             fake.reactions.append((comment_id, content, info.login))
             return JSONResponse(
-                {"id": fake.next_id(), "content": content, "user": fake.user_json(info.login)},
+                {
+                    "id": fake.next_id(),
+                    "node_id": "REA_fake",
+                    "content": content,
+                    "user": fake.user_json(info.login),
+                    "created_at": iso_time(time.time()),
+                },
                 status_code=201,
             )
 
@@ -1088,7 +1338,8 @@ class FakeGitHub:
                 return info
             perm, role = fake.permissions.get((full, login), ("read", "read"))
             body = copy.deepcopy(_TEMPLATES["repos.get-collaborator-permission-level"])
-            body.update(permission=perm, role_name=role, user=fake.user_json(login))
+            user = {**fake.user_json(login), "role_name": role}
+            body.update(permission=perm, role_name=role, user=user)
             return JSONResponse(fake._urls(body))
 
         @app.get("/repos/{owner}/{name}/labels/{label}")
@@ -1262,7 +1513,7 @@ class FakeGitHub:
             body = fake.run_json(full, run)
             body.update(run.get("attempts", {}).get(attempt, {}))
             body["run_attempt"] = attempt
-            return JSONResponse(body)
+            return JSONResponse(fake.full_actors(body))
 
         @app.get("/repos/{owner}/{name}/actions/runs/{run_id}/attempts/{attempt}/jobs")
         def run_jobs(
@@ -1311,10 +1562,10 @@ async def _sleep(seconds: float) -> None:
 
 
 def iso_time(seconds: float) -> str:
-    """GitHub's timestamp format, with microseconds: GitHub's whole seconds would make a
-    push in the same second as a comment ambiguous (the bot counts it as after)."""
-    stamp = datetime.datetime.fromtimestamp(seconds, datetime.UTC)
-    return stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """GitHub's timestamp format: whole seconds (a push and a comment in the same second
+    look simultaneous, as on GitHub)."""
+    stamp = datetime.datetime.fromtimestamp(int(seconds), datetime.UTC)
+    return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class ServerThread:

@@ -66,8 +66,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("POST", "/app/installations/{installation_id}/access_tokens", auth="app-jwt"),
     # "GET /user" is not available to installation tokens (personal-token mode only)
     Endpoint("GET", "/user", auth="user-only"),
-    # Metadata
+    # Metadata (a renamed repository is redirected to /repositories/{repository_id}/...)
     Endpoint("GET", R),
+    Endpoint("GET", "/repositories/{repository_id}"),
     Endpoint("GET", R + "/collaborators/{username}/permission"),
     # Pull requests
     Endpoint("GET", R + "/pulls", _rw("read", "pull_requests")),

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 import shutil
+import time
 from pathlib import Path
 
 import pytest
 
 from bot.present.posted import (
+    APPROVED_MARKER,
     EDITED_MARKER,
     REAPPROVE_MARKER,
     REBASE_LABEL,
@@ -238,12 +240,25 @@ def test_fork_pr_push_requires_reapproval(harness: Harness, fake: FakeGitHub) ->
     assert len(fake.check_runs_on(BENCH, new_head)) == 1
 
 
+def approved_notes(fake: FakeGitHub, number: int) -> list[str]:
+    return [
+        c["body"] for c in fake.comments_on(BENCH, number) if c["body"].startswith(APPROVED_MARKER)
+    ]
+
+
+def reapprove_notes(fake: FakeGitHub, number: int) -> list[str]:
+    return [
+        c["body"] for c in fake.comments_on(BENCH, number) if c["body"].startswith(REAPPROVE_MARKER)
+    ]
+
+
 def test_a_command_approves_the_fork_head_it_was_written_at(
     harness: Harness, fake: FakeGitHub
 ) -> None:
     fake.fork(BENCH, "contrib/bench")
     push(fake, 256, repo="contrib/bench", branch="tune")
     number = fake.open_pull(BENCH, head_ref="tune", head_repo="contrib/bench", user="contrib")
+    fake.repos["contrib/bench"].pushed_at -= 120  # the maintainer read it for two minutes
     command = fake.comment_payload(BENCH, number, "/recipe-sync", sender=MAINTAINER)
     assert harness.deliver("issue_comment", command).status_code == 202
     # the contributor pushes after the comment, before the job runs (and before GitHub's
@@ -254,25 +269,64 @@ def test_a_command_approves_the_fork_head_it_was_written_at(
     assert alignment_prs(fake) == [] and fake.check_runs_on(BENCH, new_head) == []
     sync = harness.rt.store.find_sync(BENCH, number)
     assert sync is None or sync.approved_sha != new_head
-    notes = [c for c in fake.comments_on(BENCH, number) if c["body"].startswith(REAPPROVE_MARKER)]
-    assert len(notes) == 1, notes
-    assert f"new head `{new_head[:12]}`" in notes[0]["body"]
-    assert "commenting `/recipe-sync` again" in notes[0]["body"]
+    (note,) = reapprove_notes(fake, number)
+    assert f"`{new_head[:12]}`, was pushed less than a minute before" in note
+    assert f"commenting `/recipe-sync {new_head[:12]}`" in note
     # the synchronize delivery arriving now changes nothing: still one note, nothing synced
     payload = fake.pull_request_payload(BENCH, number, "synchronize", sender="contrib")
     harness.deliver("pull_request", payload)
     harness.drain()
     assert alignment_prs(fake) == []
 
-    # a fresh comment, written after the push, approves the new head
-    command = fake.comment_payload(BENCH, number, "/recipe-sync", sender=MAINTAINER)
+    # a command naming the commit the maintainer reviewed approves it, and says so
+    command = fake.comment_payload(
+        BENCH, number, f"/recipe-sync {new_head[:12]}", sender=MAINTAINER
+    )
     harness.deliver("issue_comment", command)
     harness.drain()
     pr = only(alignment_prs(fake))
     assert '"4096"' in recipe_at(fake, f"refs/heads/{pr['head_ref']}")
-    assert [
-        c for c in fake.comments_on(BENCH, number) if c["body"].startswith(REAPPROVE_MARKER)
-    ] == []
+    assert reapprove_notes(fake, number) == []
+    (reply,) = approved_notes(fake, number)
+    assert f"approved `{new_head[:12]}` (the commit the command names)" in reply
+
+
+def test_a_bare_command_approves_a_fork_head_only_a_minute_after_its_push(
+    harness: Harness, fake: FakeGitHub
+) -> None:
+    fake.fork(BENCH, "contrib/bench")
+    first = push(fake, 256, repo="contrib/bench", branch="tune")
+    number = fake.open_pull(BENCH, head_ref="tune", head_repo="contrib/bench", user="contrib")
+    # a push 150 ms before the comment: the maintainer was looking at the previous head
+    second = push(fake, 4096, repo="contrib/bench", branch="tune")
+    fake.refresh_pull_head(BENCH, number)
+    time.sleep(0.15)
+    harness.deliver(
+        "issue_comment", fake.comment_payload(BENCH, number, "/recipe-sync", sender=MAINTAINER)
+    )
+    harness.drain()
+    assert alignment_prs(fake) == []  # was approved, and 4096 landed in the patch
+    (note,) = reapprove_notes(fake, number)
+    assert second[:12] in note and first[:12] not in note
+    # a command naming a commit that is no longer the head approves nothing either
+    harness.deliver(
+        "issue_comment",
+        fake.comment_payload(BENCH, number, f"/recipe-sync {first[:10]}", sender=MAINTAINER),
+    )
+    harness.drain()
+    assert alignment_prs(fake) == []
+    (note,) = reapprove_notes(fake, number)
+    assert f"names `{first[:10]}`, but the head of this pull request is `{second[:12]}`" in note
+    # a minute later, a bare command approves the head it was written under
+    fake.repos["contrib/bench"].pushed_at -= 60
+    harness.deliver(
+        "issue_comment", fake.comment_payload(BENCH, number, "/recipe-sync", sender=MAINTAINER)
+    )
+    harness.drain()
+    pr = only(alignment_prs(fake))
+    assert '"4096"' in recipe_at(fake, f"refs/heads/{pr['head_ref']}")
+    (reply,) = approved_notes(fake, number)
+    assert f"approved `{second[:12]}` (the head, pushed at least a minute before" in reply
 
 
 def test_comment_command_permissions(harness: Harness, fake: FakeGitHub) -> None:

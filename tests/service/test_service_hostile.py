@@ -16,8 +16,9 @@ from sqlalchemy import update
 from starlette.requests import Request
 
 from bot.github.signature import sign
-from bot.service.ack import REENQUEUE_AFTER
+from bot.service.ack import UNQUEUED_AFTER
 from bot.service.boot import boot
+from bot.service.reconcile import reconcile_once
 from bot.service.runtime import Runtime
 from bot.service.tasks import run_delivery
 from bot.service.web import MAX_PAYLOAD, TooLarge, create_app, read_capped
@@ -169,20 +170,33 @@ def test_redelivery_of_a_recorded_but_never_enqueued_delivery_is_enqueued(
     assert rt.store.claim_delivery(
         "lost-1", event="pull_request", action="labeled", repo="o/r", trigger="{}"
     )
-    again = post(http, body, delivery="lost-1")
-    assert again.json()["status"] == "duplicate"  # within seconds: the first may still enqueue
-    with rt.store.tx() as session:
-        session.execute(
-            update(Delivery)
-            .where(Delivery.delivery_id == "lost-1")
-            .values(updated_at=rt.clock() - REENQUEUE_AFTER - 1)
-        )
-    redelivered = post(http, body, delivery="lost-1")
+    redelivered = post(http, body, delivery="lost-1")  # at once: was "duplicate" for 10 s
     assert redelivered.status_code == 202 and redelivered.json()["status"] == "accepted"
     assert len(rt.huey.pending()) == 1
     # and exactly once: a third delivery is a duplicate again
     assert post(http, body, delivery="lost-1").json()["status"] == "duplicate"
     assert len(rt.huey.pending()) == 1
+
+
+def test_a_delivery_that_never_reached_the_queue_is_enqueued_by_the_reconciler(
+    service: tuple[Runtime, TestClient],
+) -> None:
+    rt, http = service
+    accepted = post(http, json.dumps(labeled()).encode(), delivery="queued-1")
+    assert accepted.status_code == 202
+    assert rt.store.claim_delivery(
+        "lost-2", event="pull_request", action="labeled", repo="o/r", trigger="{}"
+    )
+    rt.huey.storage.flush_queue()
+    assert reconcile_once(rt)["deliveries"] == []  # recorded just now: its enqueue may follow
+    with rt.store.tx() as session:
+        session.execute(update(Delivery).values(updated_at=rt.clock() - UNQUEUED_AFTER - 1))
+    # was left to the 15-minute sweep of unfinished deliveries; one that reached the queue
+    # (queued-1) is not enqueued again
+    assert reconcile_once(rt)["deliveries"] == ["lost-2"]
+    assert len(rt.huey.pending()) == 1
+    assert reconcile_once(rt)["deliveries"] == []  # queued now
+    assert rt.store.delivery("lost-2") is not None
 
 
 def test_a_delivery_is_processed_by_one_worker_at_a_time(

@@ -131,6 +131,12 @@ class Linker:
         return max(0.15, 1.0 - math.log(count) / math.log(self._total + 1))
 
     def links(self, commit: MaintainerCommit) -> tuple[Link, ...]:
+        """The commit's links: per recipe, the candidates within 0.8 of the strongest."""
+        return _strongest(self.candidates(commit), self.by_number)
+
+    def candidates(self, commit: MaintainerCommit) -> list[Link]:
+        """Every PR the commit carries enough evidence for (confidence ≥ 0.5), before the
+        PRs that carry the same content compete (:meth:`links`)."""
         cited = cited_prs(f"{commit.subject}\n{commit.body}")
         candidates = [pr for pr in self.prs if pr.near(commit.time)]
         found: list[Link] = []
@@ -141,7 +147,7 @@ class Linker:
                 link = self._link(commit, recipe, pr, cited)
                 if link is not None:
                     found.append(link)
-        return _strongest(found, self.by_number)
+        return found
 
     def _link(
         self, commit: MaintainerCommit, recipe: str, pr: BenchmarkPR, cited: set[int]

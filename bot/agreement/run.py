@@ -111,13 +111,9 @@ def score(
     history_end = max((c.time for c in log), default=0)
     first = min((job.moment for job in jobs), default=history_end)
     commits = maintainer_commits(settings.recipes, log, since=first - BEFORE)
-    taxonomy = _taxonomy(settings.recipes, log[-1].sha if log else "HEAD")
+    taxonomy = read_taxonomy(settings.recipes, log[-1].sha if log else "HEAD")
 
-    prs = [
-        BenchmarkPR(job.pr.number, job.pr.title, job.moment, job.pr.time, row.launches)
-        for job, row in zip(jobs, rows, strict=True)
-    ]
-    linker = Linker(prs, taxonomy)
+    linker = Linker(benchmark_prs(jobs, rows), taxonomy)
     links = tuple(link for commit in commits for link in linker.links(commit))
 
     replays = tuple(
@@ -170,6 +166,14 @@ def score(
     return tuple(card(window) for window in wanted)
 
 
+def benchmark_prs(jobs: Sequence[Job], rows: Sequence[PRRow]) -> list[BenchmarkPR]:
+    """What the linker knows of each replayed PR: when it was open and merged, its launches."""
+    return [
+        BenchmarkPR(job.pr.number, job.pr.title, job.moment, job.pr.time, row.launches)
+        for job, row in zip(jobs, rows, strict=True)
+    ]
+
+
 def _span(windows: Sequence[Window]) -> Window:
     sinces = [w[0] for w in windows]
     untils = [w[1] for w in windows]
@@ -210,7 +214,8 @@ def _existing(repo: Path, replays: Sequence[Replay]) -> dict[tuple[str, str], Re
         reader.close()
 
 
-def _taxonomy(repo: Path, sha: str) -> Taxonomy:
+def read_taxonomy(repo: Path, sha: str) -> Taxonomy:
+    """The recipes repository's ``taxonomy.yaml`` at ``sha``."""
     reader = BlobReader(repo)
     try:
         data = reader.read(sha, "taxonomy.yaml")

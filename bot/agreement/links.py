@@ -107,9 +107,15 @@ def guide_settings(text: str) -> tuple[list[tuple[str, str]], list[tuple[str, st
 class Linker:
     """Links for one window of benchmark PRs; reused across the window's commits."""
 
-    def __init__(self, prs: Sequence[BenchmarkPR], taxonomy: Taxonomy) -> None:
+    def __init__(
+        self,
+        prs: Sequence[BenchmarkPR],
+        taxonomy: Taxonomy,
+        min_confidence: float = MIN_CONFIDENCE,
+    ) -> None:
         self.prs = tuple(prs)
         self.taxonomy = taxonomy
+        self.min_confidence = min_confidence
         self.by_number = {pr.number: pr for pr in prs}
         # how many PRs launch each (recipe, slot, subject, value): its distinctiveness
         counts: dict[tuple[str, str, str, str], int] = {}
@@ -135,7 +141,7 @@ class Linker:
         return _strongest(self.candidates(commit), self.by_number)
 
     def candidates(self, commit: MaintainerCommit) -> list[Link]:
-        """Every PR the commit carries enough evidence for (confidence ≥ 0.5), before the
+        """Every PR the commit carries enough evidence for (``min_confidence``), before the
         PRs that carry the same content compete (:meth:`links`)."""
         cited = cited_prs(f"{commit.subject}\n{commit.body}")
         candidates = [pr for pr in self.prs if pr.near(commit.time)]
@@ -191,7 +197,7 @@ class Linker:
         for chance in channels:
             miss *= 1.0 - min(1.0, chance)
         confidence = 1.0 - miss
-        if confidence < MIN_CONFIDENCE:
+        if confidence < self.min_confidence:
             return None
         return Link(
             commit,

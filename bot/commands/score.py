@@ -176,6 +176,6 @@ def _command(args: argparse.Namespace) -> str:
         parts += [f"--{flag.replace('_', '-')} {value}"] if value else []
     parts += [f"--window {w}" for w in args.window]
     parts += ["--loose"] if args.loose else []
-    folder = args.practice.parent.name
-    parts += [f"--practice {folder + '/' if folder == 'rules' else ''}{args.practice.name}"]
+    practice_path = args.practice if not args.practice.is_absolute() else args.practice.name
+    parts += [f"--practice {practice_path}"]
     return " ".join(parts)

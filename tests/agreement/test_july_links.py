@@ -6,7 +6,6 @@ the test suite's budget)."""
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from bot.agreement.recipes_history import maintainer_commits
 from bot.agreement.run import benchmark_prs, read_taxonomy
 from bot.backtest.history import first_parent_log
 from bot.backtest.run import plan_jobs, run_jobs, settings_for
-from tests.shared import shared_dir
+from tests.shared import clone_histories
 
 pytestmark = pytest.mark.slow
 
@@ -43,28 +42,22 @@ def test_the_file_says_why_for_every_link_and_names_real_commits() -> None:
 def test_the_linker_finds_every_reviewed_july_link(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    history = shared_dir() / "data" / "history"
-    root = tmp_path_factory.mktemp("july")
-    for name, bundle in (
-        ("bench", "InferenceX-main-upto-2026-08-21.bundle"),
-        ("recipes", "recipes-main-upto-2026-07-31.bundle"),
-    ):
-        subprocess.run(["git", "clone", "-q", str(history / bundle), str(root / name)], check=True)
+    bench, recipes = clone_histories(tmp_path_factory.mktemp("july"))
     data = _reviewed()
     named = {e["pr"] for e in data["links"]} | {n for e in data["rejected"] for n in e["pr"]}
-    settings = replace(settings_for(root / "bench", root / "recipes"), record_launches=True)
+    settings = replace(settings_for(bench, recipes), record_launches=True)
     jobs, _ = plan_jobs(settings, only=sorted(named), replay="open")
     assert {job.pr.number for job in jobs} == named
     rows = run_jobs(settings, jobs, workers=2)
-    log = first_parent_log(root / "recipes", "main", bodies=True)
-    commits = maintainer_commits(root / "recipes", log, since=JUNE_15)
+    log = first_parent_log(recipes, "main", bodies=True)
+    commits = maintainer_commits(recipes, log, since=JUNE_15)
     # how distinctive a setting is depends on the window's PRs: among these few a link's
     # confidence moves by a few hundredths from the July run's (1ad1537 → #2003: 0.52 there,
     # 0.4996 here), hence the margin; which of several PRs carrying the same content is kept
     # depends on the whole window too (the file records the July run)
     linker = Linker(
         benchmark_prs(jobs, rows),
-        read_taxonomy(root / "recipes", log[-1].sha),
+        read_taxonomy(recipes, log[-1].sha),
         min_confidence=MIN_CONFIDENCE - MARGIN,
     )
     found = {(link.sha, link.pr) for commit in commits for link in linker.candidates(commit)}

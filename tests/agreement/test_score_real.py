@@ -5,7 +5,6 @@ its merge, in a commit answering another PR)."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from bot.agreement.links import WINDOW
 from bot.agreement.proposals import ADOPTED, LOOSE, STRICT
 from bot.agreement.run import Scorecard, score
 from bot.backtest.run import settings_for
-from tests.shared import shared_dir
+from tests.shared import clone_histories
 
 pytestmark = pytest.mark.slow
 
@@ -23,14 +22,7 @@ F91FC17 = "f91fc176791337d3dc173a6ec85d8a903c69c4e7"
 
 @pytest.fixture(scope="module")
 def repos(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    history = shared_dir() / "data" / "history"
-    root = tmp_path_factory.mktemp("real-score")
-    for name, bundle in (
-        ("bench", "InferenceX-main-upto-2026-08-21.bundle"),
-        ("recipes", "recipes-main-upto-2026-07-31.bundle"),
-    ):
-        subprocess.run(["git", "clone", "-q", str(history / bundle), str(root / name)], check=True)
-    return root / "bench", root / "recipes"
+    return clone_histories(tmp_path_factory.mktemp("real-score"))
 
 
 def _card(repos: tuple[Path, Path], cache: Path, loose: bool) -> Scorecard:

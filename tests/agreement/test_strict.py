@@ -31,6 +31,8 @@ from bot.backtest.model import EditRow, LaunchDigest, PRRow
 from bot.rules import default_rules
 from tests.backtest.conftest import commit, git, new_repo
 
+from .conftest import digest
+
 RECIPE = "models/x/M.yaml"
 TAXONOMY_YAML = {
     "hardware_profiles": {
@@ -88,20 +90,7 @@ class Recipes:
 
 def lane(env: dict[str, str], args: dict[str, str] | None = None) -> LaunchDigest:
     """What the benchmark PR launched on MI355X and changed (all of it: a new lane)."""
-    return LaunchDigest(
-        key="m-fp8-mi355x-vllm",
-        recipe=RECIPE,
-        variant="mxfp8",
-        hardware="mi355x",
-        strategy="single_node_tp",
-        status="represents",
-        tp=8,
-        scenario="fixed-seq-len",
-        image="vllm/vllm-openai-rocm:nightly",
-        args=tuple((args or {}).items()),
-        env=tuple(env.items()),
-        new=True,
-    )
+    return digest("mi355x", env, args, key="m-fp8-mi355x-vllm")
 
 
 def edit(kind: str, subject: str, node: str, after: str, before: str | None = None) -> EditRow:

@@ -7,6 +7,7 @@ Tests read the real recipes corpus, histories and GitHub examples beside the che
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,3 +37,16 @@ def github_data_dir() -> Path:
 def shared_dir() -> Path:
     """The whole shared directory (skips without it)."""
     return _need(shared_data.shared_dir)
+
+
+BENCH_BUNDLE = "InferenceX-main-upto-2026-08-21.bundle"
+RECIPES_BUNDLE = "recipes-main-upto-2026-07-31.bundle"
+
+
+def clone_histories(root: Path, recipes: str = RECIPES_BUNDLE) -> tuple[Path, Path]:
+    """The real InferenceX and recipes histories cloned from their bundles into ``root``
+    (``root/bench``, ``root/recipes``); skips without the shared data."""
+    history = shared_dir() / "data" / "history"
+    for name, bundle in (("bench", BENCH_BUNDLE), ("recipes", recipes)):
+        subprocess.run(["git", "clone", "-q", str(history / bundle), str(root / name)], check=True)
+    return root / "bench", root / "recipes"

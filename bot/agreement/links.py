@@ -107,9 +107,15 @@ def guide_settings(text: str) -> tuple[list[tuple[str, str]], list[tuple[str, st
 class Linker:
     """Links for one window of benchmark PRs; reused across the window's commits."""
 
-    def __init__(self, prs: Sequence[BenchmarkPR], taxonomy: Taxonomy) -> None:
+    def __init__(
+        self,
+        prs: Sequence[BenchmarkPR],
+        taxonomy: Taxonomy,
+        min_confidence: float = MIN_CONFIDENCE,
+    ) -> None:
         self.prs = tuple(prs)
         self.taxonomy = taxonomy
+        self.min_confidence = min_confidence
         self.by_number = {pr.number: pr for pr in prs}
         # how many PRs launch each (recipe, slot, subject, value): its distinctiveness
         counts: dict[tuple[str, str, str, str], int] = {}
@@ -131,6 +137,12 @@ class Linker:
         return max(0.15, 1.0 - math.log(count) / math.log(self._total + 1))
 
     def links(self, commit: MaintainerCommit) -> tuple[Link, ...]:
+        """The commit's links: per recipe, the candidates within 0.8 of the strongest."""
+        return _strongest(self.candidates(commit), self.by_number)
+
+    def candidates(self, commit: MaintainerCommit) -> list[Link]:
+        """Every PR the commit carries enough evidence for (``min_confidence``), before the
+        PRs that carry the same content compete (:meth:`links`)."""
         cited = cited_prs(f"{commit.subject}\n{commit.body}")
         candidates = [pr for pr in self.prs if pr.near(commit.time)]
         found: list[Link] = []
@@ -141,7 +153,7 @@ class Linker:
                 link = self._link(commit, recipe, pr, cited)
                 if link is not None:
                     found.append(link)
-        return _strongest(found, self.by_number)
+        return found
 
     def _link(
         self, commit: MaintainerCommit, recipe: str, pr: BenchmarkPR, cited: set[int]
@@ -185,7 +197,7 @@ class Linker:
         for chance in channels:
             miss *= 1.0 - min(1.0, chance)
         confidence = 1.0 - miss
-        if confidence < MIN_CONFIDENCE:
+        if confidence < self.min_confidence:
             return None
         return Link(
             commit,

@@ -1,16 +1,20 @@
-"""One agreement score: replay a window of benchmark PRs, link the recipes history to them,
+"""One agreement score: replay windows of benchmark PRs, link the recipes history to them,
 and score both ways.
 
-1. Every merged PR of the window is replayed (``bot.backtest``) against the recipes main at
+1. Every merged PR of the windows is replayed (``bot.backtest``) against the recipes main at
    the latest moment it was certainly open (PR numbers are creation order:
    :func:`~bot.backtest.history.open_moments`), recording its launches and guide sections:
    what the App, labelled on the open PR, would have proposed. Its proposals are scored
    against the maintainer commits that came after that recipes commit.
 2. Maintainer commits from ``BEFORE`` the first replay to the end of the recipes
-   history are read as leaf changes and linked to the replayed PRs (:mod:`.links`).
+   history are read as leaf changes and linked to the replayed PRs (:mod:`.links`), once
+   for all windows, so a commit answering a PR of the first window is not taken for an
+   answer to one of the second.
 3. Each link is replayed once more, against the recipes just before the linked commit (its
    parent): would the bot, at that moment, have proposed what the maintainers then wrote?
    Its leaves are scored against that replay (:mod:`.score`).
+4. One scorecard per window (its PRs, their proposals, their links) and, with several
+   windows, one for the whole span.
 """
 
 from __future__ import annotations
@@ -20,24 +24,35 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from bot.agreement.guide import GuideScore, score_guide
+from bot.agreement.leaves import recipe_leaves
 from bot.agreement.links import BEFORE, BenchmarkPR, Link, Linker
-from bot.agreement.recipes_history import BlobReader, MaintainerCommit, maintainer_commits
-from bot.agreement.score import (
-    LinkedChange,
+from bot.agreement.proposals import (
+    STRICT,
+    History,
     Proposal,
+    RecipeLeaves,
     Replay,
-    Totals,
-    score_links,
+    Strictness,
+    edits_of,
     score_proposals,
-    totals,
 )
+from bot.agreement.recipes_history import (
+    BlobReader,
+    MaintainerCommit,
+    maintainer_commits,
+    recipe_at,
+)
+from bot.agreement.score import LinkedChange, Totals, score_links, totals
 from bot.agreement.taxonomy import Taxonomy
-from bot.backtest.history import default_branch, first_parent_log
-from bot.backtest.model import PRRow
+from bot.backtest.history import Commit, default_branch, first_parent_log
+from bot.backtest.model import PRRow, Volume
 from bot.backtest.run import Job, Settings, plan_jobs, run_jobs
 from bot.errors import InputError, Location
 from bot.rules import Rules, default_rules, load_rules
 from bot.yamlio.yaml12 import load_yaml
+
+Window = tuple[str | None, str | None]  # first and last merge day (inclusive; None: open)
 
 
 @dataclass(frozen=True)
@@ -53,47 +68,56 @@ class Scorecard:
     proposals: tuple[Proposal, ...]
     linked: tuple[LinkedChange, ...]
     totals: Totals
+    strictness: Strictness = STRICT
+    offered: tuple[Proposal, ...] = ()  # candidates offered as checkboxes, scored alike
+    guide: GuideScore | None = None
+    volume: Volume | None = None
+
+    @property
+    def window(self) -> str:
+        return f"{self.since or 'start'} … {self.until or 'end'}"
 
 
 def score(
     settings: Settings,
     *,
-    since: str | None,
-    until: str | None,
+    windows: Sequence[Window] = ((None, None),),
     only: Sequence[int] = (),
     workers: int = 1,
     cache: Path | None = None,
     progress: Callable[[int, int, PRRow], Any] | None = None,
-) -> Scorecard:
+    strictness: Strictness = STRICT,
+    history_until: str | None = None,
+) -> tuple[Scorecard, ...]:
+    """One scorecard per window, then (several windows) one for their whole span.
+    ``history_until``: read the recipes history only to that day (what was known then)."""
     if not settings.recipes_is_git:
         raise InputError(
             Location(str(settings.recipes)),
             "the agreement score needs the recipes git history (what maintainers did after)",
         )
+    if not windows:
+        raise InputError(Location("--window"), "no window to score")
     settings = replace(settings, record_launches=True)
     rules: Rules = (
         load_rules(settings.rules_dir) if settings.rules_dir is not None else default_rules()
     )
-    jobs, _ = plan_jobs(settings, since=since, until=until, only=only, replay="open")
+    span = _span(windows)
+    jobs, _ = plan_jobs(settings, since=span[0], until=span[1], only=only, replay="open")
     rows = run_jobs(settings, jobs, workers=workers, cache=cache, progress=progress)
 
-    recipes_branch = settings.recipes_ref or default_branch(settings.recipes)
-    log = first_parent_log(settings.recipes, recipes_branch, bodies=True)
+    log = _history(settings.recipes, settings.recipes_ref, history_until)
     positions = {c.sha: i for i, c in enumerate(log)}
     history_end = max((c.time for c in log), default=0)
     first = min((job.moment for job in jobs), default=history_end)
     commits = maintainer_commits(settings.recipes, log, since=first - BEFORE)
-    taxonomy = _taxonomy(settings.recipes, log[-1].sha if log else "HEAD")
+    taxonomy = read_taxonomy(settings.recipes, log[-1].sha if log else "HEAD")
 
-    prs = [
-        BenchmarkPR(job.pr.number, job.pr.title, job.moment, job.pr.time, row.launches)
-        for job, row in zip(jobs, rows, strict=True)
-    ]
-    linker = Linker(prs, taxonomy)
+    linker = Linker(benchmark_prs(jobs, rows), taxonomy)
     links = tuple(link for commit in commits for link in linker.links(commit))
 
     replays = tuple(
-        Replay(row, job.recipes_sha, job.moment, positions.get(job.recipes_sha, -1))
+        Replay(row, job.recipes_sha, job.moment, positions.get(job.recipes_sha, -1), job.pr.time)
         for job, row in zip(jobs, rows, strict=True)
     )
     # one replay per linked commit, just before it (its parent on the recipes main)
@@ -111,25 +135,88 @@ def score(
         key: Replay(row, job.recipes_sha, job.moment, positions.get(job.recipes_sha, -1))
         for (key, job), row in zip(before.items(), answered, strict=True)
     }
+    history = History(commits, positions, history_end, links, _existing(settings.recipes, replays))
+    linked = score_links(links, at_link, rules, taxonomy, strictness)
 
-    proposals = score_proposals(replays, commits, positions, history_end, rules, taxonomy)
-    linked = score_links(links, at_link, rules, taxonomy)
-    return Scorecard(
-        since,
-        until,
-        str(settings.bench_repo),
-        str(settings.recipes),
-        history_end,
-        replays,
-        commits,
-        links,
-        proposals,
-        linked,
-        totals(proposals, linked),
-    )
+    def card(window: Window) -> Scorecard:
+        mine = tuple(r for r in replays if _within(r.row.day, window))
+        numbers = {r.row.number for r in mine}
+        proposals = score_proposals(mine, history, rules, taxonomy, strictness)
+        changes = tuple(c for c in linked if c.link.pr in numbers)
+        window_links = tuple(link for link in links if link.pr in numbers)
+        return Scorecard(
+            window[0],
+            window[1],
+            str(settings.bench_repo),
+            str(settings.recipes),
+            history_end,
+            mine,
+            commits,
+            window_links,
+            proposals,
+            changes,
+            totals(proposals, changes),
+            strictness,
+            score_proposals(mine, history, rules, taxonomy, strictness, offered=True),
+            score_guide([r.row for r in mine], window_links, taxonomy),
+            Volume.of(r.row for r in mine),
+        )
+
+    wanted = list(windows) + ([span] if len(windows) > 1 else [])
+    return tuple(card(window) for window in wanted)
 
 
-def _taxonomy(repo: Path, sha: str) -> Taxonomy:
+def benchmark_prs(jobs: Sequence[Job], rows: Sequence[PRRow]) -> list[BenchmarkPR]:
+    """What the linker knows of each replayed PR: when it was open and merged, its launches."""
+    return [
+        BenchmarkPR(job.pr.number, job.pr.title, job.moment, job.pr.time, row.launches)
+        for job, row in zip(jobs, rows, strict=True)
+    ]
+
+
+def _span(windows: Sequence[Window]) -> Window:
+    sinces = [w[0] for w in windows]
+    untils = [w[1] for w in windows]
+    since = None if None in sinces else min(s for s in sinces if s is not None)
+    until = None if None in untils else max(u for u in untils if u is not None)
+    return since, until
+
+
+def _within(day: str, window: Window) -> bool:
+    since, until = window
+    return (since is None or day >= since) and (until is None or day <= until)
+
+
+def _history(repo: Path, ref: str | None, until: str | None) -> tuple[Commit, ...]:
+    """The first-parent history of ``ref`` (default: the recipes' default branch), to the
+    end of ``until`` (a day) if given."""
+    log = first_parent_log(repo, ref or default_branch(repo), bodies=True)
+    if until is None:
+        return log
+    return tuple(c for c in log if c.day <= until)
+
+
+def _existing(repo: Path, replays: Sequence[Replay]) -> dict[tuple[str, str], RecipeLeaves]:
+    """The leaves of every recipe a replay edits (or offers to), at its recipes commit: what
+    the recipe already rendered, so an edit is scored only on the leaves it changes."""
+    wanted = {
+        (replay.recipes_sha, edit.recipe)
+        for replay in replays
+        for offered in (False, True)
+        for edit in edits_of(replay.row, offered)
+    }
+    reader = BlobReader(repo)
+    try:
+        return {
+            (sha, path): recipe_leaves(path, recipe_at(reader, sha, path))
+            for sha, path in sorted(wanted)
+        }
+    finally:
+        reader.close()
+
+
+def read_taxonomy(repo: Path, sha: str) -> Taxonomy:
+    """The recipes repository's ``taxonomy.yaml`` at ``sha``."""
     reader = BlobReader(repo)
     try:
         data = reader.read(sha, "taxonomy.yaml")

@@ -1,278 +1,50 @@
-"""Score proposals against what maintainers did, and linked maintainer changes against what
-the bot proposed (issue #24).
-
-*Proposals*: every distinct YAML edit the replayed PRs would open, as leaves
-(:mod:`bot.agreement.leaves`), looked up in the maintainer commits that came after the replay
-point: adopted at the same node, with the same value at another node, with a different
-value, partly (some leaves adopted, others not), not adopted, or too recent to tell (fewer
-than :data:`MIN_HISTORY` of history after the replay).
+"""Linked maintainer changes against what the bot proposed, and the totals of a score
+(issue #24; strictness: issue #31).
 
 *Linked changes*: every launch leaf of a maintainer commit linked to a replayed PR
 (:mod:`bot.agreement.links`), looked up in that PR's proposals: proposed at the same node,
 proposed at another node, proposed with another value, or missed — and why (the setting is
 not in the benchmark's launch, a new variant, a knob class the bot keeps out, the PR's
-outcome). A maintainer reproduction section for the lane is matched with the bot's guide
-sections for the same recipe and GPU.
+outcome). Strict scoring counts "another node" only when the bot's node is the same choice
+(forced or opt-in) and the maintainers' node applies to the lanes the bot proposed it for. A
+missed leaf may still be among the candidates the PR offers as unticked checkboxes. A
+maintainer reproduction section for the lane is matched with the bot's guide sections for
+the same recipe and GPU.
+
+Proposals are scored in :mod:`bot.agreement.proposals`.
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
-from bot.agreement.leaves import Leaf, image_value
+from bot.agreement.leaves import Leaf
 from bot.agreement.links import Link
+from bot.agreement.proposals import (
+    ADOPTED,
+    STRICT,
+    Proposal,
+    Replay,
+    Strictness,
+    edit_leaves,
+    edits_of,
+    knob_of,
+    lanes_of,
+)
 from bot.agreement.recipes_history import MaintainerCommit
-from bot.agreement.taxonomy import Taxonomy
+from bot.agreement.taxonomy import Lanes, Taxonomy, opt_in
 from bot.backtest.model import EditRow, PRRow
 from bot.rules import Rules
-from bot.vllm.pairs import canonical_value, flag_pairs
 
-DAY = 86400
-MIN_HISTORY = 5 * DAY
-
-Adoption = Literal[
-    "same node",
-    "same value elsewhere",
-    "different value",
-    "partly",
-    "not adopted",
-    "too recent",
-]
-ADOPTIONS: tuple[Adoption, ...] = (
-    "same node",
-    "same value elsewhere",
-    "different value",
-    "partly",
-    "not adopted",
-    "too recent",
-)
 Recall = Literal["same node", "elsewhere", "different value", "missed", "restated"]
 RECALLS: tuple[Recall, ...] = ("same node", "elsewhere", "different value", "restated", "missed")
 # "restated": the recipe already rendered the benchmark's value for the lane at the replay;
 # the maintainers wrote it again at their node. Not a change the bot could propose, so not
 # in the recall's denominator (listed, like leaves a commit only moves).
-
-
-@dataclass(frozen=True)
-class Replay:
-    """Where one PR was replayed: its row, the recipes commit and the moment."""
-
-    row: PRRow
-    recipes_sha: str
-    moment: int
-    position: int  # index of the recipes commit in the first-parent history (-1: unknown)
-
-
-# ------------------------------------------------------------------ edits as leaves
-
-
-def _container(node: str) -> str:
-    """``a.extra_args[3]`` → ``a.extra_args``; ``a.extra_env.X`` → ``a.extra_env``."""
-    head = node.split("[", 1)[0]
-    for key in (".extra_env.", ".base_env.", ".env."):
-        if key in head:
-            return head.split(key, 1)[0] + key[:-1]
-    return head
-
-
-def _tokens(text: str) -> list[str]:
-    """An edit's value as args tokens: a JSON list, or ``--flag value`` (the value may be
-    JSON with no spaces), or a bare value."""
-    text = text.strip()
-    if text.startswith("["):
-        try:
-            parsed = json.loads(text)
-        except ValueError:
-            parsed = None
-        if isinstance(parsed, list):
-            return [str(v) for v in parsed]
-    if text.startswith("--"):
-        flag, _, rest = text.partition(" ")
-        return [flag, rest] if rest else [flag]
-    return [text]
-
-
-def edit_leaves(edit: EditRow) -> tuple[tuple[Leaf, ...], bool]:
-    """(the leaves an edit sets, whether it removes them)."""
-    node, recipe = edit.node, edit.recipe
-    if edit.kind in ("env", "env-new"):
-        container = _container(node)
-        name = node[len(container) + 1 :] if node.startswith(container + ".") else edit.subject
-        value = edit.after if edit.after is not None else edit.before
-        leaf = Leaf(recipe, container, "env", name, canonical_value(value))
-        return (leaf,), edit.after is None
-    if edit.kind == "image":
-        return (Leaf(recipe, node, "image", "image", image_value(edit.after or "")),), False
-    if edit.kind == "variant":  # a new variant is adopted when its checkpoint is
-        model = Leaf(recipe, f"{node}.model_id", "scalar", "model_id", canonical_value(edit.after))
-        return (model,), False
-    if edit.kind in ("verified", "tp"):
-        subject = node if node.startswith("meta.hardware.") else "tp"
-        return (Leaf(recipe, node, "scalar", subject, canonical_value(edit.after)),), False
-    container = _container(node)
-    if container.rpartition(".")[2] not in ("args", "extra_args", "base_args", "vllm_args"):
-        return (Leaf(recipe, node, "scalar", edit.subject, canonical_value(edit.after)),), False
-    removed = edit.after is None
-    text = edit.before if removed else edit.after
-    if text is None:
-        return (), removed
-    tokens = _tokens(text)
-    if node.endswith("]") and not tokens[0].startswith("--"):
-        tokens = [edit.subject, *tokens]  # a value set in place: its flag is the subject
-    after = dict(flag_pairs(tokens))
-    before = dict(flag_pairs(_tokens(edit.before))) if edit.before and not removed else {}
-    subject = edit.subject.split(".", 1)[0]
-    leaves = tuple(
-        Leaf(recipe, container, "arg", flag, value)
-        for flag, value in after.items()
-        if before.get(flag) != value and (flag.split(".", 1)[0] == subject or len(after) == 1)
-    )
-    return leaves, removed
-
-
-# ------------------------------------------------------------------ proposals
-
-
-@dataclass(frozen=True)
-class Adopted:
-    """A maintainer commit's leaf that matches a proposed leaf."""
-
-    how: Adoption
-    commit: MaintainerCommit = field(repr=False)
-    leaf: Leaf
-
-
-@dataclass(frozen=True)
-class Proposal:
-    """One distinct YAML edit, with every PR that proposed it."""
-
-    edit: EditRow
-    leaves: tuple[Leaf, ...]
-    removes: bool
-    prs: tuple[int, ...]
-    moment: int  # the earliest replay that proposed it
-    knob: str
-    placement: str
-    outcome: Adoption
-    matches: tuple[Adopted, ...]
-
-    @property
-    def adopted(self) -> bool:
-        return self.outcome in ("same node", "same value elsewhere")
-
-
-def _later(
-    commits: Sequence[MaintainerCommit], positions: Mapping[str, int], replay: Replay
-) -> list[MaintainerCommit]:
-    """Maintainer commits after the replayed recipes commit (by history order; by time when
-    the position is unknown)."""
-    if replay.position >= 0:
-        return [c for c in commits if positions.get(c.sha, -1) > replay.position]
-    return [c for c in commits if c.time > replay.moment]
-
-
-def _adoption(
-    leaf: Leaf, removes: bool, later: Iterable[MaintainerCommit]
-) -> tuple[Adoption, Adopted | None]:
-    best: tuple[Adoption, Adopted | None] = ("not adopted", None)
-    rank = {a: i for i, a in enumerate(ADOPTIONS)}
-    for commit in later:
-        # a new variant's checkpoint is metadata to the launch filter, yet it is what the
-        # variant serves: its adoption is read from every leaf the commit changed
-        for change in commit.launch_changes if leaf.launch else commit.changes:
-            other = change.leaf
-            if other.recipe != leaf.recipe or other.subject != leaf.subject:
-                continue
-            if change.removed != removes:
-                continue
-            if removes:
-                how: Adoption = "same node" if other.node == leaf.node else "same value elsewhere"
-            elif other.value == leaf.value:
-                how = "same node" if other.node == leaf.node else "same value elsewhere"
-            else:
-                how = "different value"
-            if rank[how] < rank[best[0]]:
-                best = (how, Adopted(how, commit, other))
-            if how == "same node":
-                return best
-    return best
-
-
-def _combine(outcomes: Sequence[Adoption]) -> Adoption:
-    if not outcomes:
-        return "not adopted"
-    if all(o == "same node" for o in outcomes):
-        return "same node"
-    if all(o in ("same node", "same value elsewhere") for o in outcomes):
-        return "same value elsewhere"
-    if any(o in ("same node", "same value elsewhere") for o in outcomes):
-        return "partly"
-    if any(o == "different value" for o in outcomes):
-        return "different value"
-    return "not adopted"
-
-
-def knob_of(rules: Rules, leaf: Leaf) -> str:
-    if leaf.slot == "image":
-        return "image"
-    if leaf.slot == "scalar":
-        return "verification" if leaf.subject.startswith("meta.hardware.") else "structure"
-    return str(rules.knob_class("env" if leaf.slot == "env" else "flag", leaf.subject))
-
-
-def score_proposals(
-    replays: Sequence[Replay],
-    commits: Sequence[MaintainerCommit],
-    positions: Mapping[str, int],
-    history_end: int,
-    rules: Rules,
-    taxonomy: Taxonomy,
-) -> tuple[Proposal, ...]:
-    first: dict[tuple[str, str, str, str | None], tuple[EditRow, list[int], Replay]] = {}
-    for replay in replays:
-        if replay.row.outcome != "alignment PR":
-            continue
-        for edit in replay.row.edits:
-            key = (edit.recipe, edit.node, edit.subject, edit.after)
-            if key not in first:
-                first[key] = (edit, [replay.row.number], replay)
-            else:
-                found = first[key]
-                found[1].append(replay.row.number)
-                if replay.moment < found[2].moment:
-                    first[key] = (found[0], found[1], replay)
-    proposals: list[Proposal] = []
-    for edit, prs, replay in first.values():
-        leaves, removes = edit_leaves(edit)
-        knob = knob_of(rules, leaves[0]) if leaves else "structure"
-        placement = taxonomy.placement(leaves[0].scope) if leaves else "other"
-        if history_end - replay.moment < MIN_HISTORY:
-            outcome: Adoption = "too recent"
-            matches: tuple[Adopted, ...] = ()
-        else:
-            later = _later(commits, positions, replay)
-            adoptions = [_adoption(leaf, removes, later) for leaf in leaves]
-            outcome = _combine([how for how, _ in adoptions])
-            matches = tuple(m for _, m in adoptions if m is not None)
-        proposals.append(
-            Proposal(
-                edit,
-                leaves,
-                removes,
-                tuple(sorted(set(prs))),
-                replay.moment,
-                knob,
-                placement,
-                outcome,
-                matches,
-            )
-        )
-    return tuple(proposals)
-
+HIT: tuple[Recall, ...] = ("same node", "elsewhere")
 
 # ------------------------------------------------------------------ linked changes
 
@@ -286,6 +58,8 @@ class LeafVerdict:
     why: str  # for a miss: why the bot did not propose it; else where it proposed it
     knob: str
     placement: str
+    # not in the diff, but among the candidates offered as unticked checkboxes (how)
+    offered: Recall | None = None
 
 
 @dataclass(frozen=True)
@@ -377,11 +151,48 @@ def _why_missed(
     return "launched and represented, but no edit planned"
 
 
+def _proposed(row: PRRow | None, recipe: str, offered: bool) -> list[tuple[Leaf, EditRow]]:
+    """The leaves a replay proposes for ``recipe`` in its diff (or offers as checkboxes)."""
+    if row is None:
+        return []
+    edits = edits_of(row, offered)
+    return [(leaf, e) for e in edits if e.recipe == recipe for leaf in edit_leaves(e)[0]]
+
+
+def _match(
+    leaf: Leaf,
+    proposed: Sequence[tuple[Leaf, EditRow]],
+    strictness: Strictness,
+    taxonomy: Taxonomy,
+) -> tuple[Recall, str]:
+    """How the bot's proposals carry a maintainer leaf: at the same node, elsewhere (strict:
+    the same choice, and the maintainers' node applies to the lanes the bot proposed it
+    for), with another value, or not at all."""
+    status: Recall = "missed"
+    why = ""
+    for mine, edit in proposed:
+        if mine.subject != leaf.subject:
+            continue
+        if mine.value == leaf.value and mine.node == leaf.node:
+            return "same node", mine.node
+        if mine.value == leaf.value:
+            lanes: Lanes = lanes_of(edit, taxonomy)
+            if strictness.covering and not taxonomy.covers(leaf.scope, lanes):
+                continue
+            if strictness.same_choice and opt_in(leaf.scope) != opt_in(mine.scope):
+                continue
+            status, why = "elsewhere", mine.node
+        elif status == "missed":
+            status, why = "different value", f"{mine.value} at {mine.node}"
+    return status, why
+
+
 def score_links(
     links: Sequence[Link],
     replays: Mapping[tuple[int, str], Replay],
     rules: Rules,
     taxonomy: Taxonomy,
+    strictness: Strictness = STRICT,
 ) -> tuple[LinkedChange, ...]:
     """Each link against the replay of its PR just before the linked commit
     (``replays[(pr, commit sha)]``)."""
@@ -389,11 +200,8 @@ def score_links(
     for link in links:
         replay = replays.get((link.pr, link.sha))
         row = replay.row if replay is not None else None
-        proposed: list[Leaf] = []
-        if row is not None and row.outcome == "alignment PR":
-            for edit in row.edits:
-                if edit.recipe == link.recipe:
-                    proposed.extend(edit_leaves(edit)[0])
+        proposed = _proposed(row, link.recipe, offered=False)
+        offered = _proposed(row, link.recipe, offered=True)
         moves = link.commit.moved(link.recipe)
         verdicts: list[LeafVerdict] = []
         moved: list[Leaf] = []
@@ -404,27 +212,23 @@ def score_links(
             if (leaf.subject, leaf.value) in moves:
                 moved.append(leaf)
                 continue
-            status: Recall = "missed"
-            why = ""
-            for mine in proposed:
-                if mine.subject != leaf.subject:
-                    continue
-                if mine.value == leaf.value and mine.node == leaf.node:
-                    status, why = "same node", mine.node
-                    break
-                if mine.value == leaf.value:
-                    status, why = "elsewhere", mine.node
-                elif status == "missed":
-                    status, why = "different value", f"{mine.value} at {mine.node}"
-            if status == "missed" and not change.removed and _restated(leaf, row, taxonomy):
-                status = "restated"
-                why = "the recipe already rendered this value for the lane at the replay"
-            elif status == "missed":
-                why = (
-                    "removal"
-                    if change.removed
-                    else _why_missed(leaf, link, row, link.commit, taxonomy)
-                )
+            status, why = _match(leaf, proposed, strictness, taxonomy)
+            in_checklist: Recall | None = None
+            if status not in HIT and offered:
+                found, where = _match(leaf, offered, strictness, taxonomy)
+                if found in HIT:
+                    in_checklist = found
+                    why = f"offered as a checkbox: {where}"
+            if in_checklist is None and status == "missed":
+                if not change.removed and _restated(leaf, row, taxonomy):
+                    status = "restated"
+                    why = "the recipe already rendered this value for the lane at the replay"
+                else:
+                    why = (
+                        "removal"
+                        if change.removed
+                        else _why_missed(leaf, link, row, link.commit, taxonomy)
+                    )
             verdicts.append(
                 LeafVerdict(
                     leaf,
@@ -434,6 +238,7 @@ def score_links(
                     why,
                     knob_of(rules, leaf),
                     taxonomy.placement(leaf.scope),
+                    in_checklist,
                 )
             )
         reproduction = any(e.kind.startswith("guide") for e in link.evidence) or _reproduction_text(
@@ -442,8 +247,9 @@ def score_links(
         section = None
         if row is not None:
             for guide in row.guide:
-                hardware = guide.block.split(".")[1] if guide.block.count(".") >= 2 else ""
-                if guide.recipe == link.recipe and (not link.hardware or hardware in link.hardware):
+                if guide.recipe == link.recipe and (
+                    not link.hardware or guide.hardware in link.hardware
+                ):
                     section = guide.block
                     break
         out.append(LinkedChange(link, row, tuple(verdicts), tuple(moved), reproduction, section))
@@ -475,6 +281,12 @@ class Totals:
     linked_leaves: Counter[str]  # recall status → leaves
     reproduction_wanted: int
     reproduction_written: int
+    linked_in_checklist: int = 0  # linked leaves not in the diff, offered as checkboxes
+
+    @property
+    def linked_hit(self) -> int:
+        """Linked leaves the diff proposes (at the same node, or elsewhere)."""
+        return sum(self.linked_leaves[status] for status in HIT)
 
     @property
     def same_node_rate(self) -> float:
@@ -491,7 +303,11 @@ class Totals:
 
     @property
     def recall_any(self) -> float:
-        hit = self.linked_leaves["same node"] + self.linked_leaves["elsewhere"]
+        return self.linked_hit / self.leaves_total if self.leaves_total else 0.0
+
+    @property
+    def recall_with_checklist(self) -> float:
+        hit = self.linked_hit + self.linked_in_checklist
         return hit / self.leaves_total if self.leaves_total else 0.0
 
     @property
@@ -508,17 +324,22 @@ def totals(proposals: Sequence[Proposal], linked: Sequence[LinkedChange]) -> Tot
     outcomes: Counter[str] = Counter(p.outcome for p in proposals)
     scored = sum(n for o, n in outcomes.items() if o != "too recent")
     same = outcomes["same node"]
+    elsewhere = sum(outcomes[o] for o in ADOPTED) - same
     # a maintainer change linked to several PRs (a lane split in two, reapplied) counts once:
     # each of its leaves takes the best status any of its PRs' replays earned
     rank: dict[str, int] = {status: index for index, status in enumerate(RECALLS)}
     best: dict[tuple[str, tuple[str, str, str]], str] = {}
+    offered: set[tuple[str, tuple[str, str, str]]] = set()
     for change in linked:
         for verdict in change.leaves:
             leaf_key = (change.link.sha, verdict.leaf.key)
             known = best.get(leaf_key)
             if known is None or rank[verdict.status] < rank[known]:
                 best[leaf_key] = verdict.status
+            if verdict.offered is not None:
+                offered.add(leaf_key)
     recall: Counter[str] = Counter(best.values())
+    checklist = sum(1 for key in offered if best[key] not in HIT)
     # one reproduction section the maintainers wrote is one (commit, recipe)
     lanes: dict[tuple[str, str], bool] = {}
     for change in linked:
@@ -529,10 +350,11 @@ def totals(proposals: Sequence[Proposal], linked: Sequence[LinkedChange]) -> Tot
         outcomes,
         scored,
         same,
-        same + outcomes["same value elsewhere"],
+        same + elsewhere,
         recall,
         len(lanes),
         sum(1 for written in lanes.values() if written),
+        checklist,
     )
 
 

@@ -23,6 +23,30 @@ class Gpu:
     display: str
 
 
+@dataclass(frozen=True)
+class Lanes:
+    """The benchmarked lanes an edit is for (empty: unknown, any)."""
+
+    hardware: frozenset[str] = frozenset()
+    variants: frozenset[str] = frozenset()
+    strategies: frozenset[str] = frozenset()
+
+
+def opt_in(scope: str) -> bool:
+    """Is a node behind a feature (``features.<name>…``), which a user turns on or off,
+    rather than forced into the command of every rendering it covers?"""
+    return scope == "features" or scope.startswith("features.")
+
+
+def _named(scope: str, key: str) -> str | None:
+    """The name after ``key`` in a dotted scope (``variants.mxfp8…`` → ``mxfp8``)."""
+    parts = scope.split(".")
+    for index, part in enumerate(parts[:-1]):
+        if part == key:
+            return parts[index + 1]
+    return None
+
+
 class Taxonomy:
     def __init__(self, gpus: Mapping[str, Gpu]) -> None:
         self.gpus = dict(gpus)
@@ -72,6 +96,20 @@ class Taxonomy:
                 if re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", text, re.I):
                     found.add(gpu.id)
         return frozenset(found)
+
+    def covers(self, scope: str, lanes: Lanes) -> bool:
+        """Does a node at ``scope`` apply to one of ``lanes`` (its renderings include a
+        benchmarked GPU, variant and strategy)? A key a scope does not name applies to every
+        lane; a lane dimension that is unknown (empty) is not checked. An opt-in feature block
+        is a different choice, not a narrower node (:func:`opt_in`), and is not checked here."""
+        gpus = self.gpus_of_scope(scope)
+        if gpus is not None and lanes.hardware and not gpus & lanes.hardware:
+            return False
+        variant = _named(scope, "variants")
+        if variant is not None and lanes.variants and variant not in lanes.variants:
+            return False
+        strategy = _named(scope, "strategy_overrides")
+        return strategy is None or not lanes.strategies or strategy in lanes.strategies
 
     def placement(self, scope: str) -> str:
         """The kind of layer a scope is, in maintainers' words (bot.recipes.placement)."""

@@ -133,6 +133,8 @@ class AlignmentPlan:
     comments: tuple[CommentChange, ...] = ()  # recipe comments about a value the patch changes
     # (subject, who) of hunks declined on the alignment PR: not proposed ("" who: the CLI)
     dropped: tuple[tuple[str, str], ...] = ()
+    # below-threshold candidates offered as unticked checkboxes in the PR body, not in the diff
+    offered: tuple[PlannedEdit, ...] = ()
     failure: str | None = None  # the plan cannot be applied (invariants, editor)
     result: EditResult | None = None
     after: RecipesRepo | None = field(default=None, compare=False, repr=False)

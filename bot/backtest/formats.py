@@ -16,6 +16,7 @@ def to_json(report: BacktestReport) -> str:
         "recipes": report.recipes,
         "summary": report.summary(),
         "counts": report.counts(),
+        "volume": report.volume.to_json(),
         "prs": [row.to_json() for row in report.rows],
     }
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
@@ -27,6 +28,14 @@ def _cell(text: str) -> str:
 
 def _edits_md(row: PRRow) -> list[str]:
     lines = [f"  - `{e.recipe}` {e.kind}: `{e.node}` = `{e.after}`" for e in row.edits]
+    lines += [f"  - offered: `{e.recipe}` {e.kind}: `{e.node}` = `{e.after}`" for e in row.offered]
+    sections = row.sections_written
+    if row.opens_pr:
+        written = ", ".join(f"`{g.recipe}` {g.block} ({g.lines} lines)" for g in sections)
+        lines.append(
+            f"  - adds {row.added_lines} lines"
+            + (f"; reproduction sections: {written}" if written else "")
+        )
     lines += [f"  - note: {_cell(n)}" for n in row.notes]
     for m in row.maintainers:
         lines.append(

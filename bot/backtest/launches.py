@@ -1,11 +1,16 @@
 """What an alignment run saw benchmarked, in the compact form the agreement score links with
-(:class:`~bot.backtest.model.LaunchDigest`), the guide sections it writes and the settings it
-did not carry."""
+(:class:`~bot.backtest.model.LaunchDigest`), the edits and guide sections it writes (with
+their size) and the settings it did not carry."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from bot.align.model import AlignmentPlan, PlannedEdit
+from bot.align.reproduction.model import KIND
 from bot.align.result import AlignRun, PointResult
-from bot.backtest.model import GuideSection, HeldSetting, LaunchDigest
+from bot.backtest.model import EditRow, GuideSection, HeldSetting, LaunchDigest
+from bot.recipes.guide import GuideError, locate_guide, managed_blocks
 from bot.vllm import Verdict
 from bot.vllm.pairs import canonical_value, launch_pairs
 
@@ -71,12 +76,57 @@ def _agrees(point: PointResult) -> tuple[str, ...]:
     )
 
 
-def guide_sections(run: AlignRun) -> tuple[GuideSection, ...]:
-    return tuple(
-        GuideSection(outcome.recipe_path, placement.section.block_id, placement.action)
-        for outcome in run.outcomes
-        for placement in outcome.guide
+def edit_row(plan: AlignmentPlan, edit: PlannedEdit) -> EditRow:
+    """One planned edit as a row, with the lanes (GPU, variant, strategy) that demand it."""
+    profiles = [t.profile for t in plan.targets if t.profile.label in edit.targets]
+    return EditRow(
+        plan.recipe_path,
+        edit.kind,
+        edit.subject,
+        edit.node,
+        edit.before,
+        edit.after,
+        hardware=tuple(sorted({p.hardware for p in profiles})),
+        variants=tuple(sorted({p.variant for p in profiles})),
+        strategies=tuple(sorted({p.strategy for p in profiles})),
     )
+
+
+def added_lines(patch: str) -> int:
+    """Lines a unified diff adds (its ``+`` lines, not the ``+++`` file headers)."""
+    return sum(1 for line in patch.splitlines() if line[:1] == "+" and line[:3] != "+++")
+
+
+def guide_sections(run: AlignRun) -> tuple[GuideSection, ...]:
+    """Every reproduction section of the run, and for a section the patch writes, the length
+    of its block in the new recipe text."""
+    found: list[GuideSection] = []
+    for outcome in run.outcomes:
+        blocks = _block_lengths(outcome.new_text, outcome.recipe_path)
+        for placement in outcome.guide:
+            block = placement.section.block_id
+            section = GuideSection(outcome.recipe_path, block, placement.action)
+            if section.written and outcome.status == "patch":
+                section = replace(section, lines=blocks.get(block, 0))
+            found.append(section)
+    return tuple(found)
+
+
+def _block_lengths(text: bytes | None, path: str) -> dict[str, int]:
+    """Reproduction block id → its lines, markers included, in a recipe text."""
+    if text is None:
+        return {}
+    try:
+        guide = locate_guide(text.decode("utf-8", "replace"), path)
+    except GuideError:
+        return {}
+    if guide is None:
+        return {}
+    return {
+        block.id: block.end - block.start
+        for block in managed_blocks(guide.lines)
+        if block.kind == KIND
+    }
 
 
 def held_settings(run: AlignRun) -> tuple[HeldSetting, ...]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -39,6 +40,22 @@ class EditRow:
     node: str  # YAML path
     before: str | None
     after: str | None
+    # the lanes that demand the edit (the plan's targets): which GPUs, variants and strategies
+    # a maintainer's node must cover for the same value there to count as the same setting
+    hardware: tuple[str, ...] = ()
+    variants: tuple[str, ...] = ()
+    strategies: tuple[str, ...] = ()
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> EditRow:
+        return cls(
+            **{
+                **data,
+                "hardware": tuple(data.get("hardware", ())),
+                "variants": tuple(data.get("variants", ())),
+                "strategies": tuple(data.get("strategies", ())),
+            }
+        )
 
 
 @dataclass(frozen=True)
@@ -88,6 +105,9 @@ class LaunchDigest:
         )
 
 
+WRITTEN = ("inserted", "updated", "adopted")
+
+
 @dataclass(frozen=True)
 class GuideSection:
     """A reproduction section the alignment PR writes (or keeps) in a recipe's guide."""
@@ -95,6 +115,17 @@ class GuideSection:
     recipe: str
     block: str  # <variant>.<hardware>.<scenario>
     action: str  # inserted | updated | adopted | unchanged | skipped
+    lines: int = 0  # lines of the block as the PR writes it (0 when it writes none)
+
+    @property
+    def written(self) -> bool:
+        """Does the alignment PR write this section (a new or rewritten block)?"""
+        return self.action in WRITTEN
+
+    @property
+    def hardware(self) -> str:
+        parts = self.block.split(".")
+        return parts[1] if len(parts) >= 3 else ""
 
 
 @dataclass(frozen=True)
@@ -125,16 +156,33 @@ class PRRow:
     keys: tuple[str, ...] = ()  # affected config keys
     maintainers: tuple[MaintainerEdit, ...] = field(default=())
     seconds: float = 0.0
+    added_lines: int = 0  # lines the alignment PR's patch adds, all files
+    # below-threshold candidates offered as unticked checkboxes in the PR body (not in the diff)
+    offered: tuple[EditRow, ...] = ()
+    # the reproduction sections the PR writes or keeps, with their lengths
+    guide: tuple[GuideSection, ...] = ()
     # recorded for the agreement score only (Settings.record_launches): left out of the
     # backtest's own JSON when empty, so its reports read as before
     launches: tuple[LaunchDigest, ...] = ()
-    guide: tuple[GuideSection, ...] = ()
     held: tuple[HeldSetting, ...] = ()
+
+    @property
+    def opens_pr(self) -> bool:
+        return self.outcome == "alignment PR"
+
+    @property
+    def guide_only(self) -> bool:
+        """An alignment PR with no YAML edit: it writes only reproduction sections."""
+        return self.opens_pr and not self.edits
+
+    @property
+    def sections_written(self) -> tuple[GuideSection, ...]:
+        return tuple(g for g in self.guide if g.written) if self.opens_pr else ()
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("seconds")
-        for recorded in ("launches", "guide", "held"):
+        for recorded in ("launches", "guide", "held", "offered"):
             if not data[recorded]:
                 data.pop(recorded)
         return data
@@ -151,14 +199,61 @@ class PRRow:
             outcome=data["outcome"],
             reason=data["reason"],
             files=tuple(data.get("files", ())),
-            edits=tuple(EditRow(**e) for e in data.get("edits", ())),
+            edits=tuple(EditRow.from_json(e) for e in data.get("edits", ())),
             notes=tuple(data.get("notes", ())),
             keys=tuple(data.get("keys", ())),
             maintainers=tuple(MaintainerEdit(**m) for m in data.get("maintainers", ())),
+            added_lines=int(data.get("added_lines", 0)),
+            offered=tuple(EditRow.from_json(e) for e in data.get("offered", ())),
             launches=tuple(LaunchDigest.from_json(d) for d in data.get("launches", ())),
             guide=tuple(GuideSection(**g) for g in data.get("guide", ())),
             held=tuple(HeldSetting(**h) for h in data.get("held", ())),
         )
+
+
+@dataclass(frozen=True)
+class Volume:
+    """How much the alignment PRs of a set of replays would write: what a maintainer reviews."""
+
+    prs: int  # alignment PRs opened
+    guide_only: int  # of which write no YAML edit (reproduction sections only)
+    edits: int  # YAML edits in them
+    offered: int  # candidates offered as unticked checkboxes
+    sections: int  # reproduction sections written (inserted, updated, adopted)
+    guide_lines: int  # lines of those sections
+    added_lines: int  # lines the patches add, all files
+    max_added: int  # the largest patch, in added lines
+    max_pr: int | None  # its PR
+
+    @classmethod
+    def of(cls, rows: Iterable[PRRow]) -> Volume:
+        opened = [r for r in rows if r.opens_pr]
+        biggest = max(opened, key=lambda r: (r.added_lines, -r.number), default=None)
+        return cls(
+            prs=len(opened),
+            guide_only=sum(1 for r in opened if r.guide_only),
+            edits=sum(len(r.edits) for r in opened),
+            offered=sum(len(r.offered) for r in opened),
+            sections=sum(len(r.sections_written) for r in opened),
+            guide_lines=sum(g.lines for r in opened for g in r.sections_written),
+            added_lines=sum(r.added_lines for r in opened),
+            max_added=biggest.added_lines if biggest is not None else 0,
+            max_pr=biggest.number if biggest is not None else None,
+        )
+
+    def text(self) -> str:
+        """``12 alignment PRs (3 guide-only), 20 YAML edits, 9 reproduction sections,
+        1,240 lines added (max 310, #2323)``."""
+        biggest = f", #{self.max_pr}" if self.max_pr is not None and self.max_added else ""
+        offered = f", {self.offered} offered" if self.offered else ""
+        return (
+            f"{self.prs} alignment PRs ({self.guide_only} guide-only), {self.edits} YAML edits"
+            f"{offered}, {self.sections} reproduction sections ({self.guide_lines:,} lines), "
+            f"{self.added_lines:,} lines added (max {self.max_added:,}{biggest})"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -182,5 +277,9 @@ class BacktestReport:
         noted = sum(1 for r in self.rows if r.notes)
         return (
             f"{len(self.rows)} merged PRs: {parts or 'none'}; "
-            f"{len(self.errors)} errors; {noted} with notes"
+            f"{len(self.errors)} errors; {noted} with notes; volume: {self.volume.text()}"
         )
+
+    @property
+    def volume(self) -> Volume:
+        return Volume.of(self.rows)

@@ -35,7 +35,13 @@ from bot.backtest.history import (
     merged_prs,
     open_moments,
 )
-from bot.backtest.launches import guide_sections, held_settings, launch_digests
+from bot.backtest.launches import (
+    added_lines,
+    edit_row,
+    guide_sections,
+    held_settings,
+    launch_digests,
+)
 from bot.backtest.maintainers import maintainer_edits
 from bot.backtest.model import BacktestReport, EditRow, PRRow
 from bot.errors import RecipeSyncError
@@ -126,11 +132,13 @@ def plan_jobs(
 
 
 def _edits(run: AlignRun) -> tuple[EditRow, ...]:
-    return tuple(
-        EditRow(o.recipe_path, e.kind, e.subject, e.node, e.before, e.after)
-        for o in run.patches
-        for e in o.plan.edits
-    )
+    return tuple(edit_row(o.plan, e) for o in run.patches for e in o.plan.edits)
+
+
+def _offered(run: AlignRun) -> tuple[EditRow, ...]:
+    """The candidates each recipe's plan offers as unticked checkboxes (any outcome: a
+    recipe with only offered candidates opens no PR, its findings are still recorded)."""
+    return tuple(edit_row(o.plan, e) for o in run.outcomes for e in o.plan.offered)
 
 
 def classify(run: AlignRun) -> tuple[str, str]:
@@ -268,14 +276,12 @@ class Backtester:
             edits=_edits(run),
             notes=notes,
             keys=tuple(k.key for k in run.change.keys),
+            added_lines=sum(added_lines(o.patch) for o in run.patches),
+            offered=_offered(run),
+            guide=guide_sections(run),
         )
         if self.settings.record_launches:
-            row = replace(
-                row,
-                launches=launch_digests(run),
-                guide=guide_sections(run),
-                held=held_settings(run),
-            )
+            row = replace(row, launches=launch_digests(run), held=held_settings(run))
         return row
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from bot.agreement.links import BenchmarkPR, Linker
-from bot.agreement.score import Replay, score_links, score_proposals, totals
+from bot.agreement.proposals import LOOSE, History, Replay, score_proposals
+from bot.agreement.score import score_links, totals
 from bot.backtest.model import EditRow, HeldSetting, PRRow
 from bot.rules import default_rules
 
@@ -49,9 +50,8 @@ def test_each_proposal_is_looked_up_in_the_commits_after_its_replay() -> None:
                            "VLLM_ROCM_USE_AITER_MHA": "0"}),
     )  # fmt: skip
     positions = {"b": 1, "a": 5}
-    found = score_proposals(
-        [_replay(row, 10, 3)], [before, after], positions, 40 * DAY, rules, TAXONOMY
-    )
+    history = History([before, after], positions, 40 * DAY)
+    found = score_proposals([_replay(row, 10, 3)], history, rules, TAXONOMY, LOOSE)
     outcome = {p.edit.subject: p.outcome for p in found}
     assert outcome == {
         "VLLM_ROCM_USE_AITER": "same node",
@@ -73,9 +73,7 @@ def test_an_edit_proposed_by_two_prs_counts_once_and_recent_ones_are_not_scored(
     recent = _row(3, _env(MI300X, "Y", "1"))
     found = score_proposals(
         [_replay(late, 20, 4), _replay(early, 10, 2), _replay(recent, 38, 6)],
-        [],
-        {},
-        40 * DAY,
+        History([], {}, 40 * DAY),
         rules,
         TAXONOMY,
     )

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 from bot.backtest.run import run_backtest, settings_for
-from tests.shared import shared_dir
+from tests.shared import clone_histories
 
 pytestmark = pytest.mark.slow
 
@@ -16,14 +14,8 @@ PRS = (2544, 2600, 2567, 2621)
 
 
 def test_real_prs_have_outcomes_with_reasons(tmp_path_factory: pytest.TempPathFactory) -> None:
-    history = shared_dir() / "data" / "history"
-    root = tmp_path_factory.mktemp("real")
-    for name, bundle in (
-        ("bench", "InferenceX-main-upto-2026-08-21.bundle"),
-        ("recipes", "recipes-main-upto-2026-07-02.bundle"),
-    ):
-        subprocess.run(["git", "clone", "-q", str(history / bundle), str(root / name)], check=True)
-    report = run_backtest(settings_for(root / "bench", root / "recipes"), only=PRS)
+    repos = clone_histories(tmp_path_factory.mktemp("real"), "recipes-main-upto-2026-07-02.bundle")
+    report = run_backtest(settings_for(*repos), only=PRS)
     assert sorted(r.number for r in report.rows) == sorted(PRS)
     for row in report.rows:
         assert row.outcome not in ("error", "bad input"), (row.number, row.reason)

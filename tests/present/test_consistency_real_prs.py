@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from bot.backtest.run import Backtester, plan_jobs, settings_for
 from bot.backtest.texts import CheckedPR, checked_prs, pull_texts
-from tests.shared import shared_dir
+from tests.shared import clone_histories
 
 pytestmark = pytest.mark.slow
 
@@ -22,14 +21,7 @@ SAMPLE = ("2026-06-01", "2026-06-07")  # the first week of the since-June backte
 
 @pytest.fixture(scope="module")
 def histories(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    history = shared_dir() / "data" / "history"
-    root = tmp_path_factory.mktemp("consistency-history")
-    for name, bundle in (
-        ("bench", "InferenceX-main-upto-2026-08-21.bundle"),
-        ("recipes", "recipes-main-upto-2026-07-31.bundle"),
-    ):
-        subprocess.run(["git", "clone", "-q", str(history / bundle), str(root / name)], check=True)
-    return root / "bench", root / "recipes"
+    return clone_histories(tmp_path_factory.mktemp("consistency-history"))
 
 
 @pytest.fixture(scope="module")

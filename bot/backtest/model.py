@@ -113,7 +113,7 @@ class GuideSection:
     """A reproduction section the alignment PR writes (or keeps) in a recipe's guide."""
 
     recipe: str
-    block: str  # <variant>.<hardware>.<scenario>
+    block: str  # the hardware id (one block per recipe and GPU); older rows <v>.<hw>.<scenario>
     action: str  # inserted | updated | adopted | unchanged | skipped
     lines: int = 0  # lines of the block as the PR writes it (0 when it writes none)
 
@@ -125,7 +125,7 @@ class GuideSection:
     @property
     def hardware(self) -> str:
         parts = self.block.split(".")
-        return parts[1] if len(parts) >= 3 else ""
+        return parts[1] if len(parts) >= 3 else self.block
 
 
 @dataclass(frozen=True)

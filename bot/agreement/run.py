@@ -129,6 +129,11 @@ def score(
     )
 
 
+def recipes_taxonomy(repo: Path) -> Taxonomy:
+    """The taxonomy at the tip of the recipes history's default branch."""
+    return _taxonomy(repo, default_branch(repo))
+
+
 def _taxonomy(repo: Path, sha: str) -> Taxonomy:
     reader = BlobReader(repo)
     try:

@@ -22,7 +22,7 @@ from typing import Any
 
 from bot.agreement.practice import practice, to_yaml
 from bot.agreement.report import render, summary
-from bot.agreement.run import Scorecard, score
+from bot.agreement.run import Scorecard, recipes_taxonomy, score
 from bot.backtest.model import PRRow
 from bot.commands.grammar import output_format, write
 from bot.commands.replay import add_replay_options, replay_progress, replay_settings
@@ -69,7 +69,14 @@ def score_command(args: argparse.Namespace) -> int:
     bar.finish()
     write(args, render(card, fmt))
     if args.practice is not None:
-        found = practice(card.proposals, card.linked, _source(card), _command(args))
+        found = practice(
+            card.proposals,
+            card.linked,
+            _source(card),
+            _command(args),
+            replays=card.replays,
+            taxonomy=recipes_taxonomy(args.recipes),
+        )
         args.practice.parent.mkdir(parents=True, exist_ok=True)
         args.practice.write_text(to_yaml(found), encoding="utf-8")
     print(summary(card), file=sys.stderr)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from bot import markdown as md
 from bot.align.guide_images import ImageLine
 from bot.align.reproduction import GuideDrift, GuidePlacement, ReproCommand
-from bot.align.reproduction.sections import NOT_IN_RECIPE
+from bot.align.reproduction.sections import IN_RECIPE
 from bot.align.result import RecipeOutcome
 
 ACTIONS = {
@@ -55,13 +55,13 @@ def placement_lines(placements: Sequence[GuidePlacement]) -> list[str]:
         commands = "; ".join(_command_summary(c) for c in section.commands)
         deltas = sorted({d for c in section.commands for _, d in c.deltas})
         benchmark_only = sorted(
-            {name for c in section.commands for cls, name, _ in c.env if cls in NOT_IN_RECIPE}
+            {name for c in section.commands for cls, name, _ in c.env if cls != IN_RECIPE}
         )
         line = (
             f"- The guide {ACTIONS.get(placed.action, placed.action)} the managed section "
-            f"{code(section.heading)} ({md.text(placed.where)}): the benchmark's serve command "
-            f"of {commands}, env exports by class, image"
-            + (" and eval evidence" if section.evidence else "")
+            f"{code(section.heading)} ({md.text(placed.where)}): the deltas of {commands} from "
+            "the recipe's command, the exports the recipe does not set, the image"
+            + (" and the eval evidence" if section.evidence else "")
             + "."
         )
         by_class: dict[str, int] = {}
@@ -77,12 +77,9 @@ def placement_lines(placements: Sequence[GuidePlacement]) -> list[str]:
                 "the recipe."
             )
         elif exports:
-            line += f" The benchmark-only exports {exports} stay there, not in the recipe."
+            line += f" Its exports {exports} stay there, not in the recipe."
         else:
             line += " The recipe's command (with the edits above) already matches it."
-        left = sorted({n for c in section.commands for n in c.harness_left_out})
-        if left:
-            line += " Left out (harness, front end): " + ", ".join(code(n) for n in left) + "."
         out.append(line)
     return out
 

@@ -26,6 +26,7 @@ from bot.present.carried import settings_lines
 from bot.present.evidence import render_evidence_section
 from bot.present.guide import guide_section
 from bot.present.hunks import hunk_lines
+from bot.present.offered import offered_lines
 from bot.present.posted import (
     TITLE_LIMIT,
     PullMeta,
@@ -847,7 +848,24 @@ def _summary(run: AlignRun, outcome: RecipeOutcome, after: Rendering) -> list[st
                 f"{prose(verification.reason)}."
             )
     summary += _practice_line(plan, run)
+    summary += _estimate_line(plan)
+    offered = offered_lines(plan, command=inputs.rules.policy.comment_command)
+    if offered:
+        summary += ["", *offered]
     return summary
+
+
+def _estimate_line(plan: AlignmentPlan) -> list[str]:
+    """The history behind the proposed edits' kinds (``bot.align.confidence``), once per
+    kind: why each cleared the adoption threshold."""
+    said: dict[str, None] = {}
+    for edit in plan.edits:
+        estimate = plan.estimate_of(edit)
+        if estimate is not None and estimate.proposed:
+            said[estimate.sentence()] = None
+    if not said:
+        return []
+    return ["- Why these and not more: " + "; ".join(md.text(s) for s in said) + "."]
 
 
 def _practice_line(plan: AlignmentPlan, run: AlignRun) -> list[str]:

@@ -25,6 +25,7 @@ from bot.markdown import MAX_BODY, neutralize, truncate
 from bot.present.carried import settings_lines
 from bot.present.consistency import Finding, bug_note, check_texts
 from bot.present.guide import guide_section
+from bot.present.offered import offered_lines
 from bot.present.posted import body_room
 from bot.present.pr_text import (
     branch_of,
@@ -45,6 +46,7 @@ STATUS_TEXT = {
     "aligned": "already aligned",
     "blocked": "blocked",
     "failed": "no edit proposed",
+    "offered": "candidates offered, none proposed",
 }
 ERROR_STATUSES = ("error",)
 
@@ -242,6 +244,9 @@ def comment(run: AlignRun) -> str:
             out += ["", *older]
         if plan.skipped:
             out += ["", "Not edited:", "", *[f"- {prose(s)}." for s in plan.skipped[:20]]]
+        offered = offered_lines(plan, command=inputs.rules.policy.comment_command)
+        if offered:
+            out += ["", *offered]
         carried = settings_lines(plan, 12)
         if carried:
             out += ["", *carried]
@@ -273,7 +278,8 @@ def _errors(run: AlignRun) -> list[str]:
 def check(run: AlignRun) -> tuple[str, str, str]:
     """(conclusion, title, summary) of the ``recipe-sync / alignment`` check run."""
     errors = _errors(run)
-    drifting = [o for o in run.outcomes if o.status != "aligned"]
+    drifting = [o for o in run.outcomes if o.status not in ("aligned", "offered")]
+    offering = [o for o in run.outcomes if o.status == "offered"]
     names = ", ".join(o.recipe_path.rsplit("/", 1)[-1].removesuffix(".yaml") for o in drifting)
     if errors:
         conclusion = "failure"
@@ -284,6 +290,11 @@ def check(run: AlignRun) -> tuple[str, str, str]:
     elif drifting:
         conclusion = "action_required"
         title = f"recipe drift: {names}"
+    elif offering:
+        conclusion = "neutral"
+        count = sum(len(o.plan.offered) for o in offering)
+        names = ", ".join(o.recipe_path.rsplit("/", 1)[-1].removesuffix(".yaml") for o in offering)
+        title = f"{count} candidate edit(s) offered, none proposed: {names}"
     elif any(o.plan.preexisting for o in run.outcomes):
         conclusion = "neutral"
         older = [o for o in run.outcomes if o.plan.preexisting]

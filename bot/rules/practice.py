@@ -17,10 +17,22 @@ class ClassPractice(BaseModel):
     adopted: int = Field(ge=0, description="of which maintainers made the same value")
 
 
+class KindPractice(BaseModel):
+    """The bot's scored proposals of one kind (knob class / change / vendor) and how many
+    maintainers adopted, in how many distinct maintainers' commits."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    proposed: int = Field(ge=0)
+    adopted: int = Field(ge=0)
+    authors: int = Field(default=0, ge=0, description="distinct authors of the adoptions")
+
+
 class PracticeRules(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     source: str = ""
     classes: dict[str, ClassPractice] = Field(default_factory=dict)
+    # "<knob class>/<change>/<vendor or any>" → counts (bot.align.confidence reads them)
+    kinds: dict[str, KindPractice] = Field(default_factory=dict)
 
     def sentence(self, knob: str, placement: str) -> str | None:
         """``maintainers placed kernel settings at variant × GPU in 9 of 14 linked changes``

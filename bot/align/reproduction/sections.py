@@ -32,8 +32,6 @@ _OPAQUE = re.compile(r"<([A-Za-z_][A-Za-z0-9_]*):opaque:[^>]*>")
 
 # the class of an env export the recipe's command already sets to the same value
 IN_RECIPE = "recipe"
-# classes of exports the section calls benchmark-only, not part of the recipe's command
-NOT_IN_RECIPE = frozenset({"accuracy", "tuning", "unclassified", "workload"})
 
 # Verdicts whose flags stay out of a copy-paste serve command (the harness's own settings).
 _HARNESS_VERDICTS = frozenset({Verdict.FRONT_END_ONLY, Verdict.BENCHMARK_ONLY})

@@ -19,15 +19,21 @@ def ungated(rules: Rules) -> Rules:
     return replace(rules, policy=rules.policy.model_copy(update={"propose_above": 0.0}))
 
 
-def ungated_rules_dir(target: Path) -> Path:
-    """A copy of the bundled rules with ``propose_above: 0`` (made once per directory)."""
-    rules = target / "rules"
+def ungated_rules_dir(target: Path, *, always: bool = False) -> Path:
+    """A copy of the bundled rules with ``propose_above: 0`` (made once per directory);
+    ``always``: reproduction blocks without a recipe edit too (policy ``reproduction``)."""
+    rules = target / ("rules-always" if always else "rules")
     if not rules.exists():
         shutil.copytree(default_rules_dir(), rules)
         policy = rules / "policy.yaml"
-        text, count = re.subn(
-            r"^propose_above: [0-9.]+", "propose_above: 0.0", policy.read_text(), flags=re.M
-        )
-        assert count == 1, "rules/policy.yaml has no propose_above line"
+        text = _setting(policy.read_text(), "propose_above", "0.0")
+        if always:
+            text = _setting(text, "reproduction", "always")
         policy.write_text(text)
     return rules
+
+
+def _setting(text: str, key: str, value: str) -> str:
+    changed, count = re.subn(rf"^{key}: \S+", f"{key}: {value}", text, flags=re.M)
+    assert count == 1, f"rules/policy.yaml has no {key} line"
+    return changed

@@ -80,6 +80,11 @@ class ChangeKind:
         vendor = f", {self.vendor.upper()}" if self.vendor else ""
         return f"{self.knob}, {self.change}{vendor}"
 
+    def name(self) -> str:
+        """``kernel new setting (AMD)``; ``image (AMD)``."""
+        what = self.knob if self.knob == self.change else f"{self.knob} {self.change}"
+        return what + (f" ({self.vendor.upper()})" if self.vendor else "")
+
 
 @dataclass(frozen=True)
 class Estimate:
@@ -92,6 +97,10 @@ class Estimate:
     @property
     def probability(self) -> float:
         return (self.adopted + PRIOR_ADOPTED) / (self.proposed + PRIOR_PROPOSED)
+
+    def tally(self) -> str:
+        """``kernel new setting (AMD): 7 of 7``."""
+        return f"{self.kind.name()}: {self.adopted} of {self.proposed}"
 
     def sentence(self) -> str:
         """``of 9 scored proposals of this kind (kernel, new setting, AMD), maintainers

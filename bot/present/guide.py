@@ -57,12 +57,10 @@ def placement_lines(placements: Sequence[GuidePlacement]) -> list[str]:
         benchmark_only = sorted(
             {name for c in section.commands for cls, name, _ in c.env if cls != IN_RECIPE}
         )
+        evidence = " and the eval evidence" if section.evidence else ""
         line = (
             f"- The guide {ACTIONS.get(placed.action, placed.action)} the managed section "
-            f"{code(section.heading)} ({md.text(placed.where)}): the deltas of {commands} from "
-            "the recipe's command, the exports the recipe does not set, the image"
-            + (" and the eval evidence" if section.evidence else "")
-            + "."
+            f"{code(section.heading)} ({md.text(placed.where)}) for {commands}"
         )
         by_class: dict[str, int] = {}
         for command in section.commands:
@@ -73,13 +71,13 @@ def placement_lines(placements: Sequence[GuidePlacement]) -> list[str]:
             counts = ", ".join(f"{n} {cls}" for cls, n in sorted(by_class.items()))
             also = f"; env {exports}" if exports else ""
             line += (
-                f" Its deltas from the recipe's command ({counts}{also}) stay there, not in "
-                "the recipe."
+                f": its deltas from the recipe's command ({counts}{also}), the image{evidence}; "
+                "they stay there, not in the recipe."
             )
         elif exports:
-            line += f" Its exports {exports} stay there, not in the recipe."
+            line += f": its exports {exports}, the image{evidence}; not in the recipe."
         else:
-            line += " The recipe's command (with the edits above) already matches it."
+            line += f": the image{evidence}; the recipe's command already matches it."
         out.append(line)
     return out
 

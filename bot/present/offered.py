@@ -12,26 +12,31 @@ SHOWN = 20  # candidates listed; the rest are counted
 
 
 def offered_lines(plan: AlignmentPlan, *, command: str) -> list[str]:
-    """A heading line with how to take one, then one item per candidate; [] when nothing
-    is offered."""
+    """One visible line (how many, and how to take one), the candidates folded below it,
+    each with the history behind its estimate; [] when nothing is offered."""
     if not plan.offered:
         return []
-    how = (
-        f"comment `{command} add FLAG` on the benchmark PR or this recipe's alignment PR "
-        "(`recipe-sync align --include FLAG` offline) to have one proposed"
-    )
-    out = [
-        f"**Offered, not proposed** — benchmarked settings whose kind maintainers have rarely "
-        f"taken ({how}):",
-        "",
-    ]
+    count = len(plan.offered)
+    items = []
     for edit in plan.offered[:SHOWN]:
         estimate = plan.estimate_of(edit)
         why = f" — {md.text(estimate.sentence())}" if estimate is not None else ""
-        out.append(f"- {_setting(edit)} at {md.code(edit.node)}{why}")
-    if len(plan.offered) > SHOWN:
-        out.append(f"- … and {len(plan.offered) - SHOWN} more")
-    return out
+        items.append(f"- {_setting(edit)} at {md.code(edit.node)}{why}")
+    if count > SHOWN:
+        items.append(f"- … and {count - SHOWN} more")
+    names = ", ".join(_setting(edit) for edit in plan.offered[:3])
+    more = f" and {count - 3} more" if count > 3 else ""
+    return [
+        f"**Offered, not proposed** (kinds rarely taken): {names}{more}; "
+        f"`{command} add FLAG` proposes one.",
+        "",
+        f"<details><summary>{count} offered setting{'s' * (count != 1)} and their "
+        "history</summary>",
+        "",
+        *items,
+        "",
+        "</details>",
+    ]
 
 
 def _setting(edit: PlannedEdit) -> str:

@@ -317,6 +317,32 @@ def check(run: AlignRun) -> tuple[str, str, str]:
     return conclusion, title[:255], neutralize(summary)
 
 
+def _edit_json(plan: AlignmentPlan, edit: PlannedEdit) -> dict[str, Any]:
+    estimate = plan.estimate_of(edit)
+    return {
+        **edit_as_dict(edit.edit),
+        "kind": edit.kind,
+        "subject": edit.subject,
+        "before": edit.before,
+        "after": edit.after,
+        "node": edit.node,
+        "scope": edit.scope,
+        "reason": edit.reason,
+        "placement": edit.placement,
+        "targets": list(edit.targets),
+        "sources": [str(s) for s in edit.sources],
+        "estimate": None
+        if estimate is None
+        else {
+            "kind": estimate.kind.key,
+            "basis": estimate.basis,
+            "proposed": estimate.proposed,
+            "adopted": estimate.adopted,
+            "probability": round(estimate.probability, 3),
+        },
+    }
+
+
 def check_annotations(run: AlignRun) -> tuple[Annotation, ...]:
     found: dict[tuple[str, int, str], Annotation] = {}
     for outcome in run.outcomes:
@@ -421,22 +447,9 @@ def _plan_json(found: RecipeOutcome, texts: AlignTexts) -> dict[str, Any]:
             }
             for d in found.guide_drift
         ],
-        "edits": [
-            {
-                **edit_as_dict(e.edit),
-                "kind": e.kind,
-                "subject": e.subject,
-                "before": e.before,
-                "after": e.after,
-                "node": e.node,
-                "scope": e.scope,
-                "reason": e.reason,
-                "placement": e.placement,
-                "targets": list(e.targets),
-                "sources": [str(s) for s in e.sources],
-            }
-            for e in plan.edits
-        ],
+        "edits": [_edit_json(plan, e) for e in plan.edits],
+        # below the adoption threshold: listed with their estimate, not in the patch
+        "offered": [_edit_json(plan, e) for e in plan.offered],
         "defaults": [_note(n) for n in plan.defaults],
         "recipe_only": [_note(n) for n in plan.recipe_only],
         "benchmark_only": [_note(n) for n in plan.benchmark_only],

@@ -33,15 +33,3 @@ class PracticeRules(BaseModel):
     classes: dict[str, ClassPractice] = Field(default_factory=dict)
     # "<knob class>/<change>/<vendor or any>" → counts (bot.align.confidence reads them)
     kinds: dict[str, KindPractice] = Field(default_factory=dict)
-
-    def sentence(self, knob: str, placement: str) -> str | None:
-        """``maintainers placed kernel settings at variant × GPU in 9 of 14 linked changes``
-        (None when the history has nothing on this class)."""
-        found = self.classes.get(knob)
-        if found is None or not found.linked:
-            return None
-        count = found.placements.get(placement, 0)
-        return (
-            f"maintainers placed {knob} settings at {placement} in {count} of {found.linked} "
-            "linked leaves"
-        )

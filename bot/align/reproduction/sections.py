@@ -552,7 +552,8 @@ def _deltas(
                 (
                     cls,
                     f"Add {md.code(diff.flag)} as the script computes it for each concurrency "
-                    f"({md.code('$' + variable)}, set per {md.code('CONC')} below).",
+                    f"({md.code('$' + variable)}: one value per {md.code('CONC')} in the "
+                    "benchmark script).",
                 )
             )
             continue

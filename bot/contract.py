@@ -45,6 +45,8 @@ class SyncRequest:
     # recipe path ("*": every file of this PR) → flag or env var → who dropped that hunk with
     # `/recipe-sync drop` (never proposed; the PR body says so)
     dropped: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # the same for `/recipe-sync add`: candidates proposed whatever their adoption estimate
+    added: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     # the benchmark repository's .github/recipe-sync.yml over the service's policy (None: the
     # engine's own rules/policy.yaml)
     policy: Policy | None = None

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from bot.fixtures import SeedFixtures, build_seed_fixtures
-from tests.seed_cli import align_cli, bench_clone, recipes_clone, seed_out
+from tests.seed_cli import align_cli, bench_clone, recipes_clone, seed_out, seed_out_ungated
 
-__all__ = ["align_cli", "bench_clone", "recipes_clone", "seed", "seed_out"]
+__all__ = ["align_cli", "bench_clone", "recipes_clone", "seed", "seed_out", "seed_out_ungated"]
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,7 @@ import pytest
 
 from bot.commands.main import main
 from bot.fixtures import BENCH_REPO_NAME, RECIPES_REPO_NAME, SeedFixtures
+from tests.ungated import ungated_rules_dir
 
 SEED_RECIPE = "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"
 
@@ -67,11 +68,21 @@ def align_args(
 
 @pytest.fixture(scope="session")
 def align_cli(seed: SeedFixtures, tmp_path_factory: pytest.TempPathFactory) -> AlignCli:
-    """Run ``recipe-sync align`` on the seed fixtures into a fresh directory."""
+    """Run ``recipe-sync align`` on the seed fixtures into a fresh directory. Planning
+    mechanics by default (every candidate proposed: :mod:`tests.ungated`); ``gated=True``
+    runs the bundled rules as they are, judgement included."""
+    ungated = ungated_rules_dir(tmp_path_factory.mktemp("ungated"))
 
-    def run(**options: object) -> tuple[int, Path]:
+    def run(
+        *, gated: bool = False, stale_from: Path | None = None, **options: object
+    ) -> tuple[int, Path]:
         out = tmp_path_factory.mktemp("align-out")
-        status = main(align_args(seed, out, **options))  # type: ignore[arg-type]
+        if stale_from is not None:  # the outputs of an earlier run in the directory
+            shutil.copytree(stale_from, out, dirs_exist_ok=True)
+        extra = list(options.pop("extra", ()))  # type: ignore[call-overload]
+        if not gated and "--rules" not in extra:
+            extra += ["--rules", str(ungated)]
+        status = main(align_args(seed, out, extra=extra, **options))  # type: ignore[arg-type]
         return status, out
 
     return run
@@ -79,8 +90,17 @@ def align_cli(seed: SeedFixtures, tmp_path_factory: pytest.TempPathFactory) -> A
 
 @pytest.fixture(scope="session")
 def seed_out(align_cli: AlignCli) -> Path:
-    status, out = align_cli()
+    """The seed as the product aligns it: the bundled rules, judgement included."""
+    status, out = align_cli(gated=True)
     assert status == 1  # a PR to open (README "Exit codes")
+    return out
+
+
+@pytest.fixture(scope="session")
+def seed_out_ungated(align_cli: AlignCli) -> Path:
+    """The seed with every candidate proposed: the planner's full patch (tests.ungated)."""
+    status, out = align_cli()
+    assert status == 1
     return out
 
 

@@ -14,13 +14,16 @@ def test_demo_aligns_the_seed_and_the_audit_confirms_it(
 ) -> None:
     assert main(["demo", "--out", str(tmp_path / "demo")]) == 0
     out = capsys.readouterr().out
-    assert "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml: alignment PR (4 edits, +45/-0)" in out
+    assert "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml: alignment PR (3 edits, +50/-0)" in out
     assert (
         "  guide: inserted “FP4 benchmark reproduction (InferenceX MI355X agentic sweep)” "
         "(at the end of the guide)" in out
     )
     assert "before the alignment PR: 29 aligned, 7 drifted, 2 unmapped, 2 unresolved" in out
-    assert "after applying recipe.patch" in out and "0 drifted" in out
+    # the log level is offered, not written (no adopted proposal of its kind): the points
+    # it drifts on stay drifted, and the demo says why
+    assert "after applying recipe.patch" in out
+    assert "left as they are: AITER_TRITON_LOG_LEVEL=ERROR (offered in the PR, not proposed)" in out
     align = tmp_path / "demo" / "align"
     assert (align / "pr-title.txt").read_text() == (
         "[DeepSeek-V4.1-Flash][MI355X] Align image and MoE backend with InferenceX #3058\n"

@@ -12,9 +12,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from bot.agreement.proposals import Proposal
+from bot.agreement.proposals import Proposal, Replay
 from bot.agreement.score import LinkedChange
+from bot.agreement.taxonomy import Taxonomy
+from bot.align.confidence import change_of
 
 
 @dataclass(frozen=True)
@@ -27,14 +30,32 @@ class ClassPractice:
 
 
 @dataclass(frozen=True)
+class KindPractice:
+    """Scored proposals of one kind (knob class / change / vendor): what the engine's
+    adoption estimate (bot.align.confidence) reads."""
+
+    key: str
+    proposed: int
+    adopted: int
+    authors: int  # distinct authors of the adopting commits
+
+
+@dataclass(frozen=True)
 class Practice:
     source: str  # what history it was computed from, in words
     command: str  # the command that computes it
     classes: tuple[ClassPractice, ...]
+    kinds: tuple[KindPractice, ...] = ()
 
 
 def practice(
-    proposals: Sequence[Proposal], linked: Sequence[LinkedChange], source: str, command: str
+    proposals: Sequence[Proposal],
+    linked: Sequence[LinkedChange],
+    source: str,
+    command: str,
+    *,
+    replays: Sequence[Replay] = (),
+    taxonomy: Taxonomy | None = None,
 ) -> Practice:
     placed: dict[str, Counter[str]] = {}
     for change in linked:
@@ -59,7 +80,45 @@ def practice(
                 sum(1 for p in mine if p.adopted),
             )
         )
-    return Practice(source, command, tuple(classes))
+    return Practice(source, command, tuple(classes), _kinds(scored, replays, taxonomy))
+
+
+def _kinds(
+    scored: dict[str, list[Proposal]], replays: Sequence[Replay], taxonomy: Taxonomy | None
+) -> tuple[KindPractice, ...]:
+    """Counts per ``knob/change/vendor`` and per ``knob/change/any``."""
+    rows = {replay.row.number: replay.row for replay in replays}
+    counts: dict[str, list[Proposal]] = {}
+    for knob, mine in scored.items():
+        for proposal in mine:
+            change = change_of(proposal.edit.kind, proposal.edit.before, proposal.edit.node)
+            vendor = _vendor(proposal, rows, taxonomy)
+            for key in (f"{knob}/{change}/{vendor or 'any'}", f"{knob}/{change}/any"):
+                counts.setdefault(key, []).append(proposal)
+    out = []
+    for key in sorted(counts):
+        found = list({id(p): p for p in counts[key]}.values())
+        adopted = [p for p in found if p.adopted]
+        authors = {m.commit.author for p in adopted for m in p.matches if m.commit.author}
+        out.append(KindPractice(key, len(found), len(adopted), len(authors)))
+    return tuple(out)
+
+
+def _vendor(proposal: Proposal, rows: dict[int, Any], taxonomy: Taxonomy | None) -> str:
+    """The brand of the GPUs the proposal's lanes ran on ("" when several or unknown)."""
+    if taxonomy is None:
+        return ""
+    gpus = taxonomy.gpus_of_scope(proposal.leaves[0].scope) if proposal.leaves else None
+    if gpus is None:
+        gpus = frozenset(
+            digest.hardware
+            for number in proposal.prs
+            if number in rows
+            for digest in rows[number].launches
+            if digest.recipe == proposal.edit.recipe
+        )
+    brands = {taxonomy.gpus[g].brand for g in gpus if g in taxonomy.gpus}
+    return brands.pop() if len(brands) == 1 else ""
 
 
 def to_yaml(found: Practice) -> str:
@@ -82,6 +141,13 @@ def to_yaml(found: Practice) -> str:
             lines += [f"      {_quoted(name)}: {count}" for name, count in entry.placements]
         lines.append(f"    proposed: {entry.proposed}")
         lines.append(f"    adopted: {entry.adopted}")
+    if found.kinds:
+        lines.append("kinds:  # knob class / what the edit changes / vendor (or any)")
+        for kind in found.kinds:
+            lines.append(
+                f"  {_quoted(kind.key)}: {{proposed: {kind.proposed}, adopted: {kind.adopted}, "
+                f"authors: {kind.authors}}}"
+            )
     return "\n".join(lines) + "\n"
 
 

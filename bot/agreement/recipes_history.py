@@ -42,6 +42,7 @@ class MaintainerCommit:
     new_variants: tuple[tuple[str, str], ...]  # (recipe, variant) the commit created
     recipes: tuple[str, ...]  # recipe files touched
     created: tuple[str, ...] = ()  # recipe files the commit adds (a new recipe, not a change)
+    author: str = ""  # the author's e-mail
 
     @property
     def launch_changes(self) -> tuple[LeafChange, ...]:
@@ -160,6 +161,7 @@ def read_commit(reader: BlobReader, commit: Commit) -> MaintainerCommit | None:
         tuple(variants),
         tuple(paths),
         tuple(new_files),
+        commit.author,
     )
 
 

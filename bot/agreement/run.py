@@ -215,6 +215,11 @@ def _existing(repo: Path, replays: Sequence[Replay]) -> dict[tuple[str, str], Re
         reader.close()
 
 
+def recipes_taxonomy(repo: Path) -> Taxonomy:
+    """The taxonomy at the tip of the recipes history's default branch."""
+    return read_taxonomy(repo, default_branch(repo))
+
+
 def read_taxonomy(repo: Path, sha: str) -> Taxonomy:
     """The recipes repository's ``taxonomy.yaml`` at ``sha``."""
     reader = BlobReader(repo)

@@ -60,6 +60,59 @@ class PlannedEdit:
     shadows: NodePath | None = None  # a narrower override: the shared node it overrides
 
 
+# the prior of an adoption estimate: one adoption in three proposals (a kind with no history
+# is offered, not proposed; two adoptions in two proposals reach 3/5 = 0.6)
+PRIOR_ADOPTED = 1.0
+PRIOR_PROPOSED = 3.0
+
+
+@dataclass(frozen=True)
+class ChangeKind:
+    knob: str  # knob class, or "image" / "structure" / "verification"
+    change: str  # "new setting", "changed value", "image", "new variant", …
+    vendor: str  # "amd", "nvidia", or "" when the edit is not one vendor's
+
+    @property
+    def key(self) -> str:
+        return f"{self.knob}/{self.change}/{self.vendor or 'any'}"
+
+    def words(self) -> str:
+        vendor = f", {self.vendor.upper()}" if self.vendor else ""
+        return f"{self.knob}, {self.change}{vendor}"
+
+    def name(self) -> str:
+        """``kernel new setting (AMD)``; ``image (AMD)``."""
+        what = self.knob if self.knob == self.change else f"{self.knob} {self.change}"
+        return what + (f" ({self.vendor.upper()})" if self.vendor else "")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    kind: ChangeKind
+    basis: str  # the practice key the counts are from ("" when none)
+    proposed: int
+    adopted: int
+    authors: int
+
+    @property
+    def probability(self) -> float:
+        return (self.adopted + PRIOR_ADOPTED) / (self.proposed + PRIOR_PROPOSED)
+
+    def tally(self) -> str:
+        """``kernel new setting (AMD): 7 of 7``."""
+        return f"{self.kind.name()}: {self.adopted} of {self.proposed}"
+
+    def sentence(self) -> str:
+        """``of 9 scored proposals of this kind (kernel, new setting, AMD), maintainers
+        adopted 6`` — or that history has none."""
+        if not self.proposed:
+            return f"no scored proposal of this kind ({self.kind.words()}) in the history"
+        return (
+            f"of {self.proposed} scored proposal{'s' * (self.proposed != 1)} of this kind "
+            f"({self.kind.words()}), maintainers adopted {self.adopted}"
+        )
+
+
 @dataclass(frozen=True)
 class CommentChange:
     """A recipe comment written for a value the patch changes, and what the patch does."""
@@ -133,16 +186,24 @@ class AlignmentPlan:
     comments: tuple[CommentChange, ...] = ()  # recipe comments about a value the patch changes
     # (subject, who) of hunks declined on the alignment PR: not proposed ("" who: the CLI)
     dropped: tuple[tuple[str, str], ...] = ()
-    # below-threshold candidates offered as unticked checkboxes in the PR body, not in the diff
+    # candidates below the policy's propose_above: not in the patch, offered as a checklist
     offered: tuple[PlannedEdit, ...] = ()
+    # (node, subject, estimate) of every edit and offered candidate
+    estimates: tuple[tuple[str, str, Estimate], ...] = ()
     failure: str | None = None  # the plan cannot be applied (invariants, editor)
     result: EditResult | None = None
     after: RecipesRepo | None = field(default=None, compare=False, repr=False)
 
+    def estimate_of(self, edit: PlannedEdit) -> Estimate | None:
+        return next((e for n, s, e in self.estimates if (n, s) == (edit.node, edit.subject)), None)
+
     @property
-    def status(self) -> Literal["patch", "aligned", "blocked", "failed"]:
+    def status(self) -> Literal["patch", "aligned", "blocked", "failed", "offered"]:
         if self.failure is not None:
             return "failed"
         if self.result is not None and not self.result.unchanged:
             return "patch"
-        return "blocked" if self.skipped else "aligned"
+        if self.skipped:
+            return "blocked"
+        # nothing proposed, candidates below the adoption threshold offered to tick
+        return "offered" if self.offered else "aligned"

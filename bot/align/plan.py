@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from bot.align.compare import compare
+from bot.align.confidence import gate
 from bot.align.demands import Collector
 from bot.align.demands.image import nightly_channel
 from bot.align.demands.model import KeepDemand
@@ -86,6 +87,7 @@ def plan_recipe(
     bench: FileSource | None = None,
     provenance: str = "",
     structure: Sequence[PlannedEdit] = (),
+    included: frozenset[str] = frozenset(),
 ) -> AlignmentPlan:
     """The plan for one recipe file (all ``targets`` share ``recipe_path``).
 
@@ -125,7 +127,14 @@ def plan_recipe(
     wanted = [d for d in out.demands if d.subject not in ignored and d.subject not in dropped]
     demands, conflicts = resolve_conflicts(wanted)
     planned, problems = build_edits(merge(demands), recipe, recipes)
-    planned = [*structure, *planned]  # a new variant's skeleton before its settings
+    # precision first: only candidates maintainers are likely to take go into the diff
+    vendor_of = {
+        t.profile.label: recipes.hardware[t.profile.hardware].brand_lower
+        for t in targets
+        if t.profile.hardware in recipes.hardware
+    }
+    gated = gate(planned, rules, vendor_of, included)
+    planned = [*structure, *gated.proposed]  # a new variant's skeleton before its settings
     skipped = [*out.skipped, *conflicts, *problems]
     skipped += [f"{flag}: ignored for this recipe on the drift dashboard" for flag in ignoring]
     skipped += [f"{name}: {_dropped_by(dropped[name])}" for name in declined]
@@ -145,6 +154,8 @@ def plan_recipe(
         preexisting=tuple(_dedupe_notes(out.preexisting)),
         to_classify=tuple(dict.fromkeys(out.to_classify)),
         dropped=tuple((name, dropped[name]) for name in declined),
+        offered=gated.offered,
+        estimates=tuple((n, s, e) for (n, s), e in gated.estimates.items()),
     )
     text = source.read_bytes(path)
     try:

@@ -35,7 +35,7 @@ PointStatus = Literal[
     "no-launch",
     "error",
 ]
-OutcomeStatus = Literal["patch", "aligned", "blocked", "failed"]
+OutcomeStatus = Literal["patch", "aligned", "blocked", "failed", "offered"]
 Builder = Callable[[Mapping[str, bytes], RecipesRepo], BuilderReport]
 
 
@@ -63,12 +63,19 @@ class AlignInputs:
     # recipe path ("*": every recipe file) → flag or env var → who declined that hunk on the
     # alignment PR ("" for the CLI's --drop): not proposed, listed as dropped on request
     dropped: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # recipe path ("*": every recipe file) → flags or env vars a maintainer asked for
+    # (`/recipe-sync add`, `align --include`): proposed whatever their adoption estimate
+    included: Mapping[str, frozenset[str]] = field(default_factory=dict)
     # evaluations and recipes shared with the caller's other runs (None: this run only)
     caches: EngineCaches | None = field(default=None, compare=False, repr=False)
 
     def dropped_for(self, recipe_path: str) -> dict[str, str]:
         """The hunks declined for one recipe file (its own and every file's)."""
         return {**self.dropped.get("*", {}), **self.dropped.get(recipe_path, {})}
+
+    def included_for(self, recipe_path: str) -> frozenset[str]:
+        """The candidates asked for in one recipe file (its own and every file's)."""
+        return self.included.get("*", frozenset()) | self.included.get(recipe_path, frozenset())
 
     @property
     def bench_ref(self) -> str:

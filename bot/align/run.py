@@ -335,6 +335,13 @@ def outcome(
         if plan.skipped:
             reason = "drift remains that no safe edit closes: " + "; ".join(plan.skipped)
             return RecipeOutcome(plan, None, "blocked", reason, guide=placements, guide_drift=drift)
+        if plan.offered:
+            count = len(plan.offered)
+            reason = (
+                f"{count} candidate edit{'s' * (count != 1)} below the adoption threshold "
+                "offered to tick; none proposed"
+            )
+            return RecipeOutcome(plan, None, "offered", reason, guide=placements, guide_drift=drift)
         reason = "already aligned"
         if plan.preexisting:
             count = len({(n.kind, n.subject) for n in plan.preexisting})
@@ -473,6 +480,7 @@ def align(inputs: AlignInputs) -> AlignRun:
                 structure=[e for v in variants if v.recipe_path == path for e in v.edits()],
                 ignored=inputs.ignored_flags.get(path, frozenset()),
                 dropped=inputs.dropped_for(path),
+                included=inputs.included_for(path),
                 bench=head.source,
                 provenance=inputs.bench_ref if inputs.pr_number is not None else "",
             )

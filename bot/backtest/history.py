@@ -35,6 +35,7 @@ class Commit:
     time: int  # committer time, unix seconds
     subject: str
     body: str = ""
+    author: str = ""  # the author's e-mail (support by different maintainers is counted)
 
     @property
     def day(self) -> str:
@@ -88,15 +89,15 @@ def default_branch(repo: Path) -> str:
 
 def first_parent_log(repo: Path, ref: str, *, bodies: bool = False) -> tuple[Commit, ...]:
     """Commits of ``ref``'s first-parent history, oldest first."""
-    fmt = SEP.join(("%H", "%P", "%ct", "%s", "%b" if bodies else "")) + "\x1e"
+    fmt = SEP.join(("%H", "%P", "%ct", "%ae", "%s", "%b" if bodies else "")) + "\x1e"
     out = git(repo, "log", "--first-parent", f"--format={fmt}", ref)
     commits: list[Commit] = []
     for record in out.split("\x1e"):
         record = record.strip("\n")
         if not record:
             continue
-        sha, parents, ctime, subject, body = record.split(SEP, 4)
-        commits.append(Commit(sha, tuple(parents.split()), int(ctime), subject, body))
+        sha, parents, ctime, author, subject, body = record.split(SEP, 5)
+        commits.append(Commit(sha, tuple(parents.split()), int(ctime), subject, body, author))
     commits.reverse()
     return tuple(commits)
 

@@ -157,6 +157,9 @@ def classify(run: AlignRun) -> tuple[str, str]:
     blocked = [o for o in run.outcomes if o.status == "blocked"]
     if blocked:
         return "blocked", "; ".join(f"{o.recipe_path}: {o.reason}" for o in blocked)
+    offered = [o for o in run.outcomes if o.status == "offered"]
+    if offered:
+        return "offered", "; ".join(f"{o.recipe_path}: {o.reason}" for o in offered)
     if run.outcomes:
         return "aligned", ", ".join(f"{o.recipe_path}: {o.reason}" for o in run.outcomes)
     if not run.change.keys:

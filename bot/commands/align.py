@@ -2,7 +2,8 @@
 
     recipe-sync align --bench-repo DIR [--bench-ref REF] --recipes DIR [--recipes-ref REF]
         [--bench-base REF] [--config-key KEY]... [--evidence DIR] [--bench-name OWNER/NAME]
-        [--bench-pr N] [--recipes-name OWNER/NAME] [--drop FLAG]... [--out DIR]
+        [--bench-pr N] [--recipes-name OWNER/NAME] [--drop FLAG]... [--include FLAG]...
+        [--out DIR]
 
 Reads the benchmark repository at REF (default: HEAD) and at its base (default: the
 merge-base with the default branch), the recipes repository at --recipes-ref (default:
@@ -58,6 +59,7 @@ from bot.present.pr_text import moved_summary
 from bot.recipes import RecipesRepo
 from bot.rules import default_rules, load_rules
 from bot.sources import DirectorySource, FileSource, GitTreeSource, git_blob_sha_at
+from bot.vllm import canonical_flag
 
 OUTPUTS = ("recipe.patch", "pr-title.txt", "pr-body.md", "comment.md", "plan.json")
 DEFAULT_BRANCHES = ("main", "master", "origin/main", "origin/master")
@@ -85,6 +87,15 @@ def register(subparsers: Any) -> None:
         help="leave this flag (--drop=--moe-backend, or --drop moe-backend), env var or "
         "'image' out of every patch, as a `/recipe-sync drop FLAG` comment on the alignment "
         "PR does; the PR body lists it",
+    )
+    parser.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="FLAG",
+        help="propose this flag, env var or 'image' even when its adoption estimate is below "
+        "the policy's propose_above (a candidate the PR body offers as a checklist item), as "
+        "ticking it or a `/recipe-sync add FLAG` comment on the alignment PR does",
     )
     parser.add_argument("--bench-pr", type=int, help="benchmark PR number")
     parser.add_argument(
@@ -215,7 +226,14 @@ def inputs_from_args(args: argparse.Namespace) -> AlignInputs:
         blob_sha_at=git_blob_sha_at(args.bench_repo),
         builder=builder,
         dropped={"*": dict.fromkeys(map(_hunk_name, args.drop), "")} if args.drop else {},
+        included={"*": frozenset(map(_included_name, args.include))} if args.include else {},
     )
+
+
+def _included_name(name: str) -> str:
+    """A flag in its canonical spelling (the gate compares canonical subjects)."""
+    name = _hunk_name(name)
+    return canonical_flag(name) if name.startswith("--") else name
 
 
 def _hunk_name(name: str) -> str:
@@ -355,9 +373,10 @@ def consistency_findings(
 
 
 def exit_status(run: AlignRun, texts: AlignTexts) -> int:
-    """0: aligned, nothing to do; 1: a PR to open or drift left; 2: no edit could be
-    proposed, or the check run fails (launch lines that could not be extracted): one line
-    on stderr naming the recipe file or the check's title and the reason."""
+    """0: aligned, nothing to do; 1: a PR to open or drift left (proposed, blocked or only
+    offered); 2: no edit could be proposed, or the check run fails (launch lines that could
+    not be extracted): one line on stderr naming the recipe file or the check's title and
+    the reason."""
     failed = [o for o in run.outcomes if o.status == "failed"]
     for found in failed:
         reason = found.reason.splitlines()[0] if found.reason else "no edit found"
@@ -366,6 +385,6 @@ def exit_status(run: AlignRun, texts: AlignTexts) -> int:
         print(f"recipe-sync: error: check failure: {texts.check.title}", file=sys.stderr)
     if failed or texts.check.conclusion == "failure":
         return 2
-    if any(o.status in ("patch", "blocked") for o in run.outcomes):
+    if any(o.status in ("patch", "blocked", "offered") for o in run.outcomes):
         return 1
     return 0

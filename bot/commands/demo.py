@@ -11,6 +11,7 @@ Everything is written under ``--out``; the summary says where.
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -123,6 +124,13 @@ def audit(seed: SeedFixtures, rules: Rules, recipes_ref: str, out: Path, name: s
     return report
 
 
+def _offered(plan_json: Path) -> str:
+    """The candidates the alignment offered instead of writing (plan.json ``offered``)."""
+    data = json.loads(plan_json.read_text(encoding="utf-8"))
+    found = [f"{o['subject']}={o['after']}" for p in data["plans"] for o in p.get("offered", ())]
+    return ", ".join(found)
+
+
 def _counts(report: AuditReport) -> str:
     return ", ".join(f"{count} {status}" for status, count in report.by_status().items())
 
@@ -150,6 +158,9 @@ def run(args: argparse.Namespace) -> int:
         aligned = apply_patch(seed.recipes_repo, patch)
         after = audit(seed, rules, aligned, out, "audit-after")
         print(f"after applying {patch.name} ({SEED_RECIPE}): {_counts(after)}")
+        offered = _offered(align_out / "plan.json")
+        if offered:
+            print(f"  left as they are: {offered} (offered in the PR, not proposed)")
     print(f"\nreports: {out / 'audit-before.html'}, {out / 'audit-after.html'}")
     print(f"alignment PR: {align_out / 'pr-title.txt'}, {align_out / 'pr-body.md'}")
     return 0

@@ -29,7 +29,7 @@ from typing import Any
 from bot.agreement.practice import practice, to_yaml
 from bot.agreement.proposals import LOOSE, STRICT
 from bot.agreement.report import render, summary
-from bot.agreement.run import Scorecard, Window, score
+from bot.agreement.run import Scorecard, Window, recipes_taxonomy, score
 from bot.backtest.model import PRRow
 from bot.commands.grammar import output_format, write
 from bot.commands.replay import add_replay_options, replay_progress, replay_settings
@@ -140,8 +140,16 @@ def score_command(args: argparse.Namespace) -> int:
     bar.finish()
     write(args, render(cards, fmt))
     if args.practice is not None:
-        first = cards[0]
-        found = practice(first.proposals, first.linked, _source(first), _command(args))
+        first = cards[0]  # the first window: rules are chosen on it (docs/agreement.md)
+        found = practice(
+            # every candidate the replays put forward, proposed in the diff or offered
+            (*first.proposals, *first.offered),
+            first.linked,
+            _source(first),
+            _command(args),
+            replays=first.replays,
+            taxonomy=recipes_taxonomy(args.recipes),
+        )
         args.practice.parent.mkdir(parents=True, exist_ok=True)
         args.practice.write_text(to_yaml(found), encoding="utf-8")
     for card in cards:

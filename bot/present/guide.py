@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from bot import markdown as md
 from bot.align.guide_images import ImageLine
 from bot.align.reproduction import GuideDrift, GuidePlacement, ReproCommand
-from bot.align.reproduction.sections import NOT_IN_RECIPE
+from bot.align.reproduction.sections import IN_RECIPE
 from bot.align.result import RecipeOutcome
 
 ACTIONS = {
@@ -55,14 +55,12 @@ def placement_lines(placements: Sequence[GuidePlacement]) -> list[str]:
         commands = "; ".join(_command_summary(c) for c in section.commands)
         deltas = sorted({d for c in section.commands for _, d in c.deltas})
         benchmark_only = sorted(
-            {name for c in section.commands for cls, name, _ in c.env if cls in NOT_IN_RECIPE}
+            {name for c in section.commands for cls, name, _ in c.env if cls != IN_RECIPE}
         )
+        evidence = " and the eval evidence" if section.evidence else ""
         line = (
             f"- The guide {ACTIONS.get(placed.action, placed.action)} the managed section "
-            f"{code(section.heading)} ({md.text(placed.where)}): the benchmark's serve command "
-            f"of {commands}, env exports by class, image"
-            + (" and eval evidence" if section.evidence else "")
-            + "."
+            f"{code(section.heading)} ({md.text(placed.where)}) for {commands}"
         )
         by_class: dict[str, int] = {}
         for command in section.commands:
@@ -73,16 +71,13 @@ def placement_lines(placements: Sequence[GuidePlacement]) -> list[str]:
             counts = ", ".join(f"{n} {cls}" for cls, n in sorted(by_class.items()))
             also = f"; env {exports}" if exports else ""
             line += (
-                f" Its deltas from the recipe's command ({counts}{also}) stay there, not in "
-                "the recipe."
+                f": its deltas from the recipe's command ({counts}{also}), the image{evidence}; "
+                "they stay there, not in the recipe."
             )
         elif exports:
-            line += f" The benchmark-only exports {exports} stay there, not in the recipe."
+            line += f": its exports {exports}, the image{evidence}; not in the recipe."
         else:
-            line += " The recipe's command (with the edits above) already matches it."
-        left = sorted({n for c in section.commands for n in c.harness_left_out})
-        if left:
-            line += " Left out (harness, front end): " + ", ".join(code(n) for n in left) + "."
+            line += f": the image{evidence}; the recipe's command already matches it."
         out.append(line)
     return out
 

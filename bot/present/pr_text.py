@@ -26,6 +26,7 @@ from bot.present.carried import settings_lines
 from bot.present.evidence import render_evidence_section
 from bot.present.guide import guide_section
 from bot.present.hunks import hunk_lines
+from bot.present.offered import offered_lines
 from bot.present.posted import (
     TITLE_LIMIT,
     PullMeta,
@@ -37,7 +38,6 @@ from bot.present.texts import PullRequestText
 from bot.recipes import RecipesRepo, Rendering
 from bot.recipes.command_text import quote_value
 from bot.recipes.jsvalues import as_dict, js_str
-from bot.recipes.placement import placement_kind
 from bot.rules import Rules
 from bot.rules.knobs import KnobKind
 from bot.vllm import canonical_flag
@@ -846,39 +846,26 @@ def _summary(run: AlignRun, outcome: RecipeOutcome, after: Rendering) -> list[st
                 f"- Not marked verified on {plain(hw_label(recipes, verification.hardware))}: "
                 f"{prose(verification.reason)}."
             )
-    summary += _practice_line(plan, run)
+    summary += _estimate_line(plan)
+    offered = offered_lines(plan, command=inputs.rules.policy.comment_command)
+    if offered:
+        summary += ["", *offered]
     return summary
 
 
-def _practice_line(plan: AlignmentPlan, run: AlignRun) -> list[str]:
-    """What the recipes history says of the edits' classes and places (rules/practice.yaml,
-    computed by ``recipe-sync score --practice``); nothing when it has no entry."""
-    rules = run.inputs.rules
-    gpus = set(run.recipes.hardware)
+def _estimate_line(plan: AlignmentPlan) -> list[str]:
+    """The history behind the proposed edits' kinds (``bot.align.confidence``), once per
+    kind: what the adoption threshold weighed."""
     said: dict[str, None] = {}
     for edit in plan.edits:
-        if edit.kind in ("env", "env-new"):
-            knob = str(rules.knob_class("env", edit.subject))
-        elif edit.kind in ("flag", "flag-new", "flag-remove"):
-            knob = str(rules.knob_class("flag", edit.subject))
-        else:
-            continue
-        sentence = rules.practice.sentence(knob, placement_kind(_layer_block(edit.node), gpus))
-        if sentence is not None:
-            said[sentence] = None
+        estimate = plan.estimate_of(edit)
+        if estimate is not None and estimate.proposed:
+            said[estimate.tally()] = None
     if not said:
         return []
-    source = f" ({rules.practice.source})" if rules.practice.source else ""
-    return [f"- Practice{source}: " + "; ".join(said) + "."]
-
-
-def _layer_block(node: str) -> str:
-    """The layer block of an edited node (``a.b.extra_env.X`` → ``a.b``)."""
-    parts = node.split(".")
-    for index, part in enumerate(parts):
-        if part.split("[", 1)[0] in ("extra_env", "extra_args", "args", "docker_image", "env"):
-            return ".".join(parts[:index])
-    return node
+    return [
+        "- Adopted by maintainers before, by kind: " + "; ".join(md.text(s) for s in said) + "."
+    ]
 
 
 def body(run: AlignRun, outcome: RecipeOutcome, budget: TextBudget = TextBudget()) -> str:

@@ -25,6 +25,7 @@ from bot.markdown import MAX_BODY, neutralize, truncate
 from bot.present.carried import settings_lines
 from bot.present.consistency import Finding, bug_note, check_texts
 from bot.present.guide import guide_section
+from bot.present.offered import offered_lines
 from bot.present.posted import body_room
 from bot.present.pr_text import (
     branch_of,
@@ -45,6 +46,7 @@ STATUS_TEXT = {
     "aligned": "already aligned",
     "blocked": "blocked",
     "failed": "no edit proposed",
+    "offered": "candidates offered, none proposed",
 }
 ERROR_STATUSES = ("error",)
 
@@ -242,6 +244,9 @@ def comment(run: AlignRun) -> str:
             out += ["", *older]
         if plan.skipped:
             out += ["", "Not edited:", "", *[f"- {prose(s)}." for s in plan.skipped[:20]]]
+        offered = offered_lines(plan, command=inputs.rules.policy.comment_command)
+        if offered:
+            out += ["", *offered]
         carried = settings_lines(plan, 12)
         if carried:
             out += ["", *carried]
@@ -273,7 +278,8 @@ def _errors(run: AlignRun) -> list[str]:
 def check(run: AlignRun) -> tuple[str, str, str]:
     """(conclusion, title, summary) of the ``recipe-sync / alignment`` check run."""
     errors = _errors(run)
-    drifting = [o for o in run.outcomes if o.status != "aligned"]
+    drifting = [o for o in run.outcomes if o.status not in ("aligned", "offered")]
+    offering = [o for o in run.outcomes if o.status == "offered"]
     names = ", ".join(o.recipe_path.rsplit("/", 1)[-1].removesuffix(".yaml") for o in drifting)
     if errors:
         conclusion = "failure"
@@ -284,6 +290,11 @@ def check(run: AlignRun) -> tuple[str, str, str]:
     elif drifting:
         conclusion = "action_required"
         title = f"recipe drift: {names}"
+    elif offering:
+        conclusion = "neutral"
+        count = sum(len(o.plan.offered) for o in offering)
+        names = ", ".join(o.recipe_path.rsplit("/", 1)[-1].removesuffix(".yaml") for o in offering)
+        title = f"{count} candidate edit(s) offered, none proposed: {names}"
     elif any(o.plan.preexisting for o in run.outcomes):
         conclusion = "neutral"
         older = [o for o in run.outcomes if o.plan.preexisting]
@@ -304,6 +315,32 @@ def check(run: AlignRun) -> tuple[str, str, str]:
             lines.append(f"- {code(key.key.key)}: {md.text(key.problem)}")
     summary = "\n".join(lines) if lines else "No master-config key affected."
     return conclusion, title[:255], neutralize(summary)
+
+
+def _edit_json(plan: AlignmentPlan, edit: PlannedEdit) -> dict[str, Any]:
+    estimate = plan.estimate_of(edit)
+    return {
+        **edit_as_dict(edit.edit),
+        "kind": edit.kind,
+        "subject": edit.subject,
+        "before": edit.before,
+        "after": edit.after,
+        "node": edit.node,
+        "scope": edit.scope,
+        "reason": edit.reason,
+        "placement": edit.placement,
+        "targets": list(edit.targets),
+        "sources": [str(s) for s in edit.sources],
+        "estimate": None
+        if estimate is None
+        else {
+            "kind": estimate.kind.key,
+            "basis": estimate.basis,
+            "proposed": estimate.proposed,
+            "adopted": estimate.adopted,
+            "probability": round(estimate.probability, 3),
+        },
+    }
 
 
 def check_annotations(run: AlignRun) -> tuple[Annotation, ...]:
@@ -410,22 +447,9 @@ def _plan_json(found: RecipeOutcome, texts: AlignTexts) -> dict[str, Any]:
             }
             for d in found.guide_drift
         ],
-        "edits": [
-            {
-                **edit_as_dict(e.edit),
-                "kind": e.kind,
-                "subject": e.subject,
-                "before": e.before,
-                "after": e.after,
-                "node": e.node,
-                "scope": e.scope,
-                "reason": e.reason,
-                "placement": e.placement,
-                "targets": list(e.targets),
-                "sources": [str(s) for s in e.sources],
-            }
-            for e in plan.edits
-        ],
+        "edits": [_edit_json(plan, e) for e in plan.edits],
+        # below the adoption threshold: listed with their estimate, not in the patch
+        "offered": [_edit_json(plan, e) for e in plan.offered],
         "defaults": [_note(n) for n in plan.defaults],
         "recipe_only": [_note(n) for n in plan.recipe_only],
         "benchmark_only": [_note(n) for n in plan.benchmark_only],

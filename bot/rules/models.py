@@ -259,6 +259,9 @@ class Policy(Strict):
     # 2026 (recipes #635, #673, and the seed's review asked for one beside its edits) while
     # "always" would have written 142 since June, 41 PRs of them guide-only.
     reproduction: Literal["with_edits", "always", "never"] = "with_edits"
+    # a candidate edit goes into the diff when its adoption estimate (bot.align.confidence,
+    # from rules/practice.yaml) reaches this; the others are offered as a checklist
+    propose_above: float = Field(default=0.5, ge=0.0, le=1.0)
     eval_thresholds: list[EvalThreshold]
     pr: PrPolicy = PrPolicy()
     dashboard: bool = False

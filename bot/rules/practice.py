@@ -17,19 +17,19 @@ class ClassPractice(BaseModel):
     adopted: int = Field(ge=0, description="of which maintainers made the same value")
 
 
+class KindPractice(BaseModel):
+    """The bot's scored proposals of one kind (knob class / change / vendor) and how many
+    maintainers adopted, in how many distinct maintainers' commits."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    proposed: int = Field(ge=0)
+    adopted: int = Field(ge=0)
+    authors: int = Field(default=0, ge=0, description="distinct authors of the adoptions")
+
+
 class PracticeRules(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     source: str = ""
     classes: dict[str, ClassPractice] = Field(default_factory=dict)
-
-    def sentence(self, knob: str, placement: str) -> str | None:
-        """``maintainers placed kernel settings at variant × GPU in 9 of 14 linked changes``
-        (None when the history has nothing on this class)."""
-        found = self.classes.get(knob)
-        if found is None or not found.linked:
-            return None
-        count = found.placements.get(placement, 0)
-        return (
-            f"maintainers placed {knob} settings at {placement} in {count} of {found.linked} "
-            "linked leaves"
-        )
+    # "<knob class>/<change>/<vendor or any>" → counts (bot.align.confidence reads them)
+    kinds: dict[str, KindPractice] = Field(default_factory=dict)

@@ -100,7 +100,7 @@ def dispatch(rt: Runtime, trigger: Trigger) -> str:
     if trigger.kind == "installation":
         rt.connector.forget_installation(trigger.installation_id)
         return f"installation {trigger.installation_id} {trigger.action}: its cached tokens dropped"
-    if trigger.kind in ("drop", "keep"):
+    if trigger.kind in ("drop", "keep", "add"):
         return _hunk_command(rt, trigger)
     if trigger.repo == recipes_repo:
         if trigger.kind in ("pr_closed", "rebase", "workflow_run"):
@@ -233,7 +233,7 @@ def _refused(
 
 
 def _hunk_command(rt: Runtime, trigger: Trigger) -> str:
-    """``/recipe-sync drop|keep <flag>``: on an alignment PR for its recipe file, on a
+    """``/recipe-sync drop|keep|add <flag>``: on an alignment PR for its recipe file, on a
     benchmark PR for every recipe file it aligns (``*``); recorded in the store, then the
     benchmark PR is synced again so its alignment PRs are updated."""
     assert trigger.pr_number is not None and trigger.comment_id is not None
@@ -253,8 +253,10 @@ def _hunk_command(rt: Runtime, trigger: Trigger) -> str:
     subject = trigger.subject
     if subject.startswith("--"):
         subject = canonical_flag(subject)
-    if trigger.kind == "drop":
-        changed = rt.store.drop_hunk(bench_repo, bench_pr, recipe, subject, login=trigger.sender)
+    if trigger.kind in ("drop", "add"):
+        changed = rt.store.choose_hunk(
+            bench_repo, bench_pr, recipe, subject, trigger.kind, login=trigger.sender
+        )
     else:
         changed = rt.store.keep_hunk(
             bench_repo, bench_pr, None if recipe == "*" else recipe, subject

@@ -115,6 +115,7 @@ class AlignEngine:
             builder=builder,
             ignored_flags=request.ignored_flags,
             dropped=request.dropped,
+            included={path: frozenset(names) for path, names in request.added.items()},
             caches=self.caches,
         )
 

@@ -268,6 +268,7 @@ def _run_engine(
         head_repo=pr.head_repo or None,
         ignored_flags=rt.store.ignored_flags(lease.bench_repo),
         dropped=rt.store.dropped_hunks(lease.bench_repo, n),
+        added=rt.store.added_hunks(lease.bench_repo, n),
         policy=policy,
     )
     stickies = StickyComments(bench, rt.store, rt.connector.bot_login())

@@ -48,7 +48,8 @@ TriggerKind = Literal[
     "rebase",  # the rebase label was put on an alignment PR
     "dashboard_edit",  # someone edited the bot's dashboard issue (ticked a box)
     "drop",  # `/recipe-sync drop <flag>` on an alignment PR or its benchmark PR
-    "keep",  # `/recipe-sync keep <flag>`: propose a dropped hunk again
+    "keep",  # `/recipe-sync keep <flag>`: forget a drop or an add (back to the estimate)
+    "add",  # `/recipe-sync add <flag>`: propose a candidate the adoption estimate left out
 ]
 
 
@@ -170,9 +171,12 @@ def command_pattern(command: str) -> re.Pattern[str]:
 COMMIT = re.compile(r"^[0-9a-fA-F]{7,40}$")  # the head a command approves, as the PR shows it
 
 
+HUNK_KINDS: dict[str, TriggerKind] = {"drop": "drop", "keep": "keep", "add": "add"}
+
+
 def hunk_pattern(command: str) -> re.Pattern[str]:
-    """``/recipe-sync drop <flag>`` / ``/recipe-sync keep <flag>``."""
-    return re.compile(rf"^\s*{re.escape(command)}\s+(drop|keep)\s+(\S+)\s*$")
+    """``/recipe-sync drop|keep|add <flag>``."""
+    return re.compile(rf"^\s*{re.escape(command)}\s+(drop|keep|add)\s+(\S+)\s*$")
 
 
 # what a dropped hunk is named by: a flag (``--moe-backend``), an env var, or ``image``
@@ -242,7 +246,7 @@ def classify(
             if not SUBJECT.match(subject) or len(subject) > 200:
                 return Ignored(f"'{subject[:40]}' is not a flag or an environment variable")
             return Trigger(
-                kind="drop" if hunk.group(1) == "drop" else "keep",
+                kind=HUNK_KINDS[hunk.group(1)],
                 pr_number=_number(_get(payload, "issue.number"), "issue.number"),
                 comment_id=_int(_get(payload, "comment.id"), "comment.id"),
                 subject=subject,

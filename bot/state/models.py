@@ -182,10 +182,11 @@ class IgnoredFlag(Base):
 
 
 class DroppedHunk(Base):
-    """A flag or env var a maintainer declined on one alignment PR (``/recipe-sync drop``):
-    keyed by the alignment PR, i.e. benchmark PR + recipe file (``*``: every recipe file of
-    that benchmark PR, when dropped on the benchmark PR). Its next update does not propose
-    it, until ``/recipe-sync keep``."""
+    """A maintainer's choice of one flag or env var for one alignment PR: ``drop`` (declined,
+    ``/recipe-sync drop``: its next update does not propose it) or ``add`` (``/recipe-sync
+    add``: proposed whatever its adoption estimate). Keyed by the alignment PR, i.e. benchmark
+    PR + recipe file (``*``: every recipe file of that benchmark PR, when chosen on the
+    benchmark PR); ``/recipe-sync keep`` forgets the choice."""
 
     __tablename__ = "dropped_hunks"
     __table_args__ = (
@@ -198,8 +199,9 @@ class DroppedHunk(Base):
     bench_pr: Mapped[int] = mapped_column(Integer)
     recipe_path: Mapped[str] = mapped_column(String(400))
     subject: Mapped[str] = mapped_column(String(200))
-    dropped_by: Mapped[str] = mapped_column(String(100))
+    dropped_by: Mapped[str] = mapped_column(String(100))  # who chose (either choice)
     created_at: Mapped[float] = mapped_column(Float)
+    choice: Mapped[str] = mapped_column(String(8), default="drop", server_default="drop")
 
 
 class RepositoryRename(Base):

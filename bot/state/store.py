@@ -996,10 +996,21 @@ class Store:
 
     def dropped_hunks(self, bench_repo: str, bench_pr: int) -> dict[str, dict[str, str]]:
         """recipe path (``*``: every recipe file) → flag or env var → who dropped it."""
+        return self._hunks(bench_repo, bench_pr, "drop")
+
+    def added_hunks(self, bench_repo: str, bench_pr: int) -> dict[str, dict[str, str]]:
+        """recipe path (``*``: every recipe file) → flag or env var → who asked to add it."""
+        return self._hunks(bench_repo, bench_pr, "add")
+
+    def _hunks(self, bench_repo: str, bench_pr: int, choice: str) -> dict[str, dict[str, str]]:
         with self.tx() as session:
             rows = session.execute(
                 select(DroppedHunk.recipe_path, DroppedHunk.subject, DroppedHunk.dropped_by)
-                .where(DroppedHunk.bench_repo == bench_repo, DroppedHunk.bench_pr == bench_pr)
+                .where(
+                    DroppedHunk.bench_repo == bench_repo,
+                    DroppedHunk.bench_pr == bench_pr,
+                    DroppedHunk.choice == choice,
+                )
                 .order_by(DroppedHunk.id)
             ).all()
         found: dict[str, dict[str, str]] = {}
@@ -1010,26 +1021,52 @@ class Store:
     def drop_hunk(
         self, bench_repo: str, bench_pr: int, recipe_path: str, subject: str, *, login: str
     ) -> bool:
-        """Record one dropped hunk; True when it was not recorded yet."""
+        """Record one dropped hunk; True when it was not so already."""
+        return self.choose_hunk(bench_repo, bench_pr, recipe_path, subject, "drop", login=login)
+
+    def choose_hunk(
+        self,
+        bench_repo: str,
+        bench_pr: int,
+        recipe_path: str,
+        subject: str,
+        choice: str,
+        *,
+        login: str,
+    ) -> bool:
+        """Record a drop or an add of one hunk (an add replaces a drop and the other way
+        round); True when the choice was not recorded yet."""
+        values = {
+            "bench_repo": bench_repo,
+            "bench_pr": bench_pr,
+            "recipe_path": recipe_path,
+            "subject": subject,
+            "dropped_by": login,
+            "created_at": self.clock(),
+            "choice": choice,
+        }
         with self.tx() as session:
-            return self._insert_ignore(
-                session,
-                DroppedHunk,
-                {
-                    "bench_repo": bench_repo,
-                    "bench_pr": bench_pr,
-                    "recipe_path": recipe_path,
-                    "subject": subject,
-                    "dropped_by": login,
-                    "created_at": self.clock(),
-                },
+            if self._insert_ignore(session, DroppedHunk, values):
+                return True
+            result = session.execute(
+                update(DroppedHunk)
+                .where(
+                    DroppedHunk.bench_repo == bench_repo,
+                    DroppedHunk.bench_pr == bench_pr,
+                    DroppedHunk.recipe_path == recipe_path,
+                    DroppedHunk.subject == subject,
+                    DroppedHunk.choice != choice,
+                )
+                .values(choice=choice, dropped_by=login, created_at=values["created_at"])
             )
+            return bool(getattr(result, "rowcount", 0))
 
     def keep_hunk(
         self, bench_repo: str, bench_pr: int, recipe_path: str | None, subject: str
     ) -> bool:
-        """Forget the drops of ``subject`` for ``recipe_path`` (and those for every file of the
-        benchmark PR); ``None``: for every recipe file. True when one was recorded."""
+        """Forget the choices (drop or add) of ``subject`` for ``recipe_path`` (and those for
+        every file of the benchmark PR): back to recipe-sync's own judgement; ``None``: for
+        every recipe file. True when one was recorded."""
         with self.tx() as session:
             where = [
                 DroppedHunk.bench_repo == bench_repo,

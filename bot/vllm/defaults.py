@@ -179,11 +179,32 @@ class EnvNote(Strict):
     maps_to: str = ""
     note: str = ""
     source: str = Field(min_length=1)
+    # the value vLLM reads when the variable is unset; a switch read as a boolean
+    # (``.lower() in ("true", "1")`` or ``bool(int(…))``) compares by truth
+    default: str | None = None
+    switch: bool = False
 
     @field_validator("removed_after")
     @classmethod
     def _check(cls, value: str | None) -> str | None:
         return None if value is None else _version(value)
+
+    def is_default(self, value: str) -> bool:
+        """Is ``value`` what vLLM uses when the variable is unset?"""
+        if self.default is None:
+            return False
+        if self.switch:
+            return _truth(value) == _truth(self.default)
+        return value == self.default
+
+
+def _truth(value: str) -> bool | None:
+    lowered = value.strip().lower()
+    if lowered in ("true", "1"):
+        return True
+    if lowered in ("false", "0", ""):
+        return False
+    return None
 
 
 class VllmDefaults(Strict):

@@ -11,6 +11,7 @@ from bot.benchmarks import BenchRepo, LaunchLine, extract, load_bench_repo, poin
 from bot.fixtures import SeedFixtures
 from bot.rules import Rules, default_rules
 from bot.sources import GitTreeSource
+from tests.ungated import ungated
 
 GOLDEN = Path(__file__).parent / "golden"
 SEED_KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"
@@ -18,7 +19,8 @@ SEED_KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"
 
 @pytest.fixture(scope="module")
 def rules() -> Rules:
-    return default_rules()
+    """The bundled rules with the judgement gate open (tests.ungated)."""
+    return ungated(default_rules())
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ out-of-scope, unmapped and unresolved inputs, and the service engine."""
 from __future__ import annotations
 
 import json
-import shutil
 import threading
 from pathlib import Path
 
@@ -51,15 +50,15 @@ def test_without_evidence_nothing_is_marked_verified(align_cli: AlignCli) -> Non
 
 
 def test_running_twice_gives_identical_files(align_cli: AlignCli, seed_out: Path) -> None:
-    _, again = align_cli()
+    _, again = align_cli(gated=True)
     for name in OUTPUTS:
         assert (again / name).read_bytes() == (seed_out / name).read_bytes(), name
 
 
 def test_an_aligned_recipe_gets_no_patch(
-    align_cli: AlignCli, seed_out: Path, recipes_clone: Path
+    align_cli: AlignCli, seed_out_ungated: Path, recipes_clone: Path
 ) -> None:
-    git(recipes_clone, "apply", str(seed_out / "recipe.patch"))
+    git(recipes_clone, "apply", str(seed_out_ungated / "recipe.patch"))
     git(recipes_clone, "commit", "-qam", "apply the alignment")
     status, out = align_cli(recipes=recipes_clone, recipes_ref="HEAD")
     assert status == 0  # aligned: nothing to do (README "Exit codes")
@@ -75,22 +74,22 @@ def test_an_aligned_recipe_gets_no_patch(
 
 
 def test_a_working_tree_with_the_patch_is_aligned_too(
-    align_cli: AlignCli, seed_out: Path, recipes_clone: Path
+    align_cli: AlignCli, seed_out_ungated: Path, recipes_clone: Path
 ) -> None:
-    git(recipes_clone, "apply", str(seed_out / "recipe.patch"))  # uncommitted: read the directory
+    patch = str(seed_out_ungated / "recipe.patch")
+    git(recipes_clone, "apply", patch)  # uncommitted: read the directory
     status, out = align_cli(recipes=recipes_clone, recipes_ref="WORKTREE")
     assert status == 0 and not (out / "recipe.patch").exists()
     assert "Branched from" not in (out / "comment.md").read_text()
 
 
 def test_stale_outputs_of_an_earlier_run_are_removed(
-    seed: SeedFixtures, seed_out: Path, tmp_path: Path, recipes_clone: Path
+    align_cli: AlignCli, seed_out_ungated: Path, recipes_clone: Path
 ) -> None:
-    out = tmp_path / "out"
-    shutil.copytree(seed_out, out)
-    git(recipes_clone, "apply", str(seed_out / "recipe.patch"))
+    git(recipes_clone, "apply", str(seed_out_ungated / "recipe.patch"))
     git(recipes_clone, "commit", "-qam", "apply the alignment")
-    assert main(align_args(seed, out, recipes=recipes_clone, recipes_ref="HEAD")) == 0
+    status, out = align_cli(recipes=recipes_clone, recipes_ref="HEAD", stale_from=seed_out_ungated)
+    assert status == 0
     assert sorted(p.name for p in out.iterdir()) == ["comment.md", "plan.json"]
 
 

@@ -21,6 +21,7 @@ from bot.recipes.select import hardware_order
 from bot.rules import default_rules
 from bot.sources import DirectorySource
 from tests.shared import corpus_dir
+from tests.ungated import ungated
 
 NOT_RUN = BuilderReport(False, True, "", "not run: test")
 
@@ -45,7 +46,7 @@ def _bumped(value: str) -> str | None:
 def _probe(recipe_path: str) -> str | None:
     """Run the planner on a synthetic launch line; None when the recipe is not probed."""
     source, repo = corpus()
-    rules = default_rules()
+    rules = ungated(default_rules())
     # tuning pinned (rules/policy.yaml knob_policy), so the probe's tuning flags are carried
     knobs = rules.policy.knob_policy.model_copy(update={"tuning": "pin"})
     rules = replace(rules, policy=rules.policy.model_copy(update={"knob_policy": knobs}))

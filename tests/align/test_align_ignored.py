@@ -10,6 +10,7 @@ from bot.fixtures import BENCH_REPO_NAME, SeedFixtures
 from bot.rules import default_rules
 from bot.sources import GitTreeSource, git_blob_sha_at
 from tests.seed_cli import SEED_RECIPE
+from tests.ungated import ungated
 
 
 def inputs(seed: SeedFixtures, ignored: dict[str, frozenset[str]]) -> AlignInputs:
@@ -18,7 +19,7 @@ def inputs(seed: SeedFixtures, ignored: dict[str, frozenset[str]]) -> AlignInput
         bench=GitTreeSource(seed.bench_repo, seed.bench_pr_head),
         bench_base=GitTreeSource(seed.bench_repo, seed.bench_base),
         recipes=GitTreeSource(seed.recipes_repo, seed.recipes_base),
-        rules=default_rules(),
+        rules=ungated(default_rules()),
         runs=DirRunSource(seed.evidence_dir),
         bench_repo=BENCH_REPO_NAME,
         pr_number=seed.bench_pr_number,

@@ -26,6 +26,7 @@ from bot.recipes import RecipesRepo, load_recipes
 from bot.rules import default_rules
 from bot.sources import DirectorySource, GitTreeSource
 from tests.seed_cli import SEED_RECIPE, AlignCli, git
+from tests.ungated import ungated
 
 KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"
 NOT_RUN = BuilderReport(False, True, "", "not run: test")
@@ -33,7 +34,7 @@ NOT_RUN = BuilderReport(False, True, "", "not run: test")
 
 @pytest.fixture(scope="module")
 def seed_plan(seed: SeedFixtures) -> tuple[RecipesRepo, GitTreeSource, AlignmentPlan]:
-    rules = default_rules()
+    rules = ungated(default_rules())
     source = GitTreeSource(seed.recipes_repo, seed.recipes_base)
     recipes = load_recipes(source)
     bench = load_bench_repo(GitTreeSource(seed.bench_repo, seed.bench_pr_head))
@@ -285,7 +286,7 @@ def test_a_new_negated_boolean_is_its_own_expected_movement(
     renderings that take it moved as planned, not "unexpected movement" of ``--no-…``.
     The recipe here has the agentic feature a workload flag goes behind (recipe-sync adds
     no recipe structure of its own)."""
-    rules = default_rules()
+    rules = ungated(default_rules())
     base = GitTreeSource(seed.recipes_repo, seed.recipes_base)
     text = base.read_bytes(SEED_RECIPE).decode()
     with_feature = text.replace(

@@ -21,6 +21,7 @@ from bot.recipes import RecipesRepo, RenderRequest, load_recipes, render
 from bot.recipes.jsvalues import js_str
 from bot.rules import Rules, default_rules
 from bot.sources import GitTreeSource
+from tests.ungated import ungated
 
 PATH = "models/example/Hopper-Probe.yaml"
 OVERRIDE = "strategy_overrides.single_node_tp.hardware_overrides.h200.extra_args"
@@ -60,7 +61,7 @@ NOT_RUN = BuilderReport(False, True, "", "not run: test")
 @pytest.fixture(scope="module")
 def pinned() -> Rules:
     """``tuning: pin`` (rules/policy.yaml): tuning flags are carried at the narrowest scope."""
-    rules = default_rules()
+    rules = ungated(default_rules())
     knobs = rules.policy.knob_policy.model_copy(update={"tuning": "pin"})
     return replace(rules, policy=rules.policy.model_copy(update={"knob_policy": knobs}))
 

@@ -29,6 +29,7 @@ from bot.recipes.edit import EnsurePath, InsertKey, RemoveItems, SetScalar
 from bot.rules import Rules, default_rules
 from bot.sources import GitTreeSource
 from bot.vllm import FlagDiff, Verdict
+from tests.ungated import ungated
 
 KEY = "dsv41flash-fp4-mi355x-vllm-agentic-mtp"
 RECIPE = "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"
@@ -37,7 +38,7 @@ MOE_NODE = "hardware_overrides.amd.extra_args[3]"
 
 @pytest.fixture(scope="module")
 def rules() -> Rules:
-    return default_rules()
+    return ungated(default_rules())
 
 
 @pytest.fixture(scope="module")

@@ -31,13 +31,12 @@ MODEL = "deepseek-ai/DeepSeek-V4.1-Flash"
 FEATURES = ("tool_calling", "reasoning", "spec_decoding", "text_only")
 
 # The seed PR's "Generated MI355X / single_node_tp / speculative decoding + text-only on:",
-# with AITER_TRITON_LOG_LEVEL last (it comes from the MI355X override layer now, and a new
-# key takes the next position) and without the benchmark's --max-num-seqs 128 (tuning: the
-# reviewers asked for it in a reproduction section, not in the recipe)
-# the seed's variables (their order is the layering's: the MI355X variable sits with the
-# MI355X image in the variant's layer, before the AMD generation block's)
+# without the benchmark's --max-num-seqs 128 (tuning: the reviewers asked for it in a
+# reproduction section, not in the recipe) and without AITER_TRITON_LOG_LEVEL: log hygiene
+# of a kind (serving, new setting, AMD) rules/practice.yaml has no adopted proposal of, so
+# it is offered, not written (docs/alignment.md §5b)
 SEED_ENV = (
-    "VLLM_ENGINE_READY_TIMEOUT_S=3600 AITER_TRITON_LOG_LEVEL=ERROR VLLM_ROCM_USE_AITER=1 "
+    "VLLM_ENGINE_READY_TIMEOUT_S=3600 VLLM_ROCM_USE_AITER=1 "
     "VLLM_ROCM_USE_AITER_MOE=1 VLLM_USE_BREAKABLE_CUDAGRAPH=1 VLLM_USE_RUST_FRONTEND=1"
 )
 DAY0_AMD = "vllm/vllm-openai-rocm:deepseekv41-flash-0909"
@@ -122,8 +121,8 @@ def test_the_guide_gets_the_mi355x_reproduction_section(seed_out: Path) -> None:
         "gsm8k 5-shot — strict-match 0.9689 ± 0.0048, flexible-extract 0.9682 ± 0.0048: PASS"
         in flat
     )
-    # the variable the patch adds to the recipe is in its command now: no export to repeat
-    assert "AITER_TRITON_LOG_LEVEL" not in text
+    # the variable the patch offers but does not write is exported in the block
+    assert "export AITER_TRITON_LOG_LEVEL=ERROR" in text
     assert text.rstrip().endswith("<!-- /recipe-sync -->")
 
 
@@ -132,17 +131,15 @@ def test_patch_makes_exactly_the_seed_edits(seed_out: Path) -> None:
     patch = patch.split("\n+\n+  <!-- recipe-sync:reproduction", 1)[0]  # the node edits
     added = [line for line in patch.splitlines() if line.startswith("+") and "+++" not in line]
     removed = [line for line in patch.splitlines() if line.startswith("-") and "---" not in line]
-    # nothing shared with MI300X/MI325X/MI350X is edited: the image and the new variable go
-    # to the variant on MI355X (where maintainers put one GPU's settings); the changed MoE
-    # backend overrides the AMD strategy block for MI355X
+    # nothing shared with MI300X/MI325X/MI350X is edited: the image goes to the variant on
+    # MI355X (where maintainers put one GPU's settings); the changed MoE backend overrides
+    # the AMD strategy block for MI355X; the log level is offered, not written
     assert removed == []
     assert added == [
         "+    mi355x: verified",
         "+    hardware_overrides:",
         "+      mi355x:",
         f'+        docker_image: "{NIGHTLY}"',
-        "+        extra_env:",
-        '+          AITER_TRITON_LOG_LEVEL: "ERROR"',
         "+    hardware_overrides:",
         "+      mi355x:",
         "+        extra_args:",
@@ -217,14 +214,17 @@ def test_plan_json_explains_every_edit(seed_out: Path) -> None:
     (plan,) = data["plans"]
     assert plan["status"] == "patch"
     kinds = {e["kind"]: e for e in plan["edits"]}
-    assert set(kinds) == {"image", "env-new", "flag-new", "verified"}
+    assert set(kinds) == {"image", "flag-new", "verified"}
+    (offered,) = plan["offered"]  # the log level: no adopted proposal of its kind
+    assert (offered["kind"], offered["after"], offered["op"]) == ("env-new", "ERROR", "EnsurePath")
+    assert offered["estimate"]["kind"] == "serving/new setting/amd"
+    assert offered["estimate"]["probability"] < 0.5
     assert kinds["flag-new"]["node"] == (
         "strategy_overrides.single_node_tp.hardware_overrides.mi355x.extra_args"
     )
     assert "the recipe aiter_triton_mxfp4_bf16" in kinds["flag-new"]["reason"]
     assert kinds["flag-new"]["scope"] == "MI355X + single_node_tp only"
     assert kinds["image"]["node"] == "variants.default.hardware_overrides.mi355x.docker_image"
-    assert kinds["env-new"]["after"] == "ERROR" and kinds["env-new"]["op"] == "EnsurePath"
     settings = {(s["knob"], s["subject"]) for s in plan["settings"]}
     assert ("tuning", "--max-num-seqs") in settings
     assert plan["verifications"][0]["state"] == "verified"

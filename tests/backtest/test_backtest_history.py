@@ -21,6 +21,7 @@ from bot.benchmarks import configs
 from bot.commands.main import main
 from bot.fixtures import SeedFixtures
 from tests.backtest.conftest import commit, git, new_repo
+from tests.ungated import ungated_rules_dir
 
 # the recipes shape a maintainer edits: a flag list at a hardware override
 RECIPE = """model:
@@ -149,6 +150,8 @@ def test_cli_reports_every_pr_with_a_reason_and_resumes(
         str(out),
         "--cache",
         str(cache),
+        "--rules",  # the planner's mechanics: every candidate proposed (tests.ungated)
+        str(ungated_rules_dir(tmp_path)),
     ]
     assert main(args) == 1  # a PR calls for an alignment PR
     data = json.loads(out.read_text())

@@ -12,8 +12,8 @@ import pytest
 from markdown_it import MarkdownIt
 
 from bot.commands.main import main
-from bot.rules import default_rules_dir
 from tests.shared import shared_dir
+from tests.ungated import ungated_rules_dir
 
 pytestmark = pytest.mark.slow
 
@@ -65,7 +65,8 @@ def _align(
             "--recipes-name", "vllm-project/recipes",
             "--out", str(out),
             *(["--config-key", key] if key else []),
-            *(["--rules", str(rules)] if rules else []),
+            # the texts of every candidate (tests.ungated), blocks without an edit too
+            "--rules", str(rules or ungated_rules_dir(out.parent, always=True)),
         ]
     )  # fmt: skip
     assert status in (0, 1), status  # 1: drift found (the check run's action_required)
@@ -77,7 +78,7 @@ def _compilation_carried(tmp: Path) -> Path:
     before July's practice made them tuning: the JSON text of such an edit is still what a
     maintainer reads when a recipe's rules carry one."""
     rules = tmp / "rules"
-    shutil.copytree(default_rules_dir(), rules)
+    shutil.copytree(ungated_rules_dir(tmp / "base", always=True), rules)
     lines = (rules / "knobs.yaml").read_text().split("\n")
     moved = [
         line
@@ -106,7 +107,12 @@ def _code_spans(markdown: str) -> list[str]:
 
 def _summary_bullets(body: str) -> list[str]:
     summary = body.split("### Summary", 1)[1].split("**Benchmark settings", 1)[0]
-    return [line for line in summary.splitlines() if line.startswith("- ")]
+    history = ("- Adopted by maintainers before",)  # one line about every edit
+    return [
+        line
+        for line in summary.splitlines()
+        if line.startswith("- ") and not line.startswith(history)
+    ]
 
 
 def _assert_json_spans_whole(body: str) -> None:
@@ -137,16 +143,13 @@ def test_a_sweep_on_two_strategies_is_one_bullet_per_edit(
     # twice (once "required", once "benchmark-only") in one reproduction block
     assert "accuracy: `--attention-config.use_prefill_query_quantization true`" in body
     patch = (tmp_path / "recipe.patch").read_text()
-    blocks = patch.split("+  **")[1:]
-    assert len(blocks) == 5  # TP4, TP4 + EP4, TP8, TP8 + EP8, DP4 + EP4
-    for block in blocks:
-        assert "Add `--attention-config.use_prefill_query_quantization true`" in block
-        assert "Add `--attention-config\n" not in block and "Add `--attention-config '" not in block
-    # the recipe spells --attention-config in its Blackwell block, so the kernel field stays
-    # with the strategies that ran it: only DP4 runs a strategy that did not take it
-    assert [b.split("**")[0] for b in blocks if "mla_prefill_backend FLASHINFER`." in b] == [
-        "DP4 (DP attention) + EP4"
-    ]
+    # one block for B300: the recipe's own profile's lane, the other topologies named
+    (block,) = patch.split("+  **")[1:]
+    assert "Add `--attention-config\n" not in block and "Add `--attention-config '" not in block
+    managed = patch.split("recipe-sync:reproduction", 1)[1].split("<!-- /recipe-sync -->")[0]
+    assert len(managed.splitlines()) + 1 <= 40
+    flat = " ".join(line.lstrip("+ ") for line in block.splitlines())
+    assert "The PR's other lanes on this hardware:" in flat
 
 
 def test_json_values_in_the_regression_table_are_whole_code_spans(

@@ -160,4 +160,12 @@ def test_dropped_hunks_per_alignment_pr(store: Store) -> None:
     assert store.keep_hunk("o/b", 1, None, "--moe-backend")
     assert not store.keep_hunk("o/b", 1, None, "--moe-backend")
     assert store.dropped_hunks("o/b", 1) == {}
+    # an add is the other choice for the same hunk: it replaces a drop, keep forgets it
+    assert store.drop_hunk("o/b", 1, "*", "--linear-backend", login="m")
+    assert store.choose_hunk("o/b", 1, "*", "--linear-backend", "add", login="n")
+    assert not store.choose_hunk("o/b", 1, "*", "--linear-backend", "add", login="n")
+    assert store.dropped_hunks("o/b", 1) == {}
+    assert store.added_hunks("o/b", 1) == {"*": {"--linear-backend": "n"}}
+    assert store.keep_hunk("o/b", 1, None, "--linear-backend")
+    assert store.added_hunks("o/b", 1) == {}
     assert store.dropped_hunks("o/b", 2) == {"*": {"--moe-backend": "n"}}

@@ -127,6 +127,11 @@ def test_drop_and_keep_commands_name_a_flag_or_env_var() -> None:
     trigger = run("issue_comment", body)
     assert isinstance(trigger, Trigger)
     assert (trigger.kind, trigger.subject) == ("keep", "AITER_TRITON_LOG_LEVEL")
+    body["comment"]["body"] = "/recipe-sync add --linear-backend"
+    trigger = run("issue_comment", body)
+    assert isinstance(trigger, Trigger)
+    assert (trigger.kind, trigger.subject) == ("add", "--linear-backend")
+    assert Trigger.from_json(trigger.to_json()) == trigger
     body["comment"]["body"] = "/recipe-sync drop $(reboot)"
     assert run("issue_comment", body) == Ignored(
         "'$(reboot)' is not a flag or an environment variable"

@@ -80,7 +80,8 @@ def _concs(values: Sequence[int]) -> str:
     return ", ".join(str(v) for v in values)
 
 
-MAX_LINES = 40  # a block a reader takes in at a glance (maintainers' own: ~25 lines)
+# a block a reader takes in at a glance (maintainers' own: ~25 lines): 40 with its markers
+MAX_LINES = 36
 
 
 def section_markdown(section: ReproSection, level: int) -> list[str]:
@@ -115,30 +116,29 @@ def section_markdown(section: ReproSection, level: int) -> list[str]:
 
 def _within(head: list[str], body: list[str], tail: list[str], section: ReproSection) -> list[str]:
     """At most :data:`MAX_LINES` wrapped lines: the body's last items give way first, and a
-    line says how many, pointing at the PR that lists them all."""
+    line says how many, pointing at the launch that has them all."""
     if len(wrap([*head, *body, *tail])) <= MAX_LINES:
         return [*head, *body, *tail]
     ref = md.link(section.bench_ref, section.bench_url)
     kept = list(body)
     while kept:
         kept.pop()
-        while kept and kept[-1].startswith("```"):  # never leave a fence open
-            kept = kept[: _fence_start(kept)]
+        fences = [i for i, line in enumerate(kept) if line.startswith("```")]
+        if len(fences) % 2:  # never leave a fence open: drop the unclosed block whole
+            kept = kept[: fences[-1]]
+        while kept and not kept[-1].strip():
+            kept.pop()
         dropped = sum(
             1 for line in body[len(kept) :] if line.lstrip().startswith(("- ", "export "))
         )
-        note = ["", f"{dropped} more setting(s) of this lane are listed in {ref}."]
+        note = [
+            "",
+            f"{dropped} more setting(s) of this lane are not shown (a block is at most "
+            f"{MAX_LINES} lines): the launch in {ref} has them all.",
+        ]
         if len(wrap([*head, *kept, *note, *tail])) <= MAX_LINES:
             return [*head, *kept, *note, *tail]
     return [*head, *tail]
-
-
-def _fence_start(lines: list[str]) -> int:
-    """Index of the opening fence of the block ``lines`` ends in."""
-    for index in range(len(lines) - 2, -1, -1):
-        if lines[index].startswith("```"):
-            return index
-    return 0
 
 
 def command_text(section: ReproSection, command: ReproCommand) -> list[str]:

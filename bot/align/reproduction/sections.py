@@ -32,8 +32,6 @@ _OPAQUE = re.compile(r"<([A-Za-z_][A-Za-z0-9_]*):opaque:[^>]*>")
 
 # the class of an env export the recipe's command already sets to the same value
 IN_RECIPE = "recipe"
-# classes of exports the section calls benchmark-only, not part of the recipe's command
-NOT_IN_RECIPE = frozenset({"accuracy", "tuning", "unclassified", "workload"})
 
 # Verdicts whose flags stay out of a copy-paste serve command (the harness's own settings).
 _HARNESS_VERDICTS = frozenset({Verdict.FRONT_END_ONLY, Verdict.BENCHMARK_ONLY})
@@ -554,7 +552,8 @@ def _deltas(
                 (
                     cls,
                     f"Add {md.code(diff.flag)} as the script computes it for each concurrency "
-                    f"({md.code('$' + variable)}, set per {md.code('CONC')} below).",
+                    f"({md.code('$' + variable)}: one value per {md.code('CONC')} in the "
+                    "benchmark script).",
                 )
             )
             continue

@@ -1,0 +1,118 @@
+"""How likely recipe maintainers take a candidate edit, from what they did with earlier ones.
+
+Every candidate edit has a *kind*: its knob class (``rules/knobs.yaml``), what it changes
+(a value the recipe has, a new setting, an image, a new variant, …) and the vendor of the
+hardware it was benchmarked on. ``rules/practice.yaml`` (computed by ``recipe-sync score
+--practice`` on a window of history, never by hand) counts, per kind, the bot's proposals
+that history scored and how many maintainers adopted. The estimate is that rate shrunk
+towards a sceptical prior (:class:`~bot.align.model.Estimate`: one adoption in three
+proposals), so a kind seen twice is not trusted like one seen twenty times,
+and a kind never seen is not proposed. Only candidates whose estimate reaches the policy's
+``propose_above`` go into the diff; the rest are offered as an unticked checklist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from bot.align.model import ChangeKind, Estimate, PlannedEdit
+from bot.rules import Rules
+from bot.rules.practice import KindPractice, PracticeRules
+
+# kinds whose precision is their evidence, not history: a verification mark is written only
+# when the cited eval passed on the launch line the edited recipe renders, and a replay of
+# history has no CI runs to propose one, so history cannot score it
+EVIDENCE_ONLY = frozenset({"verified"})
+
+CHANGES = {
+    "variant": "new variant",
+    "image": "image",
+    "tp": "parallelism",
+    "verified": "verification mark",
+    "flag-remove": "removal",
+}
+
+
+def kind_of(edit: PlannedEdit, rules: Rules, vendor: str) -> ChangeKind:
+    if edit.kind in ("env", "env-new"):
+        knob = str(rules.knob_class("env", edit.subject))
+    elif edit.kind in ("flag", "flag-new", "flag-remove"):
+        knob = str(rules.knob_class("flag", edit.subject))
+    elif edit.kind == "image":
+        knob = "image"
+    elif edit.kind == "verified":
+        knob = "verification"
+    else:
+        knob = "structure"
+    return ChangeKind(knob, change_of(edit.kind, edit.before, edit.node), vendor)
+
+
+def change_of(kind: str, before: str | None, node: str) -> str:
+    """What an edit changes, in the practice file's words (the scorer counts proposals by
+    the same words)."""
+    if node.startswith("features."):
+        return "opt-in feature"
+    if kind in CHANGES:
+        return CHANGES[kind]
+    return "changed value" if before is not None else "new setting"
+
+
+def estimate(kind: ChangeKind, practice: PracticeRules) -> Estimate:
+    """The counts of the kind, else of its class and change for any vendor."""
+    for key in (kind.key, f"{kind.knob}/{kind.change}/any"):
+        found: KindPractice | None = practice.kinds.get(key)
+        if found is not None:
+            return Estimate(kind, key, found.proposed, found.adopted, found.authors)
+    return Estimate(kind, "", 0, 0, 0)
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The edits that go into the diff and those offered as a checklist, each with its
+    estimate (keyed by the edit's node and subject)."""
+
+    proposed: tuple[PlannedEdit, ...]
+    offered: tuple[PlannedEdit, ...]
+    estimates: Mapping[tuple[str, str], Estimate]
+
+
+def gate(
+    edits: list[PlannedEdit],
+    rules: Rules,
+    vendor_of: Mapping[str, str],
+    included: frozenset[str] = frozenset(),
+) -> Gate:
+    """Split ``edits`` by their estimate against ``policy.propose_above``. Edits of one flag
+    (its dotted fields, a backend and its options spelled as fields) go or stay together:
+    the diff never combines settings no benchmarked launch ran together. ``included``:
+    subjects a maintainer ticked (``/recipe-sync add``), proposed whatever the estimate."""
+    threshold = rules.policy.propose_above
+    estimates: dict[tuple[str, str], Estimate] = {}
+    for edit in edits:
+        vendor = _vendor(edit, vendor_of)
+        estimates[(edit.node, edit.subject)] = estimate(
+            kind_of(edit, rules, vendor), rules.practice
+        )
+    below = {
+        _root(e.subject)
+        for e in edits
+        if estimates[(e.node, e.subject)].probability < threshold
+        and e.kind not in EVIDENCE_ONLY
+        and _root(e.subject) not in included
+        and e.subject not in included
+    }
+    proposed = tuple(e for e in edits if _root(e.subject) not in below)
+    offered = tuple(e for e in edits if _root(e.subject) in below)
+    return Gate(proposed, offered, estimates)
+
+
+def _root(subject: str) -> str:
+    """``--attention-config.backend`` → ``--attention-config``: one flag's settings."""
+    return subject.split(".", 1)[0] if subject.startswith("--") else subject
+
+
+def _vendor(edit: PlannedEdit, vendor_of: Mapping[str, str]) -> str:
+    """The vendor of every profile that demands the edit ("" when they differ)."""
+    vendors = {vendor_of.get(label, "") for label in edit.targets}
+    return vendors.pop() if len(vendors) == 1 else ""

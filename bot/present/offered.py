@@ -1,0 +1,49 @@
+"""Candidate edits below the adoption threshold (``bot.align.confidence``): not in the
+patch, offered as a list a maintainer answers with ``/recipe-sync add FLAG``, each with the
+history behind its estimate — "of 9 scored proposals of this kind, maintainers adopted 6" —
+so a reader sees why it was not proposed and what taking it means."""
+
+from __future__ import annotations
+
+from bot import markdown as md
+from bot.align.plan import AlignmentPlan, PlannedEdit
+
+SHOWN = 20  # candidates listed; the rest are counted
+
+
+def offered_lines(plan: AlignmentPlan, *, command: str) -> list[str]:
+    """One visible line (how many, and how to take one), the candidates folded below it,
+    each with the history behind its estimate; [] when nothing is offered."""
+    if not plan.offered:
+        return []
+    count = len(plan.offered)
+    items = []
+    for edit in plan.offered[:SHOWN]:
+        estimate = plan.estimate_of(edit)
+        why = f" — {md.text(estimate.sentence())}" if estimate is not None else ""
+        items.append(f"- {_setting(edit)} at {md.code(edit.node)}{why}")
+    if count > SHOWN:
+        items.append(f"- … and {count - SHOWN} more")
+    names = ", ".join(_setting(edit) for edit in plan.offered[:3])
+    more = f" and {count - 3} more" if count > 3 else ""
+    return [
+        f"**Offered, not proposed** (kinds rarely taken): {names}{more}; "
+        f"`{command} add FLAG` proposes one.",
+        "",
+        f"<details><summary>{count} offered setting{'s' * (count != 1)} and their "
+        "history</summary>",
+        "",
+        *items,
+        "",
+        "</details>",
+    ]
+
+
+def _setting(edit: PlannedEdit) -> str:
+    if edit.kind in ("env", "env-new"):
+        return md.code(f"{edit.subject}={edit.after}")
+    if edit.after is None:
+        return f"remove {md.code(edit.subject)}"
+    if edit.kind in ("flag", "flag-new") and not edit.after.startswith(edit.subject):
+        return md.code(f"{edit.subject} {edit.after}")
+    return md.code(edit.after)

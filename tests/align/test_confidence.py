@@ -1,0 +1,133 @@
+"""The adoption estimate and the gate (bot/align/confidence.py): only candidates whose kind
+maintainers have taken often enough go into the diff; a flag's settings go or stay
+together; a maintainer's `/recipe-sync add` overrides the estimate."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+from bot.align.confidence import gate, kind_of
+from bot.align.model import ChangeKind, Estimate, PlannedEdit
+from bot.recipes.edit import SetScalar
+from bot.rules import Rules, default_rules_dir, load_rules
+from bot.rules.practice import KindPractice, PracticeRules
+from tests.seed_cli import AlignCli
+
+
+def _edit(kind: str, subject: str, node: str, before: str | None, after: str) -> PlannedEdit:
+    return PlannedEdit(
+        edit=SetScalar(path=tuple(node.split(".")), value=after),
+        kind=kind,  # type: ignore[arg-type]
+        subject=subject,
+        before=before,
+        after=after,
+        node=node,
+        scope="",
+        reason="",
+        placement="",
+        targets=("Widget mi355x single_node_tp",),
+    )
+
+
+def _rules(kinds: dict[str, tuple[int, int]]) -> Rules:
+    rules = load_rules()
+    practice = PracticeRules(
+        kinds={k: KindPractice(proposed=p, adopted=a, authors=a) for k, (p, a) in kinds.items()}
+    )
+    return replace(rules, practice=practice)
+
+
+VENDOR = {"Widget mi355x single_node_tp": "amd"}
+BACKEND = _edit("flag-new", "--moe-backend", "variants.default.extra_args", None, "aiter")
+LOG = _edit("env-new", "AITER_TRITON_LOG_LEVEL", "variants.default.extra_env", None, "ERROR")
+
+
+def test_the_kind_names_class_change_and_vendor() -> None:
+    rules = load_rules()
+    assert kind_of(BACKEND, rules, "amd") == ChangeKind("kernel", "new setting", "amd")
+    image = _edit("image", "image", "model.docker_image.amd", "a:1", "a:2")
+    assert kind_of(image, rules, "amd").key == "image/image/amd"
+    feature = _edit("flag-new", "--max-num-seqs", "features.agentic.args", None, "8")
+    assert kind_of(feature, rules, "").change == "opt-in feature"
+
+
+def test_the_estimate_is_shrunk_towards_one_in_three() -> None:
+    kind = ChangeKind("kernel", "new setting", "amd")
+    assert Estimate(kind, "", 0, 0, 0).probability == 1 / 3  # never seen: offered
+    assert Estimate(kind, "k", 2, 2, 2).probability == 0.6  # twice taken: proposed
+    assert Estimate(kind, "k", 10, 3, 3).probability == 4 / 13  # rarely taken: offered
+    assert "of 9 scored proposals of this kind (kernel, new setting, AMD), maintainers " in (
+        Estimate(kind, "k", 9, 6, 4).sentence()
+    )
+
+
+def test_candidates_below_the_threshold_are_offered_not_proposed() -> None:
+    rules = _rules({"kernel/new setting/amd": (4, 3)})
+    split = gate([BACKEND, LOG], rules, VENDOR)
+    assert split.proposed == (BACKEND,)
+    assert split.offered == (LOG,)  # its class has no history: never proposed on a hunch
+    # the vendor-neutral counts serve when the vendor's own are missing
+    split = gate([BACKEND], _rules({"kernel/new setting/any": (4, 3)}), VENDOR)
+    assert split.proposed == (BACKEND,)
+
+
+def test_one_flags_settings_go_or_stay_together() -> None:
+    backend = _edit("flag-new", "--attention-config.backend", "a.extra_args", None, "FLASHINFER")
+    option = _edit(
+        "flag", "--attention-config.use_trtllm_attention", "a.extra_args", "false", "true"
+    )
+    rules = _rules({"kernel/new setting/amd": (4, 3)})  # the option's kind has no history
+    split = gate([backend, option], rules, VENDOR)
+    assert split.proposed == () and split.offered == (backend, option)
+
+
+def test_a_maintainer_can_ask_for_an_offered_candidate() -> None:
+    split = gate([BACKEND, LOG], _rules({}), VENDOR, frozenset({"AITER_TRITON_LOG_LEVEL"}))
+    assert split.proposed == (LOG,) and split.offered == (BACKEND,)
+    everything = replace(
+        _rules({}), policy=_rules({}).policy.model_copy(update={"propose_above": 0})
+    )
+    assert gate([BACKEND, LOG], everything, VENDOR).offered == ()
+
+
+def _rules_dir(tmp: Path, kinds: str) -> Path:
+    rules = tmp / "rules"
+    shutil.copytree(default_rules_dir(), rules)
+    (rules / "practice.yaml").write_text(f"source: test\nkinds:\n{kinds}" if kinds else "{}\n")
+    return rules
+
+
+def test_with_no_history_the_seed_is_offered_not_proposed(
+    align_cli: AlignCli, tmp_path: Path
+) -> None:
+    status, out = align_cli(extra=["--rules", str(_rules_dir(tmp_path, ""))])
+    assert status == 1 and not (out / "recipe.patch").exists()  # nothing proposed, drift left
+    comment = (out / "comment.md").read_text()
+    assert "— candidates offered, none proposed" in comment
+    assert "**Offered, not proposed**" in comment and "`/recipe-sync add FLAG`" in comment
+    assert "`--moe-backend aiter`" in comment
+    assert "no scored proposal of this kind (kernel, new setting, AMD) in the history" in comment
+    check = json.loads((out / "plan.json").read_text())["check"]
+    assert check["conclusion"] == "neutral"
+    assert check["title"].startswith("3 candidate edit(s) offered, none proposed")
+
+
+def test_include_proposes_an_offered_candidate(align_cli: AlignCli, tmp_path: Path) -> None:
+    rules = _rules_dir(tmp_path, "")
+    status, out = align_cli(extra=["--rules", str(rules), "--include", "moe-backend"])
+    nodes = (out / "recipe.patch").read_text().split("recipe-sync:reproduction")[0]
+    assert status == 1 and '- "--moe-backend"' in nodes and "AITER_TRITON_LOG_LEVEL" not in nodes
+    body = (out / "pr-body.md").read_text()
+    assert "**Offered, not proposed**" in body and "`AITER_TRITON_LOG_LEVEL=ERROR`" in body
+
+
+def test_history_that_clears_the_threshold_proposes(align_cli: AlignCli, tmp_path: Path) -> None:
+    kinds = '  "kernel/new setting/amd": {proposed: 4, adopted: 3, authors: 2}\n'
+    status, out = align_cli(extra=["--rules", str(_rules_dir(tmp_path, kinds))])
+    patch = (out / "recipe.patch").read_text()
+    assert status == 1 and '- "--moe-backend"' in patch
+    body = (out / "pr-body.md").read_text()
+    assert "Adopted by maintainers before, by kind: kernel new setting (AMD): 3 of 4." in body

@@ -97,7 +97,7 @@ def gate(
     below = {
         _root(e.subject)
         for e in edits
-        if estimates[(e.node, e.subject)].probability < threshold
+        if not _clears(estimates[(e.node, e.subject)], threshold, rules.policy.propose_min_authors)
         and e.kind not in EVIDENCE_ONLY
         and _root(e.subject) not in included
         and e.subject not in included
@@ -105,6 +105,15 @@ def gate(
     proposed = tuple(e for e in edits if _root(e.subject) not in below)
     offered = tuple(e for e in edits if _root(e.subject) in below)
     return Gate(proposed, offered, estimates)
+
+
+def _clears(estimate: Estimate, threshold: float, authors: int) -> bool:
+    """The estimate reaches the threshold on adoptions by at least ``authors`` maintainers
+    (a practice one person's commits show is not yet the repository's). A threshold of 0
+    puts every candidate in the diff."""
+    if threshold <= 0:
+        return True
+    return estimate.probability >= threshold and estimate.authors >= authors
 
 
 def _root(subject: str) -> str:

@@ -34,6 +34,7 @@ from bot.backtest.model import PRRow
 from bot.commands.grammar import output_format, write
 from bot.commands.replay import add_replay_options, replay_progress, replay_settings
 from bot.errors import InputError, Location
+from bot.rules import load_rules
 
 
 def register(subparsers: Any) -> None:
@@ -172,6 +173,13 @@ def _command(args: argparse.Namespace) -> str:
         parts += [f"--{flag.replace('_', '-')} {value}"] if value else []
     parts += [f"--window {w}" for w in args.window]
     parts += ["--loose"] if args.loose else []
+    if args.rules is not None:  # its path is local: say what it differs in
+        parts += [f"--rules RULES (propose_above: {_propose_above(args.rules)})"]
     practice_path = args.practice if not args.practice.is_absolute() else args.practice.name
     parts += [f"--practice {practice_path}"]
     return " ".join(parts)
+
+
+def _propose_above(rules: Path) -> str:
+    """The policy's threshold in ``rules`` (0: every candidate in the diff, all scored)."""
+    return f"{load_rules(rules).policy.propose_above:g}"

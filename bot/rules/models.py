@@ -262,6 +262,8 @@ class Policy(Strict):
     # a candidate edit goes into the diff when its adoption estimate (bot.align.confidence,
     # from rules/practice.yaml) reaches this; the others are offered as a checklist
     propose_above: float = Field(default=0.5, ge=0.0, le=1.0)
+    # … and the adoptions behind it are by at least this many distinct maintainers
+    propose_min_authors: int = Field(default=2, ge=0)
     eval_thresholds: list[EvalThreshold]
     pr: PrPolicy = PrPolicy()
     dashboard: bool = False

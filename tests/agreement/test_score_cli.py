@@ -15,6 +15,7 @@ import yaml
 from bot.commands.main import main
 from bot.fixtures import SeedFixtures
 from tests.backtest.conftest import commit, seed_history
+from tests.ungated import ungated_rules_dir
 
 __all__ = ["seed_history"]  # the fixture, shared with the backtest tests
 
@@ -51,6 +52,7 @@ def answered(seed_history: SeedFixtures, tmp_path_factory: pytest.TempPathFactor
 def _score(seed: SeedFixtures, recipes: Path, out: Path, *extra: str) -> dict[str, Any]:
     args = ["score", "--bench-repo", str(seed.bench_repo), "--recipes", str(recipes),
             "--since", "2030-01-01", "--until", "2030-01-31", "--out", str(out),
+            "--rules", str(ungated_rules_dir(out.parent)),  # every candidate in the diff
             *extra]  # fmt: skip
     assert main(args) == 0
     return json.loads(out.read_text()) if out.suffix == ".json" else {}

@@ -131,3 +131,16 @@ def test_history_that_clears_the_threshold_proposes(align_cli: AlignCli, tmp_pat
     assert status == 1 and '- "--moe-backend"' in patch
     body = (out / "pr-body.md").read_text()
     assert "Adopted by maintainers before, by kind: kernel new setting (AMD): 3 of 4." in body
+
+
+def test_one_maintainers_adoptions_are_not_yet_a_practice() -> None:
+    rules = load_rules()
+    practice = PracticeRules(
+        kinds={"kernel/new setting/amd": KindPractice(proposed=3, adopted=3, authors=1)}
+    )
+    split = gate([BACKEND], replace(rules, practice=practice), VENDOR)
+    assert split.proposed == () and split.offered == (BACKEND,)  # 0.67, but one author
+    two = PracticeRules(
+        kinds={"kernel/new setting/amd": KindPractice(proposed=3, adopted=3, authors=2)}
+    )
+    assert gate([BACKEND], replace(rules, practice=two), VENDOR).proposed == (BACKEND,)

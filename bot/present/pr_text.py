@@ -1026,7 +1026,9 @@ def pull_request_text(
         fingerprint=outcome.fingerprint,
         branch=branch_of(run, outcome.recipe_path),
     )
-    footer = pull_request_footer(inputs.bench_ref, inputs.head_sha)
+    footer = pull_request_footer(
+        inputs.bench_ref, inputs.head_sha, inputs.rules.policy.comment_command
+    )
     return PullRequestText(
         title=title(outcome.plan, run.recipes, inputs.bench_repo, inputs.pr_number, outcome),
         body=capped_body(run, outcome, body_room(meta, footer, limit)),

@@ -118,13 +118,15 @@ def test_web_killed_between_record_and_enqueue_then_redelivered(
                 f"http://127.0.0.1:{port}/webhooks/github", content=body, headers=headers
             )
             answers.append(response.json()["status"])
-            if response.status_code == 202:
-                return True
-            time.sleep(1)
-            return False
+            return response.status_code in (200, 202)
 
-        wait_for(redelivered, 40, "the redelivery to be accepted", log)
-        assert answers == ["accepted"]  # at once (was "duplicate" for 10 s)
+        wait_for(redelivered, 40, "the redelivery to be answered", log)
+        state = harness.rt.store.delivery("delivery-killed")
+        # accepted at once (it was "duplicate" for 10 s); only when the new server came up
+        # after the reconciler's 10 s (a loaded machine) had the reconciler enqueued it first
+        assert answers == ["accepted"] or (
+            answers == ["duplicate"] and state is not None and state[1] != "received"
+        ), (answers, state)
         wait_for(lambda: synced(harness, number), 60, "the sync", log)
     finally:
         stop(second)

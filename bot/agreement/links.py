@@ -21,11 +21,11 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from bot.agreement.leaves import Leaf
 from bot.agreement.recipes_history import MaintainerCommit
 from bot.agreement.taxonomy import Taxonomy
 from bot.backtest.history import cited_prs
 from bot.backtest.model import LaunchDigest
+from bot.recipes.leaves import Leaf
 from bot.vllm.pairs import canonical_value, launch_pairs
 
 DAY = 86400

@@ -1,6 +1,6 @@
 """Each YAML edit the replayed PRs propose, looked up in what maintainers did afterwards.
 
-Every distinct edit becomes the leaves it changes (:mod:`bot.agreement.leaves`) and is looked
+Every distinct edit becomes the leaves it changes (:mod:`bot.recipes.leaves`) and is looked
 up in the maintainer commits after its replay: adopted at the same node, with the same value at
 another node, with a different value, partly (some leaves adopted, others not), not adopted,
 or too recent to tell (fewer than :data:`MIN_HISTORY` of history after the replay).
@@ -28,11 +28,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from bot.agreement.leaves import Leaf, image_value
 from bot.agreement.links import WINDOW, Link
 from bot.agreement.recipes_history import MaintainerCommit
 from bot.agreement.taxonomy import Lanes, Taxonomy, opt_in
 from bot.backtest.model import EditRow, PRRow
+from bot.recipes.leaves import Leaf, image_value
 from bot.rules import Rules
 from bot.vllm.pairs import canonical_value, flag_pairs
 

@@ -1,7 +1,7 @@
 """What recipe maintainers changed, commit by commit, read from the recipes git history.
 
 Each first-parent commit of the recipes main that touches ``models/**.yaml`` becomes a
-:class:`MaintainerCommit`: its leaf changes (:mod:`bot.agreement.leaves`), the guide text it
+:class:`MaintainerCommit`: its leaf changes (:mod:`bot.recipes.leaves`), the guide text it
 added, and the variants it created. Nothing is checked out: blobs are read through one
 ``git cat-file --batch`` process.
 """
@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.agreement.leaves import LeafChange, diff_leaves, recipe_leaves
 from bot.backtest.history import Commit, git
 from bot.errors import InputError, Location
+from bot.recipes.leaves import LeafChange, diff_leaves, recipe_leaves
 from bot.yamlio.yaml12 import load_yaml
 
 

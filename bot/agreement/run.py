@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from bot.agreement.guide import GuideScore, score_guide
-from bot.agreement.leaves import recipe_leaves
 from bot.agreement.links import BEFORE, BenchmarkPR, Link, Linker
 from bot.agreement.proposals import (
     STRICT,
@@ -49,6 +48,7 @@ from bot.backtest.history import Commit, default_branch, first_parent_log
 from bot.backtest.model import PRRow, Volume
 from bot.backtest.run import Job, Settings, plan_jobs, run_jobs
 from bot.errors import InputError, Location
+from bot.recipes.leaves import recipe_leaves
 from bot.rules import Rules, default_rules, load_rules
 from bot.yamlio.yaml12 import load_yaml
 

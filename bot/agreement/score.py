@@ -21,7 +21,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.agreement.leaves import Leaf
 from bot.agreement.links import Link
 from bot.agreement.proposals import (
     ADOPTED,
@@ -37,6 +36,7 @@ from bot.agreement.proposals import (
 from bot.agreement.recipes_history import MaintainerCommit
 from bot.agreement.taxonomy import Lanes, Taxonomy, opt_in
 from bot.backtest.model import EditRow, PRRow
+from bot.recipes.leaves import Leaf
 from bot.rules import Rules
 
 Recall = Literal["same node", "elsewhere", "different value", "missed", "restated"]

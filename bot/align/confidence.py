@@ -95,15 +95,15 @@ def gate(
             kind_of(edit, rules, vendor), rules.practice
         )
     below = {
-        _root(e.subject)
+        flag_root(e.subject)
         for e in edits
         if not _clears(estimates[(e.node, e.subject)], threshold, rules.policy.propose_min_authors)
         and e.kind not in EVIDENCE_ONLY
-        and _root(e.subject) not in included
+        and flag_root(e.subject) not in included
         and e.subject not in included
     }
-    proposed = tuple(e for e in edits if _root(e.subject) not in below)
-    offered = tuple(e for e in edits if _root(e.subject) in below)
+    proposed = tuple(e for e in edits if flag_root(e.subject) not in below)
+    offered = tuple(e for e in edits if flag_root(e.subject) in below)
     return Gate(proposed, offered, estimates)
 
 
@@ -116,7 +116,7 @@ def _clears(estimate: Estimate, threshold: float, authors: int) -> bool:
     return estimate.probability >= threshold and estimate.authors >= authors
 
 
-def _root(subject: str) -> str:
+def flag_root(subject: str) -> str:
     """``--attention-config.backend`` → ``--attention-config``: one flag's settings."""
     return subject.split(".", 1)[0] if subject.startswith("--") else subject
 

@@ -41,6 +41,7 @@ from bot.align.model import (
 from bot.align.nodes import scope_of, text_value
 from bot.align.overlay import OverlaySource
 from bot.align.recipe_comments import stale_comment_edits
+from bot.align.reverts import withhold_reverts
 from bot.align.verify import verification_for
 from bot.errors import RecipeSyncError
 from bot.recipes import RecipesRepo, Rendering, render
@@ -48,6 +49,7 @@ from bot.recipes.edit import EditError, apply_edits
 from bot.recipes.edit.document import Document
 from bot.recipes.jsvalues import as_dict
 from bot.recipes.repo import Recipe, with_recipe_files
+from bot.recipes.withdrawals import History
 from bot.rules import Rules
 from bot.sources import FileSource
 from bot.vllm import FlagDiff, canonical_flag
@@ -88,6 +90,7 @@ def plan_recipe(
     provenance: str = "",
     structure: Sequence[PlannedEdit] = (),
     included: frozenset[str] = frozenset(),
+    history: History | None = None,
 ) -> AlignmentPlan:
     """The plan for one recipe file (all ``targets`` share ``recipe_path``).
 
@@ -98,6 +101,8 @@ def plan_recipe(
     ``dropped``: flags or env vars declined on this alignment PR (subject → who asked). Their
     demands are left out and listed as skipped. ``bench`` (the benchmark head) and
     ``provenance`` (``owner/name#N``) let a comment about a changed value quote the script's.
+    ``history``: what maintainers recently removed or changed in the file; a candidate that
+    would undo it is withheld (:mod:`bot.align.reverts`; None: not checked, and said so).
     """
     dropped = {
         canonical_flag(k) if k.startswith("--") else k: v for k, v in (dropped or {}).items()
@@ -127,6 +132,8 @@ def plan_recipe(
     wanted = [d for d in out.demands if d.subject not in ignored and d.subject not in dropped]
     demands, conflicts = resolve_conflicts(wanted)
     planned, problems = build_edits(merge(demands), recipe, recipes)
+    reverts = withhold_reverts(planned, history, included)
+    planned = list(reverts.kept)
     # precision first: only candidates maintainers are likely to take go into the diff
     vendor_of = {
         t.profile.label: recipes.hardware[t.profile.hardware].brand_lower
@@ -135,7 +142,7 @@ def plan_recipe(
     }
     gated = gate(planned, rules, vendor_of, included)
     planned = [*structure, *gated.proposed]  # a new variant's skeleton before its settings
-    skipped = [*out.skipped, *conflicts, *problems]
+    skipped = [*out.skipped, *conflicts, *problems, *reverts.withheld]
     skipped += [f"{flag}: ignored for this recipe on the drift dashboard" for flag in ignoring]
     skipped += [f"{name}: {_dropped_by(dropped[name])}" for name in declined]
     base = AlignmentPlan(
@@ -148,7 +155,7 @@ def plan_recipe(
         front_end=tuple(_dedupe_notes(out.front_end)),
         unknown=tuple(_dedupe_notes(out.unknown)),
         skipped=tuple(dict.fromkeys(skipped)),
-        notes=tuple(dict.fromkeys(out.notes)),
+        notes=tuple(dict.fromkeys([*out.notes, *([reverts.note] if reverts.note else [])])),
         verifications=(),
         settings=tuple(dict.fromkeys(out.settings)),
         preexisting=tuple(_dedupe_notes(out.preexisting)),

@@ -55,6 +55,7 @@ from bot.recipes.edit import apply_edits
 from bot.recipes.edit.splice import unified_diff
 from bot.recipes.repo import with_recipe_files
 from bot.recipes.tolerant import RecipesCache, load_recipes_tolerant
+from bot.recipes.withdrawals import recent_withdrawals
 from bot.rules import Rules
 from bot.rules.knobs import KnobClass
 from bot.shell import EvaluationCache, JobTooLarge, job_budget
@@ -483,6 +484,7 @@ def align(inputs: AlignInputs) -> AlignRun:
                 included=inputs.included_for(path),
                 bench=head.source,
                 provenance=inputs.bench_ref if inputs.pr_number is not None else "",
+                history=recent_withdrawals(inputs.recipes, path),
             )
             for path, targets in by_recipe.items()
         }

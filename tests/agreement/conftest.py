@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from bot.agreement.leaves import LeafChange, diff_leaves, recipe_leaves
 from bot.agreement.recipes_history import GuideAddition, MaintainerCommit
 from bot.agreement.taxonomy import Gpu, Taxonomy
 from bot.backtest.model import LaunchDigest
+from bot.recipes.leaves import LeafChange, diff_leaves, recipe_leaves
 
 DAY = 86400
 RECIPE = "models/x/M.yaml"

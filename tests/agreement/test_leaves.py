@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from bot.agreement.leaves import Leaf, diff_leaves, recipe_leaves
 from bot.agreement.proposals import edit_leaves
 from bot.backtest.model import EditRow
+from bot.recipes.leaves import Leaf, diff_leaves, recipe_leaves
 from bot.vllm.pairs import flag_pairs, launch_pairs
 
 RECIPE = "models/x/M.yaml"

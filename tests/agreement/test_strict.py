@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.agreement.leaves import recipe_leaves
 from bot.agreement.links import BenchmarkPR, Link, Linker
 from bot.agreement.proposals import (
     LOOSE,
@@ -28,6 +27,7 @@ from bot.agreement.score import score_links, totals
 from bot.agreement.taxonomy import Taxonomy
 from bot.backtest.history import first_parent_log
 from bot.backtest.model import EditRow, LaunchDigest, PRRow
+from bot.recipes.leaves import recipe_leaves
 from bot.rules import default_rules
 from tests.backtest.conftest import commit, git, new_repo
 

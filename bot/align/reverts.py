@@ -1,0 +1,69 @@
+"""Candidates that would undo a maintainer: not proposed (issue #31, docs/alignment.md §5c).
+
+A setting a maintainer removed from the recipe file, or changed away from the value the
+candidate sets, within the last 30 days (:mod:`bot.recipes.withdrawals`) is left out and
+listed with the commit that did it. The settings of one flag go or stay together, as in the
+adoption gate. A maintainer can still ask for it (``/recipe-sync add``, ``align --include``).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.align.confidence import flag_root
+from bot.align.model import PlannedEdit
+from bot.recipes.withdrawals import History, Withdrawal
+from bot.vllm.pairs import canonical_value, flag_pairs
+
+# edits that set a launch setting (a variant's skeleton or a verification mark reverts nothing)
+SETTING_KINDS = frozenset({"flag", "flag-new", "env", "env-new", "image"})
+
+
+@dataclass(frozen=True)
+class Reverts:
+    kept: tuple[PlannedEdit, ...]
+    withheld: tuple[str, ...]  # one line per withheld subject: what and which commit
+    note: str | None  # what could not be checked, and why
+
+
+def withhold_reverts(
+    edits: Sequence[PlannedEdit], history: History | None, included: frozenset[str]
+) -> Reverts:
+    settings = [e for e in edits if e.kind in SETTING_KINDS]
+    if history is None or not history.known:
+        why = history.why if history is not None else "no recipes history was given"
+        note = (
+            f"settings maintainers removed in the last 30 days were not checked: {why}"
+            if settings
+            else None
+        )
+        return Reverts(tuple(edits), (), note)
+    undone: dict[str, tuple[PlannedEdit, Withdrawal]] = {}
+    for edit in settings:
+        root = flag_root(edit.subject)
+        if root in included or edit.subject in included or root in undone:
+            continue
+        value = _value(edit)
+        found = next((w for w in history.withdrawals if w.reverted_by(edit.subject, value)), None)
+        if found is not None:
+            undone[root] = (edit, found)
+    kept = tuple(e for e in edits if flag_root(e.subject) not in undone)
+    withheld = tuple(
+        f"{edit.subject}: not proposed, it would undo a recent change: {found.words()}"
+        for edit, found in undone.values()
+    )
+    return Reverts(kept, withheld, None)
+
+
+def _value(edit: PlannedEdit) -> str | None:
+    """The edit's value as a leaf spells it (None: the edit removes the setting). A new flag's
+    edit text is the flag with its value (``--moe-backend aiter``)."""
+    if edit.after is None:
+        return None
+    if edit.after.startswith("--"):
+        pairs = dict(flag_pairs(shlex.split(edit.after)))
+        if edit.subject in pairs:
+            return pairs[edit.subject]
+    return canonical_value(edit.after)

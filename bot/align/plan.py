@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from bot.align.compare import compare
-from bot.align.confidence import gate
+from bot.align.confidence import flag_root, gate
 from bot.align.demands import Collector
 from bot.align.demands.image import nightly_channel
 from bot.align.demands.model import KeepDemand
@@ -131,17 +131,25 @@ def plan_recipe(
     )
     wanted = [d for d in out.demands if d.subject not in ignored and d.subject not in dropped]
     demands, conflicts = resolve_conflicts(wanted)
-    planned, problems = build_edits(merge(demands), recipe, recipes)
-    reverts = withhold_reverts(planned, history, included)
-    planned = list(reverts.kept)
+    candidates, problems = build_edits(merge(demands), recipe, recipes)
+    reverts = withhold_reverts(candidates, history, included)
     # precision first: only candidates maintainers are likely to take go into the diff
     vendor_of = {
         t.profile.label: recipes.hardware[t.profile.hardware].brand_lower
         for t in targets
         if t.profile.hardware in recipes.hardware
     }
-    gated = gate(planned, rules, vendor_of, included)
-    planned = [*structure, *gated.proposed]  # a new variant's skeleton before its settings
+    gated = gate(list(reverts.kept), rules, vendor_of, included)
+    planned = list(gated.proposed)
+    left_out = {flag_root(e.subject) for e in candidates} - {flag_root(e.subject) for e in planned}
+    if left_out:
+        # edits of one node are written together: rebuild them without what is left out, so
+        # an offered or withheld setting never rides along with a proposed one
+        kept = [
+            d for d in demands if isinstance(d, KeepDemand) or _root_of(d.subject) not in left_out
+        ]
+        planned, problems = build_edits(merge(kept), recipe, recipes)
+    planned = [*structure, *planned]  # a new variant's skeleton before its settings
     skipped = [*out.skipped, *conflicts, *problems, *reverts.withheld]
     skipped += [f"{flag}: ignored for this recipe on the drift dashboard" for flag in ignoring]
     skipped += [f"{name}: {_dropped_by(dropped[name])}" for name in declined]
@@ -228,6 +236,10 @@ def plan_recipe(
         after=after,
         comments=tuple(comments),
     )
+
+
+def _root_of(subject: str) -> str:
+    return flag_root(canonical_flag(subject) if subject.startswith("--") else subject)
 
 
 def _dropped_by(who: str) -> str:

@@ -698,11 +698,11 @@ def _env_diff(name: str, b: str | None, r: str | None, ctx: _Ctx) -> FlagDiff:
         )
     one = b if r is None else r if b is None else None
     if one is not None and note is not None and note.is_default(one):
-        # setting a variable to what vLLM reads when it is unset changes nothing
+        # setting a variable to what vLLM (or the library it calls) reads when unset changes nothing
         who = "the benchmark" if b is not None else "the recipe"
         return make(
             Verdict.EQUIVALENT,
-            f"only {who} sets {name}={one}, which is vLLM's default [{note.source}]",
+            f"only {who} sets {name}={one}, which is what is read when it is unset [{note.source}]",
             "env",
         )
     verdict = Verdict.DIFFERS if b is not None else Verdict.RECIPE_ONLY

@@ -596,3 +596,24 @@ def test_report_json_is_serialisable(rules: Rules) -> None:
         "synthetic_acceptance_length",
     ]
     assert data["identical"] is True
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "same"),
+    [
+        ("AITER_MOE_SORT_BACKEND", "auto", True),  # aiter/fused_moe.py reads "auto" when unset
+        ("AITER_MOE_SORT_BACKEND", "opus", False),
+        ("AITER_BYPASS_TUNE_CONFIG", "0", True),
+        ("AITER_BYPASS_TUNE_CONFIG", "1", False),
+        ("AITER_USE_CK_MOE_SORTING", "0", True),
+        ("AITER_USE_CK_MOE_SORTING", "1", False),
+    ],
+)
+def test_exporting_a_library_default_is_no_difference(
+    rules: Rules, name: str, value: str, same: bool
+) -> None:
+    report = run(rules, serve(), serve(), bench_env={name: value})
+    [diff] = [d for d in report.diffs if d.key == name]
+    assert (diff.verdict is Verdict.EQUIVALENT) is same, diff.reason
+    if same:
+        assert "read when it is unset [aiter/fused_moe.py" in diff.reason

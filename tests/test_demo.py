@@ -1,4 +1,5 @@
-"""`recipe-sync demo` (the README's first command) runs the main job on the fixtures."""
+"""`recipe-sync demo` (the README's first command) runs the main job on the fixtures; its
+output as the documents quote it is compared by tests/test_docs.py (`make docs-check`)."""
 
 from __future__ import annotations
 

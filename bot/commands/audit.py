@@ -155,4 +155,4 @@ def audit_command(args: argparse.Namespace) -> int:
         print(f"recipe-sync: error: {why}", file=sys.stderr)
     if report.unread:
         return 2  # the report is of the rest: it cannot say "no drift"
-    return 1 if counts.get("drifted") else 0  # README "Exit codes"
+    return 1 if counts.get("drifted") else 0  # docs/cli.md "Exit codes"

@@ -41,7 +41,7 @@ def test_untrusted_values_from_the_benchmark_stay_inert(
         f"export AITER_TRITON_LOG_LEVEL='{EVIL}'",
     )
     status, out = align_cli(evidence=False, bench=bench_clone, bench_ref="pr")
-    assert status == 1  # a PR to open (README "Exit codes")
+    assert status == 1  # a PR to open (docs/cli.md "Exit codes")
     patch = (out / "recipe.patch").read_text()
     assert "AITER_TRITON_LOG_LEVEL:" in patch and "@octocat" in patch  # the data itself is kept
     body, comment = (out / "pr-body.md").read_text(), (out / "comment.md").read_text()

@@ -1,12 +1,12 @@
 # The two commands of the README:
 #   make demo   install, then run the main job (align) on the bundled seed fixtures
-#   make test   install, then run the whole test suite
+#   make test   install, then run the whole test suite (make docs-check included)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: demo test lint fmt typecheck bench clean chromium webhook-examples github-openapi \
+.PHONY: demo test docs-check lint fmt typecheck bench clean chromium webhook-examples github-openapi \
 	deploy-tools deploy-lint podman stack-smoke image-smoke
 
 # The HTML audit report is tested in Debian's chromium (tests/audit/test_audit_browser.py).
@@ -59,6 +59,12 @@ demo: $(STAMP)
 
 test: $(STAMP) chromium webhook-examples github-openapi
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
+
+# The documents stay true (tests/test_docs.py): README.md short, every relative link of
+# README.md and docs/ resolving, no machine paths, the output they quote re-run and compared,
+# docs/cli.md generated from the parser. Part of `make test` (so of CI); alone here.
+docs-check: $(STAMP)
+	$(BIN)/python -m pytest -n 0 -q -p no:cacheprovider tests/test_docs.py
 
 lint: $(STAMP) deploy-lint
 	$(BIN)/ruff check .

@@ -1,4 +1,4 @@
-"""Screenshots of the audit dashboard in headless Chromium at 1400 px (the README's images).
+"""Screenshots of the audit dashboard in headless Chromium at 1400 px (docs/dashboard.md).
 
     python -m bench.dashboard_shots --bench-repo DIR [--bench-ref REF] --recipes DIR
         [--recipes-ref REF] [--bench-name O/N] [--recipes-name O/N] [--recipes-url URL]

@@ -92,7 +92,7 @@ def align_cli(seed: SeedFixtures, tmp_path_factory: pytest.TempPathFactory) -> A
 def seed_out(align_cli: AlignCli) -> Path:
     """The seed as the product aligns it: the bundled rules, judgement included."""
     status, out = align_cli(gated=True)
-    assert status == 1  # a PR to open (README "Exit codes")
+    assert status == 1  # a PR to open (docs/cli.md "Exit codes")
     return out
 
 

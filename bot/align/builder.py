@@ -42,7 +42,7 @@ def own_summary(after: RecipesRepo, edited: Collection[str]) -> str:
     shm = Path("/dev/shm")
     where = str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
     with tempfile.TemporaryDirectory(prefix="recipe-sync-api-", dir=where) as out:
-        return f"{scope}: {write_api(after, Path(out), only_recipes=only, workers=1).line()}"
+        return f"{scope}: {write_api(after, Path(out), only_recipes=only, workers=1).sentence()}"
 
 
 NOT_INSTALLED = "not run: its node dependencies are not installed (run pnpm install)"

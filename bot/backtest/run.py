@@ -47,6 +47,7 @@ from bot.backtest.model import BacktestReport, EditRow, PRRow
 from bot.errors import RecipeSyncError
 from bot.rules import Rules, default_rules, load_rules
 from bot.sources import DirectorySource, FileSource, GitTreeSource
+from bot.words import count
 
 RELEVANT = ("benchmarks/", "configs/", ".github/configs/", "runners/")
 ROOT = Path(__file__).resolve().parents[2]
@@ -146,11 +147,11 @@ def classify(run: AlignRun) -> tuple[str, str]:
     patches = run.patches
     if patches:
         files = ", ".join(o.recipe_path for o in patches)
-        count = sum(len(o.plan.edits) for o in patches)
+        edits = sum(len(o.plan.edits) for o in patches)
         written = ("inserted", "updated", "adopted")
         sections = sum(1 for o in patches for g in o.guide if g.action in written)
-        guide = f" and {sections} reproduction section(s) in the guide" if sections else ""
-        return "alignment PR", f"{count} edit(s){guide} to {files}"
+        guide = f" and {count(sections, 'reproduction section')} in the guide" if sections else ""
+        return "alignment PR", f"{count(edits, 'edit')}{guide} to {files}"
     failed = [o for o in run.outcomes if o.status == "failed"]
     if failed:
         return "no edit found", "; ".join(o.reason for o in failed)

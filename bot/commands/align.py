@@ -55,11 +55,12 @@ from bot.evidence.source import DirRunSource
 from bot.present import AlignTexts, plan_json, present
 from bot.present.consistency import Finding, check_texts
 from bot.present.posted import recipe_slug
-from bot.present.pr_text import moved_summary
+from bot.present.pr_text import moved_summary, pr_contents
 from bot.recipes import RecipesRepo
 from bot.rules import default_rules, load_rules
 from bot.sources import DirectorySource, FileSource, GitTreeSource, git_blob_sha_at
 from bot.vllm import canonical_flag
+from bot.words import count
 
 OUTPUTS = ("recipe.patch", "pr-title.txt", "pr-body.md", "comment.md", "plan.json")
 DEFAULT_BRANCHES = ("main", "master", "origin/main", "origin/master")
@@ -282,7 +283,7 @@ def summary_lines(run: AlignRun, texts: AlignTexts, written: list[Path]) -> list
     lines = [
         f"benchmark: {inputs.bench_ref} at {inputs.head_sha[:12]}"
         + (f" (base {inputs.base_sha[:12]})" if inputs.base_sha else "")
-        + f": {len(run.keys)} affected key(s)"
+        + f": {count(len(run.keys), 'affected key')}"
     ]
     for key in run.keys:
         counts: dict[str, int] = {}
@@ -295,8 +296,7 @@ def summary_lines(run: AlignRun, texts: AlignTexts, written: list[Path]) -> list
             added = sum(1 for x in found.patch.splitlines() if x[:1] == "+" and x[:3] != "+++")
             removed = sum(1 for x in found.patch.splitlines() if x[:1] == "-" and x[:3] != "---")
             lines.append(
-                f"{found.recipe_path}: alignment PR ({len(found.plan.edits)} edits, "
-                f"+{added}/-{removed})"
+                f"{found.recipe_path}: alignment PR ({pr_contents(found)}, +{added}/-{removed})"
             )
             for edit in found.plan.edits:
                 lines.append(f"  {edit.kind}: {edit.node} = {edit.after}")
@@ -315,9 +315,9 @@ def summary_lines(run: AlignRun, texts: AlignTexts, written: list[Path]) -> list
                 f"  guide command drifted (line {item.line}, “{item.heading}”): {item.summary()}"
             )
     if not run.outcomes and run.change.unchanged and not run.change.in_scope:
-        count = len(run.change.unchanged)
         lines.append(
-            f"the changed files reach {count} vLLM key(s), but none of their launch lines "
+            f"the changed files reach {count(len(run.change.unchanged), 'vLLM key')}, but none "
+            "of their launch lines "
             "changed: no patch"
         )
     elif not run.outcomes:

@@ -40,6 +40,7 @@ from bot.commands.grammar import (
 from bot.commands.progress import Progress
 from bot.errors import InputError, Location
 from bot.rules import load_rules
+from bot.words import count
 
 
 def register(subparsers: Any) -> None:
@@ -147,7 +148,7 @@ def audit_command(args: argparse.Namespace) -> int:
     )
     print(
         f"audit: {len(report.rows)} launch lines ({summary}); {leading}"
-        f"{len(report.out_of_scope)} config keys out of scope; "
+        f"{count(len(report.out_of_scope), 'config key')} out of scope; "
         f"{elapsed:.1f} s, {run.workers} process(es){where}",
         file=sys.stderr,
     )
@@ -155,4 +156,4 @@ def audit_command(args: argparse.Namespace) -> int:
         print(f"recipe-sync: error: {why}", file=sys.stderr)
     if report.unread:
         return 2  # the report is of the rest: it cannot say "no drift"
-    return 1 if counts.get("drifted") else 0  # README "Exit codes"
+    return 1 if counts.get("drifted") else 0  # docs/cli.md "Exit codes"

@@ -26,6 +26,7 @@ from bot.vllm.diff import DiffReport, FlagDiff, LaunchSide, diff_launch
 from bot.vllm.normalise import Finding, split_launch_line
 from bot.vllm.values import compact
 from bot.vllm.versions import names_a_version
+from bot.words import count
 
 VALUE_WIDTH = 36
 
@@ -233,7 +234,7 @@ def render_text(report: DiffReport) -> str:
     lines += _findings("recipe findings", report.recipe_findings)
     mismatches = report.mismatches
     lines.append(
-        f"{len(mismatches)} serving-configuration difference(s), "
+        f"{count(len(mismatches), 'serving-configuration difference')}, "
         f"{len(report.benchmark_only)} benchmark-only; identical: "
         f"{'yes' if report.identical else 'no'}"
     )

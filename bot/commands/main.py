@@ -36,7 +36,7 @@ SUBCOMMANDS: dict[str, str] = {
     "rules": "validate the rules/ files (mapping, flags, env, policy)",
     "fixtures": "build the bundled benchmark + recipes fixture repos (seed scenario) as git repos",
     "demo": "run the main job on the bundled fixtures: align benchmark PR #3058, then audit",
-    "help": "print the reference of every command (Markdown for the README)",
+    "help": "print the reference of every command (Markdown, for docs/cli.md)",
 }
 
 

@@ -1,8 +1,8 @@
 """``recipe-sync help``: the CLI reference, generated from the argparse parser.
 
-``recipe-sync help --markdown`` prints the reference README.md carries between its
-``cli-reference`` markers; ``recipe-sync help --markdown --update README.md`` rewrites that
-block in place (a test keeps README in sync with the parser).
+``recipe-sync help --markdown`` prints the reference docs/cli.md carries between its
+``cli-reference`` markers; ``recipe-sync help --markdown --update docs/cli.md`` rewrites that
+block in place (tests/test_docs.py keeps it in sync with the parser).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ END = "<!-- cli-reference:end -->"
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "help",
-        help="print the reference of every command (Markdown for the README)",
+        help="print the reference of every command (Markdown, for docs/cli.md)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -33,6 +33,7 @@ from bot.commands.grammar import (
     write,
 )
 from bot.errors import InputError, Location, RecipeSyncError
+from bot.words import count
 
 REQUEST_KEYS = {
     "model",
@@ -104,6 +105,10 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
+def _nodes(nodes: int | None) -> str:
+    return "the default node count" if nodes is None else count(nodes, "node")
+
+
 def run(args: argparse.Namespace) -> int:
     from bot.recipes.repo import load_recipes
 
@@ -139,7 +144,8 @@ def _api_out(source: Any, out: Path, workers: int | None) -> int:
     for path, why in sorted(loaded.broken.items()):
         print(f"recipe-sync: error: {path} does not load, not written: {why}", file=sys.stderr)
     print(
-        summary.line() + (f"; {len(loaded.broken)} recipe(s) did not load" if loaded.broken else "")
+        summary.line()
+        + (f"; {count(len(loaded.broken), 'recipe')} did not load" if loaded.broken else "")
     )
     return 1 if loaded.broken else 0
 
@@ -203,7 +209,7 @@ def _single(repo: Any, args: argparse.Namespace) -> int:
     resolved = rendering.request
     lines = [
         f"# {rendering.recipe_path}: {resolved.model} on {resolved.hardware}, "
-        f"{resolved.strategy}, variant {resolved.variant}, {resolved.nodes} node(s), "
+        f"{resolved.strategy}, variant {resolved.variant}, {_nodes(resolved.nodes)}, "
         f"features {','.join(resolved.features or ()) or '-'}",
         f"# image {rendering.image}  <- {rendering.image_origin}",
     ]

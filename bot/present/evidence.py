@@ -15,6 +15,7 @@ from bot import markdown as md
 from bot.benchmarks.changelog import ChangelogEntry
 from bot.evidence.launch import speculative_config
 from bot.evidence.model import EvalFigure, Evidence, EvidenceReport, RunSummary, outcome
+from bot.words import count
 
 MAX_LISTED = 20  # bullets under "Not cited" before summarising the rest
 MAX_FIGURE_LINES = 12  # eval figure lines per cited job (a batched eval has a few)
@@ -439,7 +440,11 @@ def render_evidence_section(
             bullets.append(bullet)
     if bullets:
         shown = bullets[:MAX_LISTED]
-        out += [f"<details><summary>Not cited: {len(bullets)} run(s) or job(s)</summary>", ""]
+        out += [
+            "<details><summary>Not cited: "
+            f"{count(len(bullets), 'run or job', 'runs or jobs')}</summary>",
+            "",
+        ]
         out += [f"- {bullet}" for bullet in shown]
         if len(bullets) > MAX_LISTED:
             out.append(f"- … and {len(bullets) - MAX_LISTED} more (see `recipe-sync evidence`).")

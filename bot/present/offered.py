@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from bot import markdown as md
 from bot.align.plan import AlignmentPlan, PlannedEdit
+from bot.words import count as counted
 
 SHOWN = 20  # candidates listed; the rest are counted
 
@@ -30,8 +31,8 @@ def offered_lines(plan: AlignmentPlan, *, command: str) -> list[str]:
         f"**Offered, not proposed** (kinds rarely taken): {names}{more}; "
         f"`{command} add FLAG` proposes one.",
         "",
-        f"<details><summary>{count} offered setting{'s' * (count != 1)} and their "
-        "history</summary>",
+        f"<details><summary>{counted(count, 'offered setting')} and "
+        f"{'its' if count == 1 else 'their'} history</summary>",
         "",
         *items,
         "",

@@ -43,6 +43,7 @@ from bot.rules.knobs import KnobKind
 from bot.vllm import canonical_flag
 from bot.vllm.argv import flag_value
 from bot.vllm.versions import fmt_version, parse_image
+from bot.words import count
 
 PLATFORMS = {"amd": "ROCm", "nvidia": "CUDA", "tpu": "TPU", "intel": "XPU"}
 MAX_TABLE_ROWS = 12  # regression groups shown before the rest go into <details>
@@ -568,12 +569,26 @@ def whitespace_check(patch: str) -> str:
     removed = [x for x in lines if x.startswith("-") and not x.startswith("---")]
     files = sum(1 for x in lines if x.startswith("+++ "))
     problems = [x for x in added if x != x.rstrip(" \t") or "\t" in x[: len(x) - len(x.lstrip())]]
-    state = "clean" if not problems else f"{len(problems)} added line(s) with whitespace errors"
+    state = (
+        "clean" if not problems else f"{count(len(problems), 'added line')} with whitespace errors"
+    )
     which = "One file changed" if files == 1 else f"{files} files changed"
     return (
         f"Whitespace check of the patch (`git diff --check` rules): {state}. "
         f"{which}, +{len(added)}/−{len(removed)}."
     )
+
+
+def pr_contents(found: RecipeOutcome) -> str:
+    """What an alignment PR holds, in the same words in the CLI's summary and the comment:
+    ``3 edits and 1 guide section``; a PR that only adds a guide section says so (its
+    differences are documented, not edited)."""
+    sections = sum(1 for p in found.guide if p.action in ("inserted", "updated", "adopted"))
+    guide = count(sections, "guide section")
+    if not found.plan.edits:
+        return f"no YAML edit, {guide}" if sections else "no YAML edit"
+    edits = count(len(found.plan.edits), "edit")
+    return f"{edits} and {guide}" if sections else edits
 
 
 def moved_summary(matrix: RegressionMatrix) -> str:
@@ -622,10 +637,10 @@ def _matrix_section(
     rest = rows[budget.table_rows :]
     if rest:
         shown = rest[: budget.detail_rows]
-        out += ["", f"<details><summary>{len(rest)} more group(s)</summary>", ""]
+        out += ["", f"<details><summary>{count(len(rest), 'more group')}</summary>", ""]
         out += [*head, *shown] if shown else []
         if len(shown) < len(rest):
-            out.append(f"{len(rest) - len(shown)} group(s) not shown (see plan.json)")
+            out.append(f"{count(len(rest) - len(shown), 'group')} not shown (see plan.json)")
         out += ["", "</details>"]
     return out
 

@@ -32,6 +32,7 @@ from bot.present.pr_text import (
     cap,
     code,
     plain,
+    pr_contents,
     prose,
     pull_request_text,
     ref,
@@ -40,6 +41,7 @@ from bot.present.secrets import Masker, run_credentials
 from bot.present.texts import AlignTexts, CheckRun
 from bot.recipes.edit import edit_as_dict
 from bot.vllm import FlagDiff
+from bot.words import count
 
 STATUS_TEXT = {
     "patch": "alignment PR proposed",
@@ -71,9 +73,9 @@ def _status(run: AlignRun, result: PointResult) -> str:
         if found is None:
             return "compared"
         drift = len(result.drift)
-        count = f"{drift} difference{'s' if drift != 1 else ''}: " if drift else ""
+        differences = f"{count(drift, 'difference')}: " if drift else ""
         extra = f" ({found.reason})" if found.status in ("blocked", "failed") else ""
-        return f"{count}{STATUS_TEXT[found.status]}{extra}"
+        return f"{differences}{STATUS_TEXT[found.status]}{extra}"
     names = {"context": "context", "other-point": "other point", "unmapped": "not mapped"}
     return f"{names.get(result.status, result.status)}: {result.reason}"
 
@@ -198,9 +200,9 @@ def comment(run: AlignRun) -> str:
     unchanged = run.change.unchanged
     if unchanged:
         out += [
-            f"{len(unchanged)} vLLM key(s) read a file this PR changes, but none of their launch "
-            "lines changed (the same argv, env and image at base and head): nothing to align "
-            "for them.",
+            f"{count(len(unchanged), 'vLLM key')} read a file this PR changes, but none of "
+            "their launch lines changed (the same argv, env and image at base and head): "
+            "nothing to align for them.",
             "",
         ]
     out += points_table(run)
@@ -219,9 +221,9 @@ def comment(run: AlignRun) -> str:
             branch = branch_of(run, found.recipe_path)
             where = f" on branch {code(branch)}" if branch else ""
             repo = f" in {plain(inputs.recipes_repo)}" if inputs.recipes_repo else ""
-            count = f"{len(plan.edits)} edit{'s' if len(plan.edits) != 1 else ''}"
             out.append(
-                f"Alignment PR{where}{repo}: {count}, fingerprint {code(found.fingerprint[:12])}."
+                f"Alignment PR{where}{repo}: {pr_contents(found)}, "
+                f"fingerprint {code(found.fingerprint[:12])}."
             )
         elif found.reason:
             out.append(prose(found.reason[:2000]) + ".")
@@ -283,7 +285,7 @@ def check(run: AlignRun) -> tuple[str, str, str]:
     names = ", ".join(o.recipe_path.rsplit("/", 1)[-1].removesuffix(".yaml") for o in drifting)
     if errors:
         conclusion = "failure"
-        title = f"{len(errors)} launch line(s) could not be extracted"
+        title = f"{count(len(errors), 'launch line')} could not be extracted"
     elif drifting and all(o.guide_only for o in drifting):
         conclusion = "action_required"
         title = f"reproduction section to add: {names}"
@@ -292,9 +294,9 @@ def check(run: AlignRun) -> tuple[str, str, str]:
         title = f"recipe drift: {names}"
     elif offering:
         conclusion = "neutral"
-        count = sum(len(o.plan.offered) for o in offering)
+        offered = sum(len(o.plan.offered) for o in offering)
         names = ", ".join(o.recipe_path.rsplit("/", 1)[-1].removesuffix(".yaml") for o in offering)
-        title = f"{count} candidate edit(s) offered, none proposed: {names}"
+        title = f"{count(offered, 'candidate edit')} offered, none proposed: {names}"
     elif any(o.plan.preexisting for o in run.outcomes):
         conclusion = "neutral"
         older = [o for o in run.outcomes if o.plan.preexisting]

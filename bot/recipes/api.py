@@ -26,6 +26,7 @@ from bot.recipes.jsvalues import as_dict
 from bot.recipes.layers import RenderError
 from bot.recipes.repo import Recipe, RecipesRepo
 from bot.recipes.select import Choice, HardwarePlan, hardware_order, plan_hardware, profile_for
+from bot.words import count
 
 PUBLIC_RECIPE_DROPPED_KEYS = ("strategy_overrides", "compatible_strategies", "default_strategy")
 
@@ -69,6 +70,17 @@ class ApiSummary:
             f"{self.default_alternatives} default-hw alternatives, {self.per_hw} per-hw "
             f"renderings), {self.promoted} promoted model ids; {self.files} files, "
             f"{self.renderings} renderings under hw/"
+        )
+
+    def sentence(self) -> str:
+        """:meth:`line` with its nouns agreeing with their counts, for the PR text (the
+        line itself keeps the builder's words, to compare with its log)."""
+        return (
+            f"{count(self.models, 'model')} ({self.with_recommended} with recommended_command, "
+            f"{count(self.default_alternatives, 'default-hw alternative')}, "
+            f"{count(self.per_hw, 'per-hw rendering')}), "
+            f"{count(self.promoted, 'promoted model id')}; {count(self.files, 'file')}, "
+            f"{count(self.renderings, 'rendering')} under hw/"
         )
 
 

@@ -469,7 +469,8 @@ def _compare_json(
     if excluded:
         recipe_ships = [k for k in r_stripped]
         warning = (
-            f"; the recipe ships benchmark-only key(s) {', '.join(recipe_ships)}, which it must not"
+            f"; the recipe ships benchmark-only {'key' if len(recipe_ships) == 1 else 'keys'} "
+            f"{', '.join(recipe_ships)}, which it must not"
             if recipe_ships
             else ""
         )

@@ -30,7 +30,7 @@ def _plan(out: Path) -> dict[str, object]:
 
 def test_without_evidence_nothing_is_marked_verified(align_cli: AlignCli) -> None:
     status, out = align_cli(evidence=False)
-    assert status == 1  # a PR to open (README "Exit codes")
+    assert status == 1  # a PR to open (docs/cli.md "Exit codes")
     patch = (out / "recipe.patch").read_text()
     assert "verified" not in patch and '+          - "aiter"' in patch
     body = (out / "pr-body.md").read_text()
@@ -61,7 +61,7 @@ def test_an_aligned_recipe_gets_no_patch(
     git(recipes_clone, "apply", str(seed_out_ungated / "recipe.patch"))
     git(recipes_clone, "commit", "-qam", "apply the alignment")
     status, out = align_cli(recipes=recipes_clone, recipes_ref="HEAD")
-    assert status == 0  # aligned: nothing to do (README "Exit codes")
+    assert status == 0  # aligned: nothing to do (docs/cli.md "Exit codes")
     assert not (out / "recipe.patch").exists() and not (out / "pr-body.md").exists()
     data = _plan(out)
     assert [(p["recipe"], p["status"], p["reason"]) for p in data["plans"]] == [  # type: ignore[index, union-attr]
@@ -118,7 +118,7 @@ def test_a_value_known_only_at_run_time_is_not_copied(
 ) -> None:
     commit_edit(bench_clone, SCRIPT, "MAX_NUM_SEQS=128", "MAX_NUM_SEQS=$(nproc)")
     status, out = align_cli(evidence=False, bench=bench_clone, bench_ref="pr")
-    assert status == 1  # a PR to open (README "Exit codes")
+    assert status == 1  # a PR to open (docs/cli.md "Exit codes")
     patch = (out / "recipe.patch").read_text()
     nodes, guide = patch.split("<!-- recipe-sync:reproduction", 1)
     assert "--max-num-seqs" not in nodes and '+          - "aiter"' in nodes
@@ -272,7 +272,7 @@ def test_two_recipes_get_two_alignment_prs(
         "  --tool-call-parser openai \\\n  --enforce-eager \\\n",
     )
     status, out = align_cli(evidence=False, bench=bench_clone, bench_ref="pr")
-    assert status == 1  # a PR to open (README "Exit codes")
+    assert status == 1  # a PR to open (docs/cli.md "Exit codes")
     titles = (out / "pr-title.txt").read_text().splitlines()
     assert titles == [
         "[DeepSeek-V4.1-Flash][MI355X] Align image and MoE backend with InferenceX #3058",

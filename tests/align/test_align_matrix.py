@@ -197,7 +197,7 @@ def test_without_the_builder_our_summary_is_reported(
     assert report.summary.startswith("the edited tree: 3 models (3 with recommended_command")
     # an edit of one recipe builds that recipe: no other recipe's output can move
     edited = run_builder(GitTreeSource(seed.recipes_repo, "main"), {SEED_RECIPE: b""}, recipes_repo)
-    assert edited.summary.startswith("the edited recipe: 1 models (1 with recommended_command")
+    assert edited.summary.startswith("the edited recipe: 1 model (1 with recommended_command")
 
 
 @needs_node

@@ -22,7 +22,7 @@ ROWS = (
         "Tune <b>x</b>",
         "c" * 40,
         "alignment PR",
-        "1 edit(s) to models/o/m.yaml",
+        "1 edit to models/o/m.yaml",
         files=("models/o/m.yaml",),
         edits=(
             EditRow("models/o/m.yaml", "flag", "--max-num-seqs", "x.extra_args[1]", "64", "128"),

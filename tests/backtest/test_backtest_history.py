@@ -163,7 +163,7 @@ def test_cli_reports_every_pr_with_a_reason_and_resumes(
     # and the image follows the nightly channel rather than pinning the build) and the
     # guide's reproduction section
     assert seed["reason"] == (
-        "3 edit(s) and 1 reproduction section(s) in the guide to "
+        "3 edits and 1 reproduction section in the guide to "
         "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"
     )
     assert seed["files"] == ["models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"]

@@ -1,6 +1,7 @@
-"""One CLI grammar across commands (README "Command line"): the same repository, ref, jobs,
-format and output options everywhere, the same message for a repository that does not
-exist, suggestions for mistyped names, and --help pages without reST markup."""
+"""One CLI grammar across commands (docs/cli.md "One grammar in every command"): the same
+repository, ref, jobs, format and output options everywhere, the same message for a
+repository that does not exist, suggestions for mistyped names, and --help pages without reST
+markup."""
 
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ def test_untrusted_values_from_the_benchmark_stay_inert(
         f"export AITER_TRITON_LOG_LEVEL='{EVIL}'",
     )
     status, out = align_cli(evidence=False, bench=bench_clone, bench_ref="pr")
-    assert status == 1  # a PR to open (README "Exit codes")
+    assert status == 1  # a PR to open (docs/cli.md "Exit codes")
     patch = (out / "recipe.patch").read_text()
     assert "AITER_TRITON_LOG_LEVEL:" in patch and "@octocat" in patch  # the data itself is kept
     body, comment = (out / "pr-body.md").read_text(), (out / "comment.md").read_text()
@@ -129,7 +129,7 @@ def test_one_edit_made_in_several_strategies_names_them_in_one_scope() -> None:
 def test_whitespace_check_counts_lines_and_problems() -> None:
     patch = "--- a/f\n+++ b/f\n@@ -1 +1,2 @@\n-old\n+new \n+\tindented\n"
     assert whitespace_check(patch) == (
-        "Whitespace check of the patch (`git diff --check` rules): 2 added line(s) with "
+        "Whitespace check of the patch (`git diff --check` rules): 2 added lines with "
         "whitespace errors. One file changed, +2/−1."
     )
 
@@ -156,7 +156,7 @@ def test_a_long_body_collapses_before_it_is_cut(seed_run: AlignRun) -> None:
     full, compact = body(run, outcome), body(run, outcome, COMPACT)
     assert len(compact) < len(full)
     assert "Job log excerpts" in full and "Job log excerpts" not in compact
-    assert "group(s) not shown (see plan.json)" in compact
+    assert re.search(r"(1 group|\d+ groups) not shown \(see plan.json\)", compact)
     whole = pull_request_text(run, outcome)
     assert whole is not None and whole.body == full
     frame = len(whole.full_body) - len(full)  # the metadata line and the footer

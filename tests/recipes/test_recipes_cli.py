@@ -88,7 +88,7 @@ def test_single_rendering_as_text(corpus: Path, capsys: pytest.CaptureFixture[st
     args = ["render", "--recipes", str(corpus), "--model", V4F, "--hardware", "mi355x"]
     assert main(args) == 0
     text = capsys.readouterr().out
-    assert "single_node_tep, variant default, 1 node(s)" in text
+    assert "single_node_tep, variant default, 1 node," in text
     assert "# image vllm/vllm-openai-rocm:nightly  <- model.docker_image.amd" in text
     assert "--distributed-executor-backend mp  <- hardware_overrides.amd.extra_args[0]" in text
 
@@ -154,7 +154,7 @@ def test_one_malformed_recipe_is_named_and_the_others_written(
     assert err.count("\n") == 1 and "Traceback" not in err
     assert err.startswith("recipe-sync: error: models/test/Bad.yaml does not load, not written: ")
     assert "models/test/Bad.yaml:4: key 'model.base_env': malformed YAML" in err
-    assert "1 recipe(s) did not load" in captured.out
+    assert "1 recipe did not load" in captured.out
 
 
 def test_unknown_strategy_is_one_error_line(

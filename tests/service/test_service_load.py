@@ -1,7 +1,7 @@
 """A bounded burst of the benchmark's shape (concurrency 64) on both deployments: every
 delivery acknowledged 202, no errors, and the ack not much slower than ``/healthz`` on the
 same server (a request path that queues behind synchronous work fails this). The absolute
-figures come from ``python -m bench.webhook_load`` (README)."""
+figures come from ``python -m bench.webhook_load`` (docs/measurements.md)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from bench.webhook_load import run_backend
 
 DELIVERIES = 400
 CONCURRENCY = 64
-GOAL_MS = {"sqlite": 250.0, "redis": 100.0}  # p99 on an idle 2-core machine (README)
+GOAL_MS = {"sqlite": 250.0, "redis": 100.0}  # p99 on an idle 2-core machine (docs/measurements.md)
 
 
 def _check(backend: str, result: dict[str, float] | None) -> None:

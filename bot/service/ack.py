@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from bot.service.events import Event, event_json
 from bot.service.runtime import Runtime
-from bot.service.triggers import Trigger
 from bot.state.store import DeliveryClaim
 
 UNQUEUED_AFTER = 10.0  # seconds: longer than any insert→enqueue gap of a live process
@@ -103,9 +103,9 @@ class AckGroups:
     _waiting: list[_Waiting] = field(default_factory=list)
     _writing: bool = False
 
-    async def accept(self, delivery_id: str, event: str, trigger: Trigger) -> str:
+    async def accept(self, delivery_id: str, event: str, trigger: Event) -> str:
         """'accepted' or 'duplicate' once recorded and enqueued; raises if either failed."""
-        claim = DeliveryClaim(delivery_id, event, trigger.action, trigger.repo, trigger.to_json())
+        claim = DeliveryClaim(delivery_id, event, trigger.action, trigger.repo, event_json(trigger))
         answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._waiting.append(_Waiting(claim, answer))
         if not self._writing:

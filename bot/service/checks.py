@@ -27,7 +27,7 @@ from bot.present.posted import (
     CHECK_TITLE_LIMIT,
     RECHECK_TEXT,
 )
-from bot.service.triggers import CHECK_NAME, RECHECK_ACTION
+from bot.service.intake import CHECK_NAME, RECHECK_ACTION
 from bot.state.store import Store
 
 log = logging.getLogger(__name__)

@@ -22,9 +22,9 @@ from bot.errors import RecipeSyncError
 from bot.github.errors import CredentialsInvalid, HeadMoved, LeaseLost, TransientGitHubError
 from bot.service.dashboard import register_dashboard, request_dashboard
 from bot.service.dispatch import dispatch
+from bot.service.events import event_from_json
 from bot.service.runtime import Runtime, Tasks
 from bot.service.sync import Heartbeat, execute
-from bot.service.triggers import Trigger
 from bot.settings import CredentialsMissing
 
 log = logging.getLogger("recipe_sync.jobs")
@@ -53,7 +53,7 @@ def run_delivery(rt: Runtime, delivery_id: str) -> str:
     # one worker at a time (a redelivery or the reconciler may have enqueued it twice)
     if not rt.store.start_delivery(delivery_id, rt.settings.stale_after_seconds):
         return "being processed elsewhere"
-    trigger = Trigger.from_json(trigger_json)
+    trigger = event_from_json(trigger_json)
     started = time.perf_counter()
     try:
         with DeliveryHeartbeat(rt, delivery_id):

@@ -23,7 +23,8 @@ from bot.service.dashboard import (
 )
 from bot.service.dashboard_issue import DASHBOARD_MARKER, dashboard_body, parse_actions
 from bot.service.dispatch import dispatch
-from bot.service.triggers import Trigger, classify
+from bot.service.events import DashboardEdited, Ignored
+from bot.service.intake import classify
 from bot.sources import GitTreeSource
 from bot.state.store import Approval
 from tests.audit.issues_fake import IssuesFakeGitHub
@@ -318,9 +319,7 @@ def test_rerun_box_syncs_the_recipes_benchmark_prs(
         bench_repo=BENCH, bench_pr=7, recipe_path=recipe, recipes_repo=RECIPES, branch="b"
     )
     tick(fake, number, f"recipe-sync:rerun {recipe} -->")
-    trigger = Trigger(
-        kind="dashboard_edit", repo=BENCH, action="edited", sender=MAINTAINER, pr_number=number
-    )
+    trigger = DashboardEdited(repo=BENCH, action="edited", sender=MAINTAINER, pr_number=number)
     assert dispatch(rt, trigger).startswith(f"re-run {recipe}: sync ")
     harness.drain()
     body = str(fake.issues[BENCH][number]["body"])
@@ -340,7 +339,7 @@ def test_edits_by_the_bot_or_of_other_issues_are_not_dispatched() -> None:
         found = classify(
             "issues", event, trigger_label="l", comment_command="/recipe-sync", bot_login=BOT
         )
-        return found.kind if isinstance(found, Trigger) else "ignored"
+        return "ignored" if isinstance(found, Ignored) else found.kind
 
     board = f"{DASHBOARD_MARKER}\n- [x] …"
     assert kind(payload(BOT, MAINTAINER, board)) == "dashboard_edit"

@@ -13,17 +13,25 @@ import pytest
 
 from bot.service.ack import AckGroups, accept_group
 from bot.service.boot import boot
+from bot.service.events import LabelAdded, event_json
 from bot.service.runtime import Runtime
-from bot.service.triggers import Trigger
 from bot.settings import Settings
 from bot.state.store import DeliveryClaim
 from tests.service.conftest import SECRET
 
-TRIGGER = Trigger(kind="label_added", repo="o/bench", action="labeled", pr_number=7)
+TRIGGER = LabelAdded(
+    repo="o/bench",
+    action="labeled",
+    pr_number=7,
+    head_sha="a" * 40,
+    head_ref="b",
+    head_repo="o/bench",
+    is_fork=False,
+)
 
 
 def claim(delivery_id: str) -> DeliveryClaim:
-    return DeliveryClaim(delivery_id, "pull_request", "labeled", "o/bench", TRIGGER.to_json())
+    return DeliveryClaim(delivery_id, "pull_request", "labeled", "o/bench", event_json(TRIGGER))
 
 
 def queued_ids(rt: Runtime) -> list[str]:

@@ -17,7 +17,7 @@ from bot.present.posted import (
     VERIFY_MARKER,
     parse_meta,
 )
-from bot.service.triggers import CHECK_NAME
+from bot.service.intake import CHECK_NAME
 from tests.service.conftest import (
     BENCH,
     BOT,

@@ -1,6 +1,6 @@
 """Every example payload of ``@octokit/webhooks-examples`` (installed by ``make test`` into
 ``.npm-tools``), signed and posted to a real ``recipe-sync serve`` over HTTP: none is a 5xx,
-subscribed events end as bot/service/triggers.py documents (queued or ignored), the rest are
+subscribed events end as bot/service/intake.py documents (queued or ignored), the rest are
 acknowledged and ignored. The examples rarely concern us (another label, a comment that is
 not a command), so each subscribed one is also sent made relevant. The queued deliveries are
 then dispatched against the fake GitHub (seeded with the examples' repository): none may
@@ -23,7 +23,7 @@ import pytest
 
 from bot.github.signature import sign
 from bot.present.posted import DASHBOARD_MARKER
-from bot.service.triggers import ALLOWED, CHECK_NAME, INSTALLATION_EVENTS, RECHECK_ACTION
+from bot.service.intake import ALLOWED, CHECK_NAME, INSTALLATION_EVENTS, RECHECK_ACTION
 from tests.service.conftest import (
     BOT,
     SCRIPT,

@@ -37,7 +37,7 @@ class StickyComments:
         self.bot_login = bot_login
 
     def _find(self, issue: int, purpose: str, marker: str) -> CommentInfo | None:
-        cached = self.store.sticky_comment(self.gh.full_name, issue, purpose)
+        cached = self.store.conversation.sticky_comment(self.gh.full_name, issue, purpose)
         if cached is not None:
             comment = self.gh.comment(cached)
             if comment and comment.user == self.bot_login and comment.body.startswith(marker):
@@ -55,9 +55,11 @@ class StickyComments:
         if existing is None:
             guard()
             created = self.gh.create_comment(issue, text)
-            self.store.set_sticky_comment(self.gh.full_name, issue, purpose, created.id)
+            self.store.conversation.set_sticky_comment(
+                self.gh.full_name, issue, purpose, created.id
+            )
             return StickyResult(created.id, "created")
-        self.store.set_sticky_comment(self.gh.full_name, issue, purpose, existing.id)
+        self.store.conversation.set_sticky_comment(self.gh.full_name, issue, purpose, existing.id)
         if existing.body == text:
             return StickyResult(existing.id, "unchanged")
         guard()
@@ -72,5 +74,5 @@ class StickyComments:
             return StickyResult(None, "absent")
         guard()
         self.gh.delete_comment(existing.id)
-        self.store.set_sticky_comment(self.gh.full_name, issue, purpose, None)
+        self.store.conversation.set_sticky_comment(self.gh.full_name, issue, purpose, None)
         return StickyResult(existing.id, "deleted")

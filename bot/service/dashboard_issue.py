@@ -23,7 +23,6 @@ from bot.audit.model import AuditReport
 from bot.github.gateway import GitHubRepo, IssueInfo
 from bot.markdown import MAX_BODY, inline
 from bot.present.posted import DASHBOARD_MARKER
-from bot.state.models import DashboardIssue
 from bot.state.store import Store
 
 log = logging.getLogger("recipe_sync.dashboard")
@@ -150,22 +149,10 @@ class DashboardIssues:
     # -- the store's cached issue number ----------------------------------------------------
 
     def _cached(self) -> int | None:
-        with self.store.tx() as session:
-            row = session.get(DashboardIssue, self.gh.full_name)
-            return None if row is None else row.issue_number
+        return self.store.conversation.dashboard_issue(self.gh.full_name)
 
     def _remember(self, number: int) -> None:
-        with self.store.tx() as session:
-            row = session.get(DashboardIssue, self.gh.full_name)
-            if row is None:
-                session.add(
-                    DashboardIssue(
-                        repo=self.gh.full_name, issue_number=number, updated_at=self.store.clock()
-                    )
-                )
-            else:
-                row.issue_number = number
-                row.updated_at = self.store.clock()
+        self.store.conversation.remember_dashboard_issue(self.gh.full_name, number)
 
     # -- find, create, edit -----------------------------------------------------------------
 

@@ -115,7 +115,7 @@ HANDLERS: dict[type[Event], Handler] = {
 def dispatch(rt: Runtime, event: Event) -> str:
     """Act on one event; returns a one-line account for the delivery log."""
     # a renamed repository's webhooks carry its new name; records keep the one first known
-    known = rt.store.known_repo_name(event.repo)
+    known = rt.store.names.known(event.repo)
     if known != event.repo:
         event = replace(event, repo=known)
     # a match, not a lookup in HANDLERS: mypy checks it is exhaustive and each call typed

@@ -26,7 +26,7 @@ from bot.service.dispatch import dispatch
 from bot.service.events import DashboardEdited, Ignored
 from bot.service.intake import classify
 from bot.sources import GitTreeSource
-from bot.state.store import Approval
+from bot.state.records import Approval
 from tests.audit.issues_fake import IssuesFakeGitHub
 from tests.audit.test_audit_render import DRIFT, big_report, row
 from tests.service.conftest import BENCH, BOT, MAINTAINER, RECIPES, Harness
@@ -265,12 +265,12 @@ def test_boxes_ignore_a_flag_until_unticked(fake: IssuesFakeGitHub, harness: Har
     tick(fake, number, box)
     assert harness.deliver("issues", edited_payload(fake, number, "mallory")).status_code == 202
     harness.drain()
-    assert rt.store.ignored_flags(BENCH) == {}
+    assert rt.store.choices.ignored_flags(BENCH) == {}
 
     # a maintainer does: recorded, and the refreshed dashboard keeps the box ticked
     assert harness.deliver("issues", edited_payload(fake, number, MAINTAINER)).status_code == 202
     harness.drain()
-    assert rt.store.ignored_flags(BENCH) == {recipe: frozenset({"--moe-backend"})}
+    assert rt.store.choices.ignored_flags(BENCH) == {recipe: frozenset({"--moe-backend"})}
     body = str(fake.issues[BENCH][number]["body"])
     assert f"- [x] <!-- {box}" in body
     assert "`--moe-backend` `aiter`" not in body  # no longer listed as drift
@@ -285,7 +285,7 @@ def test_boxes_ignore_a_flag_until_unticked(fake: IssuesFakeGitHub, harness: Har
     tick(fake, number, box, mark=" ")
     harness.deliver("issues", edited_payload(fake, number, MAINTAINER))
     harness.drain()
-    assert rt.store.ignored_flags(BENCH) == {}
+    assert rt.store.choices.ignored_flags(BENCH) == {}
     assert "`--moe-backend` `aiter`" in str(fake.issues[BENCH][number]["body"])
 
 
@@ -295,8 +295,8 @@ def test_ignoring_every_drifting_flag_makes_the_rows_aligned(
     rt = harness.rt
     recipe = "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"
     for flag in ("--max-num-seqs", "--moe-backend", "AITER_TRITON_LOG_LEVEL", "image"):
-        assert rt.store.set_ignored(BENCH, recipe, flag, ignored=True, login=MAINTAINER)
-    assert not rt.store.set_ignored(BENCH, recipe, "image", ignored=True, login=MAINTAINER)
+        assert rt.store.choices.set_ignored(BENCH, recipe, flag, ignored=True, login=MAINTAINER)
+    assert not rt.store.choices.set_ignored(BENCH, recipe, "image", ignored=True, login=MAINTAINER)
     refresh_dashboard(rt, BENCH)
     (board,) = dashboards(fake)
     body = str(board["body"])
@@ -314,8 +314,8 @@ def test_rerun_box_syncs_the_recipes_benchmark_prs(
     (board,) = dashboards(fake)
     number = int(str(board["number"]))
     # benchmark PR 7 was synced before and has an open alignment PR for this recipe
-    rt.store.request_sync(BENCH, 7, approval=Approval("a" * 40, MAINTAINER, False), dry_run=False)
-    rt.store.save_alignment(
+    rt.store.syncs.request(BENCH, 7, approval=Approval("a" * 40, MAINTAINER, False), dry_run=False)
+    rt.store.alignments.save(
         bench_repo=BENCH, bench_pr=7, recipe_path=recipe, recipes_repo=RECIPES, branch="b"
     )
     tick(fake, number, f"recipe-sync:rerun {recipe} -->")

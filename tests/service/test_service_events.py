@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import types
+from pathlib import Path
 from typing import Any, get_args, get_type_hints
 
 import pytest
@@ -40,7 +41,7 @@ def test_dispatch_reaches_the_handler_of_the_table(
         monkeypatch.setattr(
             dispatch_module, name, lambda _rt, _event, name=name: reached.append(name)
         )
-    store = types.SimpleNamespace(known_repo_name=lambda name: name)
+    store = types.SimpleNamespace(names=types.SimpleNamespace(known=lambda name: name))
     dispatch_module.dispatch(types.SimpleNamespace(store=store), sample(cls))  # type: ignore[arg-type]
     assert reached == [dispatch_module.HANDLERS[cls].__name__]
 
@@ -49,3 +50,12 @@ def test_dispatch_reaches_the_handler_of_the_table(
 def test_events_survive_the_delivery_row(cls: type[Event]) -> None:
     event = sample(cls)
     assert event_from_json(event_json(event)) == event
+
+
+def test_the_architecture_page_lists_every_event_and_its_handler() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "ARCHITECTURE.md").read_text()
+    rows = [line for line in page.splitlines() if line.startswith("| `")]
+    for cls, handler in dispatch_module.HANDLERS.items():
+        assert any(f"`{cls.__name__}`" in row and f"`{handler.__name__}`" in row for row in rows), (
+            f"docs/ARCHITECTURE.md: no row for {cls.__name__} → {handler.__name__}"
+        )

@@ -169,8 +169,8 @@ def test_every_octokit_example_is_answered_as_documented(
 
     # accepted means recorded and queued; ignored means neither
     store = harness.rt.store
-    assert all(store.delivery(d) is not None for d in accepted)
-    assert all(store.delivery(d) is None for d in ignored)
+    assert all(store.deliveries.get(d) is not None for d in accepted)
+    assert all(store.deliveries.get(d) is None for d in ignored)
     assert harness.pending() == len(accepted)
 
     # the examples' repository, with its PRs #1 and #2, so the jobs get past the lookup
@@ -185,14 +185,14 @@ def test_every_octokit_example_is_answered_as_documented(
     assert not crashes, crashes
     ends: Counter[str] = Counter()
     for delivery in accepted:
-        found = store.delivery(delivery)
+        found = store.deliveries.get(delivery)
         assert found is not None
         ends[found[1]] += 1
     # every queued trigger was dispatched to the end (none failed, none left to retry)
     assert ends == {"done": len(accepted)}, ends
     # the label (#2) and the command (#1) variants ran a sync that reported on the PR
     for number in (1, 2):
-        sync = store.find_sync(HELLO, number)
+        sync = store.syncs.find(HELLO, number)
         assert sync is not None and sync.state == "done", sync
     assert harness.fake.check_runs_on(HELLO)
     print(f"{len(deliveries)} deliveries ({len(examples)} examples): {dict(statuses)}; "

@@ -9,13 +9,14 @@ from typing import assert_never
 from bot.service.events import PullClosed, RebaseRequested, WorkflowRunCompleted
 from bot.service.handlers.common import request_sync
 from bot.service.runtime import Runtime
-from bot.state.store import AlignmentRecord
+from bot.state.records import AlignmentRecord
+from bot.state.states import AlignmentState
 
 
 def on_alignment_event(
     rt: Runtime, event: PullClosed | RebaseRequested | WorkflowRunCompleted
 ) -> str:
-    record = rt.store.alignment_by_branch(event.repo, event.head_ref)
+    record = rt.store.alignments.by_branch(event.repo, event.head_ref)
     if record is None:
         return f"{event.kind} on {event.head_ref or 'a branch'} that is not an alignment branch"
     match event:
@@ -31,21 +32,24 @@ def on_alignment_event(
 
 def _closed(rt: Runtime, event: PullClosed, record: AlignmentRecord) -> str:
     if event.merged:
-        _set_state(rt, record, "merged")
+        _set_state(rt, record, AlignmentState.MERGED)
         return f"alignment PR #{event.pr_number} merged"
-    if record.state in ("autoclosed", "abandoned") or event.sender == rt.connector.bot_login():
+    if (
+        record.state in (AlignmentState.AUTOCLOSED, AlignmentState.ABANDONED)
+        or event.sender == rt.connector.bot_login()
+    ):
         return "closed by recipe-sync itself"
     if record.fingerprint:
-        rt.store.add_declined(
+        rt.store.alignments.decline(
             record.recipes_repo, record.recipe_path, record.fingerprint, event.pr_number
         )
-    _set_state(rt, record, "closed")
+    _set_state(rt, record, AlignmentState.CLOSED)
     return f"alignment PR #{event.pr_number} closed unmerged: change declined"
 
 
-def _set_state(rt: Runtime, record: AlignmentRecord, state: str) -> None:
+def _set_state(rt: Runtime, record: AlignmentRecord, state: AlignmentState) -> None:
     """Record what happened to an alignment PR (merged, closed unmerged)."""
-    rt.store.save_alignment(
+    rt.store.alignments.save(
         bench_repo=record.bench_repo,
         bench_pr=record.bench_pr,
         recipe_path=record.recipe_path,

@@ -38,7 +38,7 @@ from bot.service.handlers.common import (
     role,
 )
 from bot.service.runtime import Runtime
-from bot.state.store import Approval
+from bot.state.records import Approval
 
 
 @benchmark_only
@@ -52,13 +52,13 @@ def on_label_added(rt: Runtime, event: LabelAdded) -> str:
 
 @benchmark_only
 def on_label_removed(rt: Runtime, event: LabelRemoved) -> str:
-    rt.store.revoke_approval(event.repo, event.pr_number)
+    rt.store.syncs.revoke_approval(event.repo, event.pr_number)
     return "approval withdrawn"
 
 
 @benchmark_only
 def on_pull_updated(rt: Runtime, event: PullUpdated) -> str:
-    sync = rt.store.find_sync(event.repo, event.pr_number)
+    sync = rt.store.syncs.find(event.repo, event.pr_number)
     if not event.is_fork:
         return request_sync(
             rt, event.repo, event.pr_number, Approval(event.head_sha, "label", False)
@@ -72,12 +72,8 @@ def on_benchmark_closed(rt: Runtime, event: PullClosed) -> str:
     """Closed unmerged: its open alignment PRs are retired by one more sync."""
     if event.merged:
         return "merged: alignment PRs stay for the recipes maintainers"
-    live = [
-        r
-        for r in rt.store.alignments_for(event.repo, event.pr_number)
-        if r.state in ("open", "edited")
-    ]
-    if not live:
+    records = rt.store.alignments.for_bench_pr(event.repo, event.pr_number)
+    if not any(r.state.is_live for r in records):
         return "closed: no alignment PR to retire"
     return request_sync(rt, event.repo, event.pr_number, None, require_approval=False)
 
@@ -105,7 +101,7 @@ def on_benchmark_run(rt: Runtime, event: WorkflowRunCompleted) -> str:
 def on_check_run(rt: Runtime, event: CheckRunRequested) -> str:
     numbers = list(event.pr_numbers)
     if not numbers:
-        found = rt.store.sync_for_check_run(event.repo, event.check_run_id)
+        found = rt.store.conversation.pr_of_check_run(event.repo, event.check_run_id)
         numbers = [found] if found is not None else []
     resynced = _resync_at(rt, event.repo, numbers, event.head_sha)
     return resynced or "check run of an unapproved or unknown head"
@@ -115,7 +111,7 @@ def _resync_at(rt: Runtime, repo: str, numbers: list[int], head_sha: str) -> str
     """Sync again each PR of ``numbers`` whose approved head is ``head_sha``."""
     outcomes = []
     for number in numbers:
-        sync = rt.store.find_sync(repo, number)
+        sync = rt.store.syncs.find(repo, number)
         if sync is not None and sync.approved_sha == head_sha:
             outcomes.append(request_sync(rt, repo, number, None))
     return "; ".join(outcomes)
@@ -149,7 +145,7 @@ def _approve_by_command(rt: Runtime, gh: GitHubRepo, event: SyncCommand, current
 def _fork_run_prs(rt: Runtime, event: WorkflowRunCompleted) -> list[int]:
     """PRs a run without ``pull_requests`` (a fork's) belongs to: an approved PR whose head
     is the run's head SHA on the run's head branch."""
-    candidates = [s.pr_number for s in rt.store.syncs_approved_at(event.repo, event.head_sha)]
+    candidates = [s.pr_number for s in rt.store.syncs.approved_at(event.repo, event.head_sha)]
     if not candidates:
         return []
     gh = rt.connector.repo(event.repo, BENCH_SCOPE)
@@ -162,7 +158,7 @@ def _fork_run_prs(rt: Runtime, event: WorkflowRunCompleted) -> list[int]:
 
 
 def _require_reapproval(rt: Runtime, event: PullUpdated, approved: str | None) -> str:
-    rt.store.revoke_approval(event.repo, event.pr_number)
+    rt.store.syncs.revoke_approval(event.repo, event.pr_number)
     gh = rt.connector.repo(event.repo, BENCH_SCOPE)
     gh.remove_label(event.pr_number, rt.policy.trigger_label)
     StickyComments(gh, rt.store, rt.connector.bot_login()).upsert(

@@ -25,7 +25,7 @@ def on_hunk_command(rt: Runtime, event: DropHunk | AddHunk | KeepHunk) -> str:
     alignment PRs are updated."""
     on_recipes = event.repo == rt.settings.recipes_repo
     if on_recipes:
-        record = rt.store.alignment_by_pr(event.repo, event.pr_number)
+        record = rt.store.alignments.by_pr(event.repo, event.pr_number)
         if record is None:
             return f"{event.kind} on #{event.pr_number}: not an alignment PR of recipe-sync"
         bench_repo, bench_pr, recipe = record.bench_repo, record.bench_pr, record.recipe_path
@@ -40,11 +40,11 @@ def on_hunk_command(rt: Runtime, event: DropHunk | AddHunk | KeepHunk) -> str:
     if subject.startswith("--"):
         subject = canonical_flag(subject)
     if isinstance(event, KeepHunk):
-        changed = rt.store.keep_hunk(
+        changed = rt.store.choices.keep(
             bench_repo, bench_pr, None if recipe == "*" else recipe, subject
         )
     else:
-        changed = rt.store.choose_hunk(
+        changed = rt.store.choices.choose(
             bench_repo, bench_pr, recipe, subject, event.kind, login=event.sender
         )
     acknowledge(rt, event)
@@ -68,7 +68,7 @@ def on_dashboard_edit(rt: Runtime, event: DashboardEdited) -> str:
     done: list[str] = []
     for box in parse_actions(issue.body):
         if box.verb == "ignore":
-            changed = rt.store.set_ignored(
+            changed = rt.store.choices.set_ignored(
                 event.repo, box.recipe, box.flag, ignored=box.checked, login=event.sender
             )
             if changed:
@@ -79,8 +79,8 @@ def on_dashboard_edit(rt: Runtime, event: DashboardEdited) -> str:
             prs = sorted(
                 {
                     r.bench_pr
-                    for r in rt.store.alignments_for_recipe(event.repo, box.recipe)
-                    if r.state in ("open", "edited")
+                    for r in rt.store.alignments.for_recipe(event.repo, box.recipe)
+                    if r.state.is_live
                 }
             )
             synced = [request_sync(rt, event.repo, pr, None) for pr in prs]

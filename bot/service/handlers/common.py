@@ -12,7 +12,7 @@ from bot.github.gateway import REACTION_SCOPE, GitHubRepo
 from bot.present.posted import REFUSAL_MARKER, refusal_comment
 from bot.service.events import CommentCommand, Event
 from bot.service.runtime import Runtime
-from bot.state.store import Approval
+from bot.state.records import Approval
 
 log = logging.getLogger("recipe_sync.dispatch")
 
@@ -37,7 +37,7 @@ def request_sync(
     dry_run: bool = False,
     require_approval: bool = True,
 ) -> str:
-    ticket = rt.store.request_sync(
+    ticket = rt.store.syncs.request(
         repo, pr, approval=approval, dry_run=dry_run, require_approval=require_approval
     )
     if ticket is None:
@@ -74,7 +74,7 @@ def refused(
     and PR (then silence), and the account for the delivery log."""
     if role(gh, event.sender) in WRITE_OR_MORE:
         return None
-    if rt.store.claim_refusal(event.repo, event.pr_number, event.sender):
+    if rt.store.conversation.claim_refusal(event.repo, event.pr_number, event.sender):
         gh.create_comment(
             event.pr_number,
             f"{REFUSAL_MARKER}\n" + refusal_comment(event.sender, command, starts_sync=starts_sync),

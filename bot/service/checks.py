@@ -11,7 +11,7 @@ goes on without one.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from bot.contract import Annotation
@@ -27,6 +27,7 @@ from bot.present.posted import (
     CHECK_TITLE_LIMIT,
     RECHECK_TEXT,
 )
+from bot.service.guard import Guard
 from bot.service.intake import CHECK_NAME, RECHECK_ACTION
 from bot.state.store import Store
 
@@ -34,7 +35,6 @@ log = logging.getLogger(__name__)
 
 MAX_ANNOTATIONS_PER_REQUEST = 50
 LEVELS = {"notice", "warning", "failure"}
-Guard = Callable[[], None]
 
 
 def annotation_payload(annotation: Annotation) -> dict[str, Any]:

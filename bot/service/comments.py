@@ -5,19 +5,14 @@ applies. The comment id is cached in the store, GitHub stays the source of truth
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from bot.github.gateway import CommentInfo, GitHubRepo
 from bot.present.posted import sticky_text
+from bot.service.guard import Guard, unguarded
 from bot.state.store import Store
-
-Guard = Callable[[], None]
-
-
-def _no_guard() -> None:
-    pass
 
 
 @dataclass(frozen=True)
@@ -48,7 +43,7 @@ class StickyComments:
         return found[0] if found else None
 
     def upsert(
-        self, issue: int, purpose: str, marker: str, body: str, guard: Guard = _no_guard
+        self, issue: int, purpose: str, marker: str, body: str, guard: Guard = unguarded
     ) -> StickyResult:
         text = sticky_text(marker, body)
         existing = self._find(issue, purpose, marker)
@@ -67,7 +62,7 @@ class StickyComments:
         return StickyResult(existing.id, "updated")
 
     def delete(
-        self, issue: int, purpose: str, marker: str, guard: Guard = _no_guard
+        self, issue: int, purpose: str, marker: str, guard: Guard = unguarded
     ) -> StickyResult:
         existing = self._find(issue, purpose, marker)
         if existing is None:

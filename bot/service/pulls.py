@@ -46,13 +46,13 @@ from bot.present.posted import (
 )
 from bot.rules.models import Policy
 from bot.service.comments import StickyComments
+from bot.service.guard import Guard
 from bot.state.records import AlignmentRecord
 from bot.state.states import AlignmentState
 from bot.state.store import Store
 
 AUTOCLOSED = " — autoclosed"
 ABANDONED = " — abandoned"
-Guard = Callable[[], None]
 
 __all__ = ["Action", "AlignmentPublisher", "AlignmentResult", "SourceRef"]
 

@@ -173,7 +173,7 @@ def _pull(pr: PullRequest) -> PullInfo:
         title=pr.title or "",
         body=pr.body or "",
         html_url=pr.html_url,
-        user=pr.user.login if pr.user else "",
+        user=pr.user.login if pr.user is not None else "",
         head_sha=pr.head.sha,
         head_ref=pr.head.ref,
         head_repo=head_repo.full_name if head_repo is not None else "",
@@ -189,7 +189,7 @@ def _comment(comment: IssueComment) -> CommentInfo:
     return CommentInfo(
         id=comment.id,
         body=comment.body or "",
-        user=comment.user.login if comment.user else "",
+        user=comment.user.login if comment.user is not None else "",
         html_url=comment.html_url,
     )
 

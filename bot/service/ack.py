@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from bot.service.events import Event, event_json
 from bot.service.runtime import Runtime
-from bot.service.triggers import Trigger
-from bot.state.store import DeliveryClaim
+from bot.state.records import DeliveryClaim
 
 UNQUEUED_AFTER = 10.0  # seconds: longer than any insert→enqueue gap of a live process
 log = logging.getLogger("recipe_sync.ack")
@@ -51,7 +51,7 @@ def record_and_enqueue(rt: Runtime, claims: Sequence[DeliveryClaim]) -> list[str
     """Record and enqueue ``claims``; per claim 'accepted', 'duplicate' (claimed before, or
     earlier in this group) or the exception the enqueue raised (those claims are undone, so
     GitHub's retries are accepted). A failed insert raises: no claim of the group was made."""
-    claimed = rt.store.claim_deliveries(claims)
+    claimed = rt.store.deliveries.claim_all(claims)
     outcomes: list[str | Exception] = []
     to_enqueue: list[str] = []
     seen: set[str] = set()
@@ -61,7 +61,7 @@ def record_and_enqueue(rt: Runtime, claims: Sequence[DeliveryClaim]) -> list[str
             outcomes.append("duplicate")
             continue
         seen.add(delivery_id)
-        if delivery_id not in claimed and not rt.store.reclaim_unqueued(delivery_id):
+        if delivery_id not in claimed and not rt.store.deliveries.reclaim_unqueued(delivery_id):
             outcomes.append("duplicate")
             continue
         to_enqueue.append(delivery_id)
@@ -71,7 +71,7 @@ def record_and_enqueue(rt: Runtime, claims: Sequence[DeliveryClaim]) -> list[str
             rt.enqueue_deliveries(to_enqueue)
         except Exception as err:
             for delivery_id in to_enqueue:
-                rt.store.unclaim_delivery(delivery_id)
+                rt.store.deliveries.unclaim(delivery_id)
             return [err if outcome == "accepted" else outcome for outcome in outcomes]
     return outcomes
 
@@ -80,7 +80,7 @@ def mark_queued(rt: Runtime, delivery_ids: Sequence[str]) -> None:
     """Record that the deliveries reached the queue. A failure only costs a second enqueue
     by the reconciler (harmless), so the deliveries stay accepted."""
     try:
-        rt.store.mark_queued(delivery_ids)
+        rt.store.deliveries.mark_queued(delivery_ids)
     except Exception as err:
         log.warning("deliveries %s enqueued but not marked queued: %s", delivery_ids, err)
 
@@ -103,9 +103,9 @@ class AckGroups:
     _waiting: list[_Waiting] = field(default_factory=list)
     _writing: bool = False
 
-    async def accept(self, delivery_id: str, event: str, trigger: Trigger) -> str:
+    async def accept(self, delivery_id: str, event: str, trigger: Event) -> str:
         """'accepted' or 'duplicate' once recorded and enqueued; raises if either failed."""
-        claim = DeliveryClaim(delivery_id, event, trigger.action, trigger.repo, trigger.to_json())
+        claim = DeliveryClaim(delivery_id, event, trigger.action, trigger.repo, event_json(trigger))
         answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._waiting.append(_Waiting(claim, answer))
         if not self._writing:

@@ -17,15 +17,13 @@ class BackendUnavailable(RecipeSyncError):
 
 def migrate(settings: Settings) -> str:
     """Apply pending migrations to the configured database; its revision after."""
-    from alembic.util.exc import CommandError
-    from sqlalchemy.exc import SQLAlchemyError
-
+    from bot.state.outage import BACKEND_ERRORS
     from bot.state.store import Store
 
     try:
         settings.data_dir.mkdir(parents=True, exist_ok=True)  # the SQLite default lives there
         store = Store.open(settings.effective_database_url)
-    except (SQLAlchemyError, OSError, CommandError) as err:
+    except BACKEND_ERRORS as err:
         raise _unavailable(settings, err) from None
     try:
         return store.revision()
@@ -34,23 +32,21 @@ def migrate(settings: Settings) -> str:
 
 
 def _unavailable(settings: Settings, err: BaseException) -> BackendUnavailable:
-    from alembic.util.exc import CommandError
-    from sqlalchemy.engine import make_url
+    from bot.state.outage import is_migration_error, shown_url
 
-    url = make_url(settings.effective_database_url).render_as_string(hide_password=True)
-    if isinstance(err, CommandError):  # e.g. migrated by a newer recipe-sync
+    url = shown_url(settings.effective_database_url)
+    if is_migration_error(err):  # e.g. migrated by a newer recipe-sync
         return BackendUnavailable(f"database {url} cannot be migrated: {err}")
     return BackendUnavailable(f"database {url} unreachable: {describe(err)}")
 
 
 def boot(settings: Settings, **parts: Any) -> Runtime:
     """``Runtime.create(settings, **parts)``, then register the Huey tasks on it."""
-    from alembic.util.exc import CommandError
-    from sqlalchemy.exc import SQLAlchemyError
+    from bot.state.outage import BACKEND_ERRORS
 
     try:
         runtime = Runtime.create(settings, **parts)
-    except (SQLAlchemyError, OSError, CommandError) as err:
+    except BACKEND_ERRORS as err:
         raise _unavailable(settings, err) from None
     runtime.attach(register(runtime))
     return runtime

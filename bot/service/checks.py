@@ -11,7 +11,7 @@ goes on without one.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from bot.contract import Annotation
@@ -27,14 +27,14 @@ from bot.present.posted import (
     CHECK_TITLE_LIMIT,
     RECHECK_TEXT,
 )
-from bot.service.triggers import CHECK_NAME, RECHECK_ACTION
+from bot.service.guard import Guard
+from bot.service.intake import CHECK_NAME, RECHECK_ACTION
 from bot.state.store import Store
 
 log = logging.getLogger(__name__)
 
 MAX_ANNOTATIONS_PER_REQUEST = 50
 LEVELS = {"notice", "warning", "failure"}
-Guard = Callable[[], None]
 
 
 def annotation_payload(annotation: Annotation) -> dict[str, Any]:
@@ -75,7 +75,7 @@ class CheckRunPublisher:
         self.enabled = True
 
     def _existing(self) -> tuple[int, str, int] | None:
-        record = self.store.check_run(self.gh.full_name, self.external_id)
+        record = self.store.conversation.check_run(self.gh.full_name, self.external_id)
         if record is not None:
             return record
         for run in self.gh.check_runs(self.head_sha, CHECK_NAME):
@@ -115,7 +115,7 @@ class CheckRunPublisher:
 
     def _save(self, status: str, batches_sent: int | None = None) -> None:
         assert self.check_run_id is not None
-        self.store.save_check_run(
+        self.store.conversation.save_check_run(
             self.gh.full_name,
             self.external_id,
             head_sha=self.head_sha,
@@ -162,7 +162,7 @@ class CheckRunPublisher:
     ) -> None:
         if not self.enabled or self.check_run_id is None:
             return
-        record = self.store.check_run(self.gh.full_name, self.external_id)
+        record = self.store.conversation.check_run(self.gh.full_name, self.external_id)
         sent = record[2] if record else 0
         output_base = {
             "title": title[:CHECK_TITLE_LIMIT] or "recipe-sync",

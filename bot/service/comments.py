@@ -5,19 +5,14 @@ applies. The comment id is cached in the store, GitHub stays the source of truth
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from bot.github.gateway import CommentInfo, GitHubRepo
 from bot.present.posted import sticky_text
+from bot.service.guard import Guard, unguarded
 from bot.state.store import Store
-
-Guard = Callable[[], None]
-
-
-def _no_guard() -> None:
-    pass
 
 
 @dataclass(frozen=True)
@@ -37,7 +32,7 @@ class StickyComments:
         self.bot_login = bot_login
 
     def _find(self, issue: int, purpose: str, marker: str) -> CommentInfo | None:
-        cached = self.store.sticky_comment(self.gh.full_name, issue, purpose)
+        cached = self.store.conversation.sticky_comment(self.gh.full_name, issue, purpose)
         if cached is not None:
             comment = self.gh.comment(cached)
             if comment and comment.user == self.bot_login and comment.body.startswith(marker):
@@ -48,16 +43,18 @@ class StickyComments:
         return found[0] if found else None
 
     def upsert(
-        self, issue: int, purpose: str, marker: str, body: str, guard: Guard = _no_guard
+        self, issue: int, purpose: str, marker: str, body: str, guard: Guard = unguarded
     ) -> StickyResult:
         text = sticky_text(marker, body)
         existing = self._find(issue, purpose, marker)
         if existing is None:
             guard()
             created = self.gh.create_comment(issue, text)
-            self.store.set_sticky_comment(self.gh.full_name, issue, purpose, created.id)
+            self.store.conversation.set_sticky_comment(
+                self.gh.full_name, issue, purpose, created.id
+            )
             return StickyResult(created.id, "created")
-        self.store.set_sticky_comment(self.gh.full_name, issue, purpose, existing.id)
+        self.store.conversation.set_sticky_comment(self.gh.full_name, issue, purpose, existing.id)
         if existing.body == text:
             return StickyResult(existing.id, "unchanged")
         guard()
@@ -65,12 +62,12 @@ class StickyComments:
         return StickyResult(existing.id, "updated")
 
     def delete(
-        self, issue: int, purpose: str, marker: str, guard: Guard = _no_guard
+        self, issue: int, purpose: str, marker: str, guard: Guard = unguarded
     ) -> StickyResult:
         existing = self._find(issue, purpose, marker)
         if existing is None:
             return StickyResult(None, "absent")
         guard()
         self.gh.delete_comment(existing.id)
-        self.store.set_sticky_comment(self.gh.full_name, issue, purpose, None)
+        self.store.conversation.set_sticky_comment(self.gh.full_name, issue, purpose, None)
         return StickyResult(existing.id, "deleted")

@@ -23,7 +23,6 @@ from pathlib import Path
 from huey import crontab
 from huey.api import TaskWrapper
 from huey.exceptions import RetryTask
-from sqlalchemy import select
 
 from bot.audit import render_html, run_audit
 from bot.audit.ignores import apply_ignores
@@ -41,7 +40,6 @@ from bot.service.dashboard_issue import (
 from bot.service.runtime import Runtime
 from bot.settings import CredentialsMissing
 from bot.sources import GitTreeSource
-from bot.state.models import DashboardIssue, Sync
 
 log = logging.getLogger("recipe_sync.dashboard")
 
@@ -137,7 +135,7 @@ def refresh_dashboard(rt: Runtime, bench_repo: str) -> str:
         )
         if run.report.unread:  # a dashboard without a master config would understate drift
             raise RecipeSyncError(run.report.unread[0])
-        ignored = rt.store.ignored_flags(bench_repo)
+        ignored = rt.store.choices.ignored_flags(bench_repo)
         html = render_html(apply_ignores(run.report, ignored))
         page = dashboard_page(rt.settings.data_dir, bench_repo)
         page.parent.mkdir(parents=True, exist_ok=True)
@@ -176,10 +174,7 @@ def refresh_dashboard(rt: Runtime, bench_repo: str) -> str:
 
 def known_bench_repos(rt: Runtime) -> list[str]:
     """Benchmark repositories the service has synced or keeps a dashboard for."""
-    with rt.store.tx() as session:
-        synced = set(session.scalars(select(Sync.bench_repo).distinct()))
-        boards = set(session.scalars(select(DashboardIssue.repo)))
-    return sorted(synced | boards)
+    return sorted(rt.store.syncs.bench_repos() | rt.store.conversation.dashboard_repos())
 
 
 def nightly(rt: Runtime) -> list[str]:

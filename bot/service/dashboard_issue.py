@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -23,7 +23,7 @@ from bot.audit.model import AuditReport
 from bot.github.gateway import GitHubRepo, IssueInfo
 from bot.markdown import MAX_BODY, inline
 from bot.present.posted import DASHBOARD_MARKER
-from bot.state.models import DashboardIssue
+from bot.service.guard import Guard, unguarded
 from bot.state.store import Store
 
 log = logging.getLogger("recipe_sync.dashboard")
@@ -31,12 +31,6 @@ log = logging.getLogger("recipe_sync.dashboard")
 # The benchmark repository's token for the dashboard: read the tree, write one issue.
 DASHBOARD_SCOPE: Mapping[str, str] = {"metadata": "read", "contents": "read", "issues": "write"}
 RECIPES_READ_SCOPE: Mapping[str, str] = {"metadata": "read", "contents": "read"}
-
-Guard = Callable[[], None]
-
-
-def _no_guard() -> None:
-    pass
 
 
 ACTION = re.compile(
@@ -150,22 +144,10 @@ class DashboardIssues:
     # -- the store's cached issue number ----------------------------------------------------
 
     def _cached(self) -> int | None:
-        with self.store.tx() as session:
-            row = session.get(DashboardIssue, self.gh.full_name)
-            return None if row is None else row.issue_number
+        return self.store.conversation.dashboard_issue(self.gh.full_name)
 
     def _remember(self, number: int) -> None:
-        with self.store.tx() as session:
-            row = session.get(DashboardIssue, self.gh.full_name)
-            if row is None:
-                session.add(
-                    DashboardIssue(
-                        repo=self.gh.full_name, issue_number=number, updated_at=self.store.clock()
-                    )
-                )
-            else:
-                row.issue_number = number
-                row.updated_at = self.store.clock()
+        self.store.conversation.remember_dashboard_issue(self.gh.full_name, number)
 
     # -- find, create, edit -----------------------------------------------------------------
 
@@ -185,7 +167,7 @@ class DashboardIssues:
                 self.gh.edit_issue(extra.number, state="closed")
         return found[0] if found else None
 
-    def upsert(self, title: str, body: str, guard: Guard = _no_guard) -> DashboardResult:
+    def upsert(self, title: str, body: str, guard: Guard = unguarded) -> DashboardResult:
         if not body.startswith(DASHBOARD_MARKER):
             raise ValueError("a dashboard body starts with its marker")
         existing = self.find()

@@ -46,11 +46,13 @@ from bot.present.posted import (
 )
 from bot.rules.models import Policy
 from bot.service.comments import StickyComments
-from bot.state.store import AlignmentRecord, Store
+from bot.service.guard import Guard
+from bot.state.records import AlignmentRecord
+from bot.state.states import AlignmentState
+from bot.state.store import Store
 
 AUTOCLOSED = " — autoclosed"
 ABANDONED = " — abandoned"
-Guard = Callable[[], None]
 
 __all__ = ["Action", "AlignmentPublisher", "AlignmentResult", "SourceRef"]
 
@@ -117,13 +119,16 @@ class AlignmentPublisher:
             self.policy.branch_prefix, self.source.bench_repo, self.source.bench_pr, recipe_path
         )
 
-    def _save(self, change_path: str, branch: str, **values: object) -> AlignmentRecord:
-        return self.store.save_alignment(
+    def _save(
+        self, change_path: str, branch: str, state: AlignmentState, **values: object
+    ) -> AlignmentRecord:
+        return self.store.alignments.save(
             bench_repo=self.source.bench_repo,
             bench_pr=self.source.bench_pr,
             recipe_path=change_path,
             recipes_repo=self.gh.full_name,
             branch=branch,
+            state=state,
             **values,
         )
 
@@ -133,7 +138,9 @@ class AlignmentPublisher:
                 continue
             fingerprint = PullMeta.fingerprint_of(pr.body)
             if fingerprint is not None:
-                self.store.add_declined(self.gh.full_name, recipe_path, fingerprint, pr.number)
+                self.store.alignments.decline(
+                    self.gh.full_name, recipe_path, fingerprint, pr.number
+                )
 
     def _human_commit(self, tip: str) -> tuple[str, str] | None:
         for commit in self.mirror.commits_between(self.base_sha, tip):
@@ -143,10 +150,10 @@ class AlignmentPublisher:
 
     def _cap_reached(self) -> str | None:
         limits = self.policy.pr
-        open_count = self.store.count_open_alignments(self.gh.full_name)
+        open_count = self.store.alignments.count_open(self.gh.full_name)
         if open_count >= limits.max_open:
             return f"{open_count} alignment PRs are open (limit {limits.max_open})"
-        recent = self.store.count_alignments_created_since(self.gh.full_name, self.clock() - 3600)
+        recent = self.store.alignments.count_created_since(self.gh.full_name, self.clock() - 3600)
         if recent >= limits.max_new_per_hour:
             return (
                 f"{recent} alignment PRs were opened in the last hour "
@@ -157,7 +164,7 @@ class AlignmentPublisher:
     def _mark_edited(
         self, change: RecipeChange, branch: str, open_pr: PullInfo | None, who: tuple[str, str]
     ) -> AlignmentResult:
-        self._save(change.recipe_path, branch, state="edited")
+        self._save(change.recipe_path, branch, AlignmentState.EDITED)
         if open_pr is not None:
             self.stickies.upsert(
                 open_pr.number,
@@ -179,7 +186,9 @@ class AlignmentPublisher:
         branch = self.branch_for(change.recipe_path)
         pulls = self.gh.pulls_by_head(self.owner, branch)
         self._record_declines(change.recipe_path, pulls)
-        if self.store.is_declined(self.gh.full_name, change.recipe_path, change.fingerprint):
+        if self.store.alignments.is_declined(
+            self.gh.full_name, change.recipe_path, change.fingerprint
+        ):
             return AlignmentResult(
                 change.recipe_path,
                 branch,
@@ -230,7 +239,7 @@ class AlignmentPublisher:
             branch,
             last_pushed_sha=head,
             fingerprint=change.fingerprint,
-            state="open",
+            state=AlignmentState.OPEN,
             # the record follows the open PR; a declined one lives on in its fingerprint
             pr_number=open_pr.number if open_pr else None,
             html_url=open_pr.html_url if open_pr else None,
@@ -282,7 +291,7 @@ class AlignmentPublisher:
             branch,
             pr_number=created.number,
             html_url=created.html_url,
-            state="open",
+            state=AlignmentState.OPEN,
         )
         labels = self.gh.ensure_labels(self.policy.pr.labels)
         self.gh.add_labels(created.number, labels)
@@ -296,7 +305,11 @@ class AlignmentPublisher:
             return AlignmentResult(record.recipe_path, record.branch, "gone")
         pr = self.gh.pull(record.pr_number)
         if pr.state != "open":
-            self._save(record.recipe_path, record.branch, state="merged" if pr.merged else "closed")
+            self._save(
+                record.recipe_path,
+                record.branch,
+                AlignmentState.MERGED if pr.merged else AlignmentState.CLOSED,
+            )
             return AlignmentResult(
                 record.recipe_path, record.branch, "gone", pr.number, pr.html_url
             )
@@ -306,7 +319,7 @@ class AlignmentPublisher:
             self.mirror.fetch(f"+refs/heads/{record.branch}:refs/rs/branches/{record.branch}")
             human = self._human_commit(tip)
         if human is not None:
-            self._save(record.recipe_path, record.branch, state="abandoned")
+            self._save(record.recipe_path, record.branch, AlignmentState.ABANDONED)
             self.stickies.upsert(
                 pr.number,
                 "retired",
@@ -320,7 +333,7 @@ class AlignmentPublisher:
             return AlignmentResult(
                 record.recipe_path, record.branch, "abandoned", pr.number, pr.html_url
             )
-        self._save(record.recipe_path, record.branch, state="autoclosed")
+        self._save(record.recipe_path, record.branch, AlignmentState.AUTOCLOSED)
         self.stickies.upsert(
             pr.number, "retired", RETIRED_MARKER, retired_comment(reason, edited=False), self.guard
         )

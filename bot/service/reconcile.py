@@ -29,13 +29,13 @@ log = logging.getLogger("recipe_sync.reconcile")
 
 def reconcile_once(rt: Runtime) -> dict[str, list[int] | list[str]]:
     stale = rt.settings.stale_after_seconds
-    resumed = rt.store.requeue_stale(stale)
-    lost = rt.store.lost_pending(MAX_DELAY + stale)
-    deliveries = rt.store.unfinished_deliveries(MAX_DELAY + stale)
-    unqueued = [d for d in rt.store.unqueued_deliveries(UNQUEUED_AFTER) if d not in deliveries]
+    resumed = rt.store.syncs.requeue_stale(stale)
+    lost = rt.store.syncs.lost_pending(MAX_DELAY + stale)
+    deliveries = rt.store.deliveries.unfinished(MAX_DELAY + stale)
+    unqueued = [d for d in rt.store.deliveries.unqueued(UNQUEUED_AFTER) if d not in deliveries]
     deliveries += unqueued
     # a worker killed mid-dispatch: its heartbeat stopped (seconds, not the sweep above)
-    deliveries += [d for d in rt.store.stale_processing(stale) if d not in deliveries]
+    deliveries += [d for d in rt.store.deliveries.stale_processing(stale) if d not in deliveries]
     for sync_id in [*resumed, *lost]:
         rt.enqueue_sync(sync_id)
     for delivery_id in deliveries:

@@ -78,7 +78,7 @@ class Runtime:
             metrics=metrics,
             policy=load_rules(settings.rules_dir).policy,
             connector=GitHubConnector(
-                settings, metrics, tokens=tokens, sleep=sleep, clock=clock, renames=store
+                settings, metrics, tokens=tokens, sleep=sleep, clock=clock, renames=store.names
             ),
             owner=f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}",
             clock=clock,

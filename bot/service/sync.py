@@ -48,7 +48,8 @@ from bot.service.pulls import AlignmentPublisher, AlignmentResult, SourceRef, ch
 from bot.service.repo_config import config_note, repository_policy
 from bot.service.runtime import Runtime
 from bot.settings import CredentialsMissing
-from bot.state.store import Store, SyncSnapshot
+from bot.state.records import SyncSnapshot
+from bot.state.store import Store
 
 log = logging.getLogger("recipe_sync.sync")
 
@@ -66,7 +67,7 @@ class Heartbeat:
     def _run(self) -> None:
         while not self._stop.wait(self.rt.settings.heartbeat_seconds):
             try:
-                if not self.rt.store.heartbeat(self.sync_id, self.rt.owner):
+                if not self.rt.store.syncs.heartbeat(self.sync_id, self.rt.owner):
                     self.lost = True
                     return
             except Exception:  # a DB hiccup: try again on the next beat
@@ -113,7 +114,7 @@ class HeadGuard:
             )
         if pr.base_ref != self.base_ref:
             raise HeadMoved(f"PR #{pr.number} base changed from {self.base_ref} to {pr.base_ref}")
-        current = self.store.sync(self.lease.id)
+        current = self.store.syncs.get(self.lease.id)
         if current is None or current.approved_sha != self.lease.approved_sha:
             raise HeadMoved(f"the approval of PR #{pr.number} was withdrawn or moved")
 
@@ -164,8 +165,8 @@ def _publisher(
 def _retire_for_closed(rt: Runtime, lease: SyncSnapshot, pr: PullInfo) -> SyncReport:
     records = [
         r
-        for r in rt.store.alignments_for(lease.bench_repo, lease.pr_number)
-        if r.state in ("open", "edited") and r.pr_number is not None
+        for r in rt.store.alignments.for_bench_pr(lease.bench_repo, lease.pr_number)
+        if r.state.is_live and r.pr_number is not None
     ]
     if pr.merged or not records:
         return SyncReport("closed")
@@ -266,9 +267,9 @@ def _run_engine(
         runs=GitHubRunSource(bench),
         dry_run=lease.dry_run,
         head_repo=pr.head_repo or None,
-        ignored_flags=rt.store.ignored_flags(lease.bench_repo),
-        dropped=rt.store.dropped_hunks(lease.bench_repo, n),
-        added=rt.store.added_hunks(lease.bench_repo, n),
+        ignored_flags=rt.store.choices.ignored_flags(lease.bench_repo),
+        dropped=rt.store.choices.dropped(lease.bench_repo, n),
+        added=rt.store.choices.added(lease.bench_repo, n),
         policy=policy,
     )
     stickies = StickyComments(bench, rt.store, rt.connector.bot_login())
@@ -308,8 +309,8 @@ def _apply(
     results = [publisher.apply(change, dry_run=lease.dry_run) for change in outcome.changes]
     if not lease.dry_run:
         aligned = set(outcome.aligned)
-        for record in rt.store.alignments_for(lease.bench_repo, lease.pr_number):
-            if record.state not in ("open", "edited"):
+        for record in rt.store.alignments.for_bench_pr(lease.bench_repo, lease.pr_number):
+            if not record.state.is_live:
                 continue
             if record.recipe_path in outcome.withdrawn:
                 results.append(publisher.retire(record, outcome.withdrawn[record.recipe_path]))
@@ -337,7 +338,7 @@ def _apply(
         annotations=outcome.annotations,
         details_url=details,
     )
-    rt.store.record_audit(
+    rt.store.syncs.record_audit(
         lease, head_sha=head_sha, conclusion=outcome.check_conclusion, summary=outcome.check_title
     )
     return SyncReport("done", outcome.check_conclusion, tuple(results))

@@ -22,10 +22,11 @@ from bot.errors import RecipeSyncError
 from bot.github.errors import CredentialsInvalid, HeadMoved, LeaseLost, TransientGitHubError
 from bot.service.dashboard import register_dashboard, request_dashboard
 from bot.service.dispatch import dispatch
+from bot.service.events import event_from_json
 from bot.service.runtime import Runtime, Tasks
 from bot.service.sync import Heartbeat, execute
-from bot.service.triggers import Trigger
 from bot.settings import CredentialsMissing
+from bot.state.states import SyncState
 
 log = logging.getLogger("recipe_sync.jobs")
 
@@ -44,47 +45,47 @@ def backoff(attempt: int, err: BaseException) -> float:
 
 
 def run_delivery(rt: Runtime, delivery_id: str) -> str:
-    found = rt.store.delivery(delivery_id)
+    found = rt.store.deliveries.get(delivery_id)
     if found is None:
         return "unknown delivery"
     _, status, trigger_json = found
     if status in ("done", "failed"):
         return f"already {status}"
     # one worker at a time (a redelivery or the reconciler may have enqueued it twice)
-    if not rt.store.start_delivery(delivery_id, rt.settings.stale_after_seconds):
+    if not rt.store.deliveries.start(delivery_id, rt.settings.stale_after_seconds):
         return "being processed elsewhere"
-    trigger = Trigger.from_json(trigger_json)
+    trigger = event_from_json(trigger_json)
     started = time.perf_counter()
     try:
         with DeliveryHeartbeat(rt, delivery_id):
             account = dispatch(rt, trigger)
     except RETRYABLE as err:
-        attempts = _delivery_attempts(rt, delivery_id)
+        attempts = rt.store.deliveries.attempts(delivery_id)
         log.error("delivery %s (%s): %s", delivery_id, trigger.kind, err)
         rt.metrics.jobs.labels("delivery", "retry").observe(time.perf_counter() - started)
         if attempts >= MAX_ATTEMPTS:
-            rt.store.set_delivery_status(delivery_id, "failed", str(err))
+            rt.store.deliveries.set_status(delivery_id, "failed", str(err))
             return f"failed: {err}"
-        rt.store.set_delivery_status(delivery_id, "enqueued", str(err))
+        rt.store.deliveries.set_status(delivery_id, "enqueued", str(err))
         raise RetryTask(str(err), delay=backoff(attempts, err)) from err
     except RecipeSyncError as err:
         if isinstance(err, CredentialsInvalid):
             rt.metrics.credentials_invalid.set(1)
         log.error("delivery %s (%s) failed: %s", delivery_id, trigger.kind, err)
-        rt.store.set_delivery_status(delivery_id, "failed", str(err))
+        rt.store.deliveries.set_status(delivery_id, "failed", str(err))
         rt.metrics.jobs.labels("delivery", "failed").observe(time.perf_counter() - started)
         return f"failed: {err}"
     except Exception as err:  # a bug: a bounded number of retries, then failed with the reason
         detail = "".join(traceback.format_exception_only(err)).strip()[:500]
         log.exception("delivery %s (%s) crashed", delivery_id, trigger.kind)
         rt.metrics.jobs.labels("delivery", "error").observe(time.perf_counter() - started)
-        attempts = _delivery_attempts(rt, delivery_id)
+        attempts = rt.store.deliveries.attempts(delivery_id)
         if attempts >= MAX_ATTEMPTS:
-            rt.store.set_delivery_status(delivery_id, "failed", detail)
+            rt.store.deliveries.set_status(delivery_id, "failed", detail)
             return f"failed: {detail}"
-        rt.store.set_delivery_status(delivery_id, "enqueued", detail)
+        rt.store.deliveries.set_status(delivery_id, "enqueued", detail)
         raise RetryTask(detail, delay=backoff(attempts, err)) from err
-    rt.store.set_delivery_status(delivery_id, "done", account)
+    rt.store.deliveries.set_status(delivery_id, "done", account)
     rt.metrics.jobs.labels("delivery", "done").observe(time.perf_counter() - started)
     log.info("delivery %s (%s %s): %s", delivery_id, trigger.kind, trigger.serial_key, account)
     return account
@@ -103,7 +104,7 @@ class DeliveryHeartbeat:
     def _run(self) -> None:
         while not self._stop.wait(self.rt.settings.heartbeat_seconds):
             try:
-                self.rt.store.touch_delivery(self.delivery_id)
+                self.rt.store.deliveries.touch(self.delivery_id)
             except Exception:  # a DB hiccup: try again on the next beat
                 log.warning("heartbeat of delivery %s failed", self.delivery_id)
 
@@ -116,20 +117,8 @@ class DeliveryHeartbeat:
         self._thread.join(timeout=5)
 
 
-def _delivery_attempts(rt: Runtime, delivery_id: str) -> int:
-    from sqlalchemy import select
-
-    from bot.state.models import Delivery
-
-    with rt.store.tx() as session:
-        return int(
-            session.scalar(select(Delivery.attempts).where(Delivery.delivery_id == delivery_id))
-            or 0
-        )
-
-
 def run_sync(rt: Runtime, sync_id: int) -> str:
-    lease = rt.store.acquire(sync_id, rt.owner, rt.settings.stale_after_seconds)
+    lease = rt.store.syncs.acquire(sync_id, rt.owner, rt.settings.stale_after_seconds)
     if lease is None:
         return "not pending (done, or running elsewhere)"
     started = time.perf_counter()
@@ -140,12 +129,12 @@ def run_sync(rt: Runtime, sync_id: int) -> str:
             report = execute(rt, lease, heartbeat)
         outcome = report.status
         request_dashboard(rt, lease.bench_repo)  # opt-in; coalesced; never raises
-        requeue = rt.store.finish(sync_id, rt.owner, result=report.status)
+        requeue = rt.store.syncs.finish(sync_id, rt.owner, result=report.status)
         return report.status
     except HeadMoved as err:
         outcome = "superseded"
         log.info("sync %s superseded: %s", sync_id, err)
-        requeue = rt.store.finish(sync_id, rt.owner, result=f"superseded: {err}")
+        requeue = rt.store.syncs.finish(sync_id, rt.owner, result=f"superseded: {err}")
         return "superseded"
     except LeaseLost as err:
         outcome = "lease-lost"
@@ -156,23 +145,25 @@ def run_sync(rt: Runtime, sync_id: int) -> str:
         log.error("sync %s attempt %s: %s", sync_id, lease.attempts, err)
         if lease.attempts >= MAX_ATTEMPTS:
             outcome = "failed"
-            requeue = rt.store.finish(sync_id, rt.owner, state="failed", error=str(err))
+            requeue = rt.store.syncs.finish(
+                sync_id, rt.owner, state=SyncState.FAILED, error=str(err)
+            )
             return f"failed: {err}"
-        rt.store.release_for_retry(sync_id, rt.owner, str(err))
+        rt.store.syncs.release_for_retry(sync_id, rt.owner, str(err))
         raise RetryTask(str(err), delay=backoff(lease.attempts, err)) from err
     except RecipeSyncError as err:
         outcome = "failed"
         log.error("sync %s failed: %s", sync_id, err)
-        requeue = rt.store.finish(sync_id, rt.owner, state="failed", error=str(err))
+        requeue = rt.store.syncs.finish(sync_id, rt.owner, state=SyncState.FAILED, error=str(err))
         return f"failed: {err}"
     except Exception as err:  # a bug, or an unexpected outage: retry a few times, then fail
         outcome = "error"
         log.exception("sync %s crashed", sync_id)
         detail = "".join(traceback.format_exception_only(err)).strip()
         if lease.attempts >= MAX_ATTEMPTS:
-            requeue = rt.store.finish(sync_id, rt.owner, state="failed", error=detail)
+            requeue = rt.store.syncs.finish(sync_id, rt.owner, state=SyncState.FAILED, error=detail)
             return f"failed: {detail}"
-        rt.store.release_for_retry(sync_id, rt.owner, detail)
+        rt.store.syncs.release_for_retry(sync_id, rt.owner, detail)
         raise RetryTask(detail, delay=backoff(lease.attempts, err)) from err
     finally:
         rt.metrics.jobs.labels("sync", outcome).observe(time.perf_counter() - started)

@@ -38,10 +38,11 @@ from bot.service.bodies import (
     read_capped,
 )
 from bot.service.dashboard import dashboard_page
+from bot.service.events import Ignored
+from bot.service.intake import ALLOWED, INSTALLATION_EVENTS, PayloadError, classify
 from bot.service.outage import describe
 from bot.service.queue import ping as ping_queue
 from bot.service.runtime import Runtime
-from bot.service.triggers import ALLOWED, INSTALLATION_EVENTS, Ignored, PayloadError, classify
 from bot.settings import CredentialsMissing
 
 log = logging.getLogger("recipe_sync.web")

@@ -23,9 +23,10 @@ from bot.service.dashboard import (
 )
 from bot.service.dashboard_issue import DASHBOARD_MARKER, dashboard_body, parse_actions
 from bot.service.dispatch import dispatch
-from bot.service.triggers import Trigger, classify
+from bot.service.events import DashboardEdited, Ignored
+from bot.service.intake import classify
 from bot.sources import GitTreeSource
-from bot.state.store import Approval
+from bot.state.records import Approval
 from tests.audit.issues_fake import IssuesFakeGitHub
 from tests.audit.test_audit_render import DRIFT, big_report, row
 from tests.service.conftest import BENCH, BOT, MAINTAINER, RECIPES, Harness
@@ -264,12 +265,12 @@ def test_boxes_ignore_a_flag_until_unticked(fake: IssuesFakeGitHub, harness: Har
     tick(fake, number, box)
     assert harness.deliver("issues", edited_payload(fake, number, "mallory")).status_code == 202
     harness.drain()
-    assert rt.store.ignored_flags(BENCH) == {}
+    assert rt.store.choices.ignored_flags(BENCH) == {}
 
     # a maintainer does: recorded, and the refreshed dashboard keeps the box ticked
     assert harness.deliver("issues", edited_payload(fake, number, MAINTAINER)).status_code == 202
     harness.drain()
-    assert rt.store.ignored_flags(BENCH) == {recipe: frozenset({"--moe-backend"})}
+    assert rt.store.choices.ignored_flags(BENCH) == {recipe: frozenset({"--moe-backend"})}
     body = str(fake.issues[BENCH][number]["body"])
     assert f"- [x] <!-- {box}" in body
     assert "`--moe-backend` `aiter`" not in body  # no longer listed as drift
@@ -284,7 +285,7 @@ def test_boxes_ignore_a_flag_until_unticked(fake: IssuesFakeGitHub, harness: Har
     tick(fake, number, box, mark=" ")
     harness.deliver("issues", edited_payload(fake, number, MAINTAINER))
     harness.drain()
-    assert rt.store.ignored_flags(BENCH) == {}
+    assert rt.store.choices.ignored_flags(BENCH) == {}
     assert "`--moe-backend` `aiter`" in str(fake.issues[BENCH][number]["body"])
 
 
@@ -294,8 +295,8 @@ def test_ignoring_every_drifting_flag_makes_the_rows_aligned(
     rt = harness.rt
     recipe = "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"
     for flag in ("--max-num-seqs", "--moe-backend", "AITER_TRITON_LOG_LEVEL", "image"):
-        assert rt.store.set_ignored(BENCH, recipe, flag, ignored=True, login=MAINTAINER)
-    assert not rt.store.set_ignored(BENCH, recipe, "image", ignored=True, login=MAINTAINER)
+        assert rt.store.choices.set_ignored(BENCH, recipe, flag, ignored=True, login=MAINTAINER)
+    assert not rt.store.choices.set_ignored(BENCH, recipe, "image", ignored=True, login=MAINTAINER)
     refresh_dashboard(rt, BENCH)
     (board,) = dashboards(fake)
     body = str(board["body"])
@@ -313,14 +314,12 @@ def test_rerun_box_syncs_the_recipes_benchmark_prs(
     (board,) = dashboards(fake)
     number = int(str(board["number"]))
     # benchmark PR 7 was synced before and has an open alignment PR for this recipe
-    rt.store.request_sync(BENCH, 7, approval=Approval("a" * 40, MAINTAINER, False), dry_run=False)
-    rt.store.save_alignment(
+    rt.store.syncs.request(BENCH, 7, approval=Approval("a" * 40, MAINTAINER, False), dry_run=False)
+    rt.store.alignments.save(
         bench_repo=BENCH, bench_pr=7, recipe_path=recipe, recipes_repo=RECIPES, branch="b"
     )
     tick(fake, number, f"recipe-sync:rerun {recipe} -->")
-    trigger = Trigger(
-        kind="dashboard_edit", repo=BENCH, action="edited", sender=MAINTAINER, pr_number=number
-    )
+    trigger = DashboardEdited(repo=BENCH, action="edited", sender=MAINTAINER, pr_number=number)
     assert dispatch(rt, trigger).startswith(f"re-run {recipe}: sync ")
     harness.drain()
     body = str(fake.issues[BENCH][number]["body"])
@@ -340,7 +339,7 @@ def test_edits_by_the_bot_or_of_other_issues_are_not_dispatched() -> None:
         found = classify(
             "issues", event, trigger_label="l", comment_command="/recipe-sync", bot_login=BOT
         )
-        return found.kind if isinstance(found, Trigger) else "ignored"
+        return "ignored" if isinstance(found, Ignored) else found.kind
 
     board = f"{DASHBOARD_MARKER}\n- [x] …"
     assert kind(payload(BOT, MAINTAINER, board)) == "dashboard_edit"

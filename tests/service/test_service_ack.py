@@ -13,17 +13,25 @@ import pytest
 
 from bot.service.ack import AckGroups, accept_group
 from bot.service.boot import boot
+from bot.service.events import LabelAdded, event_json
 from bot.service.runtime import Runtime
-from bot.service.triggers import Trigger
 from bot.settings import Settings
-from bot.state.store import DeliveryClaim
+from bot.state.records import DeliveryClaim
 from tests.service.conftest import SECRET
 
-TRIGGER = Trigger(kind="label_added", repo="o/bench", action="labeled", pr_number=7)
+TRIGGER = LabelAdded(
+    repo="o/bench",
+    action="labeled",
+    pr_number=7,
+    head_sha="a" * 40,
+    head_ref="b",
+    head_repo="o/bench",
+    is_fork=False,
+)
 
 
 def claim(delivery_id: str) -> DeliveryClaim:
-    return DeliveryClaim(delivery_id, "pull_request", "labeled", "o/bench", TRIGGER.to_json())
+    return DeliveryClaim(delivery_id, "pull_request", "labeled", "o/bench", event_json(TRIGGER))
 
 
 def queued_ids(rt: Runtime) -> list[str]:
@@ -59,7 +67,7 @@ def check_group_outcomes(rt: Runtime) -> None:
     # new, replayed, new, the same id twice in one group
     assert outcomes == ["accepted", "duplicate", "accepted", "duplicate"]
     assert sorted(queued_ids(rt)) == ["a", "b", "old"]  # one job per delivery
-    assert rt.store.delivery_count() == 3
+    assert rt.store.deliveries.count() == 3
 
 
 def test_a_group_answers_each_delivery_on_sqlite(sqlite_rt: Runtime) -> None:
@@ -118,7 +126,7 @@ def test_deliveries_arriving_during_a_write_are_the_next_group(
     rt = sqlite_rt
     groups: list[list[str]] = []
     first_write = threading.Event()
-    claim_deliveries = rt.store.claim_deliveries
+    claim_deliveries = rt.store.deliveries.claim_all
 
     def slow_first(claims: Sequence[DeliveryClaim]) -> set[str]:
         groups.append([c.delivery_id for c in claims])
@@ -127,7 +135,7 @@ def test_deliveries_arriving_during_a_write_are_the_next_group(
             time.sleep(0.2)  # the rest arrive while this group is being written
         return claim_deliveries(claims)
 
-    monkeypatch.setattr(rt.store, "claim_deliveries", slow_first)
+    monkeypatch.setattr(rt.store.deliveries, "claim_all", slow_first)
 
     async def burst() -> list[str]:
         acks = AckGroups(rt)
@@ -154,7 +162,7 @@ def test_a_failed_insert_fails_every_request_of_its_group(
     def down(claims: Sequence[DeliveryClaim]) -> set[str]:
         raise OSError("database is gone")
 
-    monkeypatch.setattr(rt.store, "claim_deliveries", down)
+    monkeypatch.setattr(rt.store.deliveries, "claim_all", down)
 
     async def two() -> list[object]:
         acks = AckGroups(rt)
@@ -177,4 +185,4 @@ def test_after_close_a_delivery_is_refused_not_left_waiting(sqlite_rt: Runtime) 
         return await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), 5)
 
     assert all(isinstance(result, RuntimeError) for result in asyncio.run(after_close()))
-    assert sqlite_rt.store.delivery_count() == 0
+    assert sqlite_rt.store.deliveries.count() == 0

@@ -1,5 +1,5 @@
 """Which head a ``/recipe-sync`` comment approves (bot/service/approval.py), and how the
-command is read (bot/service/triggers.py)."""
+command is read (bot/service/grammar.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import datetime
 
 from bot.github.gateway import PullInfo
 from bot.service.approval import CommandApproval, command_approval
-from bot.service.triggers import Ignored, Trigger, classify
+from bot.service.events import Event, Ignored, SyncCommand
+from bot.service.intake import classify
 from tests.service.fakegithub import template
 
 HEAD = "b" * 40
@@ -51,7 +52,7 @@ def test_a_command_naming_a_commit_approves_it_while_it_is_the_head() -> None:
     assert command_approval(same, "c" * 12, comment).sha is None
 
 
-def _command(body: str) -> Trigger | Ignored:
+def _command(body: str) -> Event | Ignored:
     payload = template("issue_comment.created.pull_request.json")
     payload["comment"]["body"] = body
     payload["sender"] = {"login": "maintainer", "type": "User"}
@@ -66,10 +67,10 @@ def _command(body: str) -> Trigger | Ignored:
 
 def test_the_command_takes_dry_run_and_a_commit_in_any_order() -> None:
     bare = _command("/recipe-sync")
-    assert isinstance(bare, Trigger) and bare.named_sha == "" and not bare.dry_run
+    assert isinstance(bare, SyncCommand) and bare.named_sha == "" and not bare.dry_run
     named = _command("/recipe-sync dry-run ABCDEF1")
-    assert isinstance(named, Trigger) and named.named_sha == "abcdef1" and named.dry_run
+    assert isinstance(named, SyncCommand) and named.named_sha == "abcdef1" and named.dry_run
     again = _command("/recipe-sync abcdef1234 dry-run")
-    assert isinstance(again, Trigger) and again.named_sha == "abcdef1234" and again.dry_run
+    assert isinstance(again, SyncCommand) and again.named_sha == "abcdef1234" and again.dry_run
     for refused in ("/recipe-sync abc12", "/recipe-sync please", "/recipe-sync abcdef1 abcdef2"):
         assert isinstance(_command(refused), Ignored), refused

@@ -30,7 +30,7 @@ def test_redis_and_postgres_with_two_machines(
         fake, tmp_path, app_key, redis_url=redis_url, database_url=pg_url, queue_name=queue
     )
     assert type(web.rt.huey).__name__ == "RedisHuey"
-    assert web.rt.store.engine.dialect.name == "postgresql"
+    assert web.rt.store.db.engine.dialect.name == "postgresql"
     machines = []
     for index in range(2):
         settings = web.settings.__class__(
@@ -51,7 +51,7 @@ def test_redis_and_postgres_with_two_machines(
 
         deadline = time.monotonic() + 90
         while True:
-            sync = web.rt.store.find_sync(BENCH, number)
+            sync = web.rt.store.syncs.find(BENCH, number)
             idle = len(web.rt.huey.pending()) == 0 and len(web.rt.huey.scheduled()) == 0
             if sync is not None and sync.state == "done" and idle and not sync.dirty:
                 break
@@ -63,7 +63,7 @@ def test_redis_and_postgres_with_two_machines(
             c for c in fake.comments_on(BENCH, number) if c["body"].startswith(VERIFY_MARKER)
         ]
         assert len(comments) == 1
-        assert web.rt.store.delivery_count() == 6
+        assert web.rt.store.deliveries.count() == 6
     finally:
         for runtime, consumer in machines:
             consumer.stop()

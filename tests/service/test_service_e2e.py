@@ -17,7 +17,7 @@ from bot.present.posted import (
     VERIFY_MARKER,
     parse_meta,
 )
-from bot.service.triggers import CHECK_NAME
+from bot.service.intake import CHECK_NAME
 from tests.service.conftest import (
     BENCH,
     BOT,
@@ -125,7 +125,7 @@ def test_same_delivery_fifty_times_is_processed_once(harness: Harness, fake: Fak
     DeterministicTestEngine.calls = 0
     statuses = [harness.label(number, delivery="same-guid").status_code for _ in range(50)]
     assert statuses[0] == 202 and set(statuses[1:]) == {200}
-    assert harness.rt.store.delivery_count() == 1
+    assert harness.rt.store.deliveries.count() == 1
     harness.drain()
     assert DeterministicTestEngine.calls == 1
     assert len(alignment_prs(fake)) == 1
@@ -193,7 +193,7 @@ def test_head_moving_mid_run_aborts_before_writing(harness: Harness, fake: FakeG
     harness.drain()
     assert alignment_prs(fake) == []
     assert verify_comments(fake, number) == []
-    sync = harness.rt.store.find_sync(BENCH, number)
+    sync = harness.rt.store.syncs.find(BENCH, number)
     assert sync is not None and (sync.last_result or "").startswith("superseded")
     cancelled = only(fake.check_runs_on(BENCH))  # the old head's run does not hang forever
     assert cancelled["conclusion"] == "cancelled" and cancelled["status"] == "completed"
@@ -225,7 +225,7 @@ def test_fork_pr_push_requires_reapproval(harness: Harness, fake: FakeGitHub) ->
     assert len(notes) == 1 and "apply" in notes[0]["body"]
     assert fake.check_runs_on(BENCH, new_head) == []  # nothing ran on unapproved code
     assert fake.repos[RECIPES].ref_sha(f"refs/heads/{pr['head_ref']}") == tip
-    sync = harness.rt.store.find_sync(BENCH, number)
+    sync = harness.rt.store.syncs.find(BENCH, number)
     assert sync is not None and sync.approved_sha is None
     # PR code is read from the base repo's refs/pull/<n>/head, never from the fork's URL
     assert not list((harness.settings.data_dir / "git" / "mirrors").glob("contrib*"))
@@ -267,7 +267,7 @@ def test_a_command_approves_the_fork_head_it_was_written_at(
     fake.refresh_pull_head(BENCH, number)
     harness.drain()
     assert alignment_prs(fake) == [] and fake.check_runs_on(BENCH, new_head) == []
-    sync = harness.rt.store.find_sync(BENCH, number)
+    sync = harness.rt.store.syncs.find(BENCH, number)
     assert sync is None or sync.approved_sha != new_head
     (note,) = reapprove_notes(fake, number)
     assert f"`{new_head[:12]}`, was pushed less than a minute before" in note
@@ -390,9 +390,9 @@ def test_closed_benchmark_pr_autocloses_its_alignment_pr(
     closed = fake.pull_request_payload(RECIPES, pr["number"], "closed", sender=BOT)
     harness.deliver("pull_request", closed)
     harness.drain()
-    record = harness.rt.store.alignment_by_branch(RECIPES, BRANCH)
+    record = harness.rt.store.alignments.by_branch(RECIPES, BRANCH)
     assert record is not None and record.state == "autoclosed"
-    assert not harness.rt.store.is_declined(RECIPES, RECIPE, record.fingerprint or "")
+    assert not harness.rt.store.alignments.is_declined(RECIPES, RECIPE, record.fingerprint or "")
 
 
 def test_declined_content_is_not_proposed_again(harness: Harness, fake: FakeGitHub) -> None:
@@ -597,7 +597,9 @@ def test_withdrawn_approval_mid_run_stops_before_writing(
 ) -> None:
     push(fake, 256)
     number = fake.open_pull(BENCH, head_ref="bump")
-    fake.before("POST", r"/check-runs$", lambda: harness.rt.store.revoke_approval(BENCH, number))
+    fake.before(
+        "POST", r"/check-runs$", lambda: harness.rt.store.syncs.revoke_approval(BENCH, number)
+    )
     harness.label(number)
     harness.drain()
     assert alignment_prs(fake) == [] and verify_comments(fake, number) == []
@@ -620,8 +622,8 @@ def test_events_that_need_no_work_enqueue_no_sync(harness: Harness, fake: FakeGi
         ),
     )
     assert harness.drain() == 2  # the two delivery jobs, no sync job
-    assert harness.rt.store.find_sync(BENCH, number) is None
-    assert harness.rt.store.find_sync(RECIPES, other) is None
+    assert harness.rt.store.syncs.find(BENCH, number) is None
+    assert harness.rt.store.syncs.find(RECIPES, other) is None
 
 
 def test_personal_token_mode_works_without_check_runs(
@@ -660,7 +662,7 @@ def test_app_missing_on_the_recipes_repo_fails_the_check_run_clearly(
     check = only(fake.check_runs_on(BENCH))
     assert check["conclusion"] == "failure"
     assert "not installed on org/recipes" in check["output"]["summary"]
-    sync = harness.rt.store.find_sync(BENCH, number)
+    sync = harness.rt.store.syncs.find(BENCH, number)
     assert sync is not None and sync.state == "failed"
 
 
@@ -693,7 +695,7 @@ def test_bad_input_is_reported_on_the_pr_and_engine_bugs_fail_the_check(
     assert (
         last["conclusion"] == "failure" and "unknown check conclusion" in last["output"]["summary"]
     )
-    sync = harness.rt.store.find_sync(BENCH, number)
+    sync = harness.rt.store.syncs.find(BENCH, number)
     assert sync is not None and sync.state == "failed"
 
 
@@ -750,7 +752,7 @@ def test_a_push_the_recipes_repo_declines_is_reported_with_what_to_grant(
     comment = only(verify_comments(fake, number))["body"]
     assert reason in comment and "branch protection" in comment
     assert alignment_prs(fake) == [] and fake.calls("POST", r"/pulls$") == 0
-    sync = harness.rt.store.find_sync(BENCH, number)
+    sync = harness.rt.store.syncs.find(BENCH, number)
     assert sync is not None and sync.state == "failed"
     assert harness.pending() == 0
 

@@ -288,7 +288,9 @@ def test_sticky_comment_is_found_across_pages_by_marker_and_author(
     stickies = StickyComments(gh, store, "someone")
     created = stickies.upsert(1, "verify", VERIFY_MARKER, "v1")
     assert created.action == "created"
-    store.set_sticky_comment(BENCH, 1, "verify", None)  # forget the cache: find it on page 3
+    store.conversation.set_sticky_comment(
+        BENCH, 1, "verify", None
+    )  # forget the cache: find it on page 3
     assert stickies.upsert(1, "verify", VERIFY_MARKER, "v1").action == "unchanged"
     assert fake.calls("GET", r"/issues/1/comments$") >= 3
     patches = fake.calls("PATCH", r"/issues/comments/")

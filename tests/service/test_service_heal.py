@@ -37,7 +37,7 @@ def recipe_on_branch(fake: FakeGitHub, repo: str, branch: str) -> str:
 def test_a_token_revoked_mid_job_is_renewed_once(harness: Harness, fake: FakeGitHub) -> None:
     fake.before("POST", r"/check-runs$", fake.revoke_tokens)  # while the sync runs
     number = labelled_pr(harness, fake)
-    sync = harness.rt.store.find_sync(BENCH, number)
+    sync = harness.rt.store.syncs.find(BENCH, number)
     assert sync is not None and sync.state == "done", sync  # was failed: 401 Bad credentials
     assert [s for _, _, s in fake.requests].count(401) == 1  # renewed, then fine
     (pr,) = fake.pulls[RECIPES].values()
@@ -50,7 +50,7 @@ def test_an_uninstalled_app_is_reported_as_not_installed(
     number = labelled_pr(harness, fake)
     fake.uninstall(fake.repos[BENCH].installation_id)  # cached tokens now answer 401
     synchronize(harness, fake, number, 512)
-    sync = harness.rt.store.find_sync(BENCH, number)
+    sync = harness.rt.store.syncs.find(BENCH, number)
     assert sync is not None and sync.state == "failed"
     assert sync.last_error is not None
     assert "the GitHub App is not installed on org/bench" in sync.last_error  # was 401
@@ -63,7 +63,7 @@ def test_a_repository_taken_out_of_the_installation_is_said_so(
     number = labelled_pr(harness, fake)
     fake.remove_from_installation(RECIPES)
     synchronize(harness, fake, number, 512)
-    sync = harness.rt.store.find_sync(BENCH, number)
+    sync = harness.rt.store.syncs.find(BENCH, number)
     assert sync is not None and sync.state == "failed" and sync.last_error is not None
     assert "not installed on org/recipes" in sync.last_error
     assert "removed from its installation" in sync.last_error
@@ -89,13 +89,13 @@ def test_a_renamed_recipes_repository_is_followed_and_its_name_stored(
     number = labelled_pr(harness, fake)
     fake.rename(RECIPES, "org/recipes-v2")
     synchronize(harness, fake, number, 512)  # was failed: "HTTP 301"
-    sync = harness.rt.store.find_sync(BENCH, number)
+    sync = harness.rt.store.syncs.find(BENCH, number)
     assert sync is not None and sync.state == "done", sync
     (pr,) = fake.pulls["org/recipes-v2"].values()
     assert '"512"' in recipe_on_branch(fake, "org/recipes-v2", pr["head_ref"])
-    assert harness.rt.store.current_repo_name(RECIPES) == "org/recipes-v2"
-    assert harness.rt.store.known_repo_name("org/recipes-v2") == RECIPES
-    assert len(harness.rt.store.alignments_for(BENCH, number)) == 1  # one record, same key
+    assert harness.rt.store.names.current_repo_name(RECIPES) == "org/recipes-v2"
+    assert harness.rt.store.names.known("org/recipes-v2") == RECIPES
+    assert len(harness.rt.store.alignments.for_bench_pr(BENCH, number)) == 1  # one record, same key
 
     # a fresh process (the new name from the store) goes straight to the new name
     fake.requests.clear()
@@ -122,7 +122,7 @@ def test_a_new_default_branch_retargets_the_open_alignment_pr(
     fake.commit(RECIPES, "trunk", {"docs/a.md": "a\n", "docs/b.md": "b\n"}, parent=main)
     fake.repos[RECIPES].default_branch = "trunk"
     synchronize(harness, fake, number, 512)
-    sync = harness.rt.store.find_sync(BENCH, number)
+    sync = harness.rt.store.syncs.find(BENCH, number)
     assert sync is not None and sync.state == "done", sync
     assert pr["base_ref"] == "trunk"  # was main, with a diff of 3 files instead of 1
     diff = git(fake.repos[RECIPES].path, "diff", "--name-only", "trunk", pr["head_ref"])

@@ -107,7 +107,7 @@ def test_deeply_nested_signed_json_is_400(service: tuple[Runtime, TestClient]) -
     # where nothing is read, it does not matter: the delivery is accepted as it stands
     nested = _mutate("pull_request.head.repo.owner", "x").replace(b'"x"', b"[" * 1000 + b"]" * 1000)
     assert post(http, nested).status_code == 202
-    assert rt.store.delivery_count() == 1 and len(rt.huey.pending()) == 1
+    assert rt.store.deliveries.count() == 1 and len(rt.huey.pending()) == 1
 
 
 def _mutate(path: str, value: Any) -> bytes:
@@ -167,7 +167,7 @@ def test_redelivery_of_a_recorded_but_never_enqueued_delivery_is_enqueued(
     rt, http = service
     body = json.dumps(labeled()).encode()
     # what a web process killed between the insert and the enqueue leaves behind
-    assert rt.store.claim_delivery(
+    assert rt.store.deliveries.claim(
         "lost-1", event="pull_request", action="labeled", repo="o/r", trigger="{}"
     )
     redelivered = post(http, body, delivery="lost-1")  # at once: was "duplicate" for 10 s
@@ -184,37 +184,37 @@ def test_a_delivery_that_never_reached_the_queue_is_enqueued_by_the_reconciler(
     rt, http = service
     accepted = post(http, json.dumps(labeled()).encode(), delivery="queued-1")
     assert accepted.status_code == 202
-    assert rt.store.claim_delivery(
+    assert rt.store.deliveries.claim(
         "lost-2", event="pull_request", action="labeled", repo="o/r", trigger="{}"
     )
     rt.huey.storage.flush_queue()
     assert reconcile_once(rt)["deliveries"] == []  # recorded just now: its enqueue may follow
-    with rt.store.tx() as session:
+    with rt.store.db.tx() as session:
         session.execute(update(Delivery).values(updated_at=rt.clock() - UNQUEUED_AFTER - 1))
     # was left to the 15-minute sweep of unfinished deliveries; one that reached the queue
     # (queued-1) is not enqueued again
     assert reconcile_once(rt)["deliveries"] == ["lost-2"]
     assert len(rt.huey.pending()) == 1
     assert reconcile_once(rt)["deliveries"] == []  # queued now
-    assert rt.store.delivery("lost-2") is not None
+    assert rt.store.deliveries.get("lost-2") is not None
 
 
 def test_a_delivery_is_processed_by_one_worker_at_a_time(
     service: tuple[Runtime, TestClient],
 ) -> None:
     rt, _ = service
-    assert rt.store.claim_delivery(
+    assert rt.store.deliveries.claim(
         "twice", event="pull_request", action="labeled", repo="o/r", trigger="{}"
     )
-    assert rt.store.start_delivery("twice", stale_after=30)
-    assert not rt.store.start_delivery("twice", stale_after=30)  # a live worker has it
-    assert rt.store.stale_processing(30) == []
-    with rt.store.tx() as session:
+    assert rt.store.deliveries.start("twice", stale_after=30)
+    assert not rt.store.deliveries.start("twice", stale_after=30)  # a live worker has it
+    assert rt.store.deliveries.stale_processing(30) == []
+    with rt.store.db.tx() as session:
         session.execute(
             update(Delivery).where(Delivery.delivery_id == "twice").values(updated_at=0.0)
         )
-    assert rt.store.stale_processing(30) == ["twice"]  # its worker died: resumable
-    assert rt.store.start_delivery("twice", stale_after=30)
+    assert rt.store.deliveries.stale_processing(30) == ["twice"]  # its worker died: resumable
+    assert rt.store.deliveries.start("twice", stale_after=30)
 
 
 def test_an_unparseable_private_key_fails_the_delivery_with_the_reason(
@@ -233,7 +233,7 @@ def test_an_unparseable_private_key_fails_the_delivery_with_the_reason(
             outcome = run_delivery(rt, delivery)
             assert outcome.startswith("failed: ") and "not a usable PEM private key" in outcome
             assert "not a key" not in outcome  # the key itself is never echoed
-            found = rt.store.delivery(delivery)
+            found = rt.store.deliveries.get(delivery)
             assert found is not None and found[1] == "failed"
             assert run_delivery(rt, delivery) == "already failed"  # no retry loop
             ready = http.get("/readyz")
@@ -273,7 +273,7 @@ def test_a_body_that_is_not_declared_json_is_415(
 def test_json_with_a_charset_parameter_is_accepted(service: tuple[Runtime, TestClient]) -> None:
     rt, http = service
     assert _post_labeled(http, "Application/JSON; charset=utf-8").status_code == 202
-    assert len(rt.huey.pending()) == 1 and rt.store.delivery_count() == 1
+    assert len(rt.huey.pending()) == 1 and rt.store.deliveries.count() == 1
 
 
 @pytest.mark.parametrize(

@@ -77,7 +77,7 @@ def test_sigkilled_worker_resumes_without_duplicate_side_effects(
     hold.release.set()
 
     # mid-job state: PR pushed and opened, comment created, check run in progress
-    sync = harness.rt.store.find_sync(BENCH, number)
+    sync = harness.rt.store.syncs.find(BENCH, number)
     assert sync is not None and sync.state == "running"
     assert len(fake.pulls[RECIPES]) == 1 and len(fake.comments_on(BENCH, number)) == 1
     assert [c["status"] for c in fake.check_runs_on(BENCH)] == ["in_progress"]
@@ -86,7 +86,7 @@ def test_sigkilled_worker_resumes_without_duplicate_side_effects(
     try:
 
         def finished() -> bool:
-            current = harness.rt.store.find_sync(BENCH, number)
+            current = harness.rt.store.syncs.find(BENCH, number)
             return current is not None and current.state == "done"
 
         wait_for(finished, 60, "the resumed sync", log)

@@ -74,7 +74,7 @@ def exactly_one_set_of_side_effects(fake: FakeGitHub, number: int) -> None:
 
 
 def synced(harness: Harness, number: int) -> bool:
-    sync = harness.rt.store.find_sync(BENCH, number)
+    sync = harness.rt.store.syncs.find(BENCH, number)
     return sync is not None and sync.state == "done"
 
 
@@ -106,7 +106,7 @@ def test_web_killed_between_record_and_enqueue_then_redelivered(
         assert first.returncode == -signal.SIGKILL
     finally:
         stop(first)
-    found = harness.rt.store.delivery("delivery-killed")
+    found = harness.rt.store.deliveries.get("delivery-killed")
     assert found is not None and found[1] == "received"  # recorded, never enqueued
 
     second = serve(harness, log, port, die=False)
@@ -121,7 +121,7 @@ def test_web_killed_between_record_and_enqueue_then_redelivered(
             return response.status_code in (200, 202)
 
         wait_for(redelivered, 40, "the redelivery to be answered", log)
-        state = harness.rt.store.delivery("delivery-killed")
+        state = harness.rt.store.deliveries.get("delivery-killed")
         # accepted at once (it was "duplicate" for 10 s); only when the new server came up
         # after the reconciler's 10 s (a loaded machine) had the reconciler enqueued it first
         assert answers == ["accepted"] or (
@@ -156,7 +156,7 @@ def test_worker_killed_mid_dispatch_is_finished_within_60_s(
     killed = time.monotonic()
     fake.holds.remove(hold)
     hold.release.set()
-    found = harness.rt.store.delivery("delivery-dispatch")
+    found = harness.rt.store.deliveries.get("delivery-dispatch")
     assert found is not None and found[1] == "processing"
 
     second = worker(harness, log)
@@ -169,7 +169,7 @@ def test_worker_killed_mid_dispatch_is_finished_within_60_s(
             second.wait(timeout=20)
         except subprocess.TimeoutExpired:
             second.kill()
-    found = harness.rt.store.delivery("delivery-dispatch")
+    found = harness.rt.store.deliveries.get("delivery-dispatch")
     assert found is not None and found[1] == "done"
     exactly_one_set_of_side_effects(fake, number)
     harness.close()

@@ -100,8 +100,8 @@ def test_a_number_that_is_not_a_positive_int32_is_400_naming_the_field(
         assert response.status_code == 400, (value, response.text)
         error = response.json()["error"]
         assert f"'{field}' is not an issue or pull request number" in error, error
-    assert rt.store.delivery_count() == 0 and len(rt.huey.pending()) == 0
+    assert rt.store.deliveries.count() == 0 and len(rt.huey.pending()) == 0
     # the largest valid number goes through: the bound is the column's, not a guess
     assert deliver(http, kind, 2**31 - 1).status_code == 202
     assert deliver(http, kind, 1).status_code == 202
-    assert rt.store.delivery_count() == 2
+    assert rt.store.deliveries.count() == 2

@@ -31,12 +31,12 @@ def _outage(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> tuple[
     values["database_url"] = request.getfixturevalue("pg_url")
     rt = boot(Settings(**values))
     if kind == "postgresql":  # PostgreSQL goes away after start
-        healthy = (rt.store.engine, rt.store._autocommit)
+        healthy = (rt.store.db.engine, rt.store.db.autocommit)
         gone = create_engine(UNREACHABLE_PG.format(port=free_port()))
-        rt.store.engine, rt.store._autocommit = gone, gone
+        rt.store.db.engine, rt.store.db.autocommit = gone, gone
         return rt, healthy
     # a failing statement: SQLAlchemy's message carries the SQL and its parameters
-    with rt.store.engine.begin() as conn:
+    with rt.store.db.engine.begin() as conn:
         conn.execute(text("DROP TABLE deliveries CASCADE"))
     return rt, None
 
@@ -55,7 +55,7 @@ def test_a_refused_delivery_is_one_line_naming_it(
             statuses = [deliver(http, "issue_comment", 4242).status_code for _ in range(3)]
     finally:
         if healthy is not None:
-            rt.store.engine, rt.store._autocommit = healthy
+            rt.store.db.engine, rt.store.db.autocommit = healthy
         rt.close()
     assert statuses == [503] * 3
     records = [r for r in caplog.records if r.name.startswith("recipe_sync")]

@@ -21,7 +21,7 @@ from bot.evidence.source import DirRunSource
 from bot.fixtures import SEED_RECIPE, SeedFixtures, build_seed_fixtures
 from bot.present.posted import VERIFY_MARKER
 from bot.rules import default_rules
-from bot.service.triggers import CHECK_NAME
+from bot.service.intake import CHECK_NAME
 from bot.sources import GitTreeSource, git_blob_sha_at
 from tests.service.conftest import BOT, MAINTAINER, Harness
 from tests.service.fakegithub import FakeGitHub, ServerThread, git

@@ -13,7 +13,8 @@ from alembic.migration import MigrationContext
 
 from bot.state.migrate import upgrade
 from bot.state.models import Base
-from bot.state.store import Approval, Store
+from bot.state.records import Approval
+from bot.state.store import Store
 
 
 class Clock:
@@ -36,13 +37,13 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
 
 
 def clock_of(store: Store) -> Clock:
-    assert isinstance(store.clock, Clock)
-    return store.clock
+    assert isinstance(store.db.clock, Clock)
+    return store.db.clock
 
 
 def test_migrations_match_the_models_and_are_idempotent(store: Store) -> None:
-    upgrade(store.engine)  # a second start changes nothing
-    with store.engine.connect() as conn:
+    upgrade(store.db.engine)  # a second start changes nothing
+    with store.db.engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
     assert diff == []
 
@@ -54,7 +55,7 @@ def test_a_delivery_is_claimed_exactly_once_under_concurrency(store: Store) -> N
     def claim() -> None:
         barrier.wait()
         results.append(
-            store.claim_delivery("guid-1", event="e", action="a", repo="o/r", trigger="{}")
+            store.deliveries.claim("guid-1", event="e", action="a", repo="o/r", trigger="{}")
         )
 
     threads = [threading.Thread(target=claim) for _ in range(8)]
@@ -64,28 +65,28 @@ def test_a_delivery_is_claimed_exactly_once_under_concurrency(store: Store) -> N
         thread.join()
     assert sorted(results) == [False] * 7 + [True]
     # a failed delivery can be redelivered; a done one cannot
-    store.set_delivery_status("guid-1", "failed", "boom")
-    assert store.claim_delivery("guid-1", event="e", action="a", repo="o/r", trigger="{}")
-    store.set_delivery_status("guid-1", "done")
-    assert not store.claim_delivery("guid-1", event="e", action="a", repo="o/r", trigger="{}")
+    store.deliveries.set_status("guid-1", "failed", "boom")
+    assert store.deliveries.claim("guid-1", event="e", action="a", repo="o/r", trigger="{}")
+    store.deliveries.set_status("guid-1", "done")
+    assert not store.deliveries.claim("guid-1", event="e", action="a", repo="o/r", trigger="{}")
 
 
 def test_requests_coalesce_per_pr(store: Store) -> None:
     approval = Approval("a" * 40, "maintainer", False)
-    assert store.request_sync("o/r", 1, approval=None, dry_run=False) is None  # unapproved
-    first = store.request_sync("o/r", 1, approval=approval, dry_run=True)
+    assert store.syncs.request("o/r", 1, approval=None, dry_run=False) is None  # unapproved
+    first = store.syncs.request("o/r", 1, approval=approval, dry_run=True)
     assert first is not None and first.enqueue
-    again = store.request_sync("o/r", 1, approval=None, dry_run=True)
+    again = store.syncs.request("o/r", 1, approval=None, dry_run=True)
     assert again is not None and not again.enqueue  # absorbed while pending
-    lease = store.acquire(first.sync_id, "w1", stale_after=60)
+    lease = store.syncs.acquire(first.sync_id, "w1", stale_after=60)
     assert lease is not None and lease.dry_run and lease.generation == 1
-    assert store.acquire(first.sync_id, "w2", stale_after=60) is None  # one runner per PR
+    assert store.syncs.acquire(first.sync_id, "w2", stale_after=60) is None  # one runner per PR
 
     moved = Approval("b" * 40, "label", False)
-    during = store.request_sync("o/r", 1, approval=moved, dry_run=False)
+    during = store.syncs.request("o/r", 1, approval=moved, dry_run=False)
     assert during is not None and not during.enqueue and during.state == "running"
-    assert store.finish(first.sync_id, "w1")  # dirty: the runner re-queues it
-    after = store.sync(first.sync_id)
+    assert store.syncs.finish(first.sync_id, "w1")  # dirty: the runner re-queues it
+    after = store.syncs.get(first.sync_id)
     assert after is not None
     assert (after.state, after.generation, after.approved_sha, after.dry_run) == (
         "pending",
@@ -96,28 +97,28 @@ def test_requests_coalesce_per_pr(store: Store) -> None:
 
 
 def test_a_dead_runner_is_resumed_with_the_same_generation(store: Store) -> None:
-    ticket = store.request_sync("o/r", 2, approval=Approval("c" * 40, "m", True), dry_run=False)
+    ticket = store.syncs.request("o/r", 2, approval=Approval("c" * 40, "m", True), dry_run=False)
     assert ticket is not None
-    lease = store.acquire(ticket.sync_id, "dead-worker", stale_after=30)
+    lease = store.syncs.acquire(ticket.sync_id, "dead-worker", stale_after=30)
     assert lease is not None
     clock_of(store).now += 10
-    assert store.heartbeat(ticket.sync_id, "dead-worker")
-    assert store.requeue_stale(30) == []  # heartbeat is fresh
+    assert store.syncs.heartbeat(ticket.sync_id, "dead-worker")
+    assert store.syncs.requeue_stale(30) == []  # heartbeat is fresh
     clock_of(store).now += 31
-    assert store.requeue_stale(30) == [ticket.sync_id]
-    assert store.requeue_stale(30) == []  # only once
-    resumed = store.acquire(ticket.sync_id, "new-worker", stale_after=30)
+    assert store.syncs.requeue_stale(30) == [ticket.sync_id]
+    assert store.syncs.requeue_stale(30) == []  # only once
+    resumed = store.syncs.acquire(ticket.sync_id, "new-worker", stale_after=30)
     assert resumed is not None and resumed.generation == lease.generation
     assert resumed.external_id == lease.external_id
-    assert not store.heartbeat(ticket.sync_id, "dead-worker")  # its lease is gone
-    assert not store.finish(ticket.sync_id, "dead-worker")
-    assert not store.finish(ticket.sync_id, "new-worker")
-    done = store.sync(ticket.sync_id)
+    assert not store.syncs.heartbeat(ticket.sync_id, "dead-worker")  # its lease is gone
+    assert not store.syncs.finish(ticket.sync_id, "dead-worker")
+    assert not store.syncs.finish(ticket.sync_id, "new-worker")
+    done = store.syncs.get(ticket.sync_id)
     assert done is not None and done.state == "done" and done.lease_owner is None
 
 
 def test_alignment_records_declines_stickies_refusals(store: Store) -> None:
-    record = store.save_alignment(
+    record = store.alignments.save(
         bench_repo="o/b",
         bench_pr=1,
         recipe_path="models/a/b.yaml",
@@ -126,46 +127,50 @@ def test_alignment_records_declines_stickies_refusals(store: Store) -> None:
         pr_number=5,
         fingerprint="f" * 64,
     )
-    assert record.state == "open" and store.count_open_alignments("o/r") == 1
-    assert store.count_alignments_created_since("o/r", clock_of(store).now - 10) == 1
-    store.add_declined("o/r", "models/a/b.yaml", "f" * 64, 5)
-    store.add_declined("o/r", "models/a/b.yaml", "f" * 64, 5)
-    assert store.is_declined("o/r", "models/a/b.yaml", "f" * 64)
-    assert not store.is_declined("o/r", "models/a/b.yaml", "e" * 64)
-    store.set_sticky_comment("o/b", 1, "verify", 3_000_000_000)  # GitHub ids exceed 2**31
-    assert store.sticky_comment("o/b", 1, "verify") == 3_000_000_000
-    store.set_sticky_comment("o/b", 1, "verify", None)
-    assert store.sticky_comment("o/b", 1, "verify") is None
-    assert store.claim_refusal("o/b", 1, "visitor") and not store.claim_refusal("o/b", 1, "visitor")
+    assert record.state == "open" and store.alignments.count_open("o/r") == 1
+    assert store.alignments.count_created_since("o/r", clock_of(store).now - 10) == 1
+    store.alignments.decline("o/r", "models/a/b.yaml", "f" * 64, 5)
+    store.alignments.decline("o/r", "models/a/b.yaml", "f" * 64, 5)
+    assert store.alignments.is_declined("o/r", "models/a/b.yaml", "f" * 64)
+    assert not store.alignments.is_declined("o/r", "models/a/b.yaml", "e" * 64)
+    store.conversation.set_sticky_comment(
+        "o/b", 1, "verify", 3_000_000_000
+    )  # GitHub ids exceed 2**31
+    assert store.conversation.sticky_comment("o/b", 1, "verify") == 3_000_000_000
+    store.conversation.set_sticky_comment("o/b", 1, "verify", None)
+    assert store.conversation.sticky_comment("o/b", 1, "verify") is None
+    assert store.conversation.claim_refusal(
+        "o/b", 1, "visitor"
+    ) and not store.conversation.claim_refusal("o/b", 1, "visitor")
 
 
 def test_dropped_hunks_per_alignment_pr(store: Store) -> None:
-    store.save_alignment(
+    store.alignments.save(
         bench_repo="o/b", bench_pr=1, recipe_path="models/a/b.yaml", recipes_repo="o/r",
         branch="recipe-sync/b-1/a-b", pr_number=5,
     )  # fmt: skip
-    record = store.alignment_by_pr("o/r", 5)
+    record = store.alignments.by_pr("o/r", 5)
     assert record is not None and (record.bench_pr, record.recipe_path) == (1, "models/a/b.yaml")
-    assert store.alignment_by_pr("o/r", 6) is None
-    assert store.drop_hunk("o/b", 1, "models/a/b.yaml", "--moe-backend", login="m")
-    assert not store.drop_hunk("o/b", 1, "models/a/b.yaml", "--moe-backend", login="n")
-    assert store.drop_hunk("o/b", 1, "*", "AITER_TRITON_LOG_LEVEL", login="n")
-    assert store.drop_hunk("o/b", 2, "*", "--moe-backend", login="n")  # another benchmark PR
-    assert store.dropped_hunks("o/b", 1) == {
+    assert store.alignments.by_pr("o/r", 6) is None
+    assert store.choices.drop("o/b", 1, "models/a/b.yaml", "--moe-backend", login="m")
+    assert not store.choices.drop("o/b", 1, "models/a/b.yaml", "--moe-backend", login="n")
+    assert store.choices.drop("o/b", 1, "*", "AITER_TRITON_LOG_LEVEL", login="n")
+    assert store.choices.drop("o/b", 2, "*", "--moe-backend", login="n")  # another benchmark PR
+    assert store.choices.dropped("o/b", 1) == {
         "models/a/b.yaml": {"--moe-backend": "m"},
         "*": {"AITER_TRITON_LOG_LEVEL": "n"},
     }
     # keep on the alignment PR forgets its file's drop and the benchmark PR's one for all files
-    assert store.keep_hunk("o/b", 1, "models/a/b.yaml", "AITER_TRITON_LOG_LEVEL")
-    assert store.keep_hunk("o/b", 1, None, "--moe-backend")
-    assert not store.keep_hunk("o/b", 1, None, "--moe-backend")
-    assert store.dropped_hunks("o/b", 1) == {}
+    assert store.choices.keep("o/b", 1, "models/a/b.yaml", "AITER_TRITON_LOG_LEVEL")
+    assert store.choices.keep("o/b", 1, None, "--moe-backend")
+    assert not store.choices.keep("o/b", 1, None, "--moe-backend")
+    assert store.choices.dropped("o/b", 1) == {}
     # an add is the other choice for the same hunk: it replaces a drop, keep forgets it
-    assert store.drop_hunk("o/b", 1, "*", "--linear-backend", login="m")
-    assert store.choose_hunk("o/b", 1, "*", "--linear-backend", "add", login="n")
-    assert not store.choose_hunk("o/b", 1, "*", "--linear-backend", "add", login="n")
-    assert store.dropped_hunks("o/b", 1) == {}
-    assert store.added_hunks("o/b", 1) == {"*": {"--linear-backend": "n"}}
-    assert store.keep_hunk("o/b", 1, None, "--linear-backend")
-    assert store.added_hunks("o/b", 1) == {}
-    assert store.dropped_hunks("o/b", 2) == {"*": {"--moe-backend": "n"}}
+    assert store.choices.drop("o/b", 1, "*", "--linear-backend", login="m")
+    assert store.choices.choose("o/b", 1, "*", "--linear-backend", "add", login="n")
+    assert not store.choices.choose("o/b", 1, "*", "--linear-backend", "add", login="n")
+    assert store.choices.dropped("o/b", 1) == {}
+    assert store.choices.added("o/b", 1) == {"*": {"--linear-backend": "n"}}
+    assert store.choices.keep("o/b", 1, None, "--linear-backend")
+    assert store.choices.added("o/b", 1) == {}
+    assert store.choices.dropped("o/b", 2) == {"*": {"--moe-backend": "n"}}

@@ -20,7 +20,23 @@ from bot.contract import (
 from bot.github.ratelimit import rate_limit_wait, transient_wait
 from bot.github.signature import sign, verify
 from bot.service.checks import batches
-from bot.service.triggers import CHECK_NAME, Ignored, PayloadError, Trigger, classify
+from bot.service.events import (
+    AddHunk,
+    CheckRunRequested,
+    DropHunk,
+    Event,
+    Ignored,
+    InstallationChanged,
+    KeepHunk,
+    LabelAdded,
+    PullClosed,
+    PullUpdated,
+    SyncCommand,
+    WorkflowRunCompleted,
+    event_from_json,
+    event_json,
+)
+from bot.service.intake import CHECK_NAME, PayloadError, classify
 from bot.settings import CredentialsMissing, Settings, SettingsError
 from tests.shared import github_data_dir
 
@@ -31,7 +47,7 @@ def payload(name: str) -> Any:
     return json.loads((DATA / name).read_text())
 
 
-def run(event: str, body: Any) -> Trigger | Ignored:
+def run(event: str, body: Any) -> Event | Ignored:
     return classify(
         event,
         body,
@@ -67,7 +83,7 @@ def test_label_event_for_the_trigger_label_only() -> None:
     assert run("pull_request", body) == Ignored("another label")
     body["label"]["name"] = "recipe-sync"
     trigger = run("pull_request", body)
-    assert isinstance(trigger, Trigger)
+    assert isinstance(trigger, LabelAdded)
     assert (trigger.kind, trigger.repo, trigger.pr_number, trigger.sender) == (
         "label_added",
         "Codertocat/Hello-World",
@@ -75,7 +91,7 @@ def test_label_event_for_the_trigger_label_only() -> None:
         "Codertocat",
     )
     assert trigger.head_sha == "ec26c3e57ca3a959ca5aad62de7213c562f8c821" and not trigger.is_fork
-    assert Trigger.from_json(trigger.to_json()) == trigger
+    assert event_from_json(event_json(trigger)) == trigger
 
 
 def test_synchronize_counts_only_on_a_labelled_pr_and_detects_forks() -> None:
@@ -84,14 +100,14 @@ def test_synchronize_counts_only_on_a_labelled_pr_and_detects_forks() -> None:
     body["pull_request"]["labels"].append({"name": "recipe-sync"})
     body["pull_request"]["head"]["repo"]["full_name"] = "someone/Hello-World"
     trigger = run("pull_request", body)
-    assert isinstance(trigger, Trigger) and trigger.kind == "pr_updated" and trigger.is_fork
+    assert isinstance(trigger, PullUpdated) and trigger.kind == "pr_updated" and trigger.is_fork
 
 
 def test_closed_events_carry_merged() -> None:
     unmerged = run("pull_request", payload("pull_request.closed.json"))
     merged = run("pull_request", payload("pull_request.closed.merged.json"))
-    assert isinstance(unmerged, Trigger) and unmerged.kind == "pr_closed" and not unmerged.merged
-    assert isinstance(merged, Trigger) and merged.merged
+    assert isinstance(unmerged, PullClosed) and unmerged.kind == "pr_closed" and not unmerged.merged
+    assert isinstance(merged, PullClosed) and merged.merged
 
 
 def test_comment_commands() -> None:
@@ -102,7 +118,7 @@ def test_comment_commands() -> None:
     assert run("issue_comment", body) == Ignored("comment is not a command")
     body["comment"]["body"] = "/recipe-sync dry-run\nplease"
     trigger = run("issue_comment", body)
-    assert isinstance(trigger, Trigger)
+    assert isinstance(trigger, SyncCommand)
     assert (trigger.kind, trigger.dry_run, trigger.pr_number, trigger.comment_id) == (
         "command",
         True,
@@ -120,18 +136,18 @@ def test_drop_and_keep_commands_name_a_flag_or_env_var() -> None:
     body = payload("issue_comment.created.pull_request.json")
     body["comment"]["body"] = "/recipe-sync drop --moe-backend\nthe CK path is not ours yet"
     trigger = run("issue_comment", body)
-    assert isinstance(trigger, Trigger)
+    assert isinstance(trigger, DropHunk)
     assert (trigger.kind, trigger.subject, trigger.pr_number) == ("drop", "--moe-backend", 1)
-    assert Trigger.from_json(trigger.to_json()) == trigger
+    assert event_from_json(event_json(trigger)) == trigger
     body["comment"]["body"] = "/recipe-sync keep AITER_TRITON_LOG_LEVEL"
     trigger = run("issue_comment", body)
-    assert isinstance(trigger, Trigger)
+    assert isinstance(trigger, KeepHunk)
     assert (trigger.kind, trigger.subject) == ("keep", "AITER_TRITON_LOG_LEVEL")
     body["comment"]["body"] = "/recipe-sync add --linear-backend"
     trigger = run("issue_comment", body)
-    assert isinstance(trigger, Trigger)
+    assert isinstance(trigger, AddHunk)
     assert (trigger.kind, trigger.subject) == ("add", "--linear-backend")
-    assert Trigger.from_json(trigger.to_json()) == trigger
+    assert event_from_json(event_json(trigger)) == trigger
     body["comment"]["body"] = "/recipe-sync drop $(reboot)"
     assert run("issue_comment", body) == Ignored(
         "'$(reboot)' is not a flag or an environment variable"
@@ -143,8 +159,12 @@ def test_drop_and_keep_commands_name_a_flag_or_env_var() -> None:
 def test_workflow_runs_with_and_without_pull_requests() -> None:
     with_prs = run("workflow_run", payload("workflow_run.completed.json"))
     fork = run("workflow_run", payload("workflow_run.completed.without-pull-requests.json"))
-    assert isinstance(with_prs, Trigger) and with_prs.pr_numbers == (2,)
-    assert isinstance(fork, Trigger) and fork.pr_numbers == () and fork.head_ref == "master"
+    assert isinstance(with_prs, WorkflowRunCompleted) and with_prs.pr_numbers == (2,)
+    assert (
+        isinstance(fork, WorkflowRunCompleted)
+        and fork.pr_numbers == ()
+        and fork.head_ref == "master"
+    )
     assert isinstance(run("workflow_run", payload("workflow_run.requested.json")), Ignored)
 
 
@@ -154,7 +174,9 @@ def test_check_runs_of_ours_only_and_not_from_ourselves() -> None:
     body["check_run"]["name"] = CHECK_NAME
     trigger = run("check_run", body)
     assert (
-        isinstance(trigger, Trigger) and trigger.kind == "check_run" and trigger.check_run_id == 4
+        isinstance(trigger, CheckRunRequested)
+        and trigger.kind == "check_run"
+        and trigger.check_run_id == 4
     )
     body["sender"]["login"] = "recipe-sync[bot]"
     assert isinstance(run("check_run", body), Ignored)
@@ -166,11 +188,11 @@ def test_installation_events_drop_cached_installations() -> None:
     created = run("installation", payload("installation.created.json"))
     added = run("installation_repositories", payload("installation_repositories.added.json"))
     for trigger in (created, added):
-        assert isinstance(trigger, Trigger) and trigger.kind == "installation"
+        assert isinstance(trigger, InstallationChanged) and trigger.kind == "installation"
         assert (
-            trigger.installation_id is not None and Trigger.from_json(trigger.to_json()) == trigger
+            trigger.installation_id is not None and event_from_json(event_json(trigger)) == trigger
         )
-    assert isinstance(added, Trigger) and added.repo == "Codertocat"
+    assert isinstance(added, InstallationChanged) and added.repo == "Codertocat"
     with pytest.raises(PayloadError, match=r"installation\.id"):
         run("installation", {"action": "deleted"})
 
@@ -260,7 +282,7 @@ def test_outcomes_the_service_cannot_apply_are_rejected() -> None:
 def test_app_manifest_is_least_privilege_and_matches_the_handled_events() -> None:
     from ruamel.yaml import YAML
 
-    from bot.service.triggers import ALLOWED
+    from bot.service.intake import ALLOWED
 
     manifest = YAML(typ="safe").load((Path(__file__).resolve().parents[2] / "app.yml").read_text())
     valid = {

@@ -55,7 +55,7 @@ def post(
 
 
 def queued(rt: Runtime) -> int:
-    return len(rt.huey.pending()) + rt.store.delivery_count()
+    return len(rt.huey.pending()) + rt.store.deliveries.count()
 
 
 @pytest.mark.parametrize(
@@ -97,7 +97,7 @@ def test_accepted_then_duplicates(service: tuple[Runtime, TestClient]) -> None:
     for _ in range(49):
         again = post(http, body, delivery="d-1")
         assert again.status_code == 200 and again.json()["status"] == "duplicate"
-    assert len(rt.huey.pending()) == 1 and rt.store.delivery_count() == 1
+    assert len(rt.huey.pending()) == 1 and rt.store.deliveries.count() == 1
 
 
 def test_ignored_events_answer_200_without_enqueueing(service: tuple[Runtime, TestClient]) -> None:
@@ -179,7 +179,7 @@ def test_without_credentials_the_job_fails_clearly_and_stays_retryable(
     task = rt.huey.dequeue()
     rt.huey.execute(task)
     assert "no GitHub credentials: set RECIPE_SYNC_APP_ID" in caplog.text
-    found = rt.store.delivery("d-3")
+    found = rt.store.deliveries.get("d-3")
     assert found is not None and found[1] == "enqueued"  # not failed: retried later
     assert len(rt.huey.scheduled()) == 1  # rescheduled with backoff
 

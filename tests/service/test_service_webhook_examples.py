@@ -1,6 +1,6 @@
 """Every example payload of ``@octokit/webhooks-examples`` (installed by ``make test`` into
 ``.npm-tools``), signed and posted to a real ``recipe-sync serve`` over HTTP: none is a 5xx,
-subscribed events end as bot/service/triggers.py documents (queued or ignored), the rest are
+subscribed events end as bot/service/intake.py documents (queued or ignored), the rest are
 acknowledged and ignored. The examples rarely concern us (another label, a comment that is
 not a command), so each subscribed one is also sent made relevant. The queued deliveries are
 then dispatched against the fake GitHub (seeded with the examples' repository): none may
@@ -23,7 +23,7 @@ import pytest
 
 from bot.github.signature import sign
 from bot.present.posted import DASHBOARD_MARKER
-from bot.service.triggers import ALLOWED, CHECK_NAME, INSTALLATION_EVENTS, RECHECK_ACTION
+from bot.service.intake import ALLOWED, CHECK_NAME, INSTALLATION_EVENTS, RECHECK_ACTION
 from tests.service.conftest import (
     BOT,
     SCRIPT,
@@ -169,8 +169,8 @@ def test_every_octokit_example_is_answered_as_documented(
 
     # accepted means recorded and queued; ignored means neither
     store = harness.rt.store
-    assert all(store.delivery(d) is not None for d in accepted)
-    assert all(store.delivery(d) is None for d in ignored)
+    assert all(store.deliveries.get(d) is not None for d in accepted)
+    assert all(store.deliveries.get(d) is None for d in ignored)
     assert harness.pending() == len(accepted)
 
     # the examples' repository, with its PRs #1 and #2, so the jobs get past the lookup
@@ -185,14 +185,14 @@ def test_every_octokit_example_is_answered_as_documented(
     assert not crashes, crashes
     ends: Counter[str] = Counter()
     for delivery in accepted:
-        found = store.delivery(delivery)
+        found = store.deliveries.get(delivery)
         assert found is not None
         ends[found[1]] += 1
     # every queued trigger was dispatched to the end (none failed, none left to retry)
     assert ends == {"done": len(accepted)}, ends
     # the label (#2) and the command (#1) variants ran a sync that reported on the PR
     for number in (1, 2):
-        sync = store.find_sync(HELLO, number)
+        sync = store.syncs.find(HELLO, number)
         assert sync is not None and sync.state == "done", sync
     assert harness.fake.check_runs_on(HELLO)
     print(f"{len(deliveries)} deliveries ({len(examples)} examples): {dict(statuses)}; "

@@ -1,23 +1,33 @@
-"""Webhook payload → :class:`Trigger` (pure).
+"""Webhook payload → :data:`~bot.service.events.Event` or :class:`Ignored` (pure).
 
 The web endpoint runs :func:`classify` on every verified delivery: events and actions outside
 the allow-list, our own comments and check runs (self-loop guard), and events that cannot
 concern us (another label, a comment that is not a command, an unlabelled PR) are ignored
-there and never enqueued. What remains is stored as a small JSON trigger; the job re-reads
-the state it needs from the API (an event is a prompt, not state to apply).
+there and never enqueued. What remains is stored as a small JSON event; the job re-reads
+the state it needs from the API (an event is a prompt, not state to apply). The command
+grammar is :mod:`bot.service.grammar`.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from dataclasses import dataclass, fields
-from typing import Any, Literal
-
-import orjson
+from typing import Any
 
 from bot.errors import RecipeSyncError
 from bot.present.posted import DASHBOARD_MARKER, REBASE_LABEL
+from bot.service.events import (
+    CheckRunRequested,
+    DashboardEdited,
+    Event,
+    Ignored,
+    InstallationChanged,
+    LabelAdded,
+    LabelRemoved,
+    PullClosed,
+    PullUpdated,
+    RebaseRequested,
+    WorkflowRunCompleted,
+)
+from bot.service.grammar import read_command
 
 CHECK_NAME = "recipe-sync / alignment"
 RECHECK_ACTION = "recheck"
@@ -36,72 +46,9 @@ ALLOWED: dict[str, frozenset[str]] = {
 # repositories changed, so cached installation ids and tokens are dropped.
 INSTALLATION_EVENTS = frozenset({"installation", "installation_repositories"})
 
-TriggerKind = Literal[
-    "installation",  # the App was (un)installed or its repositories changed: forget caches
-    "label_added",  # trigger label applied: approve the labelled head
-    "label_removed",  # approval withdrawn
-    "pr_updated",  # opened / reopened / synchronize / ready_for_review on a labelled PR
-    "pr_closed",  # a benchmark PR or an alignment PR was closed
-    "command",  # `/recipe-sync [dry-run] [<sha>]` comment
-    "workflow_run",  # a run completed: refresh the evidence of the matching PR
-    "check_run",  # our check run was re-requested or its "Re-check" button clicked
-    "rebase",  # the rebase label was put on an alignment PR
-    "dashboard_edit",  # someone edited the bot's dashboard issue (ticked a box)
-    "drop",  # `/recipe-sync drop <flag>` on an alignment PR or its benchmark PR
-    "keep",  # `/recipe-sync keep <flag>`: forget a drop or an add (back to the estimate)
-    "add",  # `/recipe-sync add <flag>`: propose a candidate the adoption estimate left out
-]
-
 
 class PayloadError(RecipeSyncError):
     """A verified delivery whose payload lacks a field we need."""
-
-
-@dataclass(frozen=True)
-class Trigger:
-    kind: TriggerKind
-    repo: str
-    action: str
-    sender: str = ""
-    pr_number: int | None = None
-    head_sha: str = ""
-    head_ref: str = ""
-    head_repo: str = ""
-    is_fork: bool = False
-    merged: bool = False
-    dry_run: bool = False
-    comment_id: int | None = None
-    run_id: int | None = None
-    run_attempt: int | None = None
-    pr_numbers: tuple[int, ...] = ()
-    check_run_id: int | None = None
-    external_id: str = ""
-    installation_id: int | None = None
-    subject: str = ""  # drop / keep: the flag or env var
-    commented_at: str = ""  # command: GitHub's comment.created_at (the head it approves)
-    named_sha: str = ""  # command: the commit `/recipe-sync <sha>` approves (lower-case hex)
-
-    def to_json(self) -> str:
-        # orjson reads the dataclass directly: json.dumps(asdict(…)) was ~5% of the ack
-        return orjson.dumps(self, option=orjson.OPT_SORT_KEYS).decode()
-
-    @classmethod
-    def from_json(cls, text: str) -> Trigger:
-        data = json.loads(text)
-        known = {f.name for f in fields(cls)}
-        data = {k: v for k, v in data.items() if k in known}
-        data["pr_numbers"] = tuple(data.get("pr_numbers", ()))
-        return cls(**data)
-
-    @property
-    def serial_key(self) -> str:
-        """What must not run concurrently: one benchmark PR (or one repo-level event)."""
-        return f"{self.repo}#{self.pr_number}" if self.pr_number is not None else self.repo
-
-
-@dataclass(frozen=True)
-class Ignored:
-    reason: str
 
 
 def _get(payload: Any, path: str) -> Any:
@@ -163,29 +110,28 @@ def _numbers(items: Any, path: str) -> tuple[int, ...]:
     )
 
 
-def command_pattern(command: str) -> re.Pattern[str]:
-    """``/recipe-sync`` and up to two arguments (``dry-run``, a commit SHA), any order."""
-    return re.compile(rf"^\s*{re.escape(command)}((?:\s+\S+){{0,2}})\s*$")
+class _Comment:
+    """A comment payload's command fields, read when a grammar form asks for them."""
 
+    def __init__(self, payload: Any, repo: str, action: str, sender: str) -> None:
+        self.payload = payload
+        self.repo = repo
+        self.action = action
+        self.sender = sender
 
-COMMIT = re.compile(r"^[0-9a-fA-F]{7,40}$")  # the head a command approves, as the PR shows it
+    def pr_number(self) -> int:
+        return _number(_get(self.payload, "issue.number"), "issue.number")
 
+    def comment_id(self) -> int:
+        return _int(_get(self.payload, "comment.id"), "comment.id")
 
-HUNK_KINDS: dict[str, TriggerKind] = {"drop": "drop", "keep": "keep", "add": "add"}
-
-
-def hunk_pattern(command: str) -> re.Pattern[str]:
-    """``/recipe-sync drop|keep|add <flag>``."""
-    return re.compile(rf"^\s*{re.escape(command)}\s+(drop|keep|add)\s+(\S+)\s*$")
-
-
-# what a dropped hunk is named by: a flag (``--moe-backend``), an env var, or ``image``
-SUBJECT = re.compile(r"^(--[A-Za-z0-9][A-Za-z0-9._-]*|[A-Za-z_][A-Za-z0-9_]*)$")
+    def commented_at(self) -> str:
+        return _text(_opt(self.payload, "comment.created_at"), "comment.created_at", empty_ok=True)
 
 
 def classify(
     event: str, payload: Any, *, trigger_label: str, comment_command: str, bot_login: str
-) -> Trigger | Ignored:
+) -> Event | Ignored:
     if not isinstance(payload, dict):  # every GitHub webhook payload is an object
         raise PayloadError(f"a JSON {type(payload).__name__}, not an object")
     if event == "ping":
@@ -196,8 +142,7 @@ def classify(
     if event in INSTALLATION_EVENTS:
         installation = _int(_get(payload, "installation.id"), "installation.id")
         account = _opt(payload, "installation.account.login", "")
-        return Trigger(
-            kind="installation",
+        return InstallationChanged(
             # no repository: the account serialises these deliveries
             repo=_text(account, "installation.account.login", empty_ok=True) or "installation",
             action=action,
@@ -209,16 +154,10 @@ def classify(
     sender = _text(_opt(payload, "sender.login", ""), "sender.login", empty_ok=True)
     sender_type = _text(_opt(payload, "sender.type", ""), "sender.type", empty_ok=True)
     installation = _opt(payload, "installation.id")
-    common: dict[str, Any] = {
-        "repo": repo,
-        "action": action,
-        "sender": sender,
-        "installation_id": (
-            _int(installation, "installation.id") if installation is not None else None
-        ),
-    }
+    if installation is not None:  # not kept, but a signed payload of the wrong type is a 400
+        _int(installation, "installation.id")
     if event == "pull_request":
-        return _pull_request(payload, action, trigger_label, common)
+        return _pull_request(payload, repo, action, sender, trigger_label)
     if event == "issues":
         if sender == bot_login or sender_type == "Bot":
             return Ignored("issue edited by a bot (self-loop guard)")
@@ -226,10 +165,11 @@ def classify(
             return Ignored("not an issue of the bot")
         if not str(_opt(payload, "issue.body", "") or "").startswith(DASHBOARD_MARKER):
             return Ignored("not the dashboard issue")
-        return Trigger(
-            kind="dashboard_edit",
+        return DashboardEdited(
+            repo=repo,
+            action=action,
+            sender=sender,
             pr_number=_number(_get(payload, "issue.number"), "issue.number"),
-            **common,
         )
     if event == "issue_comment":
         if sender == bot_login or sender_type == "Bot":
@@ -240,43 +180,17 @@ def classify(
         if not isinstance(body, str):
             raise PayloadError("'comment.body' is not a string")
         first_line = body[:1000].strip().splitlines()[:1]
-        hunk = hunk_pattern(comment_command).match(first_line[0]) if first_line else None
-        if hunk is not None:
-            subject = hunk.group(2)
-            if not SUBJECT.match(subject) or len(subject) > 200:
-                return Ignored(f"'{subject[:40]}' is not a flag or an environment variable")
-            return Trigger(
-                kind=HUNK_KINDS[hunk.group(1)],
-                pr_number=_number(_get(payload, "issue.number"), "issue.number"),
-                comment_id=_int(_get(payload, "comment.id"), "comment.id"),
-                subject=subject,
-                **common,
-            )
-        match = command_pattern(comment_command).match(first_line[0]) if first_line else None
-        if not match:
+        if not first_line:
             return Ignored("comment is not a command")
-        arguments = match.group(1).split()
-        named = [a for a in arguments if COMMIT.match(a)]
-        unknown = [a for a in arguments if a != "dry-run" and not COMMIT.match(a)]
-        if unknown or len(named) > 1 or arguments.count("dry-run") > 1:
-            what = (unknown or arguments)[-1][:40]
-            return Ignored(f"unknown command argument '{what}'")
-        return Trigger(
-            kind="command",
-            pr_number=_number(_get(payload, "issue.number"), "issue.number"),
-            comment_id=_int(_get(payload, "comment.id"), "comment.id"),
-            dry_run="dry-run" in arguments,
-            named_sha=named[0].lower() if named else "",
-            commented_at=_text(
-                _opt(payload, "comment.created_at"), "comment.created_at", empty_ok=True
-            ),
-            **common,
-        )
+        comment = _Comment(payload, repo, action, sender)
+        return read_command(first_line[0], comment_command, comment)
     if event == "workflow_run":
         run = _get(payload, "workflow_run")
         numbers = _numbers(_opt(payload, "workflow_run.pull_requests"), "pull_requests")
-        return Trigger(
-            kind="workflow_run",
+        return WorkflowRunCompleted(
+            repo=repo,
+            action=action,
+            sender=sender,
             run_id=_int(_get(run, "id"), "workflow_run.id"),
             run_attempt=_int(_opt(run, "run_attempt", 1) or 1, "workflow_run.run_attempt"),
             head_sha=_text(_get(run, "head_sha"), "workflow_run.head_sha"),
@@ -285,7 +199,6 @@ def classify(
                 _opt(run, "head_repository.full_name"), "head_repository", empty_ok=True
             ),
             pr_numbers=numbers,
-            **common,
         )
     # check_run
     if sender == bot_login:
@@ -298,30 +211,33 @@ def classify(
         if identifier != RECHECK_ACTION:
             return Ignored(f"unknown check run action '{identifier}'")
     numbers = _numbers(_opt(run, "pull_requests"), "check_run.pull_requests")
-    return Trigger(
-        kind="check_run",
+    return CheckRunRequested(
+        repo=repo,
+        action=action,
+        sender=sender,
         check_run_id=_int(_get(run, "id"), "check_run.id"),
         head_sha=_text(_get(run, "head_sha"), "check_run.head_sha"),
         external_id=_text(_opt(run, "external_id"), "check_run.external_id", empty_ok=True),
         pr_numbers=numbers,
-        **common,
     )
 
 
 def _pull_request(
-    payload: Any, action: str, trigger_label: str, common: dict[str, Any]
-) -> Trigger | Ignored:
+    payload: Any, repo: str, action: str, sender: str, trigger_label: str
+) -> Event | Ignored:
     pr = _get(payload, "pull_request")
     head_repo = _text(_opt(pr, "head.repo.full_name"), "head.repo.full_name", empty_ok=True)
     base_repo = _text(_get(pr, "base.repo.full_name"), "base.repo.full_name")
-    fields_: dict[str, Any] = {
+    head: dict[str, Any] = {
+        "repo": repo,
+        "action": action,
+        "sender": sender,
         "pr_number": _number(_get(pr, "number"), "pull_request.number"),
         "head_sha": _text(_get(pr, "head.sha"), "head.sha"),
         "head_ref": _text(_get(pr, "head.ref"), "head.ref"),
         "head_repo": head_repo,
         # a deleted fork has head.repo null: treat it as a fork (untrusted)
         "is_fork": head_repo != base_repo,
-        **common,
     }
     raw_labels = _opt(pr, "labels", [])
     labels = {
@@ -331,13 +247,12 @@ def _pull_request(
     }
     if action in ("labeled", "unlabeled"):
         if action == "labeled" and _opt(payload, "label.name") == REBASE_LABEL:
-            return Trigger(kind="rebase", **fields_)
+            return RebaseRequested(**head)
         if _opt(payload, "label.name") != trigger_label:
             return Ignored("another label")
-        kind: TriggerKind = "label_added" if action == "labeled" else "label_removed"
-        return Trigger(kind=kind, **fields_)
+        return LabelAdded(**head) if action == "labeled" else LabelRemoved(**head)
     if action == "closed":
-        return Trigger(kind="pr_closed", merged=bool(_opt(pr, "merged", False)), **fields_)
+        return PullClosed(merged=bool(_opt(pr, "merged", False)), **head)
     if trigger_label not in labels:
         return Ignored(f"pull request is not labelled '{trigger_label}'")
-    return Trigger(kind="pr_updated", **fields_)
+    return PullUpdated(**head)

@@ -83,10 +83,8 @@ def placeholder_uses(launch: LaunchLine, rules: Rules) -> dict[str, list[Use]]:
         names = [n for m in PLACEHOLDER_RE.finditer(value) for n in _sources(m.group(1))]
         if not names:
             continue
-        kind = rules.env.classify(variable)
-        inert = kind is not None and kind[0] in ("benchmark_only", "front_end")
         for name in names:
-            uses.setdefault(name, []).append(Use(f"env {variable}", inert))
+            uses.setdefault(name, []).append(Use(f"env {variable}", rules.env.inert(variable)))
     if launch.image and PLACEHOLDER_RE.search(launch.image):
         for match in PLACEHOLDER_RE.finditer(launch.image):
             uses.setdefault(match.group(1), []).append(Use("the image", False))
@@ -97,9 +95,7 @@ def _use_at(launch: LaunchLine, place: str, rules: Rules) -> Use:
     """The flag or env var at ``argv:<index>`` / ``env:<NAME>``."""
     kind, _, key = place.partition(":")
     if kind == "env":
-        found = rules.env.classify(key)
-        inert = found is not None and found[0] in ("benchmark_only", "front_end")
-        return Use(f"env {key}", inert)
+        return Use(f"env {key}", rules.env.inert(key))
     index = int(key)
     if index >= len(launch.argv):
         return Use("the launch arguments", False)

@@ -140,7 +140,7 @@ def audit_command(args: argparse.Namespace) -> int:
     summary = ", ".join(f"{counts[s]} {s}" for s in counts)
     elapsed = time.perf_counter() - started
     where = f" → {args.out} ({fmt})" if args.out is not None else ""
-    serving = [e for e in report.drift_by_recipe() if "serving" in e["classes"]]
+    serving = report.serving_drift()
     leading = (
         "serving drift in " + ", ".join(f"{e['recipe']} ({e['rows']})" for e in serving) + "; "
         if serving

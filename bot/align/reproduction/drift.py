@@ -20,16 +20,16 @@ from bot.recipes.guide import (
     serve_commands,
 )
 from bot.rules import Rules
+from bot.rules.knobs import KNOB_CLASSES
 from bot.vllm import LaunchSide, Verdict, diff_launch
 from bot.vllm.argv import flag_value, without_flags
 
 _TP_FLAGS = ("--tensor-parallel-size", "-tp")
 
 
-_CITED_CLASSES = frozenset({"kernel", "serving", "accuracy", "tuning", "workload", "unclassified"})
-
-
-_SERVING_CLASSES = frozenset({"kernel", "serving", "accuracy"})
+# what a section citing the benchmark reproduces, and what a serving example must match
+_CITED_CLASSES = frozenset(spec.cls for spec in KNOB_CLASSES if spec.group is not None)
+_SERVING_CLASSES = frozenset(spec.cls for spec in KNOB_CLASSES if spec.served)
 
 
 _DP_FLAGS = ("--data-parallel-size", "-dp")

@@ -24,7 +24,7 @@ from bot.recipes import RecipesRepo
 from bot.recipes.command_text import quote_value
 from bot.recipes.jsvalues import js_str
 from bot.rules import Rules
-from bot.rules.knobs import KnobKind
+from bot.rules.knobs import KNOB_SPECS, KnobClass, KnobKind
 from bot.vllm import FlagDiff, Verdict
 from bot.vllm.argv import option_name, value_at
 
@@ -37,10 +37,14 @@ IN_RECIPE = "recipe"
 _HARNESS_VERDICTS = frozenset({Verdict.FRONT_END_ONLY, Verdict.BENCHMARK_ONLY})
 
 
-def knob_class(rules: Rules, kind: KnobKind, name: str) -> str:
-    """The class of a flag or env var (``rules/knobs.yaml``): kernel, serving, accuracy,
-    tuning, workload, harness or unclassified."""
-    return str(rules.knob_class(kind, name))
+def knob_class(rules: Rules, kind: KnobKind, name: str) -> KnobClass:
+    """The class of a flag or env var (``rules/knobs.yaml``)."""
+    return rules.knob_class(kind, name)
+
+
+def reproduced(cls: KnobClass) -> bool:
+    """A reproduction block writes settings of this class (never the harness's)."""
+    return KNOB_SPECS[cls].group is not None
 
 
 def section_points(keys: Sequence[Any]) -> list[SectionPoint]:
@@ -268,7 +272,7 @@ def _command(
     recipe_env = {n: js_str(v) for n, v in comparison.command.env.items()}
     for name, value in launch.env.items():
         cls = knob_class(rules, "env", name)
-        if name in harness_env or cls == "harness" or ":opaque:" in value:
+        if name in harness_env or not reproduced(cls) or ":opaque:" in value:
             harness.append(name)
             continue
         # an export the recipe's command already sets alike is not a delta to apply: grouped
@@ -510,7 +514,7 @@ def _deltas(
 ) -> list[tuple[str, str]]:
     """(class, bullet): what to change in the recipe's command to get the benchmark's."""
     out: list[tuple[str, str]] = []
-    env_add: dict[str, list[str]] = {}
+    env_add: dict[KnobClass, list[str]] = {}
     for diff in comparison.report.diffs:
         if diff.kind == "model":
             continue
@@ -526,7 +530,7 @@ def _deltas(
                 )
             continue
         cls = knob_class(rules, "env" if diff.kind == "env" else "flag", diff.flag)
-        if cls == "harness":
+        if not reproduced(cls):
             continue
         if diff.kind == "env":
             if diff.verdict is Verdict.DIFFERS and diff.bench_value is not None:

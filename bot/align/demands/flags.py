@@ -33,7 +33,7 @@ from bot.align.nodes import (
 from bot.recipes import ArgOrigin
 from bot.recipes.edit import NodePath, format_path, parse_path
 from bot.recipes.jsvalues import as_dict
-from bot.recipes.render import Scope
+from bot.recipes.render import RenderingKey
 from bot.shell.result import SourceSpan
 from bot.vllm import FlagDiff, Verdict, canonical_flag
 
@@ -331,7 +331,7 @@ class FlagDemands(Rule):
         diff: FlagDiff,
         label: str,
         spans: tuple[SourceSpan, ...],
-        users: Sequence[Scope],
+        users: Sequence[RenderingKey],
         items: tuple[str, ...],
     ) -> None:
         """The value lives in a node other renderings share: override it for the benchmarked
@@ -363,7 +363,7 @@ class FlagDemands(Rule):
         diff: FlagDiff,
         label: str,
         spans: tuple[SourceSpan, ...],
-        users: Sequence[Scope],
+        users: Sequence[RenderingKey],
         items: tuple[str, ...],
     ) -> None:
         """A feature's (or mode's) args for every hardware: a hardware override replaces the

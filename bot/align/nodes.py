@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from bot.argv import option_name
 from bot.benchmarks import LaunchLine
 from bot.errors import RecipeSyncError
 from bot.recipes import (
@@ -155,7 +156,7 @@ def field_of_whole_json(diff: FlagDiff) -> bool:
     (``--x '{"key": …}'``): its tokens carry the whole JSON, not the field's value."""
     if diff.kind != "flag" or "." not in diff.flag or not diff.bench_tokens:
         return False
-    spelled = diff.bench_tokens[0].split("=", 1)[0]
+    spelled = option_name(diff.bench_tokens[0])
     return canonical_flag(spelled) != canonical_flag(diff.flag)
 
 

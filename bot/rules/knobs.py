@@ -22,6 +22,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from bot.argv import option_name
 from bot.rules.loader import FieldError
 
 
@@ -110,7 +111,7 @@ def _flag_key(name: str) -> str:
     ``--enable-prefix-caching`` (dotted part kept). Syntax only, so that this layer needs no
     flag table; everywhere else ``bot.vllm.canonical_flag`` names a flag."""
     flag, dot, rest = name.strip().partition(".")
-    flag = flag.split("=", 1)[0].replace("_", "-")
+    flag = option_name(flag).replace("_", "-")
     if flag.startswith("--no-"):
         flag = "--" + flag[len("--no-") :]
     rest = rest.replace("-", "_")

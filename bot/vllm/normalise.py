@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from bot.argv import looks_like_option
 from bot.vllm import values as V
-from bot.vllm.argv import looks_like_option
 from bot.vllm.catalogue import CONFIG_FIELD_SPANS, FLAGS, FlagSpec, Option, flag_table
 from bot.vllm.versions import NEWEST, Version, fmt_version, rules_version, span_status
 from bot.yamlio.safe import load_safe

@@ -12,6 +12,7 @@ from bot.align.compare import DRIFT, recipe_feature, recipe_min_version, taxonom
 from bot.align.profile import synthetic_acceptance
 from bot.align.reproduction.model import GuideDrift, SectionPoint
 from bot.align.reproduction.sections import knob_class, restore_acceptance
+from bot.argv import flag_value, without_flags
 from bot.recipes import RecipesRepo
 from bot.recipes.guide import (
     GuideCommand,
@@ -22,7 +23,6 @@ from bot.recipes.guide import (
 from bot.rules import Rules
 from bot.rules.knobs import KNOB_CLASSES
 from bot.vllm import LaunchSide, Verdict, diff_launch
-from bot.vllm.argv import flag_value, without_flags
 
 _TP_FLAGS = ("--tensor-parallel-size", "-tp")
 

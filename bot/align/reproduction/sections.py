@@ -16,6 +16,7 @@ from bot.align.compare import DRIFT, Comparison, compare, taxonomy_vram
 from bot.align.nodes import bench_field_tokens, hw_label, json_holder, one_line_json
 from bot.align.profile import SYNTHETIC_KEYS, Profile, synthetic_acceptance
 from bot.align.reproduction.model import ReproCommand, ReproSection, SectionPoint
+from bot.argv import option_name, value_at
 from bot.benchmarks import BenchRepo, LaunchLine, Point
 from bot.benchmarks.router import router_command
 from bot.errors import RecipeSyncError
@@ -26,7 +27,6 @@ from bot.recipes.jsvalues import js_str
 from bot.rules import Rules
 from bot.rules.knobs import KNOB_SPECS, KnobClass, KnobKind
 from bot.vllm import FlagDiff, Verdict
-from bot.vllm.argv import option_name, value_at
 
 _OPAQUE = re.compile(r"<([A-Za-z_][A-Za-z0-9_]*):opaque:[^>]*>")
 
@@ -257,7 +257,7 @@ def _command(
         tokens[2] = model
     run_time = tuple(
         dict.fromkeys(
-            (display[i - 1][0].split("=", 1)[0], m.group(1))
+            (option_name(display[i - 1][0]), m.group(1))
             for i in range(3, len(display))
             for m in _OPAQUE.finditer(display[i][0])
             if display[i - 1][0].startswith("-")

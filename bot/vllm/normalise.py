@@ -552,25 +552,17 @@ def _parse(
                 )
                 continue
             value = values
+        elif explicit is not None:
+            value = explicit
+        elif i < len(toks) and not looks_like_option(toks[i].text) and not toks[i].dotted:
+            value = toks[i].text
+            raw.extend(toks[i].raw)
+            i += 1
         elif spec.kind == "optional":
-            if explicit is not None:
-                value = explicit
-            elif i < len(toks) and not looks_like_option(toks[i].text) and not toks[i].dotted:
-                value = toks[i].text
-                raw.extend(toks[i].raw)
-                i += 1
-            else:
-                value = True
+            value = True
         else:
-            if explicit is not None:
-                value = explicit
-            elif i < len(toks) and not looks_like_option(toks[i].text) and not toks[i].dotted:
-                value = toks[i].text
-                raw.extend(toks[i].raw)
-                i += 1
-            else:
-                found.add("error", "missing-value", f"{option.text} expects one argument", raw)
-                continue
+            found.add("error", "missing-value", f"{option.text} expects one argument", raw)
+            continue
         occurrences.append(_Occurrence(option, value, tuple(raw), len(occurrences)))
     return positionals, occurrences
 

@@ -65,6 +65,11 @@ class KnobClassSpec:
     group: ReproGroup | None  # its place in a reproduction block; None: never written there
     heading: str  # the comment over its exports in a reproduction block ("" when never)
 
+    @property
+    def reproduced(self) -> bool:
+        """A reproduction block writes settings of this class (never the harness's)."""
+        return self.group is not None
+
 
 # In the order lists of classes are shown (the PR's "not carried" list, the blocks' groups).
 KNOB_CLASSES: tuple[KnobClassSpec, ...] = (

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from bot.align.compare import DRIFT, recipe_feature, recipe_min_version, taxonomy_vram
 from bot.align.profile import synthetic_acceptance
 from bot.align.reproduction.model import GuideDrift, SectionPoint
-from bot.align.reproduction.sections import knob_class, restore_acceptance
+from bot.align.reproduction.sections import restore_acceptance
 from bot.argv import flag_value, without_flags
 from bot.recipes import RecipesRepo
 from bot.recipes.guide import (
@@ -28,7 +28,7 @@ _TP_FLAGS = ("--tensor-parallel-size", "-tp")
 
 
 # what a section citing the benchmark reproduces, and what a serving example must match
-_CITED_CLASSES = frozenset(spec.cls for spec in KNOB_CLASSES if spec.group is not None)
+_CITED_CLASSES = frozenset(spec.cls for spec in KNOB_CLASSES if spec.reproduced)
 _SERVING_CLASSES = frozenset(spec.cls for spec in KNOB_CLASSES if spec.served)
 
 
@@ -210,7 +210,7 @@ def _drift_of(
         for d in report.diffs
         if (d.verdict in DRIFT or (d.verdict is Verdict.UNKNOWN and not d.recipe_tokens))
         and d.kind in ("flag", "env")
-        and knob_class(rules, "env" if d.kind == "env" else "flag", d.flag) in counted
+        and rules.knob_class("env" if d.kind == "env" else "flag", d.flag) in counted
         and not recipe_feature(rules, d)  # a guide may show chat clients' parsers
     )
     return GuideDrift(

@@ -25,7 +25,7 @@ from bot.recipes import RecipesRepo
 from bot.recipes.command_text import quote_value
 from bot.recipes.jsvalues import js_str
 from bot.rules import Rules
-from bot.rules.knobs import KNOB_SPECS, KnobClass, KnobKind
+from bot.rules.knobs import KNOB_SPECS, KnobClass
 from bot.vllm import FlagDiff, Verdict
 
 _OPAQUE = re.compile(r"<([A-Za-z_][A-Za-z0-9_]*):opaque:[^>]*>")
@@ -35,16 +35,6 @@ IN_RECIPE = "recipe"
 
 # Verdicts whose flags stay out of a copy-paste serve command (the harness's own settings).
 _HARNESS_VERDICTS = frozenset({Verdict.FRONT_END_ONLY, Verdict.BENCHMARK_ONLY})
-
-
-def knob_class(rules: Rules, kind: KnobKind, name: str) -> KnobClass:
-    """The class of a flag or env var (``rules/knobs.yaml``)."""
-    return rules.knob_class(kind, name)
-
-
-def reproduced(cls: KnobClass) -> bool:
-    """A reproduction block writes settings of this class (never the harness's)."""
-    return KNOB_SPECS[cls].group is not None
 
 
 def section_points(keys: Sequence[Any]) -> list[SectionPoint]:
@@ -271,8 +261,8 @@ def _command(
     }
     recipe_env = {n: js_str(v) for n, v in comparison.command.env.items()}
     for name, value in launch.env.items():
-        cls = knob_class(rules, "env", name)
-        if name in harness_env or not reproduced(cls) or ":opaque:" in value:
+        cls = rules.knob_class("env", name)
+        if name in harness_env or not KNOB_SPECS[cls].reproduced or ":opaque:" in value:
             harness.append(name)
             continue
         # an export the recipe's command already sets alike is not a delta to apply: grouped
@@ -529,8 +519,8 @@ def _deltas(
                     )
                 )
             continue
-        cls = knob_class(rules, "env" if diff.kind == "env" else "flag", diff.flag)
-        if not reproduced(cls):
+        cls = rules.knob_class("env" if diff.kind == "env" else "flag", diff.flag)
+        if not KNOB_SPECS[cls].reproduced:
             continue
         if diff.kind == "env":
             if diff.verdict is Verdict.DIFFERS and diff.bench_value is not None:

@@ -461,3 +461,34 @@ class RecordingSource:
     def blob_sha(self, path: str) -> str:
         self.note(path)
         return self.inner.blob_sha(path)
+
+
+# a PR branch is compared with the first of these it is ahead of
+MERGE_BASE_BRANCHES = ("main", "master", "origin/main", "origin/master")
+
+
+def merge_base(repo_path: Path, ref: str) -> str:
+    """Where ``ref`` left the first default branch it is ahead of (a PR's base)."""
+    # GitPython takes ~0.1 s to import and only `align` without --bench-base needs it
+    import git
+    import gitdb.exc
+
+    try:
+        repo = git.Repo(repo_path)
+        head = repo.commit(ref)
+    except (git.exc.GitError, ValueError) as err:
+        raise InputError(
+            Location(str(repo_path)), f"cannot resolve git ref '{ref}': {err}"
+        ) from err
+    for branch in MERGE_BASE_BRANCHES:
+        try:
+            bases = repo.merge_base(head, repo.commit(branch))
+        except (git.exc.GitError, gitdb.exc.ODBError, ValueError):
+            continue
+        if bases and bases[0].hexsha != head.hexsha:
+            return str(bases[0].hexsha)
+    raise InputError(
+        Location(str(repo_path)),
+        f"no base for '{ref}': it is not ahead of a default branch; pass --bench-base REF "
+        "or --config-key KEY",
+    )

@@ -13,6 +13,7 @@ from bot.recipes import CommandRendering, RecipesRepo, Rendering, render
 from bot.recipes.jsvalues import js_str
 from bot.recipes.repo import per_gpu_memory
 from bot.rules import KnobClass, Rules
+from bot.rules.knobs import KNOB_CLASSES
 from bot.vllm import DiffReport, FlagDiff, LaunchSide, Verdict, diff_launch
 
 # Differences the recipe should close: a serving difference, or a flag only the recipe has.
@@ -27,11 +28,8 @@ PARALLELISM_KEYS = frozenset(
     }
 )
 # Classes whose differences are recipe drift; the others are benchmark settings (reported,
-# documented for reproduction or put behind a workload feature, never drift). Unclassified
-# differences count: nobody has said they are harmless.
-DRIFT_CLASSES = frozenset(
-    {KnobClass.KERNEL, KnobClass.SERVING, KnobClass.ACCURACY, KnobClass.UNCLASSIFIED}
-)
+# documented for reproduction or put behind a workload feature, never drift).
+DRIFT_CLASSES = frozenset(spec.cls for spec in KNOB_CLASSES if spec.drift)
 
 
 def knob_of(rules: Rules, diff: FlagDiff) -> KnobClass | None:

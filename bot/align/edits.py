@@ -17,6 +17,7 @@ from bot.align.demands.model import (
 )
 from bot.align.model import PlannedEdit
 from bot.align.nodes import MISSING, lookup, scope_of
+from bot.argv import without_flags
 from bot.recipes import RecipesRepo
 from bot.recipes.edit import (
     AppendItems,
@@ -31,7 +32,6 @@ from bot.recipes.edit import (
 )
 from bot.recipes.repo import Recipe
 from bot.vllm import canonical_flag
-from bot.vllm.argv import without_flags
 
 
 def _shown(value: str | None) -> str:

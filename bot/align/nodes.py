@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from bot.argv import option_name
 from bot.benchmarks import LaunchLine
 from bot.errors import RecipeSyncError
 from bot.recipes import (
@@ -20,7 +21,7 @@ from bot.recipes import (
     render,
 )
 from bot.recipes.edit import NodePath
-from bot.recipes.render import Scope
+from bot.recipes.render import RenderingKey
 from bot.shell.result import SourceSpan
 from bot.shell.text import PLACEHOLDER_RE
 from bot.vllm import FlagDiff, canonical_flag
@@ -155,7 +156,7 @@ def field_of_whole_json(diff: FlagDiff) -> bool:
     (``--x '{"key": …}'``): its tokens carry the whole JSON, not the field's value."""
     if diff.kind != "flag" or "." not in diff.flag or not diff.bench_tokens:
         return False
-    spelled = diff.bench_tokens[0].split("=", 1)[0]
+    spelled = option_name(diff.bench_tokens[0])
     return canonical_flag(spelled) != canonical_flag(diff.flag)
 
 
@@ -208,11 +209,11 @@ def rendering_draws(rendering: Rendering | None) -> frozenset[str]:
 
 def recipe_renderings(
     recipes: RecipesRepo, recipe_path: str, feature_sets: Sequence[Coordinates] = ()
-) -> list[tuple[Scope, frozenset[str]]]:
+) -> list[tuple[RenderingKey, frozenset[str]]]:
     """Every rendering of one recipe the JSON API publishes (default features), and each of
     them with the feature sets of ``feature_sets`` (the benchmarked profiles), with the nodes
     each draws from."""
-    out: list[tuple[Scope, frozenset[str]]] = []
+    out: list[tuple[RenderingKey, frozenset[str]]] = []
     for _, api in api_coordinates(build_api(recipes, only_recipes={recipe_path})):
         for extra in (None, *feature_sets):
             coordinates = api
@@ -222,7 +223,7 @@ def recipe_renderings(
                 rendering = render(recipes, coordinates.request())
             except RecipeSyncError:
                 continue
-            variant, hardware, strategy = coordinates.scope
+            variant, hardware, strategy = coordinates.rendering_key
             out.append(
                 ((variant or "default", hardware, strategy or ""), rendering_draws(rendering))
             )

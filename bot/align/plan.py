@@ -43,6 +43,7 @@ from bot.align.overlay import OverlaySource
 from bot.align.recipe_comments import stale_comment_edits
 from bot.align.reverts import withhold_reverts
 from bot.align.verify import verification_for
+from bot.argv import option_name
 from bot.errors import RecipeSyncError
 from bot.recipes import RecipesRepo, Rendering, render
 from bot.recipes.edit import EditError, apply_edits
@@ -73,7 +74,7 @@ def repeated_flags(argv: Sequence[str]) -> list[str]:
     counts: dict[str, int] = {}
     for token in argv[3:] if tuple(argv[:2]) == ("vllm", "serve") else argv:
         if token.startswith("--"):
-            name = token.split("=", 1)[0].replace("_", "-")
+            name = option_name(token).replace("_", "-")
             counts[name] = counts.get(name, 0) + 1
     return [name for name, count in counts.items() if count > 1]
 

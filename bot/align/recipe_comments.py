@@ -24,6 +24,7 @@ from typing import Any
 
 from bot.align.model import CommentChange, PlannedEdit
 from bot.align.nodes import MISSING, hw_label, lookup, text_value
+from bot.argv import value_at
 from bot.errors import RecipeSyncError
 from bot.recipes import RecipesRepo
 from bot.recipes.edit import (
@@ -42,7 +43,6 @@ from bot.recipes.edit.document import Document
 from bot.shell.result import SourceSpan
 from bot.sources import FileSource
 from bot.vllm import canonical_flag
-from bot.vllm.argv import value_at
 
 WIDTH = 92  # columns of a comment line (the recipes wrap theirs at about 90)
 _WORD = re.compile(r"[a-z0-9]+")

@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bot.argv import option_of
 from bot.benchmarks import LaunchLine, Unresolved
 from bot.rules import Rules
 from bot.shell.text import PLACEHOLDER_RE
@@ -54,16 +55,6 @@ def flag_is_inert(flag: str, rules: Rules) -> bool:
     return spec is not None and spec.category in INERT_CATEGORIES
 
 
-def _flag_of(argv: Sequence[str], index: int) -> str | None:
-    token = argv[index]
-    if token.startswith("-"):
-        return token.split("=", 1)[0]
-    previous = argv[index - 1] if index > 0 else ""
-    if previous.startswith("-") and "=" not in previous:
-        return previous
-    return None
-
-
 def placeholder_uses(launch: LaunchLine, rules: Rules) -> dict[str, list[Use]]:
     """Placeholder name → where it appears in the argv and the launch's env."""
     uses: dict[str, list[Use]] = {}
@@ -71,7 +62,7 @@ def placeholder_uses(launch: LaunchLine, rules: Rules) -> dict[str, list[Use]]:
         names = [n for m in PLACEHOLDER_RE.finditer(token) for n in _sources(m.group(1))]
         if not names:
             continue
-        flag = _flag_of(launch.argv, index)
+        flag = option_of(launch.argv, index)
         use = (
             Use(flag, flag_is_inert(flag, rules))
             if flag is not None
@@ -83,10 +74,8 @@ def placeholder_uses(launch: LaunchLine, rules: Rules) -> dict[str, list[Use]]:
         names = [n for m in PLACEHOLDER_RE.finditer(value) for n in _sources(m.group(1))]
         if not names:
             continue
-        kind = rules.env.classify(variable)
-        inert = kind is not None and kind[0] in ("benchmark_only", "front_end")
         for name in names:
-            uses.setdefault(name, []).append(Use(f"env {variable}", inert))
+            uses.setdefault(name, []).append(Use(f"env {variable}", rules.env.inert(variable)))
     if launch.image and PLACEHOLDER_RE.search(launch.image):
         for match in PLACEHOLDER_RE.finditer(launch.image):
             uses.setdefault(match.group(1), []).append(Use("the image", False))
@@ -97,9 +86,7 @@ def _use_at(launch: LaunchLine, place: str, rules: Rules) -> Use:
     """The flag or env var at ``argv:<index>`` / ``env:<NAME>``."""
     kind, _, key = place.partition(":")
     if kind == "env":
-        found = rules.env.classify(key)
-        inert = found is not None and found[0] in ("benchmark_only", "front_end")
-        return Use(f"env {key}", inert)
+        return Use(f"env {key}", rules.env.inert(key))
     index = int(key)
     if index >= len(launch.argv):
         return Use("the launch arguments", False)
@@ -108,7 +95,7 @@ def _use_at(launch: LaunchLine, place: str, rules: Rules) -> Use:
     if named is not None and named.group(1).startswith("-"):
         flag: str | None = named.group(1)  # an option present in only some alternatives
     else:
-        flag = _flag_of(launch.argv, index)
+        flag = option_of(launch.argv, index)
     if flag is None:
         where = "the model argument" if index == 2 else "a positional argument"
         return Use(where, False)

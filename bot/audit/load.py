@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from bot.benchmarks import BenchRepo
-from bot.benchmarks.configs import ConfigNode, find_master_files
+from bot.benchmarks.configs import ConfigNode, master_files
 from bot.benchmarks.runners import RunnersFile, load_runners
-from bot.errors import InputError, Location
+from bot.errors import InputError
 from bot.rules import Rules
 from bot.sources import FileSource, read_text
 from bot.yamlio.marked import MalformedYaml, MarkedMap, line_of, parse_marked
@@ -100,12 +100,7 @@ def load_bench(source: FileSource, rules: Rules) -> BenchLoad:
     Raises :class:`InputError` only when there are no master configs at all (then this is not
     a benchmark repository and there is nothing to report on).
     """
-    files = find_master_files(source)
-    if not files:
-        raise InputError(
-            Location(source.label),
-            "no master configs found (configs/amd-master.yaml or configs/nvidia-master.yaml)",
-        )
+    files = master_files(source)
     nodes: dict[str, ConfigNode] = {}
     runners: RunnersFile | None = None
     load = BenchLoad(BenchRepo(source=source, rules=rules, configs=nodes, runners=None))

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from bot.benchmarks import Point
+from bot.rules.knobs import KnobClass, knob_spec
 
 Status = Literal["aligned", "drifted", "unmapped", "unresolved"]
 STATUSES: tuple[Status, ...] = ("aligned", "drifted", "unmapped", "unresolved")
@@ -42,7 +43,8 @@ class FlagRow:
 
     @property
     def benchmark_setting(self) -> bool:
-        return self.knob in ("tuning", "workload", "harness")
+        spec = knob_spec(self.knob)
+        return spec is not None and not spec.drift
 
     category: str = ""  # engine | maybe | env | image | front-end | … (bot.vllm.diff)
     recipe_at: str = ""  # "models/x.yaml:42" (or the YAML path when the line is unknown)
@@ -263,13 +265,17 @@ class AuditReport:
             entry["rows"] += 1
             for flag in row.flags:
                 if flag.drift:
-                    flags = entry["classes"].setdefault(flag.knob or "unclassified", [])
+                    flags = entry["classes"].setdefault(flag.knob or KnobClass.UNCLASSIFIED, [])
                     if flag.flag not in flags:
                         flags.append(flag.flag)
         return sorted(
             grouped.values(),
-            key=lambda e: ("serving" not in e["classes"], -e["rows"], e["recipe"]),
+            key=lambda e: (KnobClass.SERVING not in e["classes"], -e["rows"], e["recipe"]),
         )
+
+    def serving_drift(self) -> list[dict[str, Any]]:
+        """The recipes of :meth:`drift_by_recipe` with drift of the serving class."""
+        return [e for e in self.drift_by_recipe() if KnobClass.SERVING in e["classes"]]
 
     def benchmark_settings(self) -> dict[str, list[str]]:
         """Benchmark settings seen on compared rows, per class (not drift)."""
@@ -286,7 +292,8 @@ class AuditReport:
 
     def to_classify(self) -> list[str]:
         """Flags and variables rules/knobs.yaml does not classify ("rules to classify")."""
-        return sorted({f.flag for row in self.rows for f in row.flags if f.knob == "unclassified"})
+        unclassified = KnobClass.UNCLASSIFIED
+        return sorted({f.flag for row in self.rows for f in row.flags if f.knob == unclassified})
 
     def by_hardware(self) -> dict[str, dict[str, int]]:
         return _grouped(self.rows, lambda row: row.hardware)

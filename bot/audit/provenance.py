@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 
+from bot.argv import option_name
 from bot.audit.model import AuditRow, FlagRow
 from bot.benchmarks import LaunchLine
 from bot.recipes import Rendering
@@ -36,7 +37,7 @@ def recipe_origin(rendering: Rendering, diff: FlagDiff) -> str:
                 if env.name == diff.flag:
                     path = env.path
         elif diff.recipe_tokens:
-            spelled = diff.recipe_tokens[0].split("=", 1)[0]
+            spelled = option_name(diff.recipe_tokens[0])
             for arg in command.args:
                 if arg.flag is not None and arg.flag in (spelled, diff.flag):
                     path = arg.path
@@ -49,9 +50,9 @@ def recipe_origin(rendering: Rendering, diff: FlagDiff) -> str:
 def bench_origin(launch: LaunchLine, diff: FlagDiff) -> str:
     """``script:line`` where the benchmark spells its side of ``diff`` (else the launch)."""
     if diff.kind == "flag" and diff.bench_tokens:
-        spelled = diff.bench_tokens[0].split("=", 1)[0]
+        spelled = option_name(diff.bench_tokens[0])
         for index in range(len(launch.argv) - 1, -1, -1):
-            token = launch.argv[index].split("=", 1)[0]
+            token = option_name(launch.argv[index])
             if token == spelled and index < len(launch.argv_sources):
                 return str(launch.argv_sources[index])
     return str(launch.launch) if launch.launch is not None else ""

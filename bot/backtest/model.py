@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 Outcome = Literal[
     "alignment PR",
@@ -19,19 +19,7 @@ Outcome = Literal[
     "bad input",
     "error",
 ]
-OUTCOMES: tuple[str, ...] = (
-    "alignment PR",
-    "aligned",
-    "blocked",
-    "offered",
-    "no edit found",
-    "context only",
-    "unmapped",
-    "out of scope",
-    "no vLLM change",
-    "bad input",
-    "error",
-)
+OUTCOMES: tuple[str, ...] = get_args(Outcome)
 
 
 @dataclass(frozen=True)

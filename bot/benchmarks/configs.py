@@ -259,14 +259,20 @@ def find_master_files(source: FileSource) -> list[str]:
     return []
 
 
-def load_master_configs(source: FileSource) -> dict[str, ConfigNode]:
-    """Every key of both master configs (a key defined twice is an error)."""
+def master_files(source: FileSource) -> list[str]:
+    """:func:`find_master_files`, or an error: without them this is no benchmark repository."""
     files = find_master_files(source)
     if not files:
         raise InputError(
             Location(source.label),
             "no master configs found (configs/amd-master.yaml or configs/nvidia-master.yaml)",
         )
+    return files
+
+
+def load_master_configs(source: FileSource) -> dict[str, ConfigNode]:
+    """Every key of both master configs (a key defined twice is an error)."""
+    files = master_files(source)
     nodes: dict[str, ConfigNode] = {}
     for path in files:
         text = read_text(source, path)

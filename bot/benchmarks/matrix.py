@@ -7,7 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot.benchmarks.configs import MasterEntry
+from bot.benchmarks.configs import MasterEntry, SearchEntry
 from bot.benchmarks.model import Point
 
 MIN_EVAL_CONC = 16
@@ -44,6 +44,31 @@ def agentic_exp_name(prefix: str, point: Point) -> str:
     return name
 
 
+Offload = tuple[str | None, str | None]  # (kv_offloading, kv_offload_backend)
+
+
+def _point(
+    bmk: SearchEntry, conc: int, scenario: str, isl: int | None, osl: int | None, offload: Offload
+) -> Point:
+    """A search-space entry's point at one concurrency; the scenario gives the rest."""
+    assert bmk.tp is not None
+    return Point(
+        tp=bmk.tp,
+        ep=bmk.ep if bmk.ep is not None else 1,
+        dp_attn=bool(bmk.dp_attn),
+        conc=conc,
+        spec_decoding=bmk.spec_decoding,
+        scenario=scenario,
+        isl=isl,
+        osl=osl,
+        kv_offloading=offload[0],
+        kv_offload_backend=offload[1],
+        pp=bmk.pp,
+        dcp=bmk.dcp_size,
+        pcp=bmk.pcp_size,
+    )
+
+
 def expand(entry: MasterEntry) -> list[Row]:
     """Every single-node row of a master entry, in generator order; eval rows marked."""
     if entry.multinode:
@@ -53,21 +78,7 @@ def expand(entry: MasterEntry) -> list[Row]:
         for bmk in scenario.search_space:
             assert bmk.tp is not None
             for conc in bmk.concurrencies():
-                point = Point(
-                    tp=bmk.tp,
-                    ep=bmk.ep if bmk.ep is not None else 1,
-                    dp_attn=bool(bmk.dp_attn),
-                    conc=conc,
-                    spec_decoding=bmk.spec_decoding,
-                    scenario="fixed-seq-len",
-                    isl=scenario.isl,
-                    osl=scenario.osl,
-                    kv_offloading=None,
-                    kv_offload_backend=None,
-                    pp=bmk.pp,
-                    dcp=bmk.dcp_size,
-                    pcp=bmk.pcp_size,
-                )
+                point = _point(bmk, conc, "fixed-seq-len", scenario.isl, scenario.osl, (None, None))
                 rows.append(
                     Row(
                         point,
@@ -82,21 +93,11 @@ def expand(entry: MasterEntry) -> list[Row]:
             assert bmk.tp is not None
             backend = bmk.kv_offload_backend
             for conc in bmk.concurrencies():
-                point = Point(
-                    tp=bmk.tp,
-                    ep=bmk.ep if bmk.ep is not None else 1,
-                    dp_attn=bool(bmk.dp_attn),
-                    conc=conc,
-                    spec_decoding=bmk.spec_decoding,
-                    scenario="agentic-coding",
-                    isl=None,
-                    osl=None,
-                    kv_offloading=bmk.kv_offloading or "none",
-                    kv_offload_backend=backend.name if backend is not None else None,
-                    pp=bmk.pp,
-                    dcp=bmk.dcp_size,
-                    pcp=bmk.pcp_size,
+                offload = (
+                    bmk.kv_offloading or "none",
+                    backend.name if backend is not None else None,
                 )
+                point = _point(bmk, conc, "agentic-coding", None, None, offload)
                 rows.append(
                     Row(
                         point,

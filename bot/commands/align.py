@@ -31,9 +31,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import git
-import gitdb.exc
-
 from bot.align.builder import run_builder
 from bot.align.regression import BuilderReport
 from bot.align.result import AlignInputs, AlignRun
@@ -41,6 +38,7 @@ from bot.align.run import align
 from bot.benchmarks.configs import load_master_configs
 from bot.commands.grammar import (
     WORKTREE,
+    add_command,
     add_repo,
     is_git,
     note,
@@ -58,21 +56,16 @@ from bot.present.posted import recipe_slug
 from bot.present.pr_text import moved_summary, pr_contents
 from bot.recipes import RecipesRepo
 from bot.rules import default_rules, load_rules
-from bot.sources import DirectorySource, FileSource, GitTreeSource, git_blob_sha_at
+from bot.sources import DirectorySource, FileSource, GitTreeSource, git_blob_sha_at, merge_base
 from bot.vllm import canonical_flag
 from bot.words import count
 
 OUTPUTS = ("recipe.patch", "pr-title.txt", "pr-body.md", "comment.md", "plan.json")
-DEFAULT_BRANCHES = ("main", "master", "origin/main", "origin/master")
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "align",
-        help="plan the recipe edit a benchmark PR calls for and write the alignment PR text",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    summary = "plan the recipe edit a benchmark PR calls for and write the alignment PR text"
+    parser = add_command(subparsers, "align", __doc__, summary)
     add_repo(parser, "bench")
     parser.add_argument("--bench-base", help="the PR base (default: merge-base with main)")
     add_repo(parser, "recipes")
@@ -107,28 +100,6 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--rules", type=Path, default=None, help="rules directory")
     parser.set_defaults(func=run)
-
-
-def _merge_base(repo_path: Path, ref: str) -> str:
-    try:
-        repo = git.Repo(repo_path)
-        head = repo.commit(ref)
-    except (git.exc.GitError, ValueError) as err:
-        raise InputError(
-            Location(str(repo_path)), f"cannot resolve git ref '{ref}': {err}"
-        ) from err
-    for branch in DEFAULT_BRANCHES:
-        try:
-            bases = repo.merge_base(head, repo.commit(branch))
-        except (git.exc.GitError, gitdb.exc.ODBError, ValueError):
-            continue
-        if bases and bases[0].hexsha != head.hexsha:
-            return str(bases[0].hexsha)
-    raise InputError(
-        Location(str(repo_path)),
-        f"no base for '{ref}': it is not ahead of a default branch; pass --bench-base REF "
-        "or --config-key KEY",
-    )
 
 
 def _check_config_keys(bench: FileSource, keys: list[str]) -> None:
@@ -181,11 +152,11 @@ def inputs_from_args(args: argparse.Namespace) -> AlignInputs:
     if args.config_key and not args.bench_base:
         base_ref: str | None = None
         try:
-            base_ref = _merge_base(args.bench_repo, args.bench_ref)
+            base_ref = merge_base(args.bench_repo, args.bench_ref)
         except InputError:
             base_ref = None
     else:
-        base_ref = args.bench_base or _merge_base(args.bench_repo, args.bench_ref)
+        base_ref = args.bench_base or merge_base(args.bench_repo, args.bench_ref)
     base = (
         _named(read_ref(args.bench_repo, base_ref, "--bench-base"), bench_name)
         if base_ref

@@ -23,10 +23,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bot.audit.html import HistoryPoint, render_html
+from bot.audit.history import load_history
+from bot.audit.html import render_html
 from bot.audit.markdown import render_markdown
 from bot.audit.run import run_audit
 from bot.commands.grammar import (
+    add_command,
     add_jobs,
     add_output,
     add_repo,
@@ -44,12 +46,8 @@ from bot.words import count
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "audit",
-        help="audit every vLLM config point of a benchmark repository against the recipes",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    summary = "audit every vLLM config point of a benchmark repository against the recipes"
+    parser = add_command(subparsers, "audit", __doc__, summary)
     add_repo(parser, "bench")
     add_repo(parser, "recipes")
     add_output(parser, "write the report to this file (default: stdout)")
@@ -78,20 +76,6 @@ def recipes_url(value: str | None) -> str:
     if not value.startswith(("https://", "http://")):
         raise InputError(Location("--recipes-url"), f"{value!r} is not an http(s) URL")
     return value if value.endswith("/") else value + "/"
-
-
-def load_history(path: Path) -> list[HistoryPoint]:
-    """(day, outcome) of each PR of a backtest JSON report."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        rows = data["prs"] if "prs" in data else data["rows"]
-        return [HistoryPoint(str(row["day"]), str(row["outcome"])) for row in rows]
-    except FileNotFoundError as err:
-        raise InputError(Location("--history"), f"{path} does not exist") from err
-    except (ValueError, KeyError, TypeError) as err:
-        raise InputError(
-            Location(str(path)), f"not a backtest JSON report (prs with day and outcome): {err}"
-        ) from err
 
 
 def audit_command(args: argparse.Namespace) -> int:
@@ -140,7 +124,7 @@ def audit_command(args: argparse.Namespace) -> int:
     summary = ", ".join(f"{counts[s]} {s}" for s in counts)
     elapsed = time.perf_counter() - started
     where = f" → {args.out} ({fmt})" if args.out is not None else ""
-    serving = [e for e in report.drift_by_recipe() if "serving" in e["classes"]]
+    serving = report.serving_drift()
     leading = (
         "serving drift in " + ", ".join(f"{e['recipe']} ({e['rows']})" for e in serving) + "; "
         if serving

@@ -18,19 +18,14 @@ import sys
 from typing import Any
 
 from bot.backtest.formats import render
-from bot.backtest.model import PRRow
 from bot.backtest.run import run_backtest
-from bot.commands.grammar import output_format, write
+from bot.commands.grammar import add_command, output_format, write
 from bot.commands.replay import add_replay_options, replay_progress, replay_settings
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "backtest",
-        help="replay merged benchmark PRs through the alignment engine",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    summary = "replay merged benchmark PRs through the alignment engine"
+    parser = add_command(subparsers, "backtest", __doc__, summary)
     add_replay_options(
         parser,
         "write the report to this file (default: stdout)",
@@ -44,9 +39,6 @@ def backtest_command(args: argparse.Namespace) -> int:
     settings = replay_settings(args)
     bar = replay_progress("backtest")
 
-    def progress(done: int, total: int, row: PRRow) -> None:
-        bar.reach(done, total, f"#{row.number} {row.outcome}")
-
     report = run_backtest(
         settings,
         since=args.since,
@@ -54,7 +46,7 @@ def backtest_command(args: argparse.Namespace) -> int:
         only=tuple(args.pr),
         jobs=args.jobs,
         cache=args.cache,
-        progress=progress,
+        progress=bar.row,
     )
     bar.finish()
     write(args, render(report, fmt))

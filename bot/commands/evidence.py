@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.benchmarks.changelog import ChangelogEntry, entries_for, parse_changelog
-from bot.commands.grammar import add_output, output_format, write
+from bot.commands.grammar import add_command, add_output, output_format, write
 from bot.errors import InputError, Location, RecipeSyncError
 from bot.evidence.collect import collect_evidence
 from bot.evidence.jobname import JobName
@@ -40,12 +40,8 @@ CHANGELOG_PATH = "perf-changelog.yaml"
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "evidence",
-        help="cite the workflow runs, launch lines and evals that verified a benchmark PR",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    summary = "cite the workflow runs, launch lines and evals that verified a benchmark PR"
+    parser = add_command(subparsers, "evidence", __doc__, summary)
     parser.add_argument("--repo", help="benchmark repository OWNER/NAME")
     parser.add_argument("--pr", type=int, help="benchmark PR number")
     parser.add_argument("--from-dir", type=Path, help="saved runs/jobs/logs (offline)")

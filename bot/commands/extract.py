@@ -13,16 +13,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from bot.benchmarks.model import ARMS, LaunchLine, Point
+from bot.benchmarks.export import (
+    launch_line_json,
+    launch_line_text,
+    script_result_json,
+    script_text,
+)
+from bot.benchmarks.model import ARMS, LaunchLine
 from bot.benchmarks.repo import BenchRepo, extract, extract_script, load_bench_repo, points
 from bot.benchmarks.scope import multinode_reason
 from bot.commands.grammar import (
+    add_command,
     add_output,
     add_repo,
     note,
@@ -33,8 +39,7 @@ from bot.commands.grammar import (
 )
 from bot.errors import InputError, Location, RecipeSyncError
 from bot.rules import load_rules
-from bot.shell import Alternative, ScriptParser, ScriptResult
-from bot.shell.result import SourceSpan, Unresolved
+from bot.shell import ScriptParser
 from bot.sources import FileSource
 
 POINT_KEYS: dict[str, tuple[str, type]] = {
@@ -55,12 +60,8 @@ POINT_KEYS: dict[str, tuple[str, type]] = {
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "extract",
-        help="statically extract vllm serve launch lines from a benchmark repository",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    summary = "statically extract vllm serve launch lines from a benchmark repository"
+    parser = add_command(subparsers, "extract", __doc__, summary)
     add_repo(parser, "bench")
     parser.add_argument("--ref", dest="ref_alias", help=argparse.SUPPRESS)  # old spelling
     mode = parser.add_mutually_exclusive_group(required=True)
@@ -98,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         if as_json:
             write(args, json.dumps(script_result_json(result), indent=2) + "\n")
         else:
-            write(args, _human_script(result) + "\n")
+            write(args, script_text(result) + "\n")
         return 0
     repo = load_bench_repo(source, load_rules(args.rules) if args.rules else None)
     if args.config_key not in repo.configs:
@@ -109,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     if as_json:
         write(args, json.dumps([launch_line_json(line) for line in lines], indent=2) + "\n")
     else:
-        write(args, "\n\n".join(_human_line(line) for line in lines) + "\n")
+        write(args, "\n\n".join(launch_line_text(line) for line in lines) + "\n")
     return 0
 
 
@@ -198,87 +199,6 @@ def select_and_extract(
     ]
 
 
-# --- JSON -------------------------------------------------------------------------------------
-
-
-def _span(span: SourceSpan | None) -> dict[str, object] | None:
-    return None if span is None else {"file": span.file, "line": span.line}
-
-
-def _item(item: Unresolved) -> dict[str, object]:
-    return {"what": item.what, "why": item.why, "file": item.file, "line": item.line}
-
-
-def point_json(point: Point) -> dict[str, object]:
-    return {
-        "tp": point.tp, "ep": point.ep, "dp-attn": point.dp_attn, "conc": point.conc,
-        "spec-decoding": point.spec_decoding, "scenario": point.scenario,
-        "isl": point.isl, "osl": point.osl, "kv-offloading": point.kv_offloading,
-        "kv-offload-backend": point.kv_offload_backend,
-        "pp": point.pp, "dcp": point.dcp, "pcp": point.pcp,
-    }  # fmt: skip
-
-
-def launch_line_json(line: LaunchLine) -> dict[str, object]:
-    return {
-        "config_key": line.config_key,
-        "point": point_json(line.point),
-        "arm": line.arm,
-        "status": line.status,
-        "reason": line.reason,
-        "invalid": line.invalid,
-        "framework": line.framework,
-        "runner": line.runner,
-        "fleet": line.fleet,
-        "runner_node": line.runner_node,
-        "model": line.model,
-        "precision": line.precision,
-        "image": line.image,
-        "model_prefix": line.model_prefix,
-        "script": line.script,
-        "script_blob_sha": line.script_blob_sha,
-        "argv": list(line.argv),
-        "argv_sources": [_span(s) for s in line.argv_sources],
-        "env": dict(line.env),
-        "env_unset": list(line.env_unset),
-        "job_env": dict(line.job_env),
-        "unresolved": [_item(u) for u in line.unresolved],
-        "assumptions": [_item(u) for u in line.assumptions],
-        "notes": list(line.notes),
-        "files": dict(line.files),
-        "launch": _span(line.launch),
-        "alternatives": [_alternative(a) for a in line.alternatives],
-    }
-
-
-def _alternative(alternative: Alternative) -> dict[str, object]:
-    return {
-        "argv": list(alternative.argv),
-        "env": dict(alternative.env),
-        "env_unset": list(alternative.env_unset),
-        "conditions": list(alternative.conditions),
-    }
-
-
-def script_result_json(result: ScriptResult) -> dict[str, object]:
-    return {
-        "script": result.script,
-        "status": result.status,
-        "reason": result.reason,
-        "invalid": result.invalid,
-        "argv": list(result.argv),
-        "argv_sources": [_span(s) for s in result.argv_sources],
-        "env": dict(result.env),
-        "env_unset": list(result.env_unset),
-        "unresolved": [_item(u) for u in result.unresolved],
-        "assumptions": [_item(u) for u in result.assumptions],
-        "files": dict(result.files),
-        "launch": _span(result.launch),
-        "alternatives": [_alternative(a) for a in result.alternatives],
-        "paths": result.paths,
-    }
-
-
 def _batch(source: FileSource, path: str, out: TextIO) -> int:
     parser = ScriptParser()
     handle = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
@@ -311,60 +231,3 @@ def _batch(source: FileSource, path: str, out: TextIO) -> int:
         if handle is not sys.stdin:
             handle.close()
     return 1 if failures else 0
-
-
-# --- human output -----------------------------------------------------------------------------
-
-
-def _command(argv: tuple[str, ...], env: Mapping[str, str]) -> str:
-    """Shell-quoted, one option (with its value) per line."""
-    lines: list[str] = []
-    for index, arg in enumerate(argv):
-        if index == 0 or (arg.startswith("-") and index > 1):
-            lines.append(shlex.quote(arg))
-        else:
-            lines[-1] += " " + shlex.quote(arg)
-    body = " \\\n    ".join(lines)
-    prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-    return f"{prefix} \\\n{body}" if prefix else body
-
-
-def _notes(unresolved: tuple[Unresolved, ...], assumptions: tuple[Unresolved, ...]) -> list[str]:
-    lines = [f"  unresolved: {u}" for u in unresolved]
-    lines += [f"  assumed:    {u}" for u in assumptions]
-    return lines
-
-
-def _human_line(line: LaunchLine) -> str:
-    head = f"{line.config_key} [{line.arm}] {line.point.label()}"
-    where = f"{line.script or 'no script'} ({line.status})"
-    out = [f"# {head}", f"# {where}  image={line.image}"]
-    if line.status == "launched":
-        out.append(_command(line.argv, line.env))
-    else:
-        out.append(f"  {line.reason}")
-    out += _notes(line.unresolved, line.assumptions)
-    out += [f"  note:       {note}" for note in line.notes]
-    out += _alternatives(line.alternatives)
-    return "\n".join(out)
-
-
-def _alternatives(alternatives: tuple[Alternative, ...]) -> list[str]:
-    """The launch lines a run-time condition selects between, each with its condition."""
-    out: list[str] = []
-    for number, alternative in enumerate(alternatives, 1):
-        when = "; ".join(alternative.conditions) or "otherwise"
-        out.append(f"# alternative {number} of {len(alternatives)}, when {when}:")
-        out.append(_command(alternative.argv, alternative.env))
-    return out
-
-
-def _human_script(result: ScriptResult) -> str:
-    out = [f"# {result.script} ({result.status})"]
-    if result.status == "launched":
-        out.append(_command(result.argv, result.env))
-    else:
-        out.append(f"  {result.reason}")
-    out += _notes(result.unresolved, result.assumptions)
-    out += _alternatives(result.alternatives)
-    return "\n".join(out)

@@ -23,6 +23,7 @@ import subprocess
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from bot.errors import InputError, Location
 from bot.sources import DirectorySource, FileSource, GitTreeSource
@@ -36,6 +37,17 @@ WORKTREE = "WORKTREE"  # --bench-ref/--recipes-ref value: the files on disk, sai
 
 def note(text: str) -> None:
     print(f"recipe-sync: {text}", file=sys.stderr)
+
+
+def add_command(
+    subparsers: Any, name: str, doc: str | None, summary: str
+) -> argparse.ArgumentParser:
+    """A subcommand's parser: ``summary`` in ``recipe-sync --help``, its module's docstring
+    ``doc`` as its own help, laid out as written (main.py turns its markup into text)."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        name, help=summary, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    return parser
 
 
 def add_repo(

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.commands.grammar import (
+    add_command,
     add_output,
     add_repo,
     casefold_choice,
@@ -53,12 +54,8 @@ REQUEST_KEYS = {
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "render",
-        help="render recipes like the upstream JSON API, or one profile with provenance",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    summary = "render recipes like the upstream JSON API, or one profile with provenance"
+    parser = add_command(subparsers, "render", __doc__, summary)
     add_repo(parser, "recipes")
     parser.add_argument("--ref", dest="ref_alias", help=argparse.SUPPRESS)  # old spelling
     mode = parser.add_mutually_exclusive_group(required=True)

@@ -12,6 +12,7 @@ from datetime import date
 from pathlib import Path
 
 from bot.backtest.history import default_branch, first_parent_log, is_git_repo, merged_prs
+from bot.backtest.model import PRRow
 from bot.backtest.run import Settings, settings_for
 from bot.commands.grammar import (
     LOCAL,
@@ -124,5 +125,12 @@ def _name(path: Path, given: str | None, default: str) -> str:
     return default if found == LOCAL else found
 
 
-def replay_progress(what: str) -> Progress:
-    return Progress(sys.stderr, what, "PRs")
+class ReplayProgress(Progress):
+    """The bar of a replay: one step a PR, labelled with its number and outcome."""
+
+    def row(self, done: int, total: int, row: PRRow) -> None:
+        self.reach(done, total, f"#{row.number} {row.outcome}")
+
+
+def replay_progress(what: str) -> ReplayProgress:
+    return ReplayProgress(sys.stderr, what, "PRs")

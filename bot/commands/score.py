@@ -30,20 +30,15 @@ from bot.agreement.practice import practice, to_yaml
 from bot.agreement.proposals import LOOSE, STRICT
 from bot.agreement.report import render, summary
 from bot.agreement.run import Scorecard, Window, recipes_taxonomy, score
-from bot.backtest.model import PRRow
-from bot.commands.grammar import output_format, write
+from bot.commands.grammar import add_command, output_format, write
 from bot.commands.replay import add_replay_options, replay_progress, replay_settings
 from bot.errors import InputError, Location
 from bot.rules import load_rules
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "score",
-        help="score proposals against what recipe maintainers did (agreement)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    summary = "score proposals against what recipe maintainers did (agreement)"
+    parser = add_command(subparsers, "score", __doc__, summary)
     add_replay_options(
         parser,
         "write the scorecard to this file (default: stdout)",
@@ -125,16 +120,13 @@ def score_command(args: argparse.Namespace) -> int:
     history_until = _day(args.history_until, "--history-until")
     bar = replay_progress("score")
 
-    def progress(done: int, total: int, row: PRRow) -> None:
-        bar.reach(done, total, f"#{row.number} {row.outcome}")
-
     cards = score(
         settings,
         windows=wanted,
         only=tuple(args.pr),
         workers=args.jobs,
         cache=args.cache,
-        progress=progress,
+        progress=bar.row,
         strictness=LOOSE if args.loose else STRICT,
         history_until=history_until,
     )

@@ -20,9 +20,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from bot.argv import flag_value, option_name, value_at
 from bot.evidence.bashwords import QuotingError, split_words
 from bot.evidence.logtext import LogLine, log_lines
-from bot.vllm.argv import flag_value, option_name, value_at
 
 LaunchKind = Literal["printf-q", "xtrace"]
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from bot import markdown as md
 from bot.align.plan import AlignmentPlan
+from bot.rules.knobs import CLASSIFIED
 
-ORDER = ("kernel", "serving", "accuracy", "tuning", "workload", "harness", "image")
+ORDER = (*CLASSIFIED, "image")
 
 
 def settings_lines(plan: AlignmentPlan, listed: int = 40) -> list[str]:

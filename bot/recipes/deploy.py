@@ -33,7 +33,7 @@ from bot.recipes.layers import (
     EnvOrigin,
     Layered,
     RenderError,
-    Scope,
+    RenderTarget,
     gen_block,
     hw_keyed,
 )
@@ -365,13 +365,13 @@ def kv_offload_applies(
 
 def _scope(
     profile: ResolvedRendering, strategy: Strategy, role: str | None, kv: Strategy | None
-) -> Scope:
+) -> RenderTarget:
     offload = None
     if profile.kv_offload is not None and kv is None:
         name, option = profile.kv_offload
         if kv_offload_applies(name, option, profile.recipe, profile.hw, strategy):
             offload = profile.kv_offload
-    return Scope(
+    return RenderTarget(
         recipe=profile.recipe,
         variant_key=profile.variant_key,
         variant=profile.variant,
@@ -419,7 +419,7 @@ def _single(
     return body, [_command("single" if kv is None else "instance", model, layered)]
 
 
-def _companions(scope: Scope) -> list[dict[str, Any]]:
+def _companions(scope: RenderTarget) -> list[dict[str, Any]]:
     """Helper processes of an active KV-offload option (e.g. the LMCache server tab).
 
     Best effort: no JSON-API output has companions, so this shape is not checked upstream.

@@ -89,7 +89,7 @@ class Layered:
 
 
 @dataclass(slots=True)  # not frozen: built per command, and frozen init is ~4x slower
-class Scope:
+class RenderTarget:
     """What one command is rendered for (everything but the generated parallelism)."""
 
     recipe: Recipe
@@ -130,7 +130,7 @@ def hw_keyed(mapping: Any, hw: HardwareProfile) -> tuple[str, Any] | None:
     return None
 
 
-def _so(scope: Scope) -> tuple[str, dict[str, Any]]:
+def _so(scope: RenderTarget) -> tuple[str, dict[str, Any]]:
     name = scope.strategy.name
     overrides = as_dict(scope.recipe.data.get("strategy_overrides")).get(name)
     return f"strategy_overrides.{name}", as_dict(overrides)
@@ -146,13 +146,13 @@ class _Base:
     gen_env: list[EnvLayer]  # their extra_env (E9 unless replaced)
 
 
-def _base(scope: Scope) -> _Base:
+def _base(scope: RenderTarget) -> _Base:
     return scope.recipe.memoised(
         ("layers", scope.variant_key, scope.hw.id), lambda: _base_of(scope)
     )
 
 
-def _base_of(scope: Scope) -> _Base:
+def _base_of(scope: RenderTarget) -> _Base:
     recipe, hw, vkey, variant = scope.recipe, scope.hw, scope.variant_key, scope.variant
     model = as_dict(recipe.data.get("model"))
     variant_hw = as_dict(as_dict(variant.get("hardware_overrides")).get(hw.id))
@@ -225,14 +225,14 @@ def _attempt(build: Callable[[], list[Any]]) -> list[Any] | RenderError:
         return err
 
 
-def _strategy_part(scope: Scope) -> _StrategyPart:
+def _strategy_part(scope: RenderTarget) -> _StrategyPart:
     offload_name = scope.kv_offload[0] if scope.kv_offload is not None else None
     kv_name = scope.kv.name if scope.kv is not None else None
     key = ("strategy-part", scope.strategy.name, scope.role, offload_name, kv_name)
     return scope.recipe.memoised(key, _strategy_part_of, scope)
 
 
-def _strategy_part_of(scope: Scope) -> _StrategyPart:
+def _strategy_part_of(scope: RenderTarget) -> _StrategyPart:
     role, strategy = scope.role, scope.strategy
     so_path, so = _so(scope)
     before: list[tuple[str, Any]] = []
@@ -277,7 +277,7 @@ def _strategy_part_of(scope: Scope) -> _StrategyPart:
     )
 
 
-def _plan(scope: Scope) -> _Plan:
+def _plan(scope: RenderTarget) -> _Plan:
     """All segments of one command but the generated parallelism (docs/spec/recipe-rendering.md
     §2.1, §3.1)."""
     hw, role = scope.hw, scope.role
@@ -378,7 +378,7 @@ def selected_mode(
     return allowed[0]
 
 
-def feature_layers(scope: Scope) -> list[tuple[str, Any]]:
+def feature_layers(scope: RenderTarget) -> list[tuple[str, Any]]:
     """A11: the enabled features' args in ``scope.features`` order (the caller's order for an
     explicit list, declaration order for the API's default sets), as upstream iterates
     ``enabledFeatures``; a name listed twice is emitted twice, as there."""
@@ -401,7 +401,7 @@ def feature_layers(scope: Scope) -> list[tuple[str, Any]]:
 _FeatureArgs = tuple[list[Any] | None, bool, str, Any]
 
 
-def _feature_layers(scope: Scope) -> list[_FeatureArgs]:
+def _feature_layers(scope: RenderTarget) -> list[_FeatureArgs]:
     found: list[_FeatureArgs] = []
     declared = as_dict(scope.recipe.data.get("features"))
     hw = scope.hw
@@ -573,7 +573,7 @@ def _arg_origins(
 class CommandLayers:
     """Everything of one command except its generated parallelism (shared by all ranks)."""
 
-    scope: Scope
+    scope: RenderTarget
     before: list[Segment]
     after: list[Segment]
     env_before: list[EnvLayer]
@@ -581,7 +581,7 @@ class CommandLayers:
     strip: tuple[str, ...]
 
     @classmethod
-    def of(cls, scope: Scope) -> CommandLayers:
+    def of(cls, scope: RenderTarget) -> CommandLayers:
         plan = _plan(scope)
         strip: tuple[str, ...] = ()
         if scope.role is not None and scope.hw.id not in NVL4_HARDWARE:

@@ -51,7 +51,7 @@ class RenderRequest:
     pd_kv_store: str | None = None  # a Mooncake deployment composed with pd_cluster
 
 
-Scope = tuple[str, str, str]  # (variant, hardware, strategy)
+RenderingKey = tuple[str, str, str]  # (variant, hardware, strategy)
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ class Coordinates:
         )
 
     @property
-    def scope(self) -> Scope:
+    def rendering_key(self) -> RenderingKey:
         """(variant, hardware, strategy): the rendering whatever its features."""
         return (self.variant, self.hardware, self.strategy)
 

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from bot.argv import option_name
 from bot.rules.loader import FieldError
 
 
@@ -39,7 +41,74 @@ class KnobClass(StrEnum):
 
 
 KnobKind = Literal["flag", "env"]
-CLASSIFIED = tuple(c for c in KnobClass if c is not KnobClass.UNCLASSIFIED)
+
+# recipe: edit the recipe. recipe-with-eval: edit only with a passing eval at those settings,
+# else reproduction. reproduction: document for reproduction (not carried). pin: carry at the
+# narrowest scope (the verified strategy x hardware). feature: put behind the scenario's
+# opt-in workload feature (else reproduction). never: not carried (harness).
+KnobAction = Literal["recipe", "recipe-with-eval", "reproduction", "pin", "feature", "never"]
+
+# Where a reproduction block lists a class's deltas, in the order a reader applies them.
+ReproGroup = Literal["required", "workload", "benchmark-only"]
+REPRO_GROUPS: tuple[ReproGroup, ...] = ("required", "workload", "benchmark-only")
+
+
+@dataclass(frozen=True)
+class KnobClassSpec:
+    """What a knob class means everywhere; a place that treats classes differently reads a
+    field here rather than matching class names."""
+
+    cls: KnobClass
+    action: KnobAction | None  # rules/policy.yaml knob_policy's default; None: never edited
+    drift: bool  # a difference is recipe drift; else a benchmark setting (listed, not counted)
+    served: bool  # a lever of the served configuration: drift even in a guide's example
+    group: ReproGroup | None  # its place in a reproduction block; None: never written there
+    heading: str  # the comment over its exports in a reproduction block ("" when never)
+
+    @property
+    def reproduced(self) -> bool:
+        """A reproduction block writes settings of this class (never the harness's)."""
+        return self.group is not None
+
+
+# In the order lists of classes are shown (the PR's "not carried" list, the blocks' groups).
+KNOB_CLASSES: tuple[KnobClassSpec, ...] = (
+    KnobClassSpec(
+        KnobClass.KERNEL, "recipe", drift=True, served=True, group="required",
+        heading="Kernel selection — required to match the benchmarked path.",
+    ),
+    KnobClassSpec(
+        KnobClass.SERVING, "recipe", drift=True, served=True, group="required",
+        heading="Serving settings of the benchmarked command.",
+    ),
+    KnobClassSpec(
+        KnobClass.ACCURACY, "recipe-with-eval", drift=True, served=True, group="benchmark-only",
+        heading="Benchmark-only — accuracy-sensitive; NOT part of the default command.",
+    ),
+    KnobClassSpec(
+        KnobClass.TUNING, "reproduction", drift=False, served=False, group="benchmark-only",
+        heading="Benchmark-only — throughput tuning; NOT part of the default command.",
+    ),
+    KnobClassSpec(
+        KnobClass.WORKLOAD, "feature", drift=False, served=False, group="workload",
+        heading="Workload settings of this scenario (agentic, prefix reuse …).",
+    ),
+    KnobClassSpec(KnobClass.HARNESS, "never", drift=False, served=False, group=None, heading=""),
+    # nobody has said an unlisted knob is harmless: it counts as drift, is never edited
+    KnobClassSpec(
+        KnobClass.UNCLASSIFIED, None, drift=True, served=False, group="benchmark-only",
+        heading="Not classified in rules/knobs.yaml — check before use.",
+    ),
+)  # fmt: skip
+KNOB_SPECS: dict[KnobClass, KnobClassSpec] = {spec.cls: spec for spec in KNOB_CLASSES}
+_BY_NAME = {spec.cls.value: spec for spec in KNOB_CLASSES}
+CLASSIFIED = tuple(spec.cls for spec in KNOB_CLASSES if spec.action is not None)
+
+
+def knob_spec(name: str) -> KnobClassSpec | None:
+    """The spec of a class by its name (a stored ``knob`` field), None for anything else
+    (``image``, "")."""
+    return _BY_NAME.get(name)
 
 
 def _flag_key(name: str) -> str:
@@ -47,7 +116,7 @@ def _flag_key(name: str) -> str:
     ``--enable-prefix-caching`` (dotted part kept). Syntax only, so that this layer needs no
     flag table; everywhere else ``bot.vllm.canonical_flag`` names a flag."""
     flag, dot, rest = name.strip().partition(".")
-    flag = flag.split("=", 1)[0].replace("_", "-")
+    flag = option_name(flag).replace("_", "-")
     if flag.startswith("--no-"):
         flag = "--" + flag[len("--no-") :]
     rest = rest.replace("-", "_")
@@ -154,20 +223,20 @@ class KnobRules(Strict):
 
 # --- policy per class (rules/policy.yaml: knob_policy) ------------------------------------
 
-# recipe: edit the recipe. recipe-with-eval: edit only with a passing eval at those settings,
-# else reproduction. reproduction: document for reproduction (not carried). pin: carry at the
-# narrowest scope (the verified strategy x hardware). feature: put behind the scenario's
-# opt-in workload feature (else reproduction). never: not carried (harness).
-KnobAction = Literal["recipe", "recipe-with-eval", "reproduction", "pin", "feature", "never"]
+
+def _default(cls: KnobClass) -> KnobAction:
+    action = KNOB_SPECS[cls].action
+    assert action is not None, cls
+    return action
 
 
 class KnobPolicy(Strict):
-    kernel: KnobAction = "recipe"
-    serving: KnobAction = "recipe"
-    accuracy: KnobAction = "recipe-with-eval"
-    tuning: KnobAction = "reproduction"
-    workload: KnobAction = "feature"
-    harness: KnobAction = "never"
+    kernel: KnobAction = _default(KnobClass.KERNEL)
+    serving: KnobAction = _default(KnobClass.SERVING)
+    accuracy: KnobAction = _default(KnobClass.ACCURACY)
+    tuning: KnobAction = _default(KnobClass.TUNING)
+    workload: KnobAction = _default(KnobClass.WORKLOAD)
+    harness: KnobAction = _default(KnobClass.HARNESS)
 
     def action(self, cls: KnobClass) -> KnobAction | None:
         """None for unclassified: reported ("rules to classify"), never edited."""

@@ -213,18 +213,29 @@ class EnvRule(Strict):
     )
 
 
+# rules/env.yaml's lists, in the order they are matched (not knob classes: rules/knobs.yaml)
+EnvList = Literal["benchmark_only", "front_end", "serving"]
+ENV_LISTS: tuple[EnvList, ...] = ("benchmark_only", "front_end", "serving")
+
+
 class EnvRules(Strict):
     benchmark_only: list[EnvRule]
     front_end: list[EnvRule] = Field(default_factory=list)
     serving: list[EnvRule]
 
-    def classify(self, name: str) -> tuple[str, EnvRule] | None:
-        """('benchmark_only' | 'front_end' | 'serving', rule) for ``name``; first list wins."""
-        for kind in ("benchmark_only", "front_end", "serving"):
+    def classify(self, name: str) -> tuple[EnvList, EnvRule] | None:
+        """(the list, its rule) for ``name``; the first list that matches wins."""
+        for kind in ENV_LISTS:
+            rule: EnvRule
             for rule in getattr(self, kind):
                 if fnmatch.fnmatchcase(name, rule.pattern):
                     return kind, rule
         return None
+
+    def inert(self, name: str) -> bool:
+        """A benchmark-only or front-end variable: its value never changes serving."""
+        found = self.classify(name)
+        return found is not None and found[0] != "serving"
 
 
 # --- policy.yaml ---------------------------------------------------------------------------

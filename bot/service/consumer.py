@@ -21,17 +21,20 @@ class _ThreadedConsumer(Consumer):  # type: ignore[misc]
         pass
 
 
+# how either consumer runs tasks; periodic: the nightly dashboard refresh (claimed once a day)
+_CONSUMER: dict[str, Any] = {
+    "worker_type": "thread",
+    "periodic": True,
+    "initial_delay": 0.05,
+    "max_delay": 1.0,
+}
+
+
 class EmbeddedConsumer:
     def __init__(self, rt: Runtime, workers: int = 2) -> None:
         self.rt = rt
         self.consumer = _ThreadedConsumer(
-            rt.huey,
-            workers=workers,
-            worker_type="thread",
-            periodic=True,  # the nightly dashboard refresh (claimed once per day)
-            initial_delay=0.05,
-            max_delay=1.0,
-            check_worker_health=False,
+            rt.huey, workers=workers, check_worker_health=False, **_CONSUMER
         )
         self.reconciler = Reconciler(rt)
         guard_queue(rt.huey, Outage("queue", log, rt.metrics))
@@ -52,15 +55,7 @@ def run_worker(rt: Runtime, workers: int, **options: Any) -> None:
     guard_queue(rt.huey, Outage("queue", log, rt.metrics))
     reconciler = Reconciler(rt).start()
     try:
-        consumer = Consumer(
-            rt.huey,
-            workers=workers,
-            worker_type="thread",
-            periodic=True,  # the nightly dashboard refresh (claimed once per day)
-            initial_delay=0.05,
-            max_delay=1.0,
-            **options,
-        )
+        consumer = Consumer(rt.huey, workers=workers, **_CONSUMER, **options)
         consumer.run()
     finally:
         reconciler.stop()

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from bot.argv import option_name, option_of
 from bot.shell.budget import Budget, Limits
 from bot.shell.fork import Choice
 from bot.shell.interp import Evaluator
@@ -291,13 +292,7 @@ def _files_differ(
 
 
 def _flag_name(argv: Sequence[str], index: int) -> str:
-    token = argv[index]
-    if token.startswith("-"):
-        return token.split("=", 1)[0]
-    previous = argv[index - 1] if index > 0 else ""
-    if previous.startswith("-") and "=" not in previous:
-        return previous
-    return f"argv[{index}]"
+    return option_of(argv, index) or f"argv[{index}]"
 
 
 def _describe(values: list[str], alternatives: Sequence[Alternative]) -> str:
@@ -317,7 +312,7 @@ def _groups(argv: Sequence[str]) -> tuple[tuple[str, ...], dict[str, tuple[str, 
     for token in argv:
         if token.startswith("-"):
             if current is not None:
-                name = current[0].split("=", 1)[0]
+                name = option_name(current[0])
                 if name in groups:
                     return None
                 groups[name] = tuple(current)
@@ -327,7 +322,7 @@ def _groups(argv: Sequence[str]) -> tuple[tuple[str, ...], dict[str, tuple[str, 
         else:
             current.append(token)
     if current is not None:
-        name = current[0].split("=", 1)[0]
+        name = option_name(current[0])
         if name in groups:
             return None
         groups[name] = tuple(current)

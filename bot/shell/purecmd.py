@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from bot.shell.escapes import decode_printf, encode, escape_at, to_text
 from bot.shell.patterns import ere_to_python
+from bot.shell.textutils import text_lines
 
 # Characters bash's printf %q escapes with a backslash (lib/sh/shquote.c, bstab).
 _BACKSLASH_QUOTED = frozenset(" \t\n!\"$&'()*,;<>?[\\]^`{|}")
@@ -256,15 +257,6 @@ def normalize(path: str) -> str:
     return posixpath.normpath(path)
 
 
-def _lines(text: str) -> list[str]:
-    if not text:
-        return []
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return lines
-
-
 def _bre_to_ere(pattern: str) -> str:
     out: list[str] = []
     i = 0
@@ -343,7 +335,7 @@ def grep(args: Sequence[str], text: str) -> tuple[str, int] | None:
             except re.error:
                 return None
     matched: list[str] = []
-    for line in _lines(text):
+    for line in text_lines(text):
         hit = None
         for regex in regexes:
             found = regex.match(line) if whole_line else regex.search(line)
@@ -379,8 +371,8 @@ def head_tail(name: str, args: Sequence[str], text: str) -> tuple[str, int] | No
         except ValueError:
             return None
         if plus and name == "tail":
-            return "".join(line + "\n" for line in _lines(text)[count - 1 :]), 0
-    lines = _lines(text)
+            return "".join(line + "\n" for line in text_lines(text)[count - 1 :]), 0
+    lines = text_lines(text)
     chosen = lines[:count] if name == "head" else (lines[-count:] if count else [])
     return "".join(line + "\n" for line in chosen), 0
 
@@ -473,7 +465,7 @@ def cut(args: Sequence[str], text: str) -> tuple[str, int] | None:
     except ValueError:
         return None
     out: list[str] = []
-    for line in _lines(text):
+    for line in text_lines(text):
         if fields is not None:
             parts = line.split(delimiter[:1] or "\t")
             if len(parts) == 1:
@@ -505,7 +497,7 @@ def wc(args: Sequence[str], text: str) -> tuple[str, int] | None:
 
 
 def sort_uniq(name: str, args: Sequence[str], text: str) -> tuple[str, int] | None:
-    lines = _lines(text)
+    lines = text_lines(text)
     if name == "uniq":
         if args:
             return None

@@ -27,7 +27,8 @@ _POSIX_CLASSES = {
 }
 
 
-def _lines(text: str) -> list[str]:
+def text_lines(text: str) -> list[str]:
+    """The lines of a command's input or output, without their newlines."""
     if not text:
         return []
     lines = text.split("\n")
@@ -150,7 +151,7 @@ def paste(args: Sequence[str], read: Read) -> tuple[str, int] | None:
     inputs = _read_all(read, rest)
     if inputs is None:
         return None
-    columns = [_lines(text) for text in inputs]
+    columns = [text_lines(text) for text in inputs]
 
     def joined(parts: list[str]) -> str:
         out = parts[0] if parts else ""
@@ -307,7 +308,7 @@ def sed(args: Sequence[str], read: Read) -> tuple[str, int] | None:
     inputs = _read_all(read, operands)
     if inputs is None:
         return None
-    lines = [line for text in inputs for line in _lines(text)]
+    lines = [line for text in inputs for line in text_lines(text)]
     out: list[str] = []
     for number, line in enumerate(lines, 1):
         last = number == len(lines)
@@ -379,7 +380,7 @@ def awk(args: Sequence[str], read: Read) -> tuple[str, int] | None:
         return None
     out: list[str] = []
     for text in inputs:
-        for line in _lines(text):
+        for line in text_lines(text):
             if pattern is not None and not pattern.search(line):
                 continue
             parts = line.split() if separator is None else line.split(separator)

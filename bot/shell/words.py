@@ -323,7 +323,7 @@ class VarView:
     taints: frozenset[Unresolved] = EMPTY_TAINTS  # uncertainty of the whole parameter
 
 
-class Scope(Protocol):
+class ExpansionHost(Protocol):
     """What word expansion needs from the interpreter: variables, substitutions, budget."""
 
     def param(self, name: str, index: str | None, span: SourceSpan) -> VarView: ...
@@ -352,11 +352,11 @@ class Scope(Protocol):
 
 
 class Expander:
-    """Word expansion over source bytes; the :class:`Scope` supplies variables and
+    """Word expansion over source bytes; the :class:`ExpansionHost` supplies variables and
     substitutions (composition: the interpreter hands itself in, nothing is inherited)."""
 
-    def __init__(self, scope: Scope) -> None:
-        self.scope = scope
+    def __init__(self, host: ExpansionHost) -> None:
+        self.host = host
 
     # --- public entry points ------------------------------------------------------------------
 
@@ -394,7 +394,7 @@ class Expander:
         for piece in pieces:
             if isinstance(piece, Seg):
                 taints |= piece.text.taints
-        return split_fields(pieces, self.scope.ifs()), frozenset(taints)
+        return split_fields(pieces, self.host.ifs()), frozenset(taints)
 
     def string(self, pf: ParsedFile, node: Node) -> Text:
         """Expand without splitting (assignment values, redirection targets, case subjects)."""
@@ -437,7 +437,7 @@ class Expander:
         data = pf.data
         split_lit = operand and not dq  # literal text of an unquoted ${x:-word} result splits
         word_start = i
-        self.scope.tick(pf, i)
+        self.host.tick(pf, i)
         while i < end:
             c = data[i]
             if c == 0x5C:  # backslash
@@ -485,13 +485,13 @@ class Expander:
                 node = pf.substitutions.get(i)
                 if node is not None:
                     stop = node.end_byte
-                    text = self.scope.substitute(pf, node, 0, 0)
+                    text = self.host.substitute(pf, node, 0, 0)
                 else:
                     close = i + 1
                     while close < end and data[close] != 0x60:
                         close += 2 if data[close] == 0x5C else 1
                     stop = min(close + 1, end)
-                    text = self.scope.substitute(pf, None, i + 1, min(close, end))
+                    text = self.host.substitute(pf, None, i + 1, min(close, end))
                 out.append(Seg(text, dq, not dq))
                 i = stop
             elif (
@@ -518,7 +518,7 @@ class Expander:
                 while j < end and data[j] not in b"/:":
                     j += 1
                 if j == i + 1:
-                    out.append(Seg(self.scope.home(self.span_at(pf, i)), True, False))
+                    out.append(Seg(self.host.home(self.span_at(pf, i)), True, False))
                 else:
                     out.append(self._lit(pf, i, pf.slice(i, j), quoted=False, split=False))
                 i = j
@@ -577,7 +577,7 @@ class Expander:
         if nxt == 0x28:  # $( or $((
             node = pf.substitutions.get(i)
             if node is not None:
-                out.append(Seg(self.scope.substitute(pf, node, 0, 0), dq, not dq))
+                out.append(Seg(self.host.substitute(pf, node, 0, 0), dq, not dq))
                 return node.end_byte
             if i + 2 < end and data[i + 2] == 0x28:
                 stop = pf.ends.get(i) or self._find_close(pf, i + 1, end, 0x28, 0x29)
@@ -586,10 +586,10 @@ class Expander:
                 self._scan(pf, i + 3, inner_end, expr_pieces, dq=True, heredoc=True, operand=False)
                 expr = join_pieces(expr_pieces, " ")
                 expr = Text(Run(r.s.replace('"', ""), r.origin, r.taints) for r in expr.runs)
-                out.append(Seg(self.scope.arithmetic(expr, span), dq, not dq))
+                out.append(Seg(self.host.arithmetic(expr, span), dq, not dq))
                 return stop
             stop = self._find_close(pf, i + 1, end, 0x28, 0x29)
-            out.append(Seg(self.scope.substitute(pf, None, i + 2, stop - 1), dq, not dq))
+            out.append(Seg(self.host.substitute(pf, None, i + 2, stop - 1), dq, not dq))
             return stop
         if nxt == 0x7B:  # ${
             stop = pf.ends.get(i) or self._find_close(pf, i + 1, end, 0x7B, 0x7D)
@@ -621,8 +621,8 @@ class Expander:
     def _value_pieces(
         self, name: str, index: str | None, dq: bool, span: SourceSpan
     ) -> list[Piece]:
-        view = self.scope.param(name, index, span)
-        self.scope.unbound(name, view, span)
+        view = self.host.param(name, index, span)
+        self.host.unbound(name, view, span)
         return self._view_pieces(view, dq)
 
     def _view_pieces(self, view: VarView, dq: bool) -> list[Piece]:
@@ -633,7 +633,7 @@ class Expander:
                 value = Text.lit("", None, view.taints) if view.taints else EMPTY
             return [Seg(value, dq, not dq)]
         if view.splat == "*" and dq:
-            sep = self.scope.ifs()[:1]
+            sep = self.host.ifs()[:1]
             return [Seg(Text.join(view.values, sep), True, False)]
         out: list[Piece] = []
         for index, value in enumerate(view.values):
@@ -691,8 +691,8 @@ class Expander:
             return [Seg(opaque(f"${{{text}}}", "derived", item), dq, not dq)]
 
         if length:
-            view = self.scope.param(name, index, span)
-            self.scope.unbound(name, view, span)
+            view = self.host.param(name, index, span)
+            self.host.unbound(name, view, span)
             if view.splat is not None:
                 value = Text.lit(str(len(view.values)))
             else:
@@ -706,13 +706,13 @@ class Expander:
 
         if indirect:
             if index in ("@", "*") and not rest:  # ${!A[@]}: the indices
-                view = self.scope.param(name, "!" + index, span)
+                view = self.host.param(name, "!" + index, span)
                 return self._view_pieces(view, dq)
             if rest in ("*", "@") and index is None:  # ${!prefix*}: variable names
-                names = [n for n in self.scope.var_names() if n.startswith(name)]
+                names = [n for n in self.host.var_names() if n.startswith(name)]
                 view = VarView([Text.lit(n) for n in sorted(names)], True, rest)
                 return self._view_pieces(view, dq)
-            target = self.scope.param(name, index, span)
+            target = self.host.param(name, index, span)
             ref = target.values[0] if target.values else EMPTY
             if not ref.known:
                 return [
@@ -725,12 +725,12 @@ class Expander:
             if not ref.s:
                 return [Seg(EMPTY, dq, not dq)]
             inner_name, _, inner_index = ref.s.partition("[")
-            view = self.scope.param(inner_name, inner_index[:-1] if inner_index else None, span)
+            view = self.host.param(inner_name, inner_index[:-1] if inner_index else None, span)
             return self._apply(pf, view, q, end, rest, name=ref.s, dq=dq, span=span)
 
-        view = self.scope.param(name, index, span)
+        view = self.host.param(name, index, span)
         if not rest:
-            self.scope.unbound(name, view, span)
+            self.host.unbound(name, view, span)
         return self._apply(pf, view, q, end, rest, name=name, dq=dq, span=span)
 
     def _apply(
@@ -767,7 +767,7 @@ class Expander:
                 return self._operand(pf, operand_start, end, dq)
             if op == "=":
                 value = join_pieces(self._operand(pf, operand_start, end, True))
-                self.scope.assign_scalar(name, value, span)
+                self.host.assign_scalar(name, value, span)
                 return [Seg(value, dq, not dq)]
             message = join_pieces(self._operand(pf, operand_start, end, True)).s
             raise ExpansionError(f"{name}: {message or 'parameter null or not set'}", span)
@@ -913,10 +913,10 @@ class Expander:
                 break
             colon += 1
         offset_text = join_pieces(self.scan(pf, start, colon))
-        offset = self.scope.arithmetic(offset_text, span)
+        offset = self.host.arithmetic(offset_text, span)
         length: Text | None = None
         if colon < end:
-            length = self.scope.arithmetic(join_pieces(self.scan(pf, colon + 1, end)), span)
+            length = self.host.arithmetic(join_pieces(self.scan(pf, colon + 1, end)), span)
         taints = offset.taints | (length.taints if length is not None else EMPTY_TAINTS)
         if taints:
             return self._map(view, lambda v: v, taints, dq, f"{name}:")
@@ -925,7 +925,7 @@ class Expander:
         if view.splat is not None:
             items = view.values
             if name in ("@", "*"):  # positional: offset counts $0
-                items = [*self.scope.param("0", None, span).values, *items] if off == 0 else items
+                items = [*self.host.param("0", None, span).values, *items] if off == 0 else items
                 off = off - 1 if off > 0 else off
             begin = off if off >= 0 else max(len(items) + off, 0)
             stop = len(items) if ln is None else (begin + ln if ln >= 0 else len(items) + ln)

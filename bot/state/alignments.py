@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import ColumnElement, func, select, update
 
 from bot.state.db import Database
 from bot.state.models import (
@@ -42,21 +42,17 @@ class Alignments:
             return None if row is None else AlignmentRecord.of(row)
 
     def for_bench_pr(self, bench_repo: str, bench_pr: int) -> list[AlignmentRecord]:
-        with self.db.tx() as session:
-            rows = session.scalars(
-                select(AlignmentPr)
-                .where(AlignmentPr.bench_repo == bench_repo, AlignmentPr.bench_pr == bench_pr)
-                .order_by(AlignmentPr.id)
-            )
-            return [AlignmentRecord.of(row) for row in rows]
+        return self._listed(AlignmentPr.bench_repo == bench_repo, AlignmentPr.bench_pr == bench_pr)
 
     def for_recipe(self, bench_repo: str, recipe_path: str) -> list[AlignmentRecord]:
+        return self._listed(
+            AlignmentPr.bench_repo == bench_repo, AlignmentPr.recipe_path == recipe_path
+        )
+
+    def _listed(self, *where: ColumnElement[bool]) -> list[AlignmentRecord]:
+        """The alignments that meet every condition, oldest first."""
         with self.db.tx() as session:
-            rows = session.scalars(
-                select(AlignmentPr)
-                .where(AlignmentPr.bench_repo == bench_repo, AlignmentPr.recipe_path == recipe_path)
-                .order_by(AlignmentPr.id)
-            )
+            rows = session.scalars(select(AlignmentPr).where(*where).order_by(AlignmentPr.id))
             return [AlignmentRecord.of(row) for row in rows]
 
     def save(
@@ -106,34 +102,23 @@ class Alignments:
             return AlignmentRecord.of(row)
 
     def count_open(self, recipes_repo: str) -> int:
-        with self.db.tx() as session:
-            return int(
-                session.scalar(
-                    select(func.count())
-                    .select_from(AlignmentPr)
-                    .where(
-                        AlignmentPr.recipes_repo == recipes_repo,
-                        AlignmentPr.state.in_([s for s in AlignmentState if s.counts_as_open]),
-                        AlignmentPr.pr_number.is_not(None),
-                    )
-                )
-                or 0
-            )
+        return self._count(
+            AlignmentPr.recipes_repo == recipes_repo,
+            AlignmentPr.state.in_([s for s in AlignmentState if s.counts_as_open]),
+            AlignmentPr.pr_number.is_not(None),
+        )
 
     def count_created_since(self, recipes_repo: str, since: float) -> int:
+        return self._count(
+            AlignmentPr.recipes_repo == recipes_repo,
+            AlignmentPr.pr_number.is_not(None),
+            AlignmentPr.created_at >= since,
+        )
+
+    def _count(self, *where: ColumnElement[bool]) -> int:
         with self.db.tx() as session:
-            return int(
-                session.scalar(
-                    select(func.count())
-                    .select_from(AlignmentPr)
-                    .where(
-                        AlignmentPr.recipes_repo == recipes_repo,
-                        AlignmentPr.pr_number.is_not(None),
-                        AlignmentPr.created_at >= since,
-                    )
-                )
-                or 0
-            )
+            found = session.scalar(select(func.count()).select_from(AlignmentPr).where(*where))
+            return int(found or 0)
 
     def decline(
         self, recipes_repo: str, recipe_path: str, fingerprint: str, pr_number: int | None

@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from bot.argv import looks_like_option
 from bot.vllm import values as V
-from bot.vllm.argv import looks_like_option
 from bot.vllm.catalogue import CONFIG_FIELD_SPANS, FLAGS, FlagSpec, Option, flag_table
 from bot.vllm.versions import NEWEST, Version, fmt_version, rules_version, span_status
 from bot.yamlio.safe import load_safe
@@ -552,25 +552,17 @@ def _parse(
                 )
                 continue
             value = values
+        elif explicit is not None:
+            value = explicit
+        elif i < len(toks) and not looks_like_option(toks[i].text) and not toks[i].dotted:
+            value = toks[i].text
+            raw.extend(toks[i].raw)
+            i += 1
         elif spec.kind == "optional":
-            if explicit is not None:
-                value = explicit
-            elif i < len(toks) and not looks_like_option(toks[i].text) and not toks[i].dotted:
-                value = toks[i].text
-                raw.extend(toks[i].raw)
-                i += 1
-            else:
-                value = True
+            value = True
         else:
-            if explicit is not None:
-                value = explicit
-            elif i < len(toks) and not looks_like_option(toks[i].text) and not toks[i].dotted:
-                value = toks[i].text
-                raw.extend(toks[i].raw)
-                i += 1
-            else:
-                found.add("error", "missing-value", f"{option.text} expects one argument", raw)
-                continue
+            found.add("error", "missing-value", f"{option.text} expects one argument", raw)
+            continue
         occurrences.append(_Occurrence(option, value, tuple(raw), len(occurrences)))
     return positionals, occurrences
 

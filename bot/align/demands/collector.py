@@ -18,6 +18,7 @@ from bot.align.nodes import (
     lookup,
     text_value,
 )
+from bot.argv import option_name
 from bot.recipes.edit import NodePath, format_path
 from bot.vllm import FlagDiff, canonical_flag
 
@@ -119,7 +120,7 @@ class Collector:
             for finding in findings:
                 if finding.severity != "error":
                     continue
-                flag = finding.tokens[0].split("=", 1)[0] if finding.tokens else ""
+                flag = option_name(finding.tokens[0]) if finding.tokens else ""
                 if flag in ignored:
                     continue
                 if has_placeholder(*finding.tokens):

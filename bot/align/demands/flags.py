@@ -30,10 +30,11 @@ from bot.align.nodes import (
     lookup,
     text_value,
 )
+from bot.argv import option_name
 from bot.recipes import ArgOrigin
 from bot.recipes.edit import NodePath, format_path, parse_path
 from bot.recipes.jsvalues import as_dict
-from bot.recipes.render import Scope
+from bot.recipes.render import RenderingKey
 from bot.shell.result import SourceSpan
 from bot.vllm import FlagDiff, Verdict, canonical_flag
 
@@ -174,7 +175,7 @@ class FlagDemands(Rule):
             path, value = value_path, wanted
         elif len(diff.recipe_tokens) == 1 and len(diff.bench_tokens) == 1:
             # one token on both sides: ``--x=v`` or a boolean spelling; keep the recipe's form
-            flag_part = diff.recipe_tokens[0].split("=", 1)[0]
+            flag_part = option_name(diff.recipe_tokens[0])
             path = parse_path(unit.path)
             value = (
                 f"{flag_part}={wanted}" if "=" in diff.recipe_tokens[0] else diff.bench_tokens[0]
@@ -331,7 +332,7 @@ class FlagDemands(Rule):
         diff: FlagDiff,
         label: str,
         spans: tuple[SourceSpan, ...],
-        users: Sequence[Scope],
+        users: Sequence[RenderingKey],
         items: tuple[str, ...],
     ) -> None:
         """The value lives in a node other renderings share: override it for the benchmarked
@@ -363,7 +364,7 @@ class FlagDemands(Rule):
         diff: FlagDiff,
         label: str,
         spans: tuple[SourceSpan, ...],
-        users: Sequence[Scope],
+        users: Sequence[RenderingKey],
         items: tuple[str, ...],
     ) -> None:
         """A feature's (or mode's) args for every hardware: a hardware override replaces the

@@ -16,7 +16,7 @@ from bot.recipes import RecipesRepo
 from bot.recipes.edit import NodePath, format_path
 from bot.recipes.jsvalues import as_dict
 from bot.recipes.layers import gen_block
-from bot.recipes.render import Scope
+from bot.recipes.render import RenderingKey
 from bot.recipes.repo import HardwareProfile, Recipe
 from bot.rules import Rules
 from bot.vllm import canonical_flag
@@ -37,7 +37,7 @@ class Placement:
         self.recipe = recipe
         self.rules = rules
         self.targets = tuple(targets)
-        self._drawn: list[tuple[Scope, frozenset[str]]] | None = None
+        self._drawn: list[tuple[RenderingKey, frozenset[str]]] | None = None
         self._later: frozenset[str] | None = None  # config flags spelled after the variant
         self._under: list[frozenset[str]] = []  # per rendering: _containers(drawn)
 
@@ -68,10 +68,10 @@ class Placement:
         placement = self.rules.flags.new_flag_placement
         return placement, "rules/flags.yaml new_flag_placement"
 
-    def verified(self) -> set[Scope]:
+    def verified(self) -> set[RenderingKey]:
         return {(t.profile.variant, t.profile.hardware, t.profile.strategy) for t in self.targets}
 
-    def unverified_users(self, node: str, container: bool = False) -> list[Scope]:
+    def unverified_users(self, node: str, container: bool = False) -> list[RenderingKey]:
         """Renderings drawing from ``node`` (``container``: from anything under it) that no
         benchmarked point of this PR ran."""
         if self._drawn is None:
@@ -90,7 +90,7 @@ class Placement:
         ]
         return sorted({ident for ident in users if ident not in verified})
 
-    def others(self, path: NodePath, node: str, profile: Profile) -> list[Scope]:
+    def others(self, path: NodePath, node: str, profile: Profile) -> list[RenderingKey]:
         """Renderings other than the benchmarked ones drawing from ``node`` (at ``path``);
         none when the node is scoped to the benchmarked hardware already."""
         return [] if self.exact(path, profile) else self.unverified_users(node)
@@ -155,14 +155,14 @@ class Placement:
             self._later = frozenset(found)
         return flag.split(".", 1)[0] in self._later
 
-    def reach(self, parent: NodePath) -> list[Scope]:
+    def reach(self, parent: NodePath) -> list[RenderingKey]:
         """Renderings a node at ``parent`` would apply to, by its path (hardware_overrides
         keys match the hardware id, generation or brand; strategy_overrides the strategy)."""
         if self._drawn is None:
             self.unverified_users("")
         assert self._drawn is not None
         parts = [str(p) for p in parent]
-        out: list[Scope] = []
+        out: list[RenderingKey] = []
         for ident, _ in self._drawn:
             variant, hw_id, strategy = ident
             hw = self.recipes.hardware.get(hw_id)
@@ -187,7 +187,7 @@ class Placement:
             ["strategy_overrides", profile.strategy, "hardware_overrides", profile.hardware],
         )
 
-    def scope_note(self, users: Sequence[Scope]) -> str:
+    def scope_note(self, users: Sequence[RenderingKey]) -> str:
         """``also drawn by 24 renderings no benchmarked point ran (mi300x, mi325x, …)``."""
         hardware = list(dict.fromkeys(hw for _, hw, _ in users))
         return (

@@ -10,32 +10,38 @@ from bot import markdown as md
 from bot.align.reproduction.model import ReproCommand, ReproSection
 from bot.align.reproduction.sections import IN_RECIPE
 from bot.recipes.command_text import quote_value
+from bot.rules.knobs import KNOB_CLASSES, REPRO_GROUPS, ReproGroup
 
-# (classes, comment line) in the order a reader applies them; harness is never written.
+_RECIPE_GROUP = (frozenset({IN_RECIPE}), "Already in the recipe's command (the same values).")
+_DELTA_TITLES: dict[ReproGroup, str] = {
+    "required": "Kernel selection and serving — required to match the benchmarked path:",
+    "workload": "Workload settings of this scenario:",
+    "benchmark-only": "Benchmark-only — accuracy-sensitive / tuning; NOT part of the default "
+    "command:",
+}
+# the image is a required delta though no knob class
+_DELTA_EXTRA: dict[ReproGroup, frozenset[str]] = {"required": frozenset({"image"})}
+
+# (classes, comment line) in the order a reader applies them, from rules/knobs.py's table:
+# a class is exported under its own heading, its deltas listed under its group's title
 _GROUPS: tuple[tuple[frozenset[str], str], ...] = (
-    (frozenset({IN_RECIPE}), "Already in the recipe's command (the same values)."),
-    (frozenset({"kernel"}), "Kernel selection — required to match the benchmarked path."),
-    (frozenset({"serving"}), "Serving settings of the benchmarked command."),
-    (frozenset({"workload"}), "Workload settings of this scenario (agentic, prefix reuse …)."),
-    (
-        frozenset({"accuracy"}),
-        "Benchmark-only — accuracy-sensitive; NOT part of the default command.",
+    _RECIPE_GROUP,
+    *(
+        (frozenset({spec.cls}), spec.heading)
+        for group in REPRO_GROUPS
+        for spec in KNOB_CLASSES
+        if spec.group == group
     ),
-    (frozenset({"tuning"}), "Benchmark-only — throughput tuning; NOT part of the default command."),
-    (frozenset({"unclassified"}), "Not classified in rules/knobs.yaml — check before use."),
 )
-
-
 _DELTA_GROUPS: tuple[tuple[frozenset[str], str], ...] = (
-    (frozenset({IN_RECIPE}), "Already in the recipe's command (the same values)."),
-    (
-        frozenset({"kernel", "serving", "image"}),
-        "Kernel selection and serving — required to match the benchmarked path:",
-    ),
-    (frozenset({"workload"}), "Workload settings of this scenario:"),
-    (
-        frozenset({"accuracy", "tuning", "unclassified"}),
-        "Benchmark-only — accuracy-sensitive / tuning; NOT part of the default command:",
+    _RECIPE_GROUP,
+    *(
+        (
+            frozenset(s.cls for s in KNOB_CLASSES if s.group == group)
+            | _DELTA_EXTRA.get(group, frozenset()),
+            _DELTA_TITLES[group],
+        )
+        for group in REPRO_GROUPS
     ),
 )
 

@@ -11,7 +11,8 @@ from collections.abc import Mapping, Sequence
 from bot.align.compare import DRIFT, recipe_feature, recipe_min_version, taxonomy_vram
 from bot.align.profile import synthetic_acceptance
 from bot.align.reproduction.model import GuideDrift, SectionPoint
-from bot.align.reproduction.sections import knob_class, restore_acceptance
+from bot.align.reproduction.sections import restore_acceptance
+from bot.argv import flag_value, without_flags
 from bot.recipes import RecipesRepo
 from bot.recipes.guide import (
     GuideCommand,
@@ -20,16 +21,15 @@ from bot.recipes.guide import (
     serve_commands,
 )
 from bot.rules import Rules
+from bot.rules.knobs import KNOB_CLASSES
 from bot.vllm import LaunchSide, Verdict, diff_launch
-from bot.vllm.argv import flag_value, without_flags
 
 _TP_FLAGS = ("--tensor-parallel-size", "-tp")
 
 
-_CITED_CLASSES = frozenset({"kernel", "serving", "accuracy", "tuning", "workload", "unclassified"})
-
-
-_SERVING_CLASSES = frozenset({"kernel", "serving", "accuracy"})
+# what a section citing the benchmark reproduces, and what a serving example must match
+_CITED_CLASSES = frozenset(spec.cls for spec in KNOB_CLASSES if spec.reproduced)
+_SERVING_CLASSES = frozenset(spec.cls for spec in KNOB_CLASSES if spec.served)
 
 
 _DP_FLAGS = ("--data-parallel-size", "-dp")
@@ -210,7 +210,7 @@ def _drift_of(
         for d in report.diffs
         if (d.verdict in DRIFT or (d.verdict is Verdict.UNKNOWN and not d.recipe_tokens))
         and d.kind in ("flag", "env")
-        and knob_class(rules, "env" if d.kind == "env" else "flag", d.flag) in counted
+        and rules.knob_class("env" if d.kind == "env" else "flag", d.flag) in counted
         and not recipe_feature(rules, d)  # a guide may show chat clients' parsers
     )
     return GuideDrift(

@@ -16,6 +16,7 @@ from bot.align.compare import DRIFT, Comparison, compare, taxonomy_vram
 from bot.align.nodes import bench_field_tokens, hw_label, json_holder, one_line_json
 from bot.align.profile import SYNTHETIC_KEYS, Profile, synthetic_acceptance
 from bot.align.reproduction.model import ReproCommand, ReproSection, SectionPoint
+from bot.argv import option_name, value_at
 from bot.benchmarks import BenchRepo, LaunchLine, Point
 from bot.benchmarks.router import router_command
 from bot.errors import RecipeSyncError
@@ -24,9 +25,8 @@ from bot.recipes import RecipesRepo
 from bot.recipes.command_text import quote_value
 from bot.recipes.jsvalues import js_str
 from bot.rules import Rules
-from bot.rules.knobs import KnobKind
+from bot.rules.knobs import KNOB_SPECS, KnobClass
 from bot.vllm import FlagDiff, Verdict
-from bot.vllm.argv import option_name, value_at
 
 _OPAQUE = re.compile(r"<([A-Za-z_][A-Za-z0-9_]*):opaque:[^>]*>")
 
@@ -35,12 +35,6 @@ IN_RECIPE = "recipe"
 
 # Verdicts whose flags stay out of a copy-paste serve command (the harness's own settings).
 _HARNESS_VERDICTS = frozenset({Verdict.FRONT_END_ONLY, Verdict.BENCHMARK_ONLY})
-
-
-def knob_class(rules: Rules, kind: KnobKind, name: str) -> str:
-    """The class of a flag or env var (``rules/knobs.yaml``): kernel, serving, accuracy,
-    tuning, workload, harness or unclassified."""
-    return str(rules.knob_class(kind, name))
 
 
 def section_points(keys: Sequence[Any]) -> list[SectionPoint]:
@@ -253,7 +247,7 @@ def _command(
         tokens[2] = model
     run_time = tuple(
         dict.fromkeys(
-            (display[i - 1][0].split("=", 1)[0], m.group(1))
+            (option_name(display[i - 1][0]), m.group(1))
             for i in range(3, len(display))
             for m in _OPAQUE.finditer(display[i][0])
             if display[i - 1][0].startswith("-")
@@ -267,8 +261,8 @@ def _command(
     }
     recipe_env = {n: js_str(v) for n, v in comparison.command.env.items()}
     for name, value in launch.env.items():
-        cls = knob_class(rules, "env", name)
-        if name in harness_env or cls == "harness" or ":opaque:" in value:
+        cls = rules.knob_class("env", name)
+        if name in harness_env or not KNOB_SPECS[cls].reproduced or ":opaque:" in value:
             harness.append(name)
             continue
         # an export the recipe's command already sets alike is not a delta to apply: grouped
@@ -510,7 +504,7 @@ def _deltas(
 ) -> list[tuple[str, str]]:
     """(class, bullet): what to change in the recipe's command to get the benchmark's."""
     out: list[tuple[str, str]] = []
-    env_add: dict[str, list[str]] = {}
+    env_add: dict[KnobClass, list[str]] = {}
     for diff in comparison.report.diffs:
         if diff.kind == "model":
             continue
@@ -525,8 +519,8 @@ def _deltas(
                     )
                 )
             continue
-        cls = knob_class(rules, "env" if diff.kind == "env" else "flag", diff.flag)
-        if cls == "harness":
+        cls = rules.knob_class("env" if diff.kind == "env" else "flag", diff.flag)
+        if not KNOB_SPECS[cls].reproduced:
             continue
         if diff.kind == "env":
             if diff.verdict is Verdict.DIFFERS and diff.bench_value is not None:

@@ -1,8 +1,8 @@
-"""One reader of flags by spelling (bot/vllm/argv.py), with argparse's rule for values."""
+"""One reader of flags by spelling (bot/argv.py), with argparse's rule for values."""
 
 from __future__ import annotations
 
-from bot.vllm.argv import flag_value, looks_like_option, value_at, without_flags
+from bot.argv import flag_value, looks_like_option, option_of, value_at, without_flags
 from bot.vllm.catalogue import canonical_flag
 
 
@@ -29,3 +29,12 @@ def test_without_flags_drops_each_occurrence_and_its_value() -> None:
     assert without_flags(spelled, {"--max-num-seqs", "--tensor-parallel-size"}, canonical_flag) == (
         "--x",
     )
+
+
+def test_option_of_names_where_a_word_stands() -> None:
+    argv = ("vllm", "serve", "--a=1", "--b", "2", "-1", "--c=3", "4")
+    assert option_of(argv, 2) == "--a"
+    assert option_of(argv, 4) == "--b"  # the value of --b
+    assert option_of(argv, 5) == "-1"  # any word starting with '-' names itself
+    assert option_of(argv, 7) is None  # after --c=3: a positional word
+    assert option_of(argv, 0) is None

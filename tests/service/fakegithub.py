@@ -2,7 +2,7 @@
 
 Responses start from the real example bodies in ``../shared/data/github/rest.*.json``
 (deep-copied, then filled with the fake's state, every ``https://api.github.com`` URL
-rewritten to the fake's base URL), so PyGithub parses them exactly as it parses GitHub's.
+rewritten to the fake's base URL), so the client parses them exactly as it parses GitHub's.
 Repositories are local bare git repositories (``clone_url`` is their path); opening a pull
 request creates ``refs/pull/<n>/head`` in the base repository like GitHub does.
 

@@ -22,7 +22,6 @@ job is retried after the wait; any other 403 stays permanent.
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -32,8 +31,9 @@ from pathlib import Path
 from typing import Protocol
 
 import httpx
-import jwt
+from githubkit import AppAuthStrategy
 
+from bot.github.client import REPOSITORY_ID, GitHubHTTP, message
 from bot.github.errors import (
     AppNotInstalled,
     CredentialsInvalid,
@@ -43,7 +43,6 @@ from bot.github.errors import (
 from bot.github.ratelimit import MAX_ATTEMPTS, rate_limit_wait
 
 REFRESH_MARGIN = 300.0  # seconds before expiry at which a cached token is replaced
-API_VERSION = "2022-11-28"
 
 
 class TokenProvider(Protocol):
@@ -83,12 +82,6 @@ class PersonalToken:
         pass  # nothing cached
 
 
-def app_jwt(app_id: str, private_key: str, now: float) -> str:
-    """The App's JWT (RS256): issued 60 s in the past against clock drift, valid 9 minutes."""
-    payload = {"iat": int(now) - 60, "exp": int(now) + 540, "iss": str(app_id)}
-    return jwt.encode(payload, private_key, algorithm="RS256")
-
-
 def check_private_key(key: str, where: str) -> None:
     """Raise :class:`CredentialsInvalid` (never echoing the key) unless ``key`` is a PEM RSA
     private key that can sign the App's RS256 JWT."""
@@ -121,16 +114,16 @@ class AppTokens:
         private_key: str,
         api_url: str,
         *,
-        http: httpx.Client | None = None,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep,
         on_call: Callable[[str, str], None] | None = None,
         max_inline_wait: float = 120.0,
     ) -> None:
         self.app_id = app_id
-        self._key = private_key
         self.api_url = api_url.rstrip("/")
-        self._http = http or httpx.Client(timeout=30)
+        # githubkit signs the JWT (RS256, issued a minute back against clock drift, 10
+        # minutes long) and re-signs it before it expires
+        self._github = GitHubHTTP(self.api_url, AppAuthStrategy(app_id, private_key))
         self._clock = clock
         self._sleep = sleep
         self.max_inline_wait = max_inline_wait
@@ -140,7 +133,6 @@ class AppTokens:
         self._moved: dict[str, int] = {}  # a renamed repository's id (from GitHub's redirect)
         self._renamed: dict[str, str] = {}  # old name → the name minting returned
         self._tokens: dict[tuple[int, str, tuple[tuple[str, str], ...]], _Cached] = {}
-        self._jwt: _Cached | None = None
         self.minted = 0  # tokens minted (observable in tests)
 
     @classmethod
@@ -162,20 +154,6 @@ class AppTokens:
         check_private_key(key, f"RECIPE_SYNC_PRIVATE_KEY_PATH {key_path}")
         return cls(app_id, key, api_url, on_call=on_call, sleep=sleep)
 
-    def _bearer(self) -> str:
-        """The App JWT, re-signed when less than a minute of its 9 is left."""
-        now = self._clock()
-        if self._jwt is None or self._jwt.expires_at - 60 < now:
-            self._jwt = _Cached(app_jwt(self.app_id, self._key, now), now + 540)
-        return self._jwt.value
-
-    def _headers(self) -> dict[str, str]:
-        return {
-            "Authorization": f"Bearer {self._bearer()}",
-            "Accept": "application/vnd.github+json",
-            "X-GitHub-Api-Version": API_VERSION,
-        }
-
     def _request(self, method: str, path: str, **kwargs: object) -> httpx.Response:
         """One App-authenticated request; rate limits waited out, 5xx/429 transient."""
         attempt = 1
@@ -184,7 +162,7 @@ class AppTokens:
             status = response.status_code
             if status in (403, 429):
                 headers = {k.lower(): v for k, v in response.headers.items()}
-                wait = rate_limit_wait(status, headers, _message(response), attempt, self._clock())
+                wait = rate_limit_wait(status, headers, message(response), attempt, self._clock())
                 if wait is not None:
                     if attempt >= MAX_ATTEMPTS or wait.seconds > self.max_inline_wait:
                         raise TransientGitHubError(
@@ -201,13 +179,16 @@ class AppTokens:
             return response
 
     def _send(self, method: str, path: str, **kwargs: object) -> httpx.Response:
+        if path.startswith("/repositories/"):
+            # a renamed repository's installation, by id: githubkit's list of the routes
+            # that take the App's JWT names only /repos/{owner}/{repo}/installation
+            kwargs = {
+                **kwargs,
+                "headers": {"Authorization": f"Bearer {self._github.app_jwt()}"},
+                "auth": None,
+            }
         try:
-            response = self._http.request(
-                method,
-                f"{self.api_url}{path}",
-                headers=self._headers(),
-                **kwargs,  # type: ignore[arg-type]
-            )
+            response = self._github.send(method, path, **kwargs)
         except httpx.HTTPError as err:
             self._on_call("app auth", "network-error")
             raise TransientGitHubError(f"GitHub unreachable for {method} {path}: {err}") from err
@@ -228,7 +209,7 @@ class AppTokens:
                 "was removed from its installation, or deleted)"
             )
         if response.status_code != 200:
-            raise GitHubRequestError("get installation", response.status_code, _message(response))
+            raise GitHubRequestError("get installation", response.status_code, message(response))
         installation = int(response.json()["id"])
         self._installations[repo] = installation
         return installation
@@ -237,7 +218,7 @@ class AppTokens:
         """A renamed repository answers ``/repos/OLD/...`` with a redirect to
         ``/repositories/ID/...``: follow it, and mint by that id from now on."""
         location = response.headers.get("location", "")
-        found = _REPOSITORY_ID.search(location)
+        found = REPOSITORY_ID.search(location)
         if found is None:
             raise GitHubRequestError(
                 "get installation", response.status_code, f"redirected to {location!r}"
@@ -308,14 +289,14 @@ class AppTokens:
                     # the cached installation is gone (uninstalled, installed again)
                     self._forget(installation)
                     continue
-                if response.status_code == 422 and _NOT_ACCESSIBLE in _message(response):
+                if response.status_code == 422 and _NOT_ACCESSIBLE in message(response):
                     raise AppNotInstalled(
                         f"{repo} is not among the repositories the GitHub App's installation "
                         f"{installation} may access (removed from it, or deleted)"
                     )
                 if response.status_code != 201:
                     raise GitHubRequestError(
-                        "create installation token", response.status_code, _message(response)
+                        "create installation token", response.status_code, message(response)
                     )
                 body = response.json()
                 self._learn_name(repo, body)
@@ -326,16 +307,7 @@ class AppTokens:
         raise AssertionError("unreachable: the second attempt returns or raises")
 
 
-_REPOSITORY_ID = re.compile(r"/repositories/(\d+)(?:/|$)")
 _NOT_ACCESSIBLE = "not accessible to the parent installation"  # GitHub's 422 when minting
-
-
-def _message(response: httpx.Response) -> str:
-    try:
-        data = response.json()
-    except ValueError:
-        return response.text[:200]
-    return str(data.get("message", "")) if isinstance(data, dict) else ""
 
 
 def _retry_after(response: httpx.Response) -> float | None:

@@ -1,4 +1,5 @@
-"""One GitHub repository, through PyGithub, with our retry and rate-limit policy.
+"""One GitHub repository, through :class:`bot.github.client.GitHubHTTP`, with our retry and
+rate-limit policy.
 
 Every request of the service goes through :meth:`GitHubRepo._call`: a rate-limited request
 waits as :mod:`bot.github.ratelimit` says (``Retry-After``, the primary reset, >= 60 s then
@@ -8,12 +9,11 @@ have happened) but raised as :class:`TransientGitHubError`, so the job runs agai
 top, where every side effect is looked up before it is created. Waits longer than
 ``max_inline_wait`` are not slept in the worker: the job is rescheduled instead.
 
-Results are plain frozen dataclasses, so callers never touch PyGithub objects.
+Results are plain frozen dataclasses built from GitHub's JSON.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,17 +23,13 @@ from typing import Any, Protocol, TypeVar
 from urllib.parse import quote
 
 import httpx
-import requests
-from github import Auth, Github, GithubException
-from github.CheckRun import CheckRun
-from github.IssueComment import IssueComment
-from github.PullRequest import PullRequest
+from githubkit import TokenAuthStrategy
 
+from bot.github.client import REPOSITORY_ID, GitHubHTTP, json_message
 from bot.github.errors import GitHubRequestError, TransientGitHubError
 from bot.github.ratelimit import MAX_ATTEMPTS, Backoff, rate_limit_wait, transient_wait
 
 T = TypeVar("T")
-_REPOSITORY_ID = re.compile(r"/repositories/(\d+)(?:/|$)")
 
 # Token scopes per job and repository role (docs/spec/bot-conventions.md §4.8), each the
 # least that GitHub's "Permissions required for GitHub Apps" table asks for the calls made
@@ -133,64 +129,45 @@ class RepoInfo:
     clone_url: str
 
 
-def make_pygithub(api_url: str, token: str, *, seconds_between_writes: float = 1.0) -> Github:
-    """PyGithub pointed at ``api_url`` (``RECIPE_SYNC_GITHUB_API_URL``), 100 items per page,
-    without urllib3 retries (our policy decides), writes spaced by GitHub's advice."""
-    return Github(
-        auth=Auth.Token(token),
-        base_url=api_url.rstrip("/"),
-        per_page=100,
-        retry=None,
-        lazy=True,
-        timeout=30,
-        seconds_between_requests=0,
-        seconds_between_writes=seconds_between_writes,
-    )
+def _login(user: Any) -> str:
+    return str(user.get("login", "")) if isinstance(user, dict) else ""
 
 
-def _message(data: Any) -> str:
-    """GitHub's message, with the reasons of a 422 ("Validation Failed: Title is too long
-    (maximum is 256 characters)")."""
-    if not isinstance(data, dict):
-        return str(data or "")
-    message = str(data.get("message", ""))
-    errors = data.get("errors")
-    reasons = [
-        str(e.get("message") or e.get("code") or "") if isinstance(e, dict) else str(e)
-        for e in (errors if isinstance(errors, list) else [])
-    ]
-    reasons = [r for r in reasons if r]
-    return f"{message}: {'; '.join(reasons)}"[:1000] if reasons else message
+def _when(value: Any) -> datetime | None:
+    return datetime.fromisoformat(value.replace("Z", "+00:00")) if isinstance(value, str) else None
 
 
-def _pull(pr: PullRequest) -> PullInfo:
-    head_repo = pr.head.repo
+def _pull(data: Mapping[str, Any]) -> PullInfo:
+    head, base = data["head"], data["base"]
+    head_repo = head.get("repo")
+    # a listed pull request has no "merged": merged_at says it (a GET has both)
+    merged = data["merged"] if "merged" in data else data.get("merged_at") is not None
     return PullInfo(
-        number=pr.number,
-        state=pr.state,
-        merged=bool(pr.merged),
-        draft=bool(pr.draft),
-        title=pr.title or "",
-        body=pr.body or "",
-        html_url=pr.html_url,
-        user=pr.user.login if pr.user is not None else "",
-        head_sha=pr.head.sha,
-        head_ref=pr.head.ref,
-        head_repo=head_repo.full_name if head_repo is not None else "",
-        base_sha=pr.base.sha,
-        base_ref=pr.base.ref,
-        base_repo=pr.base.repo.full_name,
-        labels=tuple(label.name for label in pr.labels),
-        head_pushed_at=head_repo.pushed_at if head_repo is not None else None,
+        number=int(data["number"]),
+        state=str(data["state"]),
+        merged=bool(merged),
+        draft=bool(data.get("draft")),
+        title=str(data.get("title") or ""),
+        body=str(data.get("body") or ""),
+        html_url=str(data["html_url"]),
+        user=_login(data.get("user")),
+        head_sha=str(head["sha"]),
+        head_ref=str(head["ref"]),
+        head_repo=str(head_repo["full_name"]) if head_repo else "",
+        base_sha=str(base["sha"]),
+        base_ref=str(base["ref"]),
+        base_repo=str(base["repo"]["full_name"]),
+        labels=tuple(str(label["name"]) for label in data.get("labels") or ()),
+        head_pushed_at=_when(head_repo.get("pushed_at")) if head_repo else None,
     )
 
 
-def _comment(comment: IssueComment) -> CommentInfo:
+def _comment(data: Mapping[str, Any]) -> CommentInfo:
     return CommentInfo(
-        id=comment.id,
-        body=comment.body or "",
-        user=comment.user.login if comment.user is not None else "",
-        html_url=comment.html_url,
+        id=int(data["id"]),
+        body=str(data.get("body") or ""),
+        user=_login(data.get("user")),
+        html_url=str(data["html_url"]),
     )
 
 
@@ -199,22 +176,35 @@ def _issue_json(data: Mapping[str, Any]) -> IssueInfo:
         number=int(data["number"]),
         title=str(data.get("title") or ""),
         body=str(data.get("body") or ""),
-        user=str((data.get("user") or {}).get("login", "")),
+        user=_login(data.get("user")),
         state=str(data.get("state") or "open"),
         html_url=str(data.get("html_url") or ""),
     )
 
 
-def _check_run(run: CheckRun) -> CheckRunInfo:
+def _check_run(data: Mapping[str, Any]) -> CheckRunInfo:
     return CheckRunInfo(
-        id=run.id,
-        name=run.name,
-        head_sha=run.head_sha,
-        status=run.status,
-        conclusion=run.conclusion,
-        external_id=run.external_id or "",
-        html_url=run.html_url or "",
+        id=int(data["id"]),
+        name=str(data["name"]),
+        head_sha=str(data["head_sha"]),
+        status=str(data["status"]),
+        conclusion=data.get("conclusion"),
+        external_id=str(data.get("external_id") or ""),
+        html_url=str(data.get("html_url") or ""),
     )
+
+
+class _Refused(Exception):
+    """An answer of 300 or more, for the retry loop (``status``, ``headers``, ``data``)."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        super().__init__(response.status_code)
+        self.status = response.status_code
+        self.headers = {k.lower(): v for k, v in response.headers.items()}
+        try:
+            self.data: Any = response.json()
+        except ValueError:
+            self.data = response.text[:200]
 
 
 class GitHubRepo:
@@ -250,17 +240,16 @@ class GitHubRepo:
 
     def _connect(self, token: str) -> None:
         self._token = token
-        self.github = make_pygithub(
-            self.api_url, token, seconds_between_writes=self._seconds_between_writes
+        self.github = GitHubHTTP(
+            self.api_url,
+            TokenAuthStrategy(token),
+            seconds_between_writes=self._seconds_between_writes,
         )
-        self._repo = self.github.get_repo(self.current_name)
-        self._requester = self.github.requester
 
     def _renamed(self, new_name: str) -> None:
         """GitHub names this repository ``new_name`` now: follow it (every later call uses
         the new name; records keep ``full_name``) and say so once."""
         self.current_name = new_name
-        self._repo = self.github.get_repo(new_name)
         self._on_renamed(self.full_name, new_name)
 
     @property
@@ -278,21 +267,23 @@ class GitHubRepo:
         while True:
             try:
                 result = fn()
-            except GithubException as err:
-                status = int(err.status)
+            except _Refused as err:
+                status = err.status
                 self.observer.api_call(operation, str(status))
-                headers = {str(k).lower(): str(v) for k, v in (err.headers or {}).items()}
                 if status == 401 and self._renew is not None and not renewed:
                     # revoked or expired early: drop it and retry once with a fresh token
                     # (an uninstalled App is AppNotInstalled from here, not "401")
                     renewed = True
+                    self.github.close()
                     self._connect(self._renew())
                     continue
                 if status in (301, 307, 308) and not followed:
-                    followed = True  # renamed: GitHub redirects writes (307) by id
-                    self._follow(operation, headers.get("location", ""))
+                    followed = True  # renamed: GitHub redirects by id
+                    self._follow(operation, err.headers.get("location", ""))
                     continue
-                wait = rate_limit_wait(status, headers, _message(err.data), attempt, self._clock())
+                wait = rate_limit_wait(
+                    status, err.headers, json_message(err.data), attempt, self._clock()
+                )
                 if wait is None and status >= 500:
                     wait = transient_wait(method, status, attempt)
                     if wait is None:  # a write may have happened: retry the job, not the call
@@ -300,9 +291,9 @@ class GitHubRepo:
                             f"GitHub {operation}: HTTP {status} (not retried in place)"
                         ) from err
                 if wait is None:
-                    raise GitHubRequestError(operation, status, _message(err.data)) from err
+                    raise GitHubRequestError(operation, status, json_message(err.data)) from err
                 self._wait(operation, wait, attempt, err)
-            except (requests.ConnectionError, requests.Timeout) as err:
+            except httpx.HTTPError as err:
                 self.observer.api_call(operation, "network-error")
                 wait = transient_wait(method, None, attempt)
                 if wait is None:
@@ -315,12 +306,13 @@ class GitHubRepo:
 
     def _follow(self, operation: str, location: str) -> None:
         """Learn a renamed repository's name from the ``/repositories/ID`` it redirects to."""
-        found = _REPOSITORY_ID.search(location)
+        found = REPOSITORY_ID.search(location)
         if found is None:
             raise GitHubRequestError(operation, 307, f"redirected to {location!r}")
-        url = f"{self.api_url}/repositories/{found.group(1)}"
-        _, data = self._requester.requestJsonAndCheck("GET", url)
-        self._renamed(str(data["full_name"]))
+        response = self.github.send("GET", f"/repositories/{found.group(1)}")
+        if response.status_code != 200:
+            raise _Refused(response)
+        self._renamed(str(response.json()["full_name"]))
 
     def _wait(self, operation: str, wait: Backoff, attempt: int, err: Exception) -> None:
         if attempt >= MAX_ATTEMPTS or wait.seconds > self.max_inline_wait:
@@ -331,52 +323,66 @@ class GitHubRepo:
         self.observer.rate_limit_wait(wait.reason, wait.seconds)
         self._sleep(wait.seconds)
 
-    def _raw(
-        self, operation: str, verb: str, path: str, **kwargs: Any
-    ) -> tuple[dict[str, Any], Any]:
-        # the URL is made at each attempt: a rename or a new token changes what it is
-        return self._call(
-            operation,
-            verb,
-            lambda: self._requester.requestJsonAndCheck(verb, f"{self._repo.url}{path}", **kwargs),
-        )
+    def _send(self, verb: str, path: str, *, allow: tuple[int, ...] = (), **kwargs: Any) -> Any:
+        """One request under this repository (``path`` relative to it, or from the API's
+        root with a leading ``/``, or a full URL): the JSON body (None when empty); a status
+        of 300 or more raises :class:`_Refused` unless in ``allow`` (the response returned)."""
+        # the URL is made at each attempt: a rename changes what it is
+        if path.startswith(("/", "http")):
+            url = path
+        else:
+            url = f"/repos/{self.current_name}" + (f"/{path}" if path else "")
+        response = self.github.send(verb, url, **kwargs)
+        if response.status_code in allow:
+            return response
+        if response.status_code >= 300:
+            raise _Refused(response)
+        return response.json() if response.content else None
+
+    def _raw(self, operation: str, verb: str, path: str, **kwargs: Any) -> Any:
+        return self._call(operation, verb, lambda: self._send(verb, path.lstrip("/"), **kwargs))
+
+    def _listing(
+        self, operation: str, path: str, params: Mapping[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
+        """Every item of a JSON-array listing, page after page by its ``Link: rel=next``."""
+        items: list[dict[str, Any]] = []
+        url: str | None = path.lstrip("/")
+        query: dict[str, Any] | None = {**(params or {}), "per_page": 100}
+        while url is not None:
+            fetch = partial(self._send, "GET", url, allow=(200,), params=query)
+            response: httpx.Response = self._call(operation, "GET", fetch)
+            batch = response.json()
+            items.extend(batch if isinstance(batch, list) else [])
+            url = response.links.get("next", {}).get("url")
+            query = None  # the next link carries the query
+        return items
 
     # --- repository, pull requests, permissions --------------------------------------------
 
     def info(self) -> RepoInfo:
-        def run() -> RepoInfo:
-            _, data = self._requester.requestJsonAndCheck("GET", self._repo.url)
-            return RepoInfo(data["full_name"], data["default_branch"], data["clone_url"])
-
-        found = self._call("get repository", "GET", run)
+        data = self._raw("get repository", "GET", "")
+        found = RepoInfo(data["full_name"], data["default_branch"], data["clone_url"])
         if found.full_name.lower() != self.current_name.lower():
-            self._renamed(found.full_name)  # a GET followed GitHub's 301 to the new name
+            self._renamed(found.full_name)
         return found
 
     def viewer_login(self) -> str:
         """The login the token authenticates as (``GET /user``)."""
-        return self._call("get user", "GET", lambda: self.github.get_user().login)
+        data = self._call("get user", "GET", lambda: self._send("GET", "/user"))
+        return str(data["login"])
 
     def pull(self, number: int) -> PullInfo:
-        return self._call("get pull", "GET", lambda: _pull(self._repo.get_pull(number)))
+        return _pull(self._raw("get pull", "GET", f"pulls/{number}"))
 
     def pulls_by_head(self, owner: str, branch: str) -> list[PullInfo]:
         """All PRs (any state) whose head is ``owner:branch``, newest first."""
-
-        def run() -> list[PullInfo]:
-            found = self._repo.get_pulls(state="all", head=f"{owner}:{branch}")
-            return sorted((_pull(pr) for pr in found), key=lambda p: -p.number)
-
-        return self._call("list pulls", "GET", run)
+        found = self._listing("list pulls", "pulls", {"state": "all", "head": f"{owner}:{branch}"})
+        return sorted((_pull(pr) for pr in found), key=lambda p: -p.number)
 
     def create_pull(self, *, base: str, head: str, title: str, body: str, draft: bool) -> PullInfo:
-        return self._call(
-            "create pull",
-            "POST",
-            lambda: _pull(
-                self._repo.create_pull(base=base, head=head, title=title, body=body, draft=draft)
-            ),
-        )
+        fields = {"base": base, "head": head, "title": title, "body": body, "draft": draft}
+        return _pull(self._raw("create pull", "POST", "pulls", json=fields))
 
     def edit_pull(
         self,
@@ -388,19 +394,19 @@ class GitHubRepo:
         base: str | None = None,
     ) -> None:
         self._patch_fields(
-            "update pull", f"/pulls/{number}", title=title, body=body, state=state, base=base
+            "update pull", f"pulls/{number}", title=title, body=body, state=state, base=base
         )
 
     def _patch_fields(self, operation: str, path: str, **fields: str | None) -> None:
         """PATCH only the fields given (a pull request and an issue edit alike)."""
         changed = {key: value for key, value in fields.items() if value}
         if changed:
-            self._raw(operation, "PATCH", path, input=changed)
+            self._raw(operation, "PATCH", path, json=changed)
 
     def permission(self, login: str) -> tuple[str, str]:
         """(``permission``, ``role_name``) of a user, e.g. ("write", "maintain")."""
-        _, data = self._raw(
-            "get permission", "GET", f"/collaborators/{quote(login, safe='')}/permission"
+        data = self._raw(
+            "get permission", "GET", f"collaborators/{quote(login, safe='')}/permission"
         )
         return str(data.get("permission", "none")), str(data.get("role_name", ""))
 
@@ -408,36 +414,27 @@ class GitHubRepo:
 
     def comments(self, issue: int) -> list[CommentInfo]:
         """Every comment of an issue or PR (all pages, 100 per page)."""
-        return self._call(
-            "list comments",
-            "GET",
-            lambda: [_comment(c) for c in self._repo.get_issue(issue).get_comments()],
-        )
+        return [_comment(c) for c in self._listing("list comments", f"issues/{issue}/comments")]
 
     def comment(self, comment_id: int) -> CommentInfo | None:
         try:
-            _, data = self._raw("get comment", "GET", f"/issues/comments/{comment_id}")
+            data = self._raw("get comment", "GET", f"issues/comments/{comment_id}")
         except GitHubRequestError as err:
             if err.status == 404:
                 return None
             raise
-        return CommentInfo(
-            int(data["id"]), data.get("body") or "", data["user"]["login"], data["html_url"]
-        )
+        return _comment(data)
 
     def create_comment(self, issue: int, body: str) -> CommentInfo:
-        return self._call(
-            "create comment",
-            "POST",
-            lambda: _comment(self._repo.get_issue(issue).create_comment(body)),
-        )
+        data = self._raw("create comment", "POST", f"issues/{issue}/comments", json={"body": body})
+        return _comment(data)
 
     def edit_comment(self, comment_id: int, body: str) -> None:
-        self._raw("update comment", "PATCH", f"/issues/comments/{comment_id}", input={"body": body})
+        self._raw("update comment", "PATCH", f"issues/comments/{comment_id}", json={"body": body})
 
     def delete_comment(self, comment_id: int) -> None:
         try:
-            self._raw("delete comment", "DELETE", f"/issues/comments/{comment_id}")
+            self._raw("delete comment", "DELETE", f"issues/comments/{comment_id}")
         except GitHubRequestError as err:
             if err.status != 404:
                 raise
@@ -446,17 +443,13 @@ class GitHubRepo:
         self._raw(
             "create reaction",
             "POST",
-            f"/issues/comments/{comment_id}/reactions",
-            input={"content": content},
+            f"issues/comments/{comment_id}/reactions",
+            json={"content": content},
         )
 
     def remove_label(self, issue: int, name: str) -> None:
         try:
-            self._call(
-                "remove label",
-                "DELETE",
-                lambda: self._repo.get_issue(issue).remove_from_labels(name),
-            )
+            self._raw("remove label", "DELETE", f"issues/{issue}/labels/{quote(name, safe='')}")
         except GitHubRequestError as err:
             if err.status != 404:  # already gone
                 raise
@@ -467,30 +460,27 @@ class GitHubRepo:
         usable: list[str] = []
         for name in names:
             try:
-                self._raw("get label", "GET", f"/labels/{quote(name, safe='')}")
+                self._raw("get label", "GET", f"labels/{quote(name, safe='')}")
                 usable.append(name)
                 continue
             except GitHubRequestError as err:
                 if err.status != 404:
                     continue
             try:
-                self._call("create label", "POST", partial(self._create_label, name, color))
+                self._raw("create label", "POST", "labels", json={"name": name, "color": color})
                 usable.append(name)
             except GitHubRequestError:
                 continue
         return usable
 
-    def _create_label(self, name: str, color: str) -> None:
-        self._repo.create_label(name, color)  # self._repo at call time: renames follow
-
     def add_labels(self, issue: int, names: Iterable[str]) -> None:
         labels = list(names)
         if labels:
-            self._raw("add labels", "POST", f"/issues/{issue}/labels", input={"labels": labels})
+            self._raw("add labels", "POST", f"issues/{issue}/labels", json={"labels": labels})
 
     def delete_branch(self, branch: str) -> None:
         try:
-            self._raw("delete ref", "DELETE", f"/git/refs/heads/{quote(branch, safe='/')}")
+            self._raw("delete ref", "DELETE", f"git/refs/heads/{quote(branch, safe='/')}")
         except GitHubRequestError as err:
             if err.status not in (404, 422):  # already deleted
                 raise
@@ -498,24 +488,14 @@ class GitHubRepo:
     # --- issues (the opt-in dashboard) -----------------------------------------------------
 
     def issues_by(self, creator: str) -> list[IssueInfo]:
-        """Every issue (open or closed, not pull requests) ``creator`` opened, all pages.
-
-        Read as raw JSON: PyGithub would fetch each issue again to learn that it is not a
-        pull request (the listing omits the key for plain issues)."""
-        found: list[IssueInfo] = []
-        page = 1
-        while True:
-            query = {"state": "all", "creator": creator, "per_page": 100, "page": page}
-            _, data = self._raw("list issues", "GET", "/issues", parameters=query)
-            batch = data if isinstance(data, list) else []
-            found += [_issue_json(item) for item in batch if not item.get("pull_request")]
-            if len(batch) < 100:
-                return found
-            page += 1
+        """Every issue (open or closed, not pull requests) ``creator`` opened, all pages
+        (the listing holds pull requests too, marked by their ``pull_request`` key)."""
+        found = self._listing("list issues", "issues", {"state": "all", "creator": creator})
+        return [_issue_json(item) for item in found if not item.get("pull_request")]
 
     def issue(self, number: int) -> IssueInfo | None:
         try:
-            _, data = self._raw("get issue", "GET", f"/issues/{number}")
+            data = self._raw("get issue", "GET", f"issues/{number}")
         except GitHubRequestError as err:
             if err.status in (404, 410):
                 return None
@@ -523,7 +503,7 @@ class GitHubRepo:
         return None if data.get("pull_request") else _issue_json(data)
 
     def create_issue(self, title: str, body: str) -> IssueInfo:
-        _, data = self._raw("create issue", "POST", "/issues", input={"title": title, "body": body})
+        data = self._raw("create issue", "POST", "issues", json={"title": title, "body": body})
         return _issue_json(data)
 
     def edit_issue(
@@ -534,19 +514,15 @@ class GitHubRepo:
         body: str | None = None,
         state: str | None = None,
     ) -> None:
-        self._patch_fields("update issue", f"/issues/{number}", title=title, body=body, state=state)
+        self._patch_fields("update issue", f"issues/{number}", title=title, body=body, state=state)
 
     # --- check runs ----------------------------------------------------------------------
 
     def check_runs(self, head_sha: str, name: str) -> list[CheckRunInfo]:
-        return self._call(
-            "list check runs",
-            "GET",
-            lambda: [
-                _check_run(run)
-                for run in self._repo.get_commit(head_sha).get_check_runs(check_name=name)
-            ],
+        runs = self.get_pages(
+            "list check runs", f"commits/{head_sha}/check-runs", "check_runs", {"check_name": name}
         )
+        return [_check_run(run) for run in runs]
 
     def create_check_run(
         self,
@@ -557,23 +533,23 @@ class GitHubRepo:
         status: str,
         details_url: str | None = None,
     ) -> CheckRunInfo:
-        def run() -> CheckRunInfo:
-            extra: dict[str, Any] = {"details_url": details_url} if details_url else {}
-            created = self._repo.create_check_run(
-                name=name, head_sha=head_sha, external_id=external_id, status=status, **extra
-            )
-            return _check_run(created)
-
-        return self._call("create check run", "POST", run)
+        fields: dict[str, Any] = {
+            "name": name,
+            "head_sha": head_sha,
+            "external_id": external_id,
+            "status": status,
+        }
+        if details_url:
+            fields["details_url"] = details_url
+        return _check_run(self._raw("create check run", "POST", "check-runs", json=fields))
 
     def update_check_run(self, check_run_id: int, fields: Mapping[str, Any]) -> None:
-        self._raw("update check run", "PATCH", f"/check-runs/{check_run_id}", input=dict(fields))
+        self._raw("update check run", "PATCH", f"check-runs/{check_run_id}", json=dict(fields))
 
     # --- raw reads (actions evidence) ------------------------------------------------------
 
     def get_json(self, operation: str, path: str, params: Mapping[str, Any] | None = None) -> Any:
-        _, data = self._raw(operation, "GET", path, parameters=dict(params or {}))
-        return data
+        return self._raw(operation, "GET", path, params=dict(params or {}))
 
     def get_pages(
         self, operation: str, path: str, list_key: str, params: Mapping[str, Any] | None = None
@@ -593,20 +569,23 @@ class GitHubRepo:
 
     def redirect_location(self, operation: str, path: str) -> str | None:
         """The ``Location`` of a 302 answer (log downloads); None on 404/410."""
-        url = f"{self._repo.url}{path}"
+
+        def fetch() -> httpx.Response:
+            response: httpx.Response = self._send("GET", path.lstrip("/"), allow=(302,))
+            return response
+
         try:
-            headers, _ = self._call(
-                operation, "GET", lambda: self._requester.requestBlobAndCheck("GET", url)
-            )
+            response = self._call(operation, "GET", fetch)
         except GitHubRequestError as err:
             if err.status in (404, 410):
                 return None
             raise
-        location = headers.get("location")
+        location = response.headers.get("location")
         return str(location) if location else None
 
     def download_text(self, url: str, *, max_bytes: int = 64 * 1024 * 1024) -> str | None:
-        """GET a pre-signed storage URL (no credentials sent); None on 404/410."""
+        """GET a pre-signed storage URL (no credentials sent: httpx itself, not the client
+        that authenticates); None on 404/410."""
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
                 response = httpx.get(url, timeout=60, follow_redirects=True)

@@ -110,9 +110,8 @@ class IssuesFakeGitHub(FakeGitHub):
                 if (state == "all" or i["state"] == state)
                 and (creator is None or i["user"]["login"] == creator)
             ]
-            per_page = int(request.query_params.get("per_page", "30"))
-            page = int(request.query_params.get("page", "1"))
-            return JSONResponse(items[(page - 1) * per_page : page * per_page])
+            chunk, links = fake.page(request, items)  # GitHub's Link header, as for every list
+            return JSONResponse(chunk, headers=links)
 
         @app.post("/repos/{owner}/{name}/issues")
         async def create_issue(owner: str, name: str, request: Request) -> Response:

@@ -2,7 +2,7 @@
 
 Responses start from the real example bodies in ``../shared/data/github/rest.*.json``
 (deep-copied, then filled with the fake's state, every ``https://api.github.com`` URL
-rewritten to the fake's base URL), so PyGithub parses them exactly as it parses GitHub's.
+rewritten to the fake's base URL), so the client parses them exactly as it parses GitHub's.
 Repositories are local bare git repositories (``clone_url`` is their path); opening a pull
 request creates ``refs/pull/<n>/head`` in the base repository like GitHub does.
 
@@ -531,6 +531,27 @@ class FakeGitHub:
         self.holds.append(hold)
         return hold
 
+    def page(self, request: Request, items: list[Any]) -> tuple[list[Any], dict[str, str]]:
+        """One page of ``items`` and GitHub's ``Link`` header: ``next`` and ``last``
+        while there are more, ``first`` and ``prev`` after the first page."""
+        per_page = int(request.query_params.get("per_page", "30"))
+        number = int(request.query_params.get("page", "1"))
+        chunk = items[(number - 1) * per_page : number * per_page]
+        last = max(1, -(-len(items) // per_page))
+
+        def url(page_number: int) -> str:
+            query = {**dict(request.query_params), "page": str(page_number)}
+            query["per_page"] = str(per_page)
+            qs = "&".join(f"{k}={v}" for k, v in query.items())
+            return f"{self.base_url}{request.url.path}?{qs}"
+
+        links = []
+        if number < last:
+            links += [f'<{url(number + 1)}>; rel="next"', f'<{url(last)}>; rel="last"']
+        if number > 1:
+            links += [f'<{url(1)}>; rel="first"', f'<{url(number - 1)}>; rel="prev"']
+        return chunk, ({"Link": ", ".join(links)} if links else {})
+
     # --- rendering (real shapes) -------------------------------------------------------
 
     def _urls(self, value: Any) -> Any:
@@ -1049,26 +1070,7 @@ class FakeGitHub:
         def not_found() -> JSONResponse:
             return JSONResponse({"message": "Not Found", "documentation_url": "x"}, status_code=404)
 
-        def page(request: Request, items: list[Any]) -> tuple[list[Any], dict[str, str]]:
-            """One page of ``items`` and GitHub's ``Link`` header: ``next`` and ``last``
-            while there are more, ``first`` and ``prev`` after the first page."""
-            per_page = int(request.query_params.get("per_page", "30"))
-            number = int(request.query_params.get("page", "1"))
-            chunk = items[(number - 1) * per_page : number * per_page]
-            last = max(1, -(-len(items) // per_page))
-
-            def url(page_number: int) -> str:
-                query = {**dict(request.query_params), "page": str(page_number)}
-                query["per_page"] = str(per_page)
-                qs = "&".join(f"{k}={v}" for k, v in query.items())
-                return f"{fake.base_url}{request.url.path}?{qs}"
-
-            links = []
-            if number < last:
-                links += [f'<{url(number + 1)}>; rel="next"', f'<{url(last)}>; rel="last"']
-            if number > 1:
-                links += [f'<{url(1)}>; rel="first"', f'<{url(number - 1)}>; rel="prev"']
-            return chunk, ({"Link": ", ".join(links)} if links else {})
+        page = fake.page
 
         @app.get("/user")
         def user(request: Request) -> Response:

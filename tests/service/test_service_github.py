@@ -17,7 +17,7 @@ from bot.github.errors import (
     PushRefused,
     TransientGitHubError,
 )
-from bot.github.gateway import BENCH_SCOPE, GitHubRepo, make_pygithub
+from bot.github.gateway import BENCH_SCOPE, GitHubRepo
 from bot.github.gitops import NOREPLY, CommitInfo, Identity, Mirror, grant_for, push_refusal
 from bot.present.posted import VERIFY_MARKER
 from bot.service.comments import StickyComments
@@ -146,12 +146,12 @@ def test_server_errors_retry_reads_but_not_writes(fake: FakeGitHub) -> None:
     assert [p for m, p, s in fake.requests if m == "POST"] == ["/repos/org/bench/issues/1/comments"]
 
 
-def test_pygithub_factory_points_at_the_configured_api(fake: FakeGitHub) -> None:
+def test_the_client_points_at_the_configured_api(fake: FakeGitHub) -> None:
     fake.open_pull(BENCH, head_ref="main", title="Hello")
-    github = make_pygithub(fake.base_url, TOKEN, seconds_between_writes=0)
-    pull = github.get_repo(BENCH).get_pull(1)
-    assert pull.title == "Hello" and pull.base.repo.full_name == BENCH
-    assert pull.user.login == "author"
+    pull = client(fake, Sleeps()).pull(1)
+    assert pull.title == "Hello" and pull.base_repo == BENCH and pull.user == "author"
+    listed = client(fake, Sleeps()).pulls_by_head("org", "main")
+    assert [(p.number, p.merged) for p in listed] == [(1, False)]
 
 
 # --- App authentication ----------------------------------------------------------------------

@@ -10,6 +10,7 @@ from bot import markdown as md
 from bot.align.reproduction.model import ReproCommand, ReproSection
 from bot.align.reproduction.sections import IN_RECIPE
 from bot.recipes.command_text import quote_value
+from bot.words import count
 
 # (classes, comment line) in the order a reader applies them; harness is never written.
 _GROUPS: tuple[tuple[frozenset[str], str], ...] = (
@@ -133,8 +134,8 @@ def _within(head: list[str], body: list[str], tail: list[str], section: ReproSec
         )
         note = [
             "",
-            f"{dropped} more setting(s) of this lane are not shown (a block is at most "
-            f"{MAX_LINES} lines): the launch in {ref} has them all.",
+            f"{count(dropped, 'more setting')} of this lane {'is' if dropped == 1 else 'are'} "
+            f"not shown (a block is at most {MAX_LINES} lines): the launch in {ref} has them all.",
         ]
         if len(wrap([*head, *kept, *note, *tail])) <= MAX_LINES:
             return [*head, *kept, *note, *tail]

@@ -27,17 +27,9 @@ from bot.present.consistency import Finding, bug_note, check_texts
 from bot.present.guide import guide_section
 from bot.present.offered import offered_lines
 from bot.present.posted import body_room
-from bot.present.pr_text import (
-    branch_of,
-    cap,
-    code,
-    plain,
-    pr_contents,
-    prose,
-    pull_request_text,
-    ref,
-)
+from bot.present.pr_text import branch_of, cap, pr_contents, pull_request_text
 from bot.present.secrets import Masker, run_credentials
+from bot.present.sections.common import code, plain, prose, ref
 from bot.present.texts import AlignTexts, CheckRun
 from bot.recipes.edit import edit_as_dict
 from bot.vllm import FlagDiff

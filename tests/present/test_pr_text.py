@@ -9,16 +9,10 @@ from pathlib import Path
 
 from bot.align.plan import PlannedEdit
 from bot.align.result import AlignRun
-from bot.present.pr_text import (
-    COMPACT,
-    body,
-    cap,
-    merged_scope,
-    plain,
-    pull_request_text,
-    summary_bullet,
-    whitespace_check,
-)
+from bot.present.pr_text import body, cap, pull_request_text
+from bot.present.sections.common import COMPACT, plain
+from bot.present.sections.matrix import whitespace_check
+from bot.present.sections.summary import merged_scope, summary_bullet
 from bot.recipes.edit import EnsurePath, SetScalar
 from tests.seed_cli import AlignCli, commit_edit
 

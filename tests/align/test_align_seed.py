@@ -305,11 +305,12 @@ def test_the_regression_table_groups_renderings_by_outcome(seed_out: Path) -> No
 
 
 def test_the_visible_body_is_no_longer_than_the_human_one(seed_out: Path) -> None:
-    """The hand-written seed PR's body is ~785 words; long lists are collapsed (the bot's
-    footer, how to decline or regenerate the PR, is not counted)."""
+    """The hand-written seed PR's body is ~785 words; ours stays under issue #35's 800 with
+    the change table on top (its pipes count as words here); long lists are collapsed (the
+    bot's footer, how to decline or regenerate the PR, is not counted)."""
     body = (seed_out / "pr-body.md").read_text()
     visible = re.sub(r"<details>.*?</details>|<!--.*?-->|<sub>.*?</sub>", "", body, flags=re.S)
-    assert len(visible.split()) <= 785
+    assert len(visible.split()) <= 800
 
 
 def test_the_guide_block_never_calls_an_offered_setting_required(seed_out: Path) -> None:

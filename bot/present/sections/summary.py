@@ -3,100 +3,35 @@ the knob's class, who takes it, what the other renderings keep)."""
 
 from __future__ import annotations
 
-import json
-import re
-from dataclasses import dataclass
-
 from bot import markdown as md
 from bot.align.nodes import hw_label, in_recipe
 from bot.align.plan import AlignmentPlan, PlannedEdit, Verification
-from bot.align.regression import RegressionMatrix, Row
+from bot.align.regression import Row
 from bot.align.result import AlignRun, RecipeOutcome
 from bot.benchmarks.changelog import vllm_prs
 from bot.present.hunks import hunk_lines
 from bot.present.offered import offered_lines
+from bot.present.sections.changes import change_table
 from bot.present.sections.common import (
     code,
     plain,
     prose,
     ref,
 )
+from bot.present.sections.values import (
+    KIND_ORDER,
+    SummaryContext,
+    image_owner,
+    image_shown,
+    image_words,
+    new_value,
+    old_value,
+    value_only,
+)
 from bot.recipes import RecipesRepo, Rendering
 from bot.rules import Rules
 from bot.rules.knobs import KnobKind
 from bot.vllm import canonical_flag
-from bot.vllm.argv import flag_value
-from bot.vllm.versions import fmt_version, parse_image
-
-PLATFORMS = {"amd": "ROCm", "nvidia": "CUDA", "tpu": "TPU", "intel": "XPU"}
-
-
-@dataclass(frozen=True)
-class SummaryContext:
-    """What a summary bullet needs beyond the edit: the class of a knob, the scope in
-    hardware words, what the other renderings keep (the regression matrix) and the upstream
-    vLLM change the benchmark cites for a new image."""
-
-    recipes: RecipesRepo
-    rules: Rules
-    plan: AlignmentPlan
-    matrix: RegressionMatrix | None = None
-    upstream: tuple[int, ...] = ()  # vLLM PRs the benchmark's changelog entry cites
-
-
-def _image_words(image: str) -> str:
-    ref = parse_image(image)
-    if ref.release is not None:
-        return f"vLLM {fmt_version(ref.release)}"
-    if ref.nightly_sha:
-        return f"nightly build of vLLM commit {code(ref.nightly_sha[:12])}"
-    if ref.nightly:
-        return "rolling tag"
-    return "custom tag, vLLM version unknown"
-
-
-def image_shown(old: str, new: str) -> str:
-    """The old image as the bullet shows it: its tag when the repository stays."""
-    before, after = parse_image(old), parse_image(new)
-    return (before.tag or old) if before.repo == after.repo else old
-
-
-def _image_owner(edit: PlannedEdit, recipes: RecipesRepo | None) -> str:
-    parts = edit.node.split(".")
-    key = parts[-2] if parts[-1] == "docker_image" else parts[-1]
-    if recipes is not None and key in recipes.hardware:
-        return hw_label(recipes, key)
-    return key.upper() if key in PLATFORMS or parts[-1] == "docker_image" else key
-
-
-def _old_value(edit: PlannedEdit, plan: AlignmentPlan) -> str | None:
-    """The benchmarked profile's value before the edit: the edited node's, or (a new
-    override node) what the recipe rendered there."""
-    if edit.before is not None:
-        return edit.before
-    # only the profiles that demanded this edit: another strategy's value is not "instead"
-    # (labels compared without their features: the plan may add an opt-in feature)
-    asked = {label.split(" (")[0] for label in edit.targets}
-    demanding = [t for t in plan.targets if t.profile.label.split(" (")[0] in asked]
-    for target in demanding:
-        for diff in target.comparison.drift:
-            if diff.flag == edit.subject and diff.recipe_tokens:
-                return _value_only(edit.subject, " ".join(diff.recipe_tokens))
-    if edit.shadows is None or not edit.subject.startswith("--"):
-        return None
-    # an override of a whole config (its fields drifted, not the flag): the shadowed value
-    for target in demanding:
-        for unit in target.comparison.command.args:
-            if unit.flag and canonical_flag(unit.flag) == edit.subject and unit.value:
-                return unit.value
-    return None
-
-
-def _value_only(subject: str, shown: str) -> str:
-    """``aiter_triton_mxfp4_bf16`` for ``--moe-backend aiter_triton_mxfp4_bf16``: the flag is
-    named beside it."""
-    head, _, value = shown.partition(" ")
-    return value if value and subject.startswith("-") and head == subject else shown
 
 
 def _knob(edit: PlannedEdit, rules: Rules) -> str:
@@ -109,19 +44,6 @@ def _knob(edit: PlannedEdit, rules: Rules) -> str:
         return ""
     why = rules.knobs.reason(kind, edit.subject)
     return f" ({md.text(cls.value)}{': ' + prose(why) if why else ''})"
-
-
-def _scope(edit: PlannedEdit, ctx: SummaryContext) -> str:
-    """Who takes the edit, in hardware words: ``variant default on MI355X`` is ``MI355X
-    only`` for a recipe with no other variant."""
-    scope = edit.scope
-    if (
-        scope.startswith("variant ")
-        and len(ctx.recipes.by_path[ctx.plan.recipe_path].variants) <= 1
-    ):
-        _, _, where = scope.partition(" on ")
-        scope = f"{where} only" if where else "every rendering of the recipe"
-    return scope[:1].upper() + scope[1:]
 
 
 def _kept(edit: PlannedEdit, ctx: SummaryContext) -> str:
@@ -158,7 +80,7 @@ def _kept(edit: PlannedEdit, ctx: SummaryContext) -> str:
     if not who:
         return ""
     shown = image_shown(old, edit.after or "") if edit.kind == "image" else old
-    return f"; {' and '.join(plain(w) for w in who)} keep {code(_value_only(subject, shown))}"
+    return f"; {' and '.join(plain(w) for w in who)} keep {code(value_only(subject, shown))}"
 
 
 def _held_state(row: Row, subject: str) -> str:
@@ -170,58 +92,44 @@ def _held_state(row: Row, subject: str) -> str:
     return "absent" if subject in row.absent else "other"
 
 
-def _new_value(edit: PlannedEdit) -> str:
-    """What the edit sets its subject to. A feature's args list replaced on one GPU (its
-    ``after`` is the whole list, ``["--x", "v", …]``) shows the subject's own value ``v``."""
-    value = edit.after or ""
-    if not value.startswith("["):
-        return value
-    try:
-        tokens = json.loads(value)
-    except ValueError:
-        return value
-    found = flag_value(tuple(map(str, tokens)), edit.subject) if isinstance(tokens, list) else None
-    return value if found is None else found
-
-
 def _verb(edit: PlannedEdit, old: str | None, recipes: RecipesRepo | None) -> str:
-    value = _new_value(edit)
+    """What the edit does; the old value is the change table's (no "instead of" here), but
+    for an image what the old tag was in words, which the table does not say."""
+    value = new_value(edit)
     if edit.kind == "image":
-        text = f"Pin the {plain(_image_owner(edit, recipes))} image to {code(value)}"
-        text += f" ({_image_words(value)})"
-        if old is not None:
-            text += f", instead of {code(image_shown(old, value))} ({_image_words(old)})"
-        return text
-    instead = f" instead of {code(old)}" if old is not None else ""
+        text = f"Pin the {plain(image_owner(edit, recipes))} image to {code(value)}"
+        text += f" ({image_words(value)}"
+        return text + (f"; was {image_words(old)})" if old is not None else ")")
     if edit.kind == "flag":
-        return f"Set {code(edit.subject + ' ' + value)}{instead}"
+        return f"Set {code(edit.subject + ' ' + value)}"
     if edit.kind == "flag-new":
-        return f"{'Set' if old else 'Add'} {code(value)}{instead}"
+        return f"{'Set' if old else 'Add'} {code(value)}"
     if edit.kind == "env":
-        return f"Set {code(edit.subject + '=' + value)}{instead}"
+        return f"Set {code(edit.subject + '=' + value)}"
     if edit.kind == "env-new":
-        return f"{'Set' if old else 'Add'} {code(edit.subject + '=' + value)}{instead}"
+        return f"{'Set' if old else 'Add'} {code(edit.subject + '=' + value)}"
     if edit.kind == "verified":
         return f"Record {code(edit.subject + ': verified')}"
     if edit.kind == "variant":
         return f"Add the variant {code(edit.subject)} serving {code(value)}"
     if edit.kind == "tp":
-        return f"Set the variant's TP to {code(value)}{instead}"
+        return f"Set the variant's TP to {code(value)}"
     return f"Remove {code(edit.before or edit.subject)}"
 
 
 def summary_bullet(edit: PlannedEdit, ctx: SummaryContext | None = None) -> str:
-    """One edit in reviewer words: what it sets (and instead of what), the knob's class, who
-    takes it and what the others keep. The reason only where the values do not say it (a
+    """One edit in reviewer words: what it sets, the knob's class and what the other
+    renderings keep. Where it lands and the old value are the change table's
+    (:mod:`bot.present.sections.changes`). The reason only where the values do not say it (a
     removal by policy, a parallelism) and the upstream vLLM change of a new image; never
     the placement rule (plan.json has it)."""
-    what, scope, kept = _bullet_parts(edit, ctx)
-    return f"{what}. {plain(scope)}{kept}."
+    what, kept = _bullet_parts(edit, ctx)
+    return f"{what}{kept}."
 
 
-def _bullet_parts(edit: PlannedEdit, ctx: SummaryContext | None) -> tuple[str, str, str]:
-    """(what the edit sets, who takes it, what the others keep) of :func:`summary_bullet`."""
-    old = _old_value(edit, ctx.plan) if ctx is not None else edit.before
+def _bullet_parts(edit: PlannedEdit, ctx: SummaryContext | None) -> tuple[str, str]:
+    """(what the edit sets, what the others keep) of :func:`summary_bullet`."""
+    old = old_value(edit, ctx.plan) if ctx is not None else edit.before
     line = f"- {_verb(edit, old, ctx.recipes if ctx is not None else None)}"
     if ctx is not None:
         line += _knob(edit, ctx.rules)
@@ -230,35 +138,8 @@ def _bullet_parts(edit: PlannedEdit, ctx: SummaryContext | None) -> tuple[str, s
     if edit.kind == "image" and ctx is not None and ctx.upstream:
         cited = ", ".join(f"vllm-project/vllm#{n}" for n in ctx.upstream)
         line += f"; the benchmark's changelog cites upstream {cited}"
-    scope = _scope(edit, ctx) if ctx is not None else edit.scope[:1].upper() + edit.scope[1:]
     kept = _kept(edit, ctx) if ctx is not None else ""
-    return line, scope, kept
-
-
-_STRATEGY_SCOPE = re.compile(r"(?P<where>.+) \+ (?P<strategy>\S+) only")
-
-
-def merged_scope(scopes: list[str]) -> str:
-    """One scope for an edit made alike in several places: ``B300 + single_node_tp only``
-    and ``B300 + single_node_tep only`` are ``B300 + single_node_tp, single_node_tep only``;
-    scopes of other shapes are listed."""
-    if len(scopes) == 1:
-        return scopes[0]
-    found = [_STRATEGY_SCOPE.fullmatch(s) for s in scopes]
-    if not all(found):
-        return "; ".join(scopes)
-    by_where: dict[str, list[str]] = {}
-    for match in found:
-        assert match is not None
-        by_where.setdefault(match.group("where"), []).append(match.group("strategy"))
-    # hardware with the same strategies share one clause: ``B200, B300 + tp, tep only``
-    by_strategies: dict[tuple[str, ...], list[str]] = {}
-    for where, strategies in by_where.items():
-        by_strategies.setdefault(tuple(strategies), []).append(where)
-    return "; ".join(
-        f"{', '.join(wheres)} + {', '.join(strategies)} only"
-        for strategies, wheres in by_strategies.items()
-    )
+    return line, kept
 
 
 def verified_bullet(edit: PlannedEdit, verification: Verification | None, pr: str) -> str:
@@ -274,42 +155,20 @@ def verified_bullet(edit: PlannedEdit, verification: Verification | None, pr: st
     )
 
 
-KIND_ORDER = (
-    "variant",
-    "image",
-    "flag",
-    "flag-new",
-    "env",
-    "env-new",
-    "flag-remove",
-    "tp",
-    "verified",
-)
-
-
 def summary_lines(
     plan: AlignmentPlan, bench_ref: str, ctx: SummaryContext | None = None
 ) -> list[str]:
-    """One bullet per edit: the image first, then flags and env, the verification last."""
-    lines: list[str | tuple[str, str]] = []
-    # an edit made alike at several nodes (the same flag for single_node_tp and _tep of a
-    # sweep) is one bullet naming every scope
-    scopes: dict[tuple[str, str], list[str]] = {}
+    """One bullet per edit: the image first, then flags and env, the verification last; an
+    edit made alike at several nodes (the same flag for single_node_tp and _tep of a sweep)
+    is one bullet (the change table names every scope)."""
+    lines: list[str] = []
     for edit in sorted(plan.edits, key=lambda e: KIND_ORDER.index(e.kind)):
         if edit.kind == "verified":
             verification = next((v for v in plan.verifications if v.hardware == edit.subject), None)
             lines.append(verified_bullet(edit, verification, ref(bench_ref)))
-            continue
-        what, scope, kept = _bullet_parts(edit, ctx)
-        if (what, kept) not in scopes:
-            lines.append((what, kept))
-        scopes.setdefault((what, kept), []).append(scope)
-    return [
-        line
-        if isinstance(line, str)
-        else f"{line[0]}. {plain(merged_scope(scopes[line]))}{line[1]}."
-        for line in lines
-    ]
+        else:
+            lines.append(summary_bullet(edit, ctx))
+    return list(dict.fromkeys(lines))
 
 
 def _untouched_overrides(after: Rendering, plan: AlignmentPlan) -> list[str]:
@@ -355,7 +214,9 @@ def summary_section(run: AlignRun, outcome: RecipeOutcome, after: Rendering) -> 
     target = plan.targets[0]
     upstream = vllm_prs(run.changelog.get(target.key, ()))
     ctx = SummaryContext(recipes, inputs.rules, plan, outcome.matrix, upstream)
-    summary = ["### Summary", "", *summary_lines(plan, inputs.bench_ref, ctx)]
+    table = change_table(ctx)
+    summary = ["### Summary", "", *table, *([""] if table else [])]
+    summary += summary_lines(plan, inputs.bench_ref, ctx)
     untouched = _untouched_overrides(after, plan)
     if untouched:
         summary.append(

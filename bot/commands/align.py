@@ -53,7 +53,8 @@ from bot.evidence.source import DirRunSource
 from bot.present import AlignTexts, plan_json, present
 from bot.present.consistency import Finding, check_texts
 from bot.present.posted import recipe_slug
-from bot.present.pr_text import moved_summary, pr_contents
+from bot.present.pr_text import pr_contents
+from bot.present.sections.matrix import moved_summary
 from bot.recipes import RecipesRepo
 from bot.rules import default_rules, load_rules
 from bot.sources import DirectorySource, FileSource, GitTreeSource, git_blob_sha_at, merge_base

@@ -15,11 +15,15 @@ def _quoted(lines: tuple[str, ...]) -> str:
 def comment_line(change: CommentChange) -> str:
     """One bullet: the comment, the value it names, and what the patch does with it."""
     if change.action == "kept":
-        said = f"the benchmark script's comment ({md.code(change.source)})" if change.source else ""
+        value = md.code(change.value)
+        said = (
+            f"quotes the benchmark script's comment ({md.code(change.source)})"
+            if change.source
+            else "says in a comment what it replaces"
+        )
         return (
-            f"- The recipe comment on {md.code(change.value)} (above {md.code(change.at)}) "
-            "stays true for the renderings that keep it; the new override carries "
-            f"{said or 'a comment'} saying what it replaces."
+            f"- The recipe comment on {value} (above {md.code(change.at)}) still holds where "
+            f"{value} is kept; the new override {said}."
         )
     head = f"- The recipe comment above {md.code(change.at)}, {_quoted(change.old)},"
     if change.action == "replaced":

@@ -28,6 +28,12 @@ CHECK_SUMMARY_LIMIT = 65_000  # GitHub: 65,535 characters
 ANNOTATION_MAX_BYTES = 64 * 1024  # one annotation's message: GitHub's "64 KB", in bytes
 
 
+# title suffixes of a retired alignment PR (retired_comment): closed with its branch, or
+# left open because someone else committed to it
+AUTOCLOSED = " — autoclosed"
+ABANDONED = " — abandoned"
+
+
 def suffixed_title(title: str, suffix: str) -> str:
     """``title`` ending in ``suffix`` (" — autoclosed"), within GitHub's 256 characters: the
     title gives way, never the suffix."""

@@ -10,7 +10,6 @@ links). Annotations point at the benchmark script lines of the differing flags
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -27,17 +26,11 @@ from bot.present.consistency import Finding, bug_note, check_texts
 from bot.present.guide import guide_section
 from bot.present.offered import offered_lines
 from bot.present.posted import body_room
-from bot.present.pr_text import (
-    branch_of,
-    cap,
-    code,
-    plain,
-    pr_contents,
-    prose,
-    pull_request_text,
-    ref,
-)
+from bot.present.pr_text import branch_of, cap, pr_contents, pull_request_text
 from bot.present.secrets import Masker, run_credentials
+from bot.present.sections.changes import SKIPPED_SHOWN, change_table, edit_for
+from bot.present.sections.common import code, plain, prose, ref
+from bot.present.sections.values import SummaryContext
 from bot.present.texts import AlignTexts, CheckRun
 from bot.recipes.edit import edit_as_dict
 from bot.vllm import FlagDiff
@@ -74,10 +67,20 @@ def _status(run: AlignRun, result: PointResult) -> str:
             return "compared"
         drift = len(result.drift)
         differences = f"{count(drift, 'difference')}: " if drift else ""
+        if found.status == "patch":
+            # what the PR holds in pr_contents' words (the CLI's and the comment's), and how
+            # many of this point's differences it edits: the table's rows say which
+            edited = sum(1 for diff in result.drift if edit_for(found.plan, diff) is not None)
+            differences = f"{count(drift, 'difference')}, {edited} edited: " if drift else ""
+            return f"{differences}alignment PR with {pr_contents(found)}"
         extra = f" ({found.reason})" if found.status in ("blocked", "failed") else ""
         return f"{differences}{STATUS_TEXT[found.status]}{extra}"
     names = {"context": "context", "other-point": "other point", "unmapped": "not mapped"}
     return f"{names.get(result.status, result.status)}: {result.reason}"
+
+
+def _context(run: AlignRun, found: RecipeOutcome) -> SummaryContext:
+    return SummaryContext(run.recipes, run.inputs.rules, found.plan, found.matrix)
 
 
 def points_table(run: AlignRun) -> list[str]:
@@ -98,29 +101,6 @@ def points_table(run: AlignRun) -> list[str]:
     return rows
 
 
-def _edit_for(plan: AlignmentPlan, diff: FlagDiff) -> PlannedEdit | None:
-    return next((e for e in plan.edits if e.subject == diff.flag or _sets_field(e, diff)), None)
-
-
-def _sets_field(edit: PlannedEdit, diff: FlagDiff) -> bool:
-    """``edit`` writes a whole JSON (``--compilation-config {…}``) that gives the field
-    ``diff`` is about (``--compilation-config.mode``) the benchmark's value."""
-    if edit.kind not in ("flag", "flag-new") or not diff.flag.startswith(edit.subject + "."):
-        return False
-    text = edit.after or ""
-    if text.startswith("-"):  # a new override: the flag, then its value
-        text = text.partition(" ")[2]
-    try:
-        value: Any = json.loads(text)
-    except ValueError:
-        return False
-    for key in diff.flag[len(edit.subject) + 1 :].split("."):
-        if not isinstance(value, dict) or key not in value:
-            return False
-        value = value[key]
-    return bool(value == diff.bench_value)
-
-
 def _older(plan: AlignmentPlan) -> set[tuple[str, str]]:
     return {(note.kind, note.subject) for note in plan.preexisting}
 
@@ -136,25 +116,6 @@ def older_line(plan: AlignmentPlan) -> list[str]:
         f"Older drift, not introduced by this PR and not in its alignment PR: {named}{more} "
         "(the drift dashboard and `recipe-sync align --config-key KEY` cover it)."
     ]
-
-
-def _drift_rows(plan: AlignmentPlan, target: Target) -> list[str]:
-    rows = ["| Difference | Benchmark | Recipe | Recipe edit |", "|---|---|---|---|"]
-    older = _older(plan)
-    for diff in target.comparison.drift:
-        if (diff.kind, diff.flag) in older:
-            continue
-        edit = _edit_for(plan, diff)
-        if edit is not None:
-            verb = {"flag-new": "added", "env-new": "added", "flag-remove": "removed"}
-            what = f"{verb.get(edit.kind, 'set')} at {code(edit.node)}"
-        else:
-            why = next((s for s in plan.skipped if diff.flag in s), "reported, not edited")
-            what = md.text(why)
-        bench = code(" ".join(diff.bench_tokens)) if diff.bench_tokens else "omitted"
-        recipe = code(" ".join(diff.recipe_tokens)) if diff.recipe_tokens else "omitted"
-        rows.append(f"| {code(diff.flag)} | {bench} | {recipe} | {what} |")
-    return rows
 
 
 def _verification_line(run: AlignRun, plan: AlignmentPlan) -> list[str]:
@@ -227,10 +188,10 @@ def comment(run: AlignRun) -> str:
             )
         elif found.reason:
             out.append(prose(found.reason[:2000]) + ".")
+        table = change_table(_context(run, found), with_unedited=True)
+        if table:
+            out += ["", *table]
         for target in plan.targets:
-            rows = _drift_rows(plan, target)
-            if len(rows) > 2:
-                out += ["", f"{plain(target.profile.label)}:", "", *rows]
             unresolved = [str(u) for c in target.representatives for u in c.launch.unresolved]
             if unresolved:
                 out += [
@@ -245,7 +206,8 @@ def comment(run: AlignRun) -> str:
         if older:
             out += ["", *older]
         if plan.skipped:
-            out += ["", "Not edited:", "", *[f"- {prose(s)}." for s in plan.skipped[:20]]]
+            shown = plan.skipped[:SKIPPED_SHOWN]
+            out += ["", "Not edited:", "", *[f"- {prose(s)}." for s in shown]]
         offered = offered_lines(plan, command=inputs.rules.policy.comment_command)
         if offered:
             out += ["", *offered]
@@ -353,7 +315,7 @@ def check_annotations(run: AlignRun) -> tuple[Annotation, ...]:
             for comparison in target.representatives:
                 launch = comparison.launch
                 for diff in comparison.drift:
-                    edit = _edit_for(plan, diff)
+                    edit = edit_for(plan, diff)
                     where = f"{edit.kind} at {edit.node}" if edit else "not edited"
                     message = f"{diff.reason} ({outcome.recipe_path}: {where})"
                     title = f"{diff.flag} differs from {target.profile.label}"

@@ -75,7 +75,7 @@ class KnobClassSpec:
 KNOB_CLASSES: tuple[KnobClassSpec, ...] = (
     KnobClassSpec(
         KnobClass.KERNEL, "recipe", drift=True, served=True, group="required",
-        heading="Kernel selection — required to match the benchmarked path.",
+        heading="Kernel selection of the benchmarked command.",
     ),
     KnobClassSpec(
         KnobClass.SERVING, "recipe", drift=True, served=True, group="required",

@@ -11,7 +11,6 @@ refreshed); ``dashboard: false`` in the policy turns it off.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -21,7 +20,8 @@ from bot.audit.ignores import Ignored, apply_ignores
 from bot.audit.markdown import render_markdown
 from bot.audit.model import AuditReport
 from bot.github.gateway import GitHubRepo, IssueInfo
-from bot.markdown import MAX_BODY, inline
+from bot.markdown import MAX_BODY
+from bot.present.dashboard import box_lines, dashboard_head
 from bot.present.posted import DASHBOARD_MARKER
 from bot.service.guard import Guard, unguarded
 from bot.state.store import Store
@@ -33,65 +33,15 @@ DASHBOARD_SCOPE: Mapping[str, str] = {"metadata": "read", "contents": "read", "i
 RECIPES_READ_SCOPE: Mapping[str, str] = {"metadata": "read", "contents": "read"}
 
 
-ACTION = re.compile(
-    r"^- \[(?P<mark>[ xX])\] <!-- recipe-sync:(?P<verb>rerun|ignore) (?P<recipe>\S+)"
-    r"(?: (?P<flag>\S+))? -->",
-    re.MULTILINE,
-)
-SAFE = re.compile(r"^[A-Za-z0-9_./-]+$")  # what may sit inside a box's hidden comment
-IGNORE_OFFERED = 5  # drifting flags offered as "ignore" boxes per recipe
-
-
-@dataclass(frozen=True)
-class BoxAction:
-    """One checkbox of the dashboard: re-run a recipe's alignment, or ignore one flag."""
-
-    verb: Literal["rerun", "ignore"]
-    recipe: str
-    flag: str
-    checked: bool
-
-
-def parse_actions(body: str) -> list[BoxAction]:
-    """The checkboxes of a dashboard body (a box is identified by its hidden comment)."""
-    found = []
-    for match in ACTION.finditer(body):
-        verb: Literal["rerun", "ignore"] = "rerun" if match.group("verb") == "rerun" else "ignore"
-        found.append(
-            BoxAction(
-                verb,
-                match.group("recipe"),
-                match.group("flag") or "",
-                match.group("mark") != " ",
-            )
-        )
-    return found
-
-
 def _boxes(group: RecipeGroup, ignored: Ignored) -> list[str]:
-    """Renovate-style boxes: tick to act; the next refresh unticks "re-run" once done."""
-    if not group.has_recipe or not SAFE.match(group.recipe):
+    if not group.has_recipe:
         return []
-    recipe = group.recipe
-    lines = []
-    if group.counts()["drifted"]:
-        lines.append(
-            f"- [ ] <!-- recipe-sync:rerun {recipe} --> re-run the alignment of this recipe "
-            "(its benchmark PRs with an open alignment PR are synced again)"
-        )
-    already = sorted(ignored.get(recipe, frozenset()))
-    for flag in already:
-        lines.append(
-            f"- [x] <!-- recipe-sync:ignore {recipe} {flag} --> ignore {inline(flag)} for this "
-            "recipe (untick to count it again)"
-        )
-    offered = [(f, n) for f, n in group.top_flags(None) if f not in already and SAFE.match(f)]
-    for flag, count in offered[:IGNORE_OFFERED]:
-        lines.append(
-            f"- [ ] <!-- recipe-sync:ignore {recipe} {flag} --> ignore {inline(flag)} for this "
-            f"recipe (drifts in {count} config key{'s' if count != 1 else ''})"
-        )
-    return lines
+    return box_lines(
+        group.recipe,
+        drifted=bool(group.counts()["drifted"]),
+        ignored=ignored.get(group.recipe, frozenset()),
+        drifting=group.top_flags(None),
+    )
 
 
 def dashboard_body(
@@ -101,19 +51,10 @@ def dashboard_body(
     details_url: str = "",
     limit: int = MAX_BODY,
 ) -> str:
-    """Marker, what this is and how the boxes act, then the grouped audit, under ``limit``."""
+    """Marker, what this is and how the boxes act (:mod:`bot.present.dashboard`), then the
+    grouped audit, under ``limit``."""
     ignored = ignored or {}
-    intro = (
-        "This issue is kept up to date by recipe-sync after each sync and nightly: every "
-        "vLLM configuration of this repository's default branch compared with the recipe "
-        "it corresponds to. Tick a box under a recipe to re-run its alignment or to ignore a "
-        "flag for it (recorded, honoured by the dashboard and by alignment PRs until "
-        "unticked). Each drifted entry names the benchmark PRs that introduced it and the "
-        "`recipe-sync align` command that plans its recipe edit (run it in checkouts of both "
-        "repositories). Turn the issue off with `dashboard: false` in the recipe-sync "
-        "policy.\n\n"
-    )
-    head = f"{DASHBOARD_MARKER}\n{intro}"
+    head = dashboard_head()
     shown = apply_ignores(report, ignored)
     return head + render_markdown(
         shown,

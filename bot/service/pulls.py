@@ -31,6 +31,8 @@ from bot.github.errors import GitHubRequestError, TransientGitHubError
 from bot.github.gateway import GitHubRepo, PullInfo
 from bot.github.gitops import Identity, Mirror
 from bot.present.posted import (
+    ABANDONED,
+    AUTOCLOSED,
     EDITED_MARKER,
     MAX_BODY,
     REBASE_LABEL,
@@ -50,9 +52,6 @@ from bot.service.guard import Guard
 from bot.state.records import AlignmentRecord
 from bot.state.states import AlignmentState
 from bot.state.store import Store
-
-AUTOCLOSED = " — autoclosed"
-ABANDONED = " — abandoned"
 
 __all__ = ["Action", "AlignmentPublisher", "AlignmentResult", "SourceRef"]
 

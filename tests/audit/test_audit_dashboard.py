@@ -13,7 +13,8 @@ import pytest
 
 from bot.audit import AuditReport
 from bot.fixtures import SeedFixtures
-from bot.present.posted import MAX_BODY
+from bot.present.dashboard import parse_actions
+from bot.present.posted import DASHBOARD_MARKER, MAX_BODY
 from bot.service.dashboard import (
     NIGHTLY_TASK,
     claim,
@@ -21,7 +22,7 @@ from bot.service.dashboard import (
     refresh_dashboard,
     request_dashboard,
 )
-from bot.service.dashboard_issue import DASHBOARD_MARKER, dashboard_body, parse_actions
+from bot.service.dashboard_issue import dashboard_body
 from bot.service.dispatch import dispatch
 from bot.service.events import DashboardEdited, Ignored
 from bot.service.intake import classify

@@ -13,7 +13,7 @@ from bot.commands.main import main
 from bot.fixtures import SeedFixtures
 from bot.present import consistency, present
 from bot.present.consistency import NOTE_HEAD, check_texts, generated_command
-from bot.present.pr_text import moved_summary
+from bot.present.sections.matrix import moved_summary
 from tests.seed_cli import align_args
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from bot.align.reproduction.blocks import MAX_LINES, _within, wrap
+from bot.align.reproduction.model import ReproSection
 from bot.align.result import RecipeOutcome
 from bot.present.pr_text import pr_contents
 from tests.align.reproduction_fixture import TP4_KEY, WIDGET, build, run
@@ -45,3 +47,37 @@ def test_a_guide_only_pr_says_so_instead_of_0_edits(tmp_path: Path) -> None:
     outcome = _only(run(bench, recipes, (TP4_KEY,)).outcomes)
     assert outcome.guide_only
     assert pr_contents(outcome) == "no YAML edit, 1 guide section"
+
+
+def _long_block() -> tuple[list[str], list[str], ReproSection]:
+    """A block one line too long whose last setting wraps over four lines: exactly that one
+    setting gives way."""
+    section = ReproSection(
+        block_id="mi355x",
+        recipe_path=WIDGET,
+        variant="default",
+        hardware="mi355x",
+        scenario="fixed-seq-len",
+        keys=(TP4_KEY,),
+        heading="Reproduction",
+        image="vllm/vllm-openai-rocm:nightly",
+        commands=(),
+        evidence=(),
+        after=(),
+        bench_ref="acme/bench#7",
+        bench_url=None,
+        head_sha="",
+        recipe_label="MI355X",
+    )
+    short = [f"- Add `--flag-{n}`" for n in range(MAX_LINES - 4)]
+    long = "- Export " + " ".join(f"`VAR_{n}=1`" for n in range(30))
+    return ["# Reproduction"], [*short, long], section
+
+
+def test_one_setting_left_out_of_a_guide_block_is_singular() -> None:
+    head, body, section = _long_block()
+    assert len(wrap([*head, *body])) == MAX_LINES + 1
+    lines = _within(head, body, [], section)
+    note = next(line for line in lines if "not shown" in line)
+    assert note.startswith("1 more setting of this lane is not shown"), note
+    assert _defects(note) == []

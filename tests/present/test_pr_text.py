@@ -9,16 +9,11 @@ from pathlib import Path
 
 from bot.align.plan import PlannedEdit
 from bot.align.result import AlignRun
-from bot.present.pr_text import (
-    COMPACT,
-    body,
-    cap,
-    merged_scope,
-    plain,
-    pull_request_text,
-    summary_bullet,
-    whitespace_check,
-)
+from bot.present.pr_text import body, cap, pull_request_text
+from bot.present.sections.changes import merged_scope
+from bot.present.sections.common import COMPACT, plain
+from bot.present.sections.matrix import whitespace_check
+from bot.present.sections.summary import summary_bullet
 from bot.recipes.edit import EnsurePath, SetScalar
 from tests.seed_cli import AlignCli, commit_edit
 
@@ -72,8 +67,9 @@ def test_summary_bullet_escapes_its_parts() -> None:
         ("t",),
     )
     line = summary_bullet(edit)
-    # the values are code spans they cannot close; the placement rule is not in the text
-    assert line == "- Set ``--x new ` @user`` instead of ``old`value``. Every AMD rendering."
+    # the values are code spans they cannot close; the placement rule is not in the text,
+    # and the old value and the scope are the change table's
+    assert line == "- Set ``--x new ` @user``."
     removal = replace(edit, kind="flag-remove", before="--x *y*")
     line = summary_bullet(removal)
     assert line.startswith("- Remove `--x *y*`: the benchmark sets `--x` \\*bold\\* &lt;i>.")
@@ -95,9 +91,7 @@ def test_a_replaced_feature_args_list_shows_the_subjects_value() -> None:
         "p",
         ("t",),
     )
-    assert summary_bullet(edit) == (
-        f"- Set `--speculative-config {new}`. Renderings with spec_decoding on Hopper."
-    )
+    assert summary_bullet(edit) == f"- Set `--speculative-config {new}`."
 
 
 def test_plain_keeps_identifiers_and_escapes_the_rest() -> None:

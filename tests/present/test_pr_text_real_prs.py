@@ -115,6 +115,12 @@ def _summary_bullets(body: str) -> list[str]:
     ]
 
 
+def _change_rows(body: str) -> list[str]:
+    summary = body.split("### Summary\n\n", 1)[1]
+    assert summary.startswith("| Setting | Where | Old | New |")
+    return summary.split("\n\n", 1)[0].splitlines()[2:]
+
+
 def _assert_json_spans_whole(body: str) -> None:
     """A code span holding JSON holds all of it: balanced brackets, paired quotes."""
     for span in _code_spans(body):
@@ -133,8 +139,11 @@ def test_a_sweep_on_two_strategies_is_one_bullet_per_edit(
     body = _align(histories, 2513, tmp_path, "kimik2.5-fp4-b300-vllm")
     bullets = _summary_bullets(body)
     assert len(bullets) == len(set(bullets)) == 3, bullets  # two edits, one verification
-    scopes = ("Variant nvfp4 on B300.", "B300 + single_node_tp, single_node_tep only.")
-    assert [sum(b.endswith(s) for b in bullets) for s in scopes] == [1, 1], bullets
+    wheres = [row.split(" | ")[1] for row in _change_rows(body)]
+    assert sorted(wheres) == [
+        "B300 + single_node_tp, single_node_tep only",
+        "Variant nvfp4 on B300",
+    ]
     assert '`--compilation-config.pass_config {"fuse_allreduce_rms":true}`' in body
     assert body.count("### B300 runtime evidence") == 1
     _assert_json_spans_whole(body)
@@ -147,7 +156,9 @@ def test_a_sweep_on_two_strategies_is_one_bullet_per_edit(
     (block,) = patch.split("+  **")[1:]
     assert "Add `--attention-config\n" not in block and "Add `--attention-config '" not in block
     managed = patch.split("recipe-sync:reproduction", 1)[1].split("<!-- /recipe-sync -->")[0]
-    assert len(managed.splitlines()) + 1 <= 40
+    # from the opening marker's line to the closing one's (its last line): MAX_LINES and
+    # the four lines of the markers and the blank lines beside them
+    assert len(managed.splitlines()) <= 40
     flat = " ".join(line.lstrip("+ ") for line in block.splitlines())
     assert "The PR's other lanes on this hardware:" in flat
 
@@ -170,12 +181,15 @@ def test_json_values_in_the_regression_table_are_whole_code_spans(
     assert command.count("--compilation-config") == 1, command
     assert '--compilation-config \'{"cudagraph_mode":"FULL_DECODE_ONLY",' in command
     assert '"custom_ops":["all"]' in command
-    # and the sticky comment says the drifted fields are edited (by that whole JSON)
+    # and the sticky comment's change table says the drifted fields are edited by that
+    # whole JSON: its row, and none "not edited" for them; a field left is its own value
     comment = (tmp_path / "out" / "comment.md").read_text()
-    rows = [line for line in comment.splitlines() if line.startswith("| `--compilation-config.")]
-    edited = {row.split("`")[1]: "added at `strategy_overrides." in row for row in rows}
-    assert edited["--compilation-config.cudagraph_mode"], rows
-    assert edited["--compilation-config.mode"], rows
+    rows = [line for line in comment.splitlines() if line.startswith("| `--compilation-config")]
+    assert "| `--compilation-config` | B200 + single_node_dep only | " in rows[0], rows
+    assert rows[0].endswith(f"| `{whole}` |"), rows
+    fields = {row.split("`")[1] for row in rows[1:]}
+    assert not fields & {"--compilation-config.cudagraph_mode", "--compilation-config.mode"}
+    assert '| `--compilation-config.custom_ops` | not edited | `["all"]` | — |' in rows, rows
 
 
 def test_a_bullet_names_the_old_value_of_its_own_strategy_only(
@@ -183,18 +197,15 @@ def test_a_bullet_names_the_old_value_of_its_own_strategy_only(
 ) -> None:
     # InferenceX#2231: B200 single_node_dep holds a --compilation-config JSON, single_node_tp
     # none; the tp bullets said "instead of" the dep JSON
-    tp = [
-        b
-        for b in _summary_bullets(
-            _align(
-                histories,
-                2231,
-                tmp_path / "out",
-                "dsv4-fp4-b200-vllm-agentic",
-                _compilation_carried(tmp_path),
-            )
-        )
-        if b.endswith("B200 + single_node_tp only.")
-    ]
-    assert any(b.startswith("- Add `--compilation-config.mode 0`") for b in tp), tp
-    assert not [b for b in tp if "--compilation-config" in b and "instead of" in b], tp
+    body = _align(
+        histories,
+        2231,
+        tmp_path / "out",
+        "dsv4-fp4-b200-vllm-agentic",
+        _compilation_carried(tmp_path),
+    )
+    assert any(b.startswith("- Add `--compilation-config.mode 0`") for b in _summary_bullets(body))
+    tp = [row for row in _change_rows(body) if "| B200 + single_node_tp only |" in row]
+    # the change table's old value of the tp rows: none, not the dep strategy's JSON
+    olds = {row.split(" | ")[2] for row in tp if "--compilation-config" in row}
+    assert olds == {"—"}, tp

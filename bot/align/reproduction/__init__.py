@@ -8,8 +8,8 @@ Markdown block in ``guide:`` (:mod:`bot.recipes.guide` places it and keeps every
 - a heading and one paragraph: which benchmark PR and config key, that it is not the default;
 - the deltas from the recipe's own command for that hardware (the recipe as this PR leaves
   it), from the same semantic diff the planner uses;
-- the env exports grouped by knob class (kernel selection required to match the benchmarked
-  path vs benchmark-only settings), harness variables left out;
+- the env exports grouped by knob class (kernel selection and serving settings of the
+  benchmarked command vs benchmark-only settings), harness variables left out;
 - one full ``vllm serve`` command per topology (+ the router command when the benchmark
   starts one), synthetic-acceptance fields dropped (real acceptance restored), values that the
   script derives from the concurrency written as its rule (``$((2 * CONC))``);

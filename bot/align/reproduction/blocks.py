@@ -11,10 +11,13 @@ from bot.align.reproduction.model import ReproCommand, ReproSection
 from bot.align.reproduction.sections import IN_RECIPE
 from bot.recipes.command_text import quote_value
 from bot.rules.knobs import KNOB_CLASSES, REPRO_GROUPS, ReproGroup
+from bot.words import count
 
 _RECIPE_GROUP = (frozenset({IN_RECIPE}), "Already in the recipe's command (the same values).")
+# The titles describe, never require: every delta is a setting the recipe (as the PR leaves
+# it) does not take, often one the PR only offered, so "required" would contradict the PR.
 _DELTA_TITLES: dict[ReproGroup, str] = {
-    "required": "Kernel selection and serving — required to match the benchmarked path:",
+    "required": "Kernel selection and serving settings of the benchmarked command:",
     "workload": "Workload settings of this scenario:",
     "benchmark-only": "Benchmark-only — accuracy-sensitive / tuning; NOT part of the default "
     "command:",
@@ -139,8 +142,8 @@ def _within(head: list[str], body: list[str], tail: list[str], section: ReproSec
         )
         note = [
             "",
-            f"{dropped} more setting(s) of this lane are not shown (a block is at most "
-            f"{MAX_LINES} lines): the launch in {ref} has them all.",
+            f"{count(dropped, 'more setting')} of this lane {'is' if dropped == 1 else 'are'} "
+            f"not shown (a block is at most {MAX_LINES} lines): the launch in {ref} has them all.",
         ]
         if len(wrap([*head, *kept, *note, *tail])) <= MAX_LINES:
             return [*head, *kept, *note, *tail]

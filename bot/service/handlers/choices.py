@@ -4,8 +4,9 @@ dashboard issue's boxes."""
 from __future__ import annotations
 
 from bot.github.gateway import BENCH_SCOPE, RECIPES_SCOPE
+from bot.present.dashboard import parse_actions
 from bot.service.dashboard import request_dashboard
-from bot.service.dashboard_issue import DASHBOARD_SCOPE, is_dashboard, parse_actions
+from bot.service.dashboard_issue import DASHBOARD_SCOPE, is_dashboard
 from bot.service.events import AddHunk, DashboardEdited, DropHunk, KeepHunk
 from bot.service.handlers.common import (
     WRITE_OR_MORE,

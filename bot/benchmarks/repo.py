@@ -41,6 +41,8 @@ class BenchRepo:
     _entries: dict[str, MasterEntry] = field(default_factory=dict)
     _rows: dict[str, list[Row]] = field(default_factory=dict)
     _changelog: tuple[ChangelogEntry, ...] | None = None
+    # (key, scenario, spec decoding, runner node) → its script: every point of a key asks
+    _choices: dict[tuple[str, str, str, str | None], ScriptChoice] = field(default_factory=dict)
 
     @property
     def keys(self) -> list[str]:
@@ -98,6 +100,17 @@ def script_choice(
     repo: BenchRepo, config_key: str, point: Point, *, runner_node: str | None = None
 ) -> ScriptChoice:
     """The script the launcher runs for ``point`` of ``config_key`` (or why none)."""
+    # of the point, only the directory (by scenario) and the spec-decoding suffix name it
+    memo = (config_key, point.scenario, point.spec_decoding, runner_node)
+    found = repo._choices.get(memo)
+    if found is None:
+        found = repo._choices[memo] = _script_choice(repo, config_key, point, runner_node)
+    return found
+
+
+def _script_choice(
+    repo: BenchRepo, config_key: str, point: Point, runner_node: str | None
+) -> ScriptChoice:
     entry = repo.entry(config_key)
     return choose_script(
         repo.source,

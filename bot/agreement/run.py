@@ -47,7 +47,7 @@ from bot.agreement.score import LinkedChange, Totals, score_links, totals
 from bot.agreement.taxonomy import Taxonomy
 from bot.backtest.history import Commit, default_branch, first_parent_log
 from bot.backtest.model import PRRow, Volume
-from bot.backtest.run import Job, Settings, plan_jobs, run_jobs
+from bot.backtest.run import Job, Replayer, Settings, plan_jobs, run_jobs
 from bot.errors import InputError, Location
 from bot.rules import Rules, default_rules, load_rules
 from bot.yamlio.yaml12 import load_yaml
@@ -104,7 +104,26 @@ def score(
     )
     span = _span(windows)
     jobs, _ = plan_jobs(settings, since=span[0], until=span[1], only=only, replay="open")
-    rows = run_jobs(settings, jobs, workers=workers, cache=cache, progress=progress)
+    # one set of workers for both rounds of replays: the second replays the same PRs (against
+    # the recipes before each linked commit), whose benchmark side the workers hold evaluated
+    with Replayer(settings, workers) as replayer:
+        return _score(settings, rules, windows, span, jobs, replayer, cache, progress,
+                      strictness, history_until)  # fmt: skip
+
+
+def _score(
+    settings: Settings,
+    rules: Rules,
+    windows: Sequence[Window],
+    span: Window,
+    jobs: Sequence[Job],
+    replayer: Replayer,
+    cache: Path | None,
+    progress: Callable[[int, int, PRRow], Any] | None,
+    strictness: Strictness,
+    history_until: str | None,
+) -> tuple[Scorecard, ...]:
+    rows = run_jobs(settings, jobs, replayer, cache=cache, progress=progress)
 
     log = _history(settings.recipes, settings.recipes_ref, history_until)
     positions = {c.sha: i for i, c in enumerate(log)}
@@ -129,7 +148,7 @@ def score(
             before[(link.pr, link.sha)] = replace(
                 job_of[link.pr], recipes_sha=parents[0], moment=link.commit.time - 1
             )
-    answered = run_jobs(settings, list(before.values()), workers=workers, cache=cache,
+    answered = run_jobs(settings, list(before.values()), replayer, cache=cache,
                         progress=progress)  # fmt: skip
     at_link = {
         key: Replay(row, job.recipes_sha, job.moment, positions.get(job.recipes_sha, -1))

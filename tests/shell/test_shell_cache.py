@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from dataclasses import fields
 from pathlib import Path
 
 from bot.benchmarks.extractor import evaluate_script
@@ -120,3 +121,53 @@ def test_a_memoised_parse_still_counts_as_a_read(tmp_path: Path) -> None:
     _write(tmp_path, {SCRIPT: CASE.replace("--max-num-seqs", "--max-model-len")})
     line = evaluate_script(DirectorySource(tmp_path), SCRIPT, {"MODEL": "b"}, cache=cache)
     assert "--max-model-len" in line.argv and cache.hits == 0
+
+
+LIB = "benchmarks/benchmark_lib.sh"  # the registered library (bot.benchmarks.library)
+USES_LIB = """#!/bin/bash
+source "$(dirname "$0")/benchmark_lib.sh"
+set_seqs
+vllm serve "$MODEL" --max-num-seqs "$SEQS" --block-size "$BLOCK"
+"""
+
+
+def _library(client: str = "echo client", seqs: str = "SEQS=256") -> str:
+    """A library whose ``run_client`` runs after the launch (never read by an evaluation)
+    and whose ``set_seqs`` the script calls before it."""
+    return f"export BLOCK=16\nrun_client() {{\n  {client}\n}}\nset_seqs() {{\n  {seqs}\n}}\n"
+
+
+def _evaluate(root: Path, cache: EvaluationCache | None) -> tuple[object, ...]:
+    """Every field of the result (a ScriptResult compares by identity)."""
+    found = evaluate_script(DirectorySource(root), SCRIPT, {"MODEL": "m"}, cache=cache)
+    return tuple(getattr(found, f.name) for f in fields(found))
+
+
+def test_a_library_edit_in_a_function_never_read_reuses_the_evaluation(tmp_path: Path) -> None:
+    """The library changes only in the body of a helper the evaluation never read: the cached
+    result holds (and equals a fresh evaluation); an edit that moves the lines below it, or
+    touches a function the script calls, evaluates again."""
+    _write(tmp_path, {SCRIPT: USES_LIB, LIB: _library()})
+    cache = EvaluationCache()
+    first = _evaluate(tmp_path, cache)
+    assert (cache.hits, cache.misses, cache.library_hits) == (0, 1, 0)
+    _write(tmp_path, {LIB: _library(client="aiperf profile --warmup 300")})
+    assert _evaluate(tmp_path, cache) == first == _evaluate(tmp_path, None)
+    assert (cache.hits, cache.misses, cache.library_hits) == (1, 1, 1)
+    _write(tmp_path, {LIB: _library(client="echo one\n  echo two")})  # set_seqs a line lower
+    _evaluate(tmp_path, cache)
+    assert (cache.hits, cache.misses) == (1, 2)
+    _write(tmp_path, {LIB: _library(seqs="SEQS=1024")})  # the body set_seqs is analysed from
+    _evaluate(tmp_path, cache)
+    assert (cache.hits, cache.misses) == (1, 3)
+
+
+def test_a_library_read_as_data_counts_byte_for_byte(tmp_path: Path) -> None:
+    """A script that reads the library's text (``$(<file)``) depends on every byte of it."""
+    reads = USES_LIB.replace("set_seqs\n", f'set_seqs\nTEXT="$(< {LIB})"\n')
+    _write(tmp_path, {SCRIPT: reads, LIB: _library()})
+    cache = EvaluationCache()
+    _evaluate(tmp_path, cache)
+    _write(tmp_path, {LIB: _library(client="aiperf profile --warmup 300")})
+    _evaluate(tmp_path, cache)
+    assert (cache.hits, cache.misses, cache.library_hits) == (0, 2, 0)

@@ -48,10 +48,13 @@ class _Entry:
 
 
 def library_digest(pf: ParsedFile, used: frozenset[str]) -> str:
-    """The digest of a library's text with the body of each top-level function not in ``used``
-    left out, its start and end (line, column) kept: two texts of one digest run the same top
-    level at the same lines and define the same functions, whose bodies in ``used`` are the
-    same at the same lines. A text that does not parse cleanly is taken whole."""
+    """The digest of what running a library can depend on, for an evaluation that read the
+    bodies of the functions in ``used``: its top-level statements in order, each with its
+    text and where it starts (line, column), except the definitions of the other functions,
+    of which only the name counts (defining a function reads neither its body nor its line)
+    and comments (never run). Two texts of one digest run the same top level at the same
+    lines and define the same functions, those in ``used`` the same at the same lines. A text
+    that does not parse cleanly counts whole."""
     digest = hashlib.sha256()
 
     def piece(data: bytes) -> None:  # length-prefixed: no two cuts give one digest
@@ -60,18 +63,20 @@ def library_digest(pf: ParsedFile, used: frozenset[str]) -> str:
     if pf.root.has_error:
         piece(pf.data)
         return "whole:" + digest.hexdigest()
-    cursor = 0
     for child in pf.root.children:
-        if child.type != "function_definition":
+        if child.type == "comment":
             continue
-        name, body = child.child_by_field_name("name"), child.child_by_field_name("body")
-        if name is None or body is None or pf.text(name) in used:
+        if not child.is_named:  # `;`, `&`: whether the next statement runs in background
+            piece(child.type.encode())
             continue
-        piece(pf.data[cursor : body.start_byte])
-        (row, column), (end_row, end_column) = body.start_point, body.end_point
-        piece(f"{row}:{column}-{end_row}:{end_column}".encode())
-        cursor = body.end_byte
-    piece(pf.data[cursor:])
+        if child.type == "function_definition":
+            name = child.child_by_field_name("name")
+            if name is not None and pf.text(name) not in used:
+                piece(b"function " + pf.data[name.start_byte : name.end_byte])
+                continue
+        row, column = child.start_point
+        piece(f"{row}:{column}".encode())
+        piece(pf.data[child.start_byte : child.end_byte])
     return "projected:" + digest.hexdigest()
 
 

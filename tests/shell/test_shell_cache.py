@@ -131,10 +131,13 @@ vllm serve "$MODEL" --max-num-seqs "$SEQS" --block-size "$BLOCK"
 """
 
 
-def _library(client: str = "echo client", seqs: str = "SEQS=256") -> str:
-    """A library whose ``run_client`` runs after the launch (never read by an evaluation)
-    and whose ``set_seqs`` the script calls before it."""
-    return f"export BLOCK=16\nrun_client() {{\n  {client}\n}}\nset_seqs() {{\n  {seqs}\n}}\n"
+def _library(gpu: str = "echo gpu", client: str = "echo client", seqs: str = "SEQS=256") -> str:
+    """A library with a helper above ``set_seqs`` (which the script calls) and one below it,
+    ``run_client`` (run after the launch): neither helper's body is read by an evaluation."""
+    return (
+        f"gpu_info() {{\n  {gpu}\n}}\nexport BLOCK=16\nset_seqs() {{\n  {seqs}\n}}\n"
+        f"run_client() {{\n  {client}\n}}\n"
+    )
 
 
 def _evaluate(root: Path, cache: EvaluationCache | None) -> tuple[object, ...]:
@@ -145,16 +148,16 @@ def _evaluate(root: Path, cache: EvaluationCache | None) -> tuple[object, ...]:
 
 def test_a_library_edit_in_a_function_never_read_reuses_the_evaluation(tmp_path: Path) -> None:
     """The library changes only in the body of a helper the evaluation never read: the cached
-    result holds (and equals a fresh evaluation); an edit that moves the lines below it, or
-    touches a function the script calls, evaluates again."""
+    result holds (and equals a fresh evaluation); an edit that moves what the evaluation ran
+    to other lines, or touches a function the script calls, evaluates again."""
     _write(tmp_path, {SCRIPT: USES_LIB, LIB: _library()})
     cache = EvaluationCache()
     first = _evaluate(tmp_path, cache)
     assert (cache.hits, cache.misses, cache.library_hits) == (0, 1, 0)
-    _write(tmp_path, {LIB: _library(client="aiperf profile --warmup 300")})
+    _write(tmp_path, {LIB: _library(client="aiperf profile \\\n    --warmup 300")})
     assert _evaluate(tmp_path, cache) == first == _evaluate(tmp_path, None)
     assert (cache.hits, cache.misses, cache.library_hits) == (1, 1, 1)
-    _write(tmp_path, {LIB: _library(client="echo one\n  echo two")})  # set_seqs a line lower
+    _write(tmp_path, {LIB: _library(gpu="echo one\n  echo two")})  # the top level a line lower
     _evaluate(tmp_path, cache)
     assert (cache.hits, cache.misses) == (1, 2)
     _write(tmp_path, {LIB: _library(seqs="SEQS=1024")})  # the body set_seqs is analysed from

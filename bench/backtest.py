@@ -28,7 +28,7 @@ from pathlib import Path
 from bot import sources
 from bot.backtest import run as backtest_run
 from bot.backtest.history import default_branch, first_parent_log, merged_prs
-from bot.benchmarks import changelog, configs
+from bot.benchmarks import changelog, configs, repo
 from bot.recipes.edit import document
 
 
@@ -37,6 +37,7 @@ def measure(args: argparse.Namespace, prs: tuple[int, ...], cached: bool) -> flo
     configs._PARSED.clear()
     configs._CHUNKS.clear()
     configs._VALID.clear()
+    repo._EXPANDED.clear()
     changelog._LOADED.clear()
     document._COMPOSED.clear()
     sources._OBJECTS.clear()  # git trees and blobs read again

@@ -104,7 +104,7 @@ def parse_changelog(text: str, label: str = CHANGELOG) -> tuple[ChangelogEntry, 
 
 
 _LOADED: OrderedDict[str, tuple[ChangelogEntry, ...]] = OrderedDict()  # blob SHA → entries
-LOADED_BLOBS = 8  # a PR's base and head, and its neighbours'
+LOADED_BLOBS = 16  # a PR's base and head, its neighbours', the App's open PRs
 _LOADED_LOCK = threading.Lock()  # the App's engine loads in worker threads
 
 

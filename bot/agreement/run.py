@@ -148,11 +148,15 @@ def _score(
             before[(link.pr, link.sha)] = replace(
                 job_of[link.pr], recipes_sha=parents[0], moment=link.commit.time - 1
             )
-    answered = run_jobs(settings, list(before.values()), replayer, cache=cache,
+    # replayed in merge order, as the first round: a worker's run of neighbouring PRs shares
+    # most benchmark files, which its caches hold
+    order = sorted(before, key=lambda key: (before[key].pr.time, key))
+    answered = run_jobs(settings, [before[key] for key in order], replayer, cache=cache,
                         progress=progress)  # fmt: skip
+    row_of = dict(zip(order, answered, strict=True))
     at_link = {
-        key: Replay(row, job.recipes_sha, job.moment, positions.get(job.recipes_sha, -1))
-        for (key, job), row in zip(before.items(), answered, strict=True)
+        key: Replay(row_of[key], job.recipes_sha, job.moment, positions.get(job.recipes_sha, -1))
+        for key, job in before.items()
     }
     history = History(commits, positions, history_end, links, _existing(settings.recipes, replays))
     linked = score_links(links, at_link, rules, taxonomy, strictness)

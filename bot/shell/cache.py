@@ -9,8 +9,9 @@ each path of its read-set (:class:`bot.sources.RecordingSource`: blob SHAs, abse
 directory listings, symlinks) is in the recorded state. Nothing else reaches an evaluation.
 
 A sourced library (a file the handlers register) is the exception to "every byte": an entry
-also holds the library's digest without the bodies of the functions the evaluation never read
-(:func:`library_digest`, :mod:`bot.shell.usage`), and holds for a library blob of the same
+also holds the library's digest with only what the evaluation read of its functions (bodies
+run in full, bodies only analysed by their signature, the others by name:
+:func:`library_digest`, :mod:`bot.shell.usage`), and holds for a library blob of the same
 digest. InferenceX's benchmark library changes in a third of the PRs, mostly in helpers run
 after the launch; every point of every key sourcing it would otherwise be evaluated again.
 """
@@ -23,6 +24,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+
+from tree_sitter import Node
 
 from bot.errors import InputError
 from bot.shell.budget import Limits, charge_job, metered
@@ -43,18 +46,28 @@ class _Entry:
     error: ExtractionError | None  # a script that cannot be evaluated fails the same way
     steps: int  # what the evaluation charged the job budget
     handlers: Handlers | None  # the registry the key names by id (kept alive with the entry)
-    # sourced libraries: path → (library functions whose body was read, library_digest)
-    libraries: Mapping[str, tuple[frozenset[str], str]]
+    # sourced libraries: path → (their reading, library_digest)
+    libraries: Mapping[str, tuple[Reading, str]]
 
 
-def library_digest(pf: ParsedFile, used: frozenset[str]) -> str:
-    """The digest of what running a library can depend on, for an evaluation that read the
-    bodies of the functions in ``used``: its top-level statements in order, each with its
-    text and where it starts (line, column), except the definitions of the other functions,
-    of which only the name counts (defining a function reads neither its body nor its line)
-    and comments (never run). Two texts of one digest run the same top level at the same
-    lines and define the same functions, those in ``used`` the same at the same lines. A text
-    that does not parse cleanly counts whole."""
+@dataclass(frozen=True)
+class Reading:
+    """What an evaluation read of a library's functions."""
+
+    bodies: frozenset[str]  # functions whose body was read (run, or read whole)
+    analysed: frozenset[str]  # functions only analysed by the library's handler
+    signature: Callable[[Node, ParsedFile], object] | None  # what an analysis reads
+
+
+def library_digest(pf: ParsedFile, reading: Reading) -> str:
+    """The digest of what running a library can depend on, for an evaluation that read it as
+    ``reading`` says: its top-level statements in order, each with its text and where it
+    starts (line, column), except function definitions: of a function whose body was read
+    (``reading.bodies``) all counts; of one only analysed, its name and the signature of its
+    body (what the analysis reads); of any other, its name (defining a function reads
+    neither its body nor its line). Comments never run. Two texts of one digest run the same
+    top level at the same lines, define the same functions, and those the evaluation read
+    read the same. A text that does not parse cleanly counts whole."""
     digest = hashlib.sha256()
 
     def piece(data: bytes) -> None:  # length-prefixed: no two cuts give one digest
@@ -70,9 +83,14 @@ def library_digest(pf: ParsedFile, used: frozenset[str]) -> str:
             piece(child.type.encode())
             continue
         if child.type == "function_definition":
-            name = child.child_by_field_name("name")
-            if name is not None and pf.text(name) not in used:
-                piece(b"function " + pf.data[name.start_byte : name.end_byte])
+            name, body = child.child_by_field_name("name"), child.child_by_field_name("body")
+            text = pf.text(name) if name is not None else ""
+            if name is not None and body is not None and text not in reading.bodies:
+                piece(b"function " + text.encode())
+                if text in reading.analysed and reading.signature is not None:
+                    piece(repr(reading.signature(body, pf)).encode())
+                elif text in reading.analysed:
+                    piece(pf.data[body.start_byte : body.end_byte])
                 continue
         row, column = child.start_point
         piece(f"{row}:{column}".encode())
@@ -94,7 +112,7 @@ class EvaluationCache:
         self.misses = 0
         self.library_hits = 0  # hits on another blob of a library, of the same digest
         self._lock = threading.Lock()  # the App's engine runs jobs in worker threads
-        self._digests: OrderedDict[tuple[str, frozenset[str], Limits], str | None] = OrderedDict()
+        self._digests: OrderedDict[tuple[str, Reading, Limits], str | None] = OrderedDict()
         self._parsed: OrderedDict[tuple[str, Limits], ParsedFile | None] = OrderedDict()
         self._digest_lock = threading.Lock()  # one tree-sitter parser, one thread at a time
 
@@ -175,8 +193,8 @@ class EvaluationCache:
             library = entry.libraries.get(read[1]) if read[0] == "file" else None
             if library is None or not isinstance(now, str):
                 return ""
-            used, digest = library
-            if self._digest(source, read[1], now, used, _parser_limits(key)) != digest:
+            reading, digest = library
+            if self._digest(source, read[1], now, reading, _parser_limits(key)) != digest:
                 return ""
             how = "library"
         return how
@@ -188,35 +206,37 @@ class EvaluationCache:
         handlers: Handlers | None,
         reads: tuple[tuple[ReadKey, object], ...],
         usage: Usage,
-    ) -> dict[str, tuple[frozenset[str], str]]:
+    ) -> dict[str, tuple[Reading, str]]:
         """The digest of each registered library the evaluation read only by running it (one
         read as data, ``cat``, counts byte for byte)."""
         if handlers is None:
             return {}
-        used = frozenset(usage.functions)
-        found: dict[str, tuple[frozenset[str], str]] = {}
+        found: dict[str, tuple[Reading, str]] = {}
         for (kind, path), state in reads:
             if kind != "file" or not isinstance(state, str) or path in usage.data:
                 continue
-            if handlers.library_of(posixpath.basename(path)) is None:
+            library = handlers.library_of(posixpath.basename(path))
+            if library is None:
                 continue
-            digest = self._digest(source, path, state, used, _parser_limits(key))
+            bodies = frozenset(usage.functions)
+            reading = Reading(bodies, frozenset(usage.analysed) - bodies, library.signature)
+            digest = self._digest(source, path, state, reading, _parser_limits(key))
             if digest is not None:
-                found[path] = (used, digest)
+                found[path] = (reading, digest)
         return found
 
     def _digest(
-        self, source: FileSource, path: str, blob: str, used: frozenset[str], limits: Limits
+        self, source: FileSource, path: str, blob: str, reading: Reading, limits: Limits
     ) -> str | None:
         """:func:`library_digest` of ``path`` (blob ``blob``) in ``source``; None when the
         evaluation's parser would refuse it (too large, not UTF-8, unreadable)."""
-        memo = (blob, used, limits)
+        memo = (blob, reading, limits)
         with self._digest_lock:
             if memo in self._digests:
                 self._digests.move_to_end(memo)
                 return self._digests[memo]
             pf = self._parse(source, path, blob, limits)
-            digest = library_digest(pf, used) if pf is not None else None
+            digest = library_digest(pf, reading) if pf is not None else None
             self._digests[memo] = digest
             while len(self._digests) > self.DIGESTS:
                 self._digests.popitem(last=False)

@@ -10,7 +10,7 @@ from tree_sitter import Node
 from bot.shell.parse import ParsedFile
 from bot.shell.result import Unresolved
 from bot.shell.text import EMPTY, Text, opaque
-from bot.shell.usage import function_read
+from bot.shell.usage import function_analysed, function_read
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +68,14 @@ class FunctionDef:
         cached evaluation stays valid while the bodies it read are unchanged."""
         if self.library is not None:
             function_read(self.name)
+        return self.node
+
+    @property
+    def analysed_body(self) -> Node:
+        """The body, for the library handler's analysis (recorded as such: what it reads of
+        the body is its :attr:`~bot.shell.handlers.SourceHandler.signature`)."""
+        if self.library is not None:
+            function_analysed(self.name)
         return self.node
 
 

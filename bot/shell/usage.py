@@ -8,8 +8,10 @@ benchmark clients, evals), which no launch-line evaluation ever reads; a cache k
 library's whole blob would re-evaluate every point of every key for it.
 
 The evaluation records into the :class:`Usage` of the current context (a thread of the App's
-worker has its own): the library functions whose bodies were read, and the repository files
-read as data (``cat``, ``$(<file)``), whose every byte counts.
+worker has its own): the library functions whose bodies were read (run, or read whole), those
+only analysed by their library's handler (which reads a signature of the body, not its text:
+:attr:`bot.shell.handlers.SourceHandler.signature`), and the repository files read as data
+(``cat``, ``$(<file)``), whose every byte counts.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 @dataclass
 class Usage:
     functions: set[str] = field(default_factory=set)  # library functions whose body was read
+    analysed: set[str] = field(default_factory=set)  # library functions analysed by a handler
     data: set[str] = field(default_factory=set)  # repository paths read as data
 
 
@@ -44,6 +47,12 @@ def function_read(name: str) -> None:
     usage = _CURRENT.get()
     if usage is not None:
         usage.functions.add(name)
+
+
+def function_analysed(name: str) -> None:
+    usage = _CURRENT.get()
+    if usage is not None:
+        usage.analysed.add(name)
 
 
 def data_read(path: str) -> None:

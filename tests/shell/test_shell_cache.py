@@ -127,16 +127,20 @@ LIB = "benchmarks/benchmark_lib.sh"  # the registered library (bot.benchmarks.li
 USES_LIB = """#!/bin/bash
 source "$(dirname "$0")/benchmark_lib.sh"
 set_seqs
-vllm serve "$MODEL" --max-num-seqs "$SEQS" --block-size "$BLOCK"
+serve
 """
+SERVE = 'vllm serve "$MODEL" --max-num-seqs "$SEQS" --block-size "$BLOCK"'
 
 
-def _library(gpu: str = "echo gpu", client: str = "echo client", seqs: str = "SEQS=256") -> str:
-    """A library with a helper above ``set_seqs`` (which the script calls) and one below it,
-    ``run_client`` (run after the launch): neither helper's body is read by an evaluation."""
+def _library(
+    gpu: str = "echo gpu", seqs: str = "SEQS=256", serve: str = SERVE, client: str = "echo c"
+) -> str:
+    """A library with a helper above everything the script uses, ``set_seqs`` (a side-effect
+    helper: analysed, not run), ``serve`` (it launches: run) and ``run_client`` (after the
+    launch, never read)."""
     return (
         f"gpu_info() {{\n  {gpu}\n}}\nexport BLOCK=16\nset_seqs() {{\n  {seqs}\n}}\n"
-        f"run_client() {{\n  {client}\n}}\n"
+        f"serve() {{\n  {serve}\n}}\nrun_client() {{\n  {client}\n}}\n"
     )
 
 
@@ -146,23 +150,34 @@ def _evaluate(root: Path, cache: EvaluationCache | None) -> tuple[object, ...]:
     return tuple(getattr(found, f.name) for f in fields(found))
 
 
-def test_a_library_edit_in_a_function_never_read_reuses_the_evaluation(tmp_path: Path) -> None:
-    """The library changes only in the body of a helper the evaluation never read: the cached
-    result holds (and equals a fresh evaluation); an edit that moves what the evaluation ran
-    to other lines, or touches a function the script calls, evaluates again."""
+def test_a_library_edit_in_what_the_evaluation_never_read_reuses_it(tmp_path: Path) -> None:
+    """The library changes in the body of a helper the evaluation never read, or in one it
+    only analysed without changing what the analysis reads: the cached result holds (and
+    equals a fresh evaluation). A change to what the analysis reads, to a body the
+    evaluation ran, or that moves what it ran to other lines, evaluates again."""
     _write(tmp_path, {SCRIPT: USES_LIB, LIB: _library()})
     cache = EvaluationCache()
     first = _evaluate(tmp_path, cache)
+    launched = evaluate_script(DirectorySource(tmp_path), SCRIPT, {"MODEL": "m"})
+    assert launched.status == "launched" and launched.argv[-2:] == ("--block-size", "16")
     assert (cache.hits, cache.misses, cache.library_hits) == (0, 1, 0)
-    _write(tmp_path, {LIB: _library(client="aiperf profile \\\n    --warmup 300")})
-    assert _evaluate(tmp_path, cache) == first == _evaluate(tmp_path, None)
-    assert (cache.hits, cache.misses, cache.library_hits) == (1, 1, 1)
-    _write(tmp_path, {LIB: _library(gpu="echo one\n  echo two")})  # the top level a line lower
-    _evaluate(tmp_path, cache)
-    assert (cache.hits, cache.misses) == (1, 2)
-    _write(tmp_path, {LIB: _library(seqs="SEQS=1024")})  # the body set_seqs is analysed from
-    _evaluate(tmp_path, cache)
-    assert (cache.hits, cache.misses) == (1, 3)
+    reused = [
+        _library(client="aiperf profile \\\n    --warmup 300"),  # never read
+        _library(seqs="SEQS=1024"),  # analysed: it still assigns SEQS and nothing else
+    ]
+    for hits, text in enumerate(reused, start=1):
+        _write(tmp_path, {LIB: text})
+        assert _evaluate(tmp_path, cache) == first == _evaluate(tmp_path, None)
+        assert (cache.hits, cache.misses, cache.library_hits) == (hits, 1, hits)
+    evaluated = [
+        _library(seqs="SEQS=1024; BLOCK=32"),  # the analysis finds another assignment
+        _library(serve=SERVE + " --enforce-eager"),  # the body run to the launch
+        _library(gpu="echo one\n  echo two"),  # everything the evaluation ran a line lower
+    ]
+    for misses, text in enumerate(evaluated, start=2):
+        _write(tmp_path, {LIB: text})
+        _evaluate(tmp_path, cache)
+        assert (cache.hits, cache.misses) == (len(reused), misses)
 
 
 def test_a_library_read_as_data_counts_byte_for_byte(tmp_path: Path) -> None:

@@ -80,6 +80,11 @@ def main() -> None:
                 json.loads(outs["baseline"].read_text())
             )
             print(f"outputs equal as JSON (timing left out): {'yes' if same else 'NO'}")
+            if not same:  # kept for reading: a replay over its time budget on a loaded machine?
+                for name, path in outs.items():
+                    kept = Path(tempfile.gettempdir()) / f"replay-window-{name}.json"
+                    kept.write_bytes(path.read_bytes())
+                    print(f"  {name}: {kept}")
 
 
 if __name__ == "__main__":

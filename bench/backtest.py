@@ -28,13 +28,18 @@ from pathlib import Path
 from bot import sources
 from bot.backtest import run as backtest_run
 from bot.backtest.history import default_branch, first_parent_log, merged_prs
-from bot.benchmarks import configs
+from bot.benchmarks import changelog, configs, repo
+from bot.recipes.edit import document
 
 
 def measure(args: argparse.Namespace, prs: tuple[int, ...], cached: bool) -> float:
     configs.PARSE_CACHE_SIZE = 8 if cached else 0  # 0: whole-file parses, no per-key chunks
     configs._PARSED.clear()
     configs._CHUNKS.clear()
+    configs._VALID.clear()
+    repo._EXPANDED.clear()
+    changelog._LOADED.clear()
+    document._COMPOSED.clear()
     sources._OBJECTS.clear()  # git trees and blobs read again
     settings = backtest_run.settings_for(args.bench_repo, args.recipes)
     # engine caches: script evaluations, recipes trees and renderings, line classifications

@@ -15,6 +15,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
@@ -46,7 +47,10 @@ def read_text(source: FileSource, path: str) -> str:
         raise InputError(Location(f"{source.label}:{path}"), "file is not UTF-8") from err
 
 
+@lru_cache(maxsize=16_384)
 def _clean(path: str) -> str:
+    # memoised: script lookup asks about the same few thousand paths hundreds of thousands
+    # of times per backtest, and PurePosixPath is the cost (a refused path raises every time)
     pure = PurePosixPath(path)
     if pure.is_absolute() or ".." in pure.parts:
         raise InputError(Location(path), "path must be relative and stay inside the repository")

@@ -46,7 +46,7 @@ from bot.agreement.score import LinkedChange, Totals, score_links, totals
 from bot.agreement.taxonomy import Taxonomy
 from bot.backtest.history import Commit, default_branch, first_parent_log
 from bot.backtest.model import PRRow, Volume
-from bot.backtest.run import Job, Settings, plan_jobs, run_jobs
+from bot.backtest.run import Job, Replayer, Settings, plan_jobs, run_jobs
 from bot.errors import InputError, Location
 from bot.recipes.leaves import recipe_leaves
 from bot.rules import Rules, default_rules, load_rules
@@ -104,7 +104,26 @@ def score(
     )
     span = _span(windows)
     jobs, _ = plan_jobs(settings, since=span[0], until=span[1], only=only, replay="open")
-    rows = run_jobs(settings, jobs, workers=workers, cache=cache, progress=progress)
+    # one set of workers for both rounds of replays: the second replays the same PRs (against
+    # the recipes before each linked commit), whose benchmark side the workers hold evaluated
+    with Replayer(settings, workers) as replayer:
+        return _score(settings, rules, windows, span, jobs, replayer, cache, progress,
+                      strictness, history_until)  # fmt: skip
+
+
+def _score(
+    settings: Settings,
+    rules: Rules,
+    windows: Sequence[Window],
+    span: Window,
+    jobs: Sequence[Job],
+    replayer: Replayer,
+    cache: Path | None,
+    progress: Callable[[int, int, PRRow], Any] | None,
+    strictness: Strictness,
+    history_until: str | None,
+) -> tuple[Scorecard, ...]:
+    rows = run_jobs(settings, jobs, replayer, cache=cache, progress=progress)
 
     log = _history(settings.recipes, settings.recipes_ref, history_until)
     positions = {c.sha: i for i, c in enumerate(log)}
@@ -129,11 +148,15 @@ def score(
             before[(link.pr, link.sha)] = replace(
                 job_of[link.pr], recipes_sha=parents[0], moment=link.commit.time - 1
             )
-    answered = run_jobs(settings, list(before.values()), workers=workers, cache=cache,
+    # replayed in merge order, as the first round: a worker's run of neighbouring PRs shares
+    # most benchmark files, which its caches hold
+    order = sorted(before, key=lambda key: (before[key].pr.time, key))
+    answered = run_jobs(settings, [before[key] for key in order], replayer, cache=cache,
                         progress=progress)  # fmt: skip
+    row_of = dict(zip(order, answered, strict=True))
     at_link = {
-        key: Replay(row, job.recipes_sha, job.moment, positions.get(job.recipes_sha, -1))
-        for (key, job), row in zip(before.items(), answered, strict=True)
+        key: Replay(row_of[key], job.recipes_sha, job.moment, positions.get(job.recipes_sha, -1))
+        for key, job in before.items()
     }
     history = History(commits, positions, history_end, links, _existing(settings.recipes, replays))
     linked = score_links(links, at_link, rules, taxonomy, strictness)

@@ -76,6 +76,12 @@ def changed_files(base: FileSource, head: FileSource) -> tuple[str, ...]:
     return tuple(sorted(p for p in {*before, *after} if before.get(p) != after.get(p)))
 
 
+def _same_entry(base: BenchRepo, head: BenchRepo, key: str) -> bool:
+    # one parsed chunk (cached by its text) serves every commit with the same text of it
+    same = base.configs[key].document is head.configs[key].document
+    return same or _entry_text(base, key) == _entry_text(head, key)
+
+
 def _entry_text(repo: BenchRepo, key: str) -> object:
     node = repo.configs[key]
     return to_plain(node.document[node.key])
@@ -138,7 +144,7 @@ def benchmark_change(
         node = head.configs[key]
         if key not in base.configs:
             found.append(f"new config entry in {node.file}")
-        elif _entry_text(base, key) != _entry_text(head, key):
+        elif not _same_entry(base, head, key):
             found.append(f"config entry changed in {node.file}")
         if scripts_changed:
             for script in _scripts(head, key):

@@ -325,18 +325,47 @@ def _work(job: Job) -> PRRow:
     return _WORKER.row(job)
 
 
-def _rows(settings: Settings, jobs: Sequence[Job], workers: int) -> Iterator[PRRow]:
-    if workers <= 1 or len(jobs) < 4:
-        tester = Backtester(settings)
-        for job in jobs:
-            yield tester.row(job)
-        return
-    # runs of consecutive PRs per worker: each worker's caches (evaluations, recipes trees,
-    # parses) serve neighbours, which share most files; still several runs per worker so
-    # one slow stretch of history does not leave the other idle
-    chunk = max(4, len(jobs) // (workers * 6))
-    with ProcessPoolExecutor(workers, initializer=_init, initargs=(settings,)) as pool:
-        yield from pool.map(_work, jobs, chunksize=chunk)
+class Replayer:
+    """Where jobs are replayed: in this process, or in long-lived worker processes (``workers``
+    > 1) that each keep their :class:`Backtester`, and so its caches (evaluations, recipes
+    trees, parses), from one batch of jobs to the next: the score replays its PRs, then the
+    same PRs against other recipes commits, and the second batch finds the benchmark side
+    already evaluated. Close it (or use it as a context manager) to end the workers."""
+
+    def __init__(self, settings: Settings, workers: int = 1) -> None:
+        self.settings = settings
+        self.workers = workers
+        self._local: Backtester | None = None
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> Replayer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
+
+    def rows(self, jobs: Sequence[Job]) -> Iterator[PRRow]:
+        """The row of every job, in order."""
+        if self._pool is None and (self.workers <= 1 or len(jobs) < 4):
+            if self._local is None:
+                self._local = Backtester(self.settings)
+            for job in jobs:
+                yield self._local.row(job)
+            return
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                self.workers, initializer=_init, initargs=(self.settings,)
+            )
+        # runs of consecutive PRs per worker: each worker's caches (evaluations, recipes
+        # trees, parses) serve neighbours, which share most files; still several runs per
+        # worker so one slow stretch of history does not leave the other idle
+        chunk = max(4, len(jobs) // (self.workers * 6))
+        yield from self._pool.map(_work, jobs, chunksize=chunk)
 
 
 def run_backtest(
@@ -350,7 +379,8 @@ def run_backtest(
     progress: Callable[[int, int, PRRow], Any] | None = None,
 ) -> BacktestReport:
     planned, _ = plan_jobs(settings, since=since, until=until, only=only)
-    rows = run_jobs(settings, planned, workers=jobs, cache=cache, progress=progress)
+    with Replayer(settings, jobs) as replayer:
+        rows = run_jobs(settings, planned, replayer, cache=cache, progress=progress)
     recipes_label = str(settings.recipes) + (" (git history)" if settings.recipes_is_git else "")
     return BacktestReport(bench=str(settings.bench_repo), recipes=recipes_label, rows=rows)
 
@@ -358,12 +388,13 @@ def run_backtest(
 def run_jobs(
     settings: Settings,
     planned: Sequence[Job],
+    replayer: Replayer,
     *,
-    workers: int = 1,
     cache: Path | None = None,
     progress: Callable[[int, int, PRRow], Any] | None = None,
 ) -> tuple[PRRow, ...]:
-    """The row of every job, in order; rows of the cache file are reused, new ones appended."""
+    """The row of every job, in order, replayed by ``replayer``; rows of the cache file are
+    reused, new ones appended."""
     rules = rules_hash(settings.rules_dir)
     cached = read_cache(cache)
     rows: dict[int, PRRow] = {}
@@ -378,7 +409,7 @@ def run_jobs(
     done = len(rows)
     handle = cache.open("a", encoding="utf-8") if cache is not None else None
     try:
-        for job, row in zip(todo, _rows(settings, todo, workers), strict=True):
+        for job, row in zip(todo, replayer.rows(todo), strict=True):
             rows[index_of[id(job)]] = row
             done += 1
             if handle is not None:

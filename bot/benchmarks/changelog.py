@@ -10,6 +10,8 @@ Entries are quoted as the benchmark's own measurement, never re-derived.
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -101,10 +103,30 @@ def parse_changelog(text: str, label: str = CHANGELOG) -> tuple[ChangelogEntry, 
     return tuple(entries)
 
 
+_LOADED: OrderedDict[str, tuple[ChangelogEntry, ...]] = OrderedDict()  # blob SHA → entries
+LOADED_BLOBS = 16  # a PR's base and head, its neighbours', the App's open PRs
+_LOADED_LOCK = threading.Lock()  # the App's engine loads in worker threads
+
+
 def load_changelog(source: FileSource) -> tuple[ChangelogEntry, ...]:
+    """The entries of the changelog in ``source``, read once per process per blob (while
+    among the last :data:`LOADED_BLOBS`): a backtest reads every blob twice (a PR's head is
+    the next one's base), the App at every re-sync. A changelog that does not parse raises
+    each time."""
     if not source.exists(CHANGELOG):
         return ()
-    return parse_changelog(read_text(source, CHANGELOG))
+    blob = source.blob_sha(CHANGELOG)
+    with _LOADED_LOCK:
+        found = _LOADED.get(blob)
+        if found is not None:
+            _LOADED.move_to_end(blob)
+            return found
+    found = parse_changelog(read_text(source, CHANGELOG))
+    with _LOADED_LOCK:
+        _LOADED[blob] = found
+        while len(_LOADED) > LOADED_BLOBS:
+            _LOADED.popitem(last=False)
+    return found
 
 
 def entries_for(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Any
@@ -306,8 +307,32 @@ def load_master_configs(source: FileSource) -> dict[str, ConfigNode]:
     return nodes
 
 
+_VALID: OrderedDict[tuple[int, str], tuple[Any, MasterEntry]] = OrderedDict()
+_VALID_LOCK = threading.Lock()  # the App's engine loads in worker threads
+
+
 def validate_entry(node: ConfigNode) -> MasterEntry:
-    """The validated entry, or an InputError naming file:line, the key path and the reason."""
+    """The validated entry, or an InputError naming file:line, the key path and the reason.
+
+    A valid entry is kept by its parsed document (chunks are shared by every commit whose
+    text of the key is the same, see :func:`parse_chunks`): a PR's base and head, and the
+    next PR's, validate a key's entry once. An invalid one is validated each time (its
+    error names the line, which moves with the text above it)."""
+    memo = (id(node.document), node.key)
+    with _VALID_LOCK:
+        found = _VALID.get(memo)
+        if found is not None and found[0] is node.document:
+            _VALID.move_to_end(memo)
+            return found[1]
+    entry = _validate_entry(node)
+    with _VALID_LOCK:
+        _VALID[memo] = (node.document, entry)  # the document kept: its id is not reused
+        while len(_VALID) > CHUNK_CACHE_SIZE:
+            _VALID.popitem(last=False)
+    return entry
+
+
+def _validate_entry(node: ConfigNode) -> MasterEntry:
     raw = node.document[node.key]
     try:
         return MasterEntry.model_validate(to_plain(raw))

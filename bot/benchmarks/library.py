@@ -12,14 +12,19 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from bot.benchmarks.launch_detector import LAUNCH_TEXT
 from bot.shell.assigns import scan
 from bot.shell.handlers import Handlers, LibraryCall, Model, Shell, SourceHandler
+from bot.shell.parse import ParsedFile
 from bot.shell.result import SourceSpan, Unresolved
 from bot.shell.signals import ExitSignal
 from bot.shell.state import FunctionDef
 from bot.shell.text import EMPTY, Text, opaque
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 LIBRARY_NAMES = frozenset({"benchmark_lib.sh"})
 LIBRARY_PATH = "benchmarks/benchmark_lib.sh"
@@ -199,7 +204,7 @@ class Analysis:
 
 def analyse(fn: FunctionDef, functions: Mapping[str, FunctionDef]) -> Analysis:
     """What a library function may do, including the library helpers it calls (memoised)."""
-    key = ("analysis", fn.name, fn.body.start_byte)
+    key = ("analysis", fn.name, fn.analysed_body.start_byte)
     cached = fn.pf.memo.get(key)
     if isinstance(cached, Analysis):
         return cached
@@ -210,8 +215,7 @@ def analyse(fn: FunctionDef, functions: Mapping[str, FunctionDef]) -> Analysis:
 
 def _analyse(fn: FunctionDef, functions: Mapping[str, FunctionDef], seen: set[str]) -> Analysis:
     seen.add(fn.name)
-    assigned, local, calls = scan(fn.body, fn.pf)
-    may_launch = LAUNCH_TEXT.search(fn.pf.data[fn.body.start_byte : fn.body.end_byte]) is not None
+    assigned, local, calls, may_launch = _read(fn.analysed_body, fn.pf)
     globals_ = assigned - local
     for call in sorted(calls):
         callee = functions.get(call)
@@ -221,6 +225,23 @@ def _analyse(fn: FunctionDef, functions: Mapping[str, FunctionDef], seen: set[st
         globals_ |= inner.assigns
         may_launch = may_launch or inner.may_launch
     return Analysis(frozenset(globals_), may_launch, frozenset(calls))
+
+
+def _read(body: Node, pf: ParsedFile) -> tuple[set[str], set[str], set[str], bool]:
+    """All the analysis reads of a body: what it assigns, declares local and calls, and
+    whether its text starts a vLLM server."""
+    assigned, local, calls = scan(body, pf)
+    return (
+        assigned,
+        local,
+        calls,
+        LAUNCH_TEXT.search(pf.data[body.start_byte : body.end_byte]) is not None,
+    )
+
+
+def _signature(body: Node, pf: ParsedFile) -> object:
+    assigned, local, calls, may_launch = _read(body, pf)
+    return sorted(assigned), sorted(local), sorted(calls), may_launch
 
 
 def _library_call(fn: FunctionDef, functions: Mapping[str, FunctionDef]) -> LibraryCall:
@@ -234,6 +255,7 @@ LIBRARY = SourceHandler(
     basenames=LIBRARY_NAMES,
     fallback=LIBRARY_PATH,
     analyse=_library_call,
+    signature=_signature,
 )
 
 

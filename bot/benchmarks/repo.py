@@ -9,11 +9,19 @@ so auditing every point of every config parses each file a single time.
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from bot.benchmarks.changelog import ChangelogEntry, entries_for, load_changelog
-from bot.benchmarks.configs import ConfigNode, MasterEntry, load_master_configs, validate_entry
+from bot.benchmarks.configs import (
+    CHUNK_CACHE_SIZE,
+    ConfigNode,
+    MasterEntry,
+    load_master_configs,
+    validate_entry,
+)
 from bot.benchmarks.extractor import evaluate_script
 from bot.benchmarks.jobenv import apply_launcher, template_env
 from bot.benchmarks.matrix import Row, expand
@@ -41,6 +49,8 @@ class BenchRepo:
     _entries: dict[str, MasterEntry] = field(default_factory=dict)
     _rows: dict[str, list[Row]] = field(default_factory=dict)
     _changelog: tuple[ChangelogEntry, ...] | None = None
+    # (key, scenario, spec decoding, runner node) → its script: every point of a key asks
+    _choices: dict[tuple[str, str, str, str | None], ScriptChoice] = field(default_factory=dict)
 
     @property
     def keys(self) -> list[str]:
@@ -60,8 +70,7 @@ class BenchRepo:
     def rows(self, key: str) -> list[Row]:
         cached = self._rows.get(key)
         if cached is None:
-            cached = expand(self.entry(key))
-            self._rows[key] = cached
+            cached = self._rows[key] = _expanded(self.entry(key))
         return cached
 
     def changelog(self) -> tuple[ChangelogEntry, ...]:
@@ -72,6 +81,27 @@ class BenchRepo:
     def changelog_entries(self, key: str) -> tuple[ChangelogEntry, ...]:
         """perf-changelog entries naming ``key`` (``*`` globs, full match)."""
         return entries_for(self.changelog(), key)
+
+
+_EXPANDED: OrderedDict[int, tuple[MasterEntry, list[Row]]] = OrderedDict()
+_EXPANDED_LOCK = threading.Lock()  # the App's engine loads in worker threads
+
+
+def _expanded(entry: MasterEntry) -> list[Row]:
+    """The rows of ``entry`` (read only), once per validated entry: one is shared by every
+    commit whose text of the key is the same (:func:`~bot.benchmarks.configs.validate_entry`),
+    and a backtest asks every key's rows at every PR's base and head."""
+    with _EXPANDED_LOCK:
+        found = _EXPANDED.get(id(entry))
+        if found is not None and found[0] is entry:
+            _EXPANDED.move_to_end(id(entry))
+            return found[1]
+    rows = expand(entry)
+    with _EXPANDED_LOCK:
+        _EXPANDED[id(entry)] = (entry, rows)  # the entry kept: its id is not reused
+        while len(_EXPANDED) > CHUNK_CACHE_SIZE:
+            _EXPANDED.popitem(last=False)
+    return rows
 
 
 def load_bench_repo(
@@ -98,6 +128,17 @@ def script_choice(
     repo: BenchRepo, config_key: str, point: Point, *, runner_node: str | None = None
 ) -> ScriptChoice:
     """The script the launcher runs for ``point`` of ``config_key`` (or why none)."""
+    # of the point, only the directory (by scenario) and the spec-decoding suffix name it
+    memo = (config_key, point.scenario, point.spec_decoding, runner_node)
+    found = repo._choices.get(memo)
+    if found is None:
+        found = repo._choices[memo] = _script_choice(repo, config_key, point, runner_node)
+    return found
+
+
+def _script_choice(
+    repo: BenchRepo, config_key: str, point: Point, runner_node: str | None
+) -> ScriptChoice:
     entry = repo.entry(config_key)
     return choose_script(
         repo.source,

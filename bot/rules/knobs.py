@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from bot.argv import option_name
 from bot.rules.loader import FieldError
@@ -147,6 +147,11 @@ class KnobRules(Strict):
     # serving features a recipe offers its chat clients; a benchmark that leaves them out
     # sends no such request, so only a *different* value is drift, not a recipe-only one
     recipe_features: list[FlagKnob] = Field(default_factory=list)
+    # (the env table it was filled from, name → lookup_env's answer): every launch line's env
+    # is classed, each name against every pattern; a copy with another table starts afresh
+    _env_memo: tuple[object, dict[str, tuple[KnobClass, EnvKnob] | None]] = PrivateAttr(
+        default=(None, {})
+    )
 
     @model_validator(mode="after")
     def _well_formed(self) -> KnobRules:
@@ -199,6 +204,15 @@ class KnobRules(Strict):
 
     def lookup_env(self, name: str) -> tuple[KnobClass, EnvKnob] | None:
         """An exact name beats a pattern; of patterns, the longest (most specific) wins."""
+        table, memo = self._env_memo
+        if table is not self.env:
+            memo = {}
+            self._env_memo = (self.env, memo)
+        if name not in memo:
+            memo[name] = self._lookup_env(name)
+        return memo[name]
+
+    def _lookup_env(self, name: str) -> tuple[KnobClass, EnvKnob] | None:
         best: tuple[int, KnobClass, EnvKnob] | None = None
         for cls, entries in self.env.items():
             for entry in entries:

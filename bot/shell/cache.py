@@ -7,19 +7,33 @@ keys drawing on one recipe node. An entry is keyed by (script, input environment
 working directory, environment label, limits, handlers) and valid for a source only when
 each path of its read-set (:class:`bot.sources.RecordingSource`: blob SHAs, absent files,
 directory listings, symlinks) is in the recorded state. Nothing else reaches an evaluation.
+
+A sourced library (a file the handlers register) is the exception to "every byte": an entry
+also holds the library's digest with only what the evaluation read of its functions (bodies
+run in full, bodies only analysed by their signature, the others by name:
+:func:`library_digest`, :mod:`bot.shell.usage`), and holds for a library blob of the same
+digest. InferenceX's benchmark library changes in a third of the PRs, mostly in helpers run
+after the launch; every point of every key sourcing it would otherwise be evaluated again.
 """
 
 from __future__ import annotations
 
+import hashlib
+import posixpath
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from tree_sitter import Node
+
+from bot.errors import InputError
 from bot.shell.budget import Limits, charge_job, metered
 from bot.shell.errors import BudgetExceeded, ExtractionError
 from bot.shell.handlers import Handlers
+from bot.shell.parse import ParsedFile, ScriptParser
 from bot.shell.result import ScriptResult
+from bot.shell.usage import Usage, recording
 from bot.sources import FileSource, ReadKey, RecordingSource, file_state
 
 Key = tuple[object, ...]
@@ -32,12 +46,63 @@ class _Entry:
     error: ExtractionError | None  # a script that cannot be evaluated fails the same way
     steps: int  # what the evaluation charged the job budget
     handlers: Handlers | None  # the registry the key names by id (kept alive with the entry)
+    # sourced libraries: path → (their reading, library_digest)
+    libraries: Mapping[str, tuple[Reading, str]]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What an evaluation read of a library's functions."""
+
+    bodies: frozenset[str]  # functions whose body was read (run, or read whole)
+    analysed: frozenset[str]  # functions only analysed by the library's handler
+    signature: Callable[[Node, ParsedFile], object] | None  # what an analysis reads
+
+
+def library_digest(pf: ParsedFile, reading: Reading) -> str:
+    """The digest of what running a library can depend on, for an evaluation that read it as
+    ``reading`` says: its top-level statements in order, each with its text and where it
+    starts (line, column), except function definitions: of a function whose body was read
+    (``reading.bodies``) all counts; of one only analysed, its name and the signature of its
+    body (what the analysis reads); of any other, its name (defining a function reads
+    neither its body nor its line). Comments never run. Two texts of one digest run the same
+    top level at the same lines, define the same functions, and those the evaluation read
+    read the same. A text that does not parse cleanly counts whole."""
+    digest = hashlib.sha256()
+
+    def piece(data: bytes) -> None:  # length-prefixed: no two cuts give one digest
+        digest.update(len(data).to_bytes(8, "big") + data)
+
+    if pf.root.has_error:
+        piece(pf.data)
+        return "whole:" + digest.hexdigest()
+    for child in pf.root.children:
+        if child.type == "comment":
+            continue
+        if not child.is_named:  # `;`, `&`: whether the next statement runs in background
+            piece(child.type.encode())
+            continue
+        if child.type == "function_definition":
+            name, body = child.child_by_field_name("name"), child.child_by_field_name("body")
+            text = pf.text(name) if name is not None else ""
+            if name is not None and body is not None and text not in reading.bodies:
+                piece(b"function " + text.encode())
+                if text in reading.analysed and reading.signature is not None:
+                    piece(repr(reading.signature(body, pf)).encode())
+                elif text in reading.analysed:
+                    piece(pf.data[body.start_byte : body.end_byte])
+                continue
+        row, column = child.start_point
+        piece(f"{row}:{column}".encode())
+        piece(pf.data[child.start_byte : child.end_byte])
+    return "projected:" + digest.hexdigest()
 
 
 class EvaluationCache:
     """Bounded (least recently used first out) map of evaluations with their read-sets."""
 
     VARIANTS = 4  # entries per key: a PR's base and head, and neighbouring commits
+    DIGESTS = 256  # library digests kept, by (blob, functions read, limits)
 
     def __init__(self, max_entries: int = 4_096) -> None:
         self.max_entries = max_entries
@@ -45,7 +110,11 @@ class EvaluationCache:
         self._count = 0
         self.hits = 0
         self.misses = 0
+        self.library_hits = 0  # hits on another blob of a library, of the same digest
         self._lock = threading.Lock()  # the App's engine runs jobs in worker threads
+        self._digests: OrderedDict[tuple[str, Reading, Limits], str | None] = OrderedDict()
+        self._parsed: OrderedDict[tuple[str, Limits], ParsedFile | None] = OrderedDict()
+        self._digest_lock = threading.Lock()  # one tree-sitter parser, one thread at a time
 
     def __len__(self) -> int:
         return self._count
@@ -76,18 +145,19 @@ class EvaluationCache:
                 raise hit.error
             assert hit.result is not None
             return hit.result
-        recording = RecordingSource(source)
+        recorder = RecordingSource(source)
         result: ScriptResult | None = None
         error: ExtractionError | None = None
-        with metered() as meter:
+        with metered() as meter, recording() as usage:
             try:
-                result = run(recording)
+                result = run(recorder)
             except BudgetExceeded:
                 raise  # the step limits: kept out of the cache, as they may depend on timing
             except ExtractionError as err:
                 error = err
-        reads = tuple(recording.seen.items())
-        self._store(key, _Entry(reads, result, error, meter.steps, handlers))
+        reads = tuple(recorder.seen.items())
+        libraries = self._libraries(source, key, handlers, reads, usage)
+        self._store(key, _Entry(reads, result, error, meter.steps, handlers, libraries))
         if error is not None:
             raise error
         assert result is not None
@@ -97,17 +167,96 @@ class EvaluationCache:
         with self._lock:
             variants = list(self._entries.get(key, ()))
         for entry in variants:  # the file checks outside the lock: they may read git
-            if entry.handlers is handlers and all(
-                file_state(source, read) == state for read, state in entry.reads
-            ):
+            if entry.handlers is not handlers:
+                continue
+            holds = self._holds(source, key, entry)
+            if holds:
                 with self._lock:
                     self.hits += 1
+                    self.library_hits += holds == "library"
                     if key in self._entries:
                         self._entries.move_to_end(key)
                 return entry
         with self._lock:
             self.misses += 1
         return None
+
+    def _holds(self, source: FileSource, key: Key, entry: _Entry) -> str:
+        """Whether ``entry`` holds in ``source``: "same" (every read in its recorded state),
+        "library" (a sourced library differs only in bodies the evaluation did not read), or
+        "" (it does not)."""
+        how = "same"
+        for read, state in entry.reads:
+            now = file_state(source, read)
+            if now == state:
+                continue
+            library = entry.libraries.get(read[1]) if read[0] == "file" else None
+            if library is None or not isinstance(now, str):
+                return ""
+            reading, digest = library
+            if self._digest(source, read[1], now, reading, _parser_limits(key)) != digest:
+                return ""
+            how = "library"
+        return how
+
+    def _libraries(
+        self,
+        source: FileSource,
+        key: Key,
+        handlers: Handlers | None,
+        reads: tuple[tuple[ReadKey, object], ...],
+        usage: Usage,
+    ) -> dict[str, tuple[Reading, str]]:
+        """The digest of each registered library the evaluation read only by running it (one
+        read as data, ``cat``, counts byte for byte)."""
+        if handlers is None:
+            return {}
+        found: dict[str, tuple[Reading, str]] = {}
+        for (kind, path), state in reads:
+            if kind != "file" or not isinstance(state, str) or path in usage.data:
+                continue
+            library = handlers.library_of(posixpath.basename(path))
+            if library is None:
+                continue
+            bodies = frozenset(usage.functions)
+            reading = Reading(bodies, frozenset(usage.analysed) - bodies, library.signature)
+            digest = self._digest(source, path, state, reading, _parser_limits(key))
+            if digest is not None:
+                found[path] = (reading, digest)
+        return found
+
+    def _digest(
+        self, source: FileSource, path: str, blob: str, reading: Reading, limits: Limits
+    ) -> str | None:
+        """:func:`library_digest` of ``path`` (blob ``blob``) in ``source``; None when the
+        evaluation's parser would refuse it (too large, not UTF-8, unreadable)."""
+        memo = (blob, reading, limits)
+        with self._digest_lock:
+            if memo in self._digests:
+                self._digests.move_to_end(memo)
+                return self._digests[memo]
+            pf = self._parse(source, path, blob, limits)
+            digest = library_digest(pf, reading) if pf is not None else None
+            self._digests[memo] = digest
+            while len(self._digests) > self.DIGESTS:
+                self._digests.popitem(last=False)
+            return digest
+
+    def _parse(self, source: FileSource, path: str, blob: str, limits: Limits) -> ParsedFile | None:
+        memo = (blob, limits)
+        if memo in self._parsed:
+            self._parsed.move_to_end(memo)
+            return self._parsed[memo]
+        try:
+            data = source.read_bytes(path)
+            data.decode("utf-8")
+            pf: ParsedFile | None = ScriptParser(limits).parse_bytes(data, path)
+        except (InputError, UnicodeDecodeError, ExtractionError):
+            pf = None
+        self._parsed[memo] = pf
+        while len(self._parsed) > 2:  # a PR's base and head
+            self._parsed.popitem(last=False)
+        return pf
 
     def _store(self, key: Key, entry: _Entry) -> None:
         with self._lock:
@@ -124,3 +273,10 @@ class EvaluationCache:
         while self._count > self.max_entries and self._entries:
             _, dropped = self._entries.popitem(last=False)
             self._count -= len(dropped)
+
+
+def _parser_limits(key: Key) -> Limits:
+    """The parser's limits, named by the key (:meth:`EvaluationCache.key`)."""
+    limits = key[4]
+    assert isinstance(limits, tuple) and isinstance(limits[1], Limits)
+    return limits[1]

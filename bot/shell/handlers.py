@@ -17,6 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from tree_sitter import Node
+
+from bot.shell.parse import ParsedFile
 from bot.shell.protocols import Shell
 from bot.shell.result import SourceSpan
 from bot.shell.state import FunctionDef
@@ -51,6 +54,11 @@ class SourceHandler:
     # repository path used when the sourced path is missing (the job provides the library)
     fallback: str | None
     analyse: Callable[[FunctionDef, Mapping[str, FunctionDef]], LibraryCall]
+    # all that ``analyse`` reads of a function's own body (it reads it through
+    # ``FunctionDef.analysed_body`` only; callees are analysed in turn): two bodies of one
+    # signature analyse alike, so an evaluation cached with one holds with the other. None:
+    # an analysed body counts byte for byte
+    signature: Callable[[Node, ParsedFile], object] | None = None
 
 
 @dataclass

@@ -10,6 +10,7 @@ from tree_sitter import Node
 from bot.shell.parse import ParsedFile
 from bot.shell.result import Unresolved
 from bot.shell.text import EMPTY, Text, opaque
+from bot.shell.usage import function_analysed, function_read
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +58,25 @@ class Var:
 @dataclass(frozen=True)
 class FunctionDef:
     name: str
-    body: Node
+    node: Node  # the body; read it through ``body``
     pf: ParsedFile
     library: str | None  # the registered library being sourced when it was defined
+
+    @property
+    def body(self) -> Node:
+        """The body, recorded as read for a library function (:mod:`bot.shell.usage`): a
+        cached evaluation stays valid while the bodies it read are unchanged."""
+        if self.library is not None:
+            function_read(self.name)
+        return self.node
+
+    @property
+    def analysed_body(self) -> Node:
+        """The body, for the library handler's analysis (recorded as such: what it reads of
+        the body is its :attr:`~bot.shell.handlers.SourceHandler.signature`)."""
+        if self.library is not None:
+            function_analysed(self.name)
+        return self.node
 
 
 @dataclass

@@ -13,6 +13,7 @@ from bot.shell.text import (
     Text,
     opaque,
 )
+from bot.shell.usage import data_read
 from bot.sources import FileSource, is_symlink
 
 
@@ -75,6 +76,7 @@ class VirtualFiles:
             return opaque("file", "command-output", item)
         if repo is not None and self.source.exists(repo):
             try:
+                data_read(repo)  # every byte of it counts, a library's too
                 data = self.source.read_bytes(repo)
             except (InputError, OSError) as err:
                 reason = getattr(err, "reason", None) or "file could not be read"

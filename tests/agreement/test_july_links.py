@@ -17,7 +17,7 @@ from bot.agreement.links import MIN_CONFIDENCE, Linker
 from bot.agreement.recipes_history import maintainer_commits
 from bot.agreement.run import benchmark_prs, read_taxonomy
 from bot.backtest.history import first_parent_log
-from bot.backtest.run import plan_jobs, run_jobs, settings_for
+from bot.backtest.run import Replayer, plan_jobs, run_jobs, settings_for
 from tests.shared import clone_histories
 
 pytestmark = pytest.mark.slow
@@ -48,7 +48,8 @@ def test_the_linker_finds_every_reviewed_july_link(
     settings = replace(settings_for(bench, recipes), record_launches=True)
     jobs, _ = plan_jobs(settings, only=sorted(named), replay="open")
     assert {job.pr.number for job in jobs} == named
-    rows = run_jobs(settings, jobs, workers=2)
+    with Replayer(settings, 2) as replayer:
+        rows = run_jobs(settings, jobs, replayer)
     log = first_parent_log(recipes, "main", bodies=True)
     commits = maintainer_commits(recipes, log, since=JUNE_15)
     # how distinctive a setting is depends on the window's PRs: among these few a link's

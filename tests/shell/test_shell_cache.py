@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from dataclasses import fields
 from pathlib import Path
 
 from bot.benchmarks.extractor import evaluate_script
@@ -120,3 +121,71 @@ def test_a_memoised_parse_still_counts_as_a_read(tmp_path: Path) -> None:
     _write(tmp_path, {SCRIPT: CASE.replace("--max-num-seqs", "--max-model-len")})
     line = evaluate_script(DirectorySource(tmp_path), SCRIPT, {"MODEL": "b"}, cache=cache)
     assert "--max-model-len" in line.argv and cache.hits == 0
+
+
+LIB = "benchmarks/benchmark_lib.sh"  # the registered library (bot.benchmarks.library)
+USES_LIB = """#!/bin/bash
+source "$(dirname "$0")/benchmark_lib.sh"
+set_seqs
+serve
+"""
+SERVE = 'vllm serve "$MODEL" --max-num-seqs "$SEQS" --block-size "$BLOCK"'
+
+
+def _library(
+    gpu: str = "echo gpu", seqs: str = "SEQS=256", serve: str = SERVE, client: str = "echo c"
+) -> str:
+    """A library with a helper above everything the script uses, ``set_seqs`` (a side-effect
+    helper: analysed, not run), ``serve`` (it launches: run) and ``run_client`` (after the
+    launch, never read)."""
+    return (
+        f"gpu_info() {{\n  {gpu}\n}}\nexport BLOCK=16\nset_seqs() {{\n  {seqs}\n}}\n"
+        f"serve() {{\n  {serve}\n}}\nrun_client() {{\n  {client}\n}}\n"
+    )
+
+
+def _evaluate(root: Path, cache: EvaluationCache | None) -> tuple[object, ...]:
+    """Every field of the result (a ScriptResult compares by identity)."""
+    found = evaluate_script(DirectorySource(root), SCRIPT, {"MODEL": "m"}, cache=cache)
+    return tuple(getattr(found, f.name) for f in fields(found))
+
+
+def test_a_library_edit_in_what_the_evaluation_never_read_reuses_it(tmp_path: Path) -> None:
+    """The library changes in the body of a helper the evaluation never read, or in one it
+    only analysed without changing what the analysis reads: the cached result holds (and
+    equals a fresh evaluation). A change to what the analysis reads, to a body the
+    evaluation ran, or that moves what it ran to other lines, evaluates again."""
+    _write(tmp_path, {SCRIPT: USES_LIB, LIB: _library()})
+    cache = EvaluationCache()
+    first = _evaluate(tmp_path, cache)
+    launched = evaluate_script(DirectorySource(tmp_path), SCRIPT, {"MODEL": "m"})
+    assert launched.status == "launched" and launched.argv[-2:] == ("--block-size", "16")
+    assert (cache.hits, cache.misses, cache.library_hits) == (0, 1, 0)
+    reused = [
+        _library(client="aiperf profile \\\n    --warmup 300"),  # never read
+        _library(seqs="SEQS=1024"),  # analysed: it still assigns SEQS and nothing else
+    ]
+    for hits, text in enumerate(reused, start=1):
+        _write(tmp_path, {LIB: text})
+        assert _evaluate(tmp_path, cache) == first == _evaluate(tmp_path, None)
+        assert (cache.hits, cache.misses, cache.library_hits) == (hits, 1, hits)
+    evaluated = [
+        _library(seqs="SEQS=1024; BLOCK=32"),  # the analysis finds another assignment
+        _library(serve=SERVE + " --enforce-eager"),  # the body run to the launch
+        _library(gpu="echo one\n  echo two"),  # everything the evaluation ran a line lower
+    ]
+    for misses, text in enumerate(evaluated, start=2):
+        _write(tmp_path, {LIB: text})
+        _evaluate(tmp_path, cache)
+        assert (cache.hits, cache.misses) == (len(reused), misses)
+
+
+def test_a_library_read_as_data_counts_byte_for_byte(tmp_path: Path) -> None:
+    """A script that reads the library's text (``$(<file)``) depends on every byte of it."""
+    reads = USES_LIB.replace("set_seqs\n", f'set_seqs\nTEXT="$(< {LIB})"\n')
+    _write(tmp_path, {SCRIPT: reads, LIB: _library()})
+    cache = EvaluationCache()
+    _evaluate(tmp_path, cache)
+    _write(tmp_path, {LIB: _library(client="aiperf profile --warmup 300")})
+    _evaluate(tmp_path, cache)
+    assert (cache.hits, cache.misses, cache.library_hits) == (0, 2, 0)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -72,6 +73,11 @@ class Located:
     line: int  # 1-based, for messages: the key's line for a mapping value
 
 
+_COMPOSED: OrderedDict[str, MappingNode] = OrderedDict()  # text → its tree, read only
+COMPOSED_TEXTS = 64  # a backtest plans the same few recipes PR after PR; the App re-syncs
+_COMPOSED_LOCK = threading.Lock()  # the App's engine plans in worker threads
+
+
 class Document:
     """Text + node tree. Offsets are character offsets into ``text``; lines are 0-based."""
 
@@ -94,6 +100,25 @@ class Document:
     # --- parsing -------------------------------------------------------------------------
 
     def _compose(self) -> MappingNode:
+        """The tree of ``text``, composed once per process while it is among the last
+        :data:`COMPOSED_TEXTS`. Nothing here mutates a tree except the constructor flattening
+        merge keys (``<<``), so a text with ``<<`` anywhere is composed afresh each time."""
+        shared = "<<" not in self.text
+        if shared:
+            with _COMPOSED_LOCK:
+                found = _COMPOSED.get(self.text)
+                if found is not None:
+                    _COMPOSED.move_to_end(self.text)
+                    return found
+        root = self._compose_text()
+        if shared:
+            with _COMPOSED_LOCK:
+                _COMPOSED[self.text] = root
+                while len(_COMPOSED) > COMPOSED_TEXTS:
+                    _COMPOSED.popitem(last=False)
+        return root
+
+    def _compose_text(self) -> MappingNode:
         try:
             root = YAML(typ="rt").compose(self.text)
         except MarkedYAMLError as err:

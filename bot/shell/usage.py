@@ -1,0 +1,61 @@
+"""What one evaluation took from the libraries it sourced, so its cached result can outlive an
+edit of a library in a part it never read.
+
+Sourcing a library runs its top level and defines its functions; a function's body counts
+only when something reads it (a call inlines it, the library's handler analyses it). A change
+to InferenceX's benchmark library mostly touches helpers that run after the vLLM launch (the
+benchmark clients, evals), which no launch-line evaluation ever reads; a cache keyed by the
+library's whole blob would re-evaluate every point of every key for it.
+
+The evaluation records into the :class:`Usage` of the current context (a thread of the App's
+worker has its own): the library functions whose bodies were read (run, or read whole), those
+only analysed by their library's handler (which reads a signature of the body, not its text:
+:attr:`bot.shell.handlers.SourceHandler.signature`), and the repository files read as data
+(``cat``, ``$(<file)``), whose every byte counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Usage:
+    functions: set[str] = field(default_factory=set)  # library functions whose body was read
+    analysed: set[str] = field(default_factory=set)  # library functions analysed by a handler
+    data: set[str] = field(default_factory=set)  # repository paths read as data
+
+
+_CURRENT: ContextVar[Usage | None] = ContextVar("bot_shell_usage", default=None)
+
+
+@contextmanager
+def recording() -> Iterator[Usage]:
+    """Record what the evaluation inside the block reads (a nested block records apart)."""
+    usage = Usage()
+    token = _CURRENT.set(usage)
+    try:
+        yield usage
+    finally:
+        _CURRENT.reset(token)
+
+
+def function_read(name: str) -> None:
+    usage = _CURRENT.get()
+    if usage is not None:
+        usage.functions.add(name)
+
+
+def function_analysed(name: str) -> None:
+    usage = _CURRENT.get()
+    if usage is not None:
+        usage.analysed.add(name)
+
+
+def data_read(path: str) -> None:
+    usage = _CURRENT.get()
+    if usage is not None:
+        usage.data.add(path)

@@ -19,7 +19,8 @@ from bot.rules import KnobClass, Rules
 from bot.vllm.defaults import load_vllm_defaults, scenarios_for
 from bot.vllm.diff_report import DeviceContext, DiffReport, FlagDiff, LaunchSide, Verdict
 from bot.vllm.flag_diff import DiffContext, flag_diff, side_name, with_notes
-from bot.vllm.normalise import Finding, ServeConfig, normalise, split_env_prefix
+from bot.vllm.normalise import normalise, split_env_prefix
+from bot.vllm.serve_config import Finding, ServeConfig
 from bot.vllm.versions import (
     fmt_version,
     parse_image,

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from bot.vllm.normalise import Finding
+from bot.vllm.serve_config import Finding
 from bot.vllm.versions import VersionResolution, fmt_version
 
 

@@ -14,7 +14,7 @@ from bot.rules.models import FlagRule, JsonKeyRule
 from bot.vllm.catalogue import FlagSpec
 from bot.vllm.defaults import DeviceScenario, Resolved, VllmDefaults, resolve, speculative_default
 from bot.vllm.diff_report import FlagDiff, Verdict
-from bot.vllm.normalise import ServeConfig, Setting
+from bot.vllm.serve_config import ServeConfig, Setting
 from bot.vllm.values import compact
 from bot.vllm.versions import VersionResolution, short_version
 

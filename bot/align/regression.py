@@ -21,9 +21,9 @@ from bot.align.plan import PlannedEdit
 from bot.align.profile import Profile
 from bot.errors import RecipeSyncError
 from bot.recipes import Coordinates, RecipesRepo, Rendering, api_coordinates, build_api, render
-from bot.recipes.deploy import CommandRendering
 from bot.recipes.edit import AppendItems, EnsurePath, InsertKey, RemoveItems, SetScalar
 from bot.recipes.edit import format_path as fmt
+from bot.recipes.rendering import CommandRendering
 from bot.recipes.repo import HardwareProfile
 from bot.vllm import canonical_flag
 

@@ -18,7 +18,6 @@ JSON API's choices (hardware, strategies, nodes) in ``select.py``.
 from __future__ import annotations
 
 from bot.recipes.api import ApiSummary, build_api, write_api
-from bot.recipes.deploy import CommandRendering
 from bot.recipes.layers import ArgOrigin, EnvOrigin, RenderError
 from bot.recipes.render import (
     Coordinates,
@@ -28,6 +27,7 @@ from bot.recipes.render import (
     render,
     rendering_as_json,
 )
+from bot.recipes.rendering import CommandRendering
 from bot.recipes.repo import HardwareProfile, Recipe, RecipesRepo, Strategy, load_recipes
 
 __all__ = [

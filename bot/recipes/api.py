@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.recipes.deploy import Rendered, render_profile
+from bot.recipes.deploy import render_profile
 from bot.recipes.jsvalues import as_dict
 from bot.recipes.layers import RenderError
+from bot.recipes.rendering import Rendered
 from bot.recipes.repo import Recipe, RecipesRepo
 from bot.recipes.select import Choice, HardwarePlan, hardware_order, plan_hardware, profile_for
 from bot.words import count

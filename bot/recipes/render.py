@@ -15,8 +15,9 @@ from typing import Any
 
 from bot.errors import InputError, Location, RecipeSyncError
 from bot.recipes.api import variant_jobs
-from bot.recipes.deploy import CommandRendering, ResolvedRendering, render_profile
+from bot.recipes.deploy import render_profile
 from bot.recipes.jsvalues import as_dict
+from bot.recipes.rendering import CommandRendering, ResolvedRendering
 from bot.recipes.repo import Recipe, RecipesRepo
 from bot.recipes.select import (
     choice_for,

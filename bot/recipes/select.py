@@ -14,9 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bot.recipes.deploy import ResolvedRendering, effective_compatible, role_parallelism
 from bot.recipes.jsvalues import as_dict, first_present, is_number
 from bot.recipes.layers import hw_keyed
+from bot.recipes.pd import effective_compatible, role_parallelism
+from bot.recipes.rendering import ResolvedRendering
 from bot.recipes.repo import HardwareProfile, Recipe, RecipesRepo, Strategy
 
 BLACKWELL_DEFAULTS = ("b200", "gb200")

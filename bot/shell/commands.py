@@ -14,6 +14,7 @@ from tree_sitter import Node
 from bot.shell.builtins import BUILTINS as _BUILTINS
 from bot.shell.builtins import PURE as _PURE
 from bot.shell.effects import classify
+from bot.shell.fields import Field
 from bot.shell.host import Host
 from bot.shell.parse import ParsedFile, short_text
 from bot.shell.result import SourceSpan, Unresolved, item_key
@@ -23,9 +24,6 @@ from bot.shell.text import (
     EMPTY_TAINTS,
     Text,
     opaque,
-)
-from bot.shell.words import (
-    Field,
 )
 
 # The process's own bookkeeping, not part of what a launch line sets (as in the traces).

@@ -13,11 +13,11 @@ from typing import Literal
 from tree_sitter import Node
 
 from bot.shell import patterns
+from bot.shell.fields import Seg, _Break
 from bot.shell.parse import ParsedFile
 from bot.shell.protocols import Interp
 from bot.shell.result import SourceSpan
 from bot.shell.text import Text
-from bot.shell.words import Seg, _Break
 
 Tri = bool | None | Literal[2]
 

@@ -14,6 +14,7 @@ from tree_sitter import Node
 from bot.shell import patterns
 from bot.shell.assigns import assigned_names
 from bot.shell.conditions import evaluate_test
+from bot.shell.fields import join_pieces
 from bot.shell.host import Host
 from bot.shell.parse import ParsedFile, first_token, named_children, nodes_text, short_text
 from bot.shell.result import SourceSpan, Unresolved
@@ -24,9 +25,6 @@ from bot.shell.text import (
     EMPTY_TAINTS,
     Text,
     opaque,
-)
-from bot.shell.words import (
-    join_pieces,
 )
 
 _VARIABLE_REFERENCE = re.compile(r"\$\{?([A-Za-z_]\w*)")

@@ -7,6 +7,7 @@ import re
 
 from tree_sitter import Node
 
+from bot.shell.fields import join_pieces
 from bot.shell.host import Host
 from bot.shell.parse import ParsedFile, first_token, named_children
 from bot.shell.result import SourceSpan
@@ -17,9 +18,6 @@ from bot.shell.text import (
     Text,
     opaque,
     placeholder,
-)
-from bot.shell.words import (
-    join_pieces,
 )
 
 

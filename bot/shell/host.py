@@ -14,13 +14,13 @@ from typing import Protocol
 
 from tree_sitter import Node
 
+from bot.shell.fields import Piece
 from bot.shell.handlers import Handlers
 from bot.shell.parse import ParsedFile
 from bot.shell.protocols import Interp
 from bot.shell.result import SourceSpan, Unresolved
 from bot.shell.state import Capture, State
 from bot.shell.text import Text
-from bot.shell.words import Piece
 from bot.sources import FileSource
 
 

@@ -32,6 +32,7 @@ from bot.shell.commands import Commands
 from bot.shell.control import ControlFlow
 from bot.shell.declare import Declarations
 from bot.shell.errors import BudgetExceeded, ExtractionError
+from bot.shell.fields import DEFAULT_IFS, Field, Piece, join_pieces
 from bot.shell.fork import Explorer
 from bot.shell.handlers import Handlers
 from bot.shell.parse import ParsedFile, ScriptParser, first_token, named_children, short_text
@@ -50,15 +51,7 @@ from bot.shell.text import (
     taints_in_input,
 )
 from bot.shell.vfs import VirtualFiles
-from bot.shell.words import (
-    DEFAULT_IFS,
-    Expander,
-    ExpansionError,
-    Field,
-    Piece,
-    VarView,
-    join_pieces,
-)
+from bot.shell.words import Expander, ExpansionError, VarView
 from bot.sources import FileSource
 
 _DYNAMIC_OPAQUE = {

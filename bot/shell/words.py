@@ -1,307 +1,45 @@
-"""Word expansion: quoting, parameter/arithmetic/command substitution, field splitting.
+"""Word expansion: quoting, parameter/arithmetic/command substitution.
 
 Words are expanded from their source bytes (tree-sitter only tells where a word and each
-nested ``${…}``/``$(…)``/``$((…))`` starts and ends). Expansion yields *segments*: pieces of
-text that remember whether they were quoted (no globbing, no splitting) and whether they came
-from an unquoted expansion (subject to IFS splitting). ``BREAK`` separates the elements of
-``"$@"``/``"${A[@]}"``. :func:`split_fields` then applies POSIX field splitting.
+nested ``${…}``/``$(…)``/``$((…))`` starts and ends). Expansion yields the segments of
+:mod:`bot.shell.fields`, which then splits them into fields; brace expansion and bracket
+matching over the bytes are in :mod:`bot.shell.wordscan`.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Protocol
 
 from tree_sitter import Node
 
 from bot.shell import patterns
 from bot.shell.escapes import decode_ansi_c
+from bot.shell.fields import (
+    BREAK,
+    Field,
+    Piece,
+    Seg,
+    _Break,
+    join_pieces,
+    pattern_of,
+    split_fields,
+    utf8_len,
+)
 from bot.shell.parse import ParsedFile
 from bot.shell.result import SourceSpan, Unresolved
 from bot.shell.text import EMPTY, EMPTY_TAINTS, Run, Text, opaque, placeholder
-
-
-@dataclass(slots=True)
-class Seg:
-    text: Text
-    quoted: bool  # quoted in the script: literal for globbing, never split
-    split: bool  # produced by an unquoted expansion: IFS splitting applies
-    void: bool = False  # a quoted "${A[@]}" of zero elements: contributes no word
-
-
-class _Break:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "BREAK"
-
-
-BREAK: Final = _Break()
-Piece = Seg | _Break
-
-
-@dataclass(slots=True)
-class Field:
-    text: Text
-    glob: bool  # carries unquoted glob characters (bash would try pathname expansion)
-
-
-DEFAULT_IFS = " \t\n"
-_SPECIAL_PARAMS = "@*#?$!-0"
-_NAME_START = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
-_NAME_CHARS = _NAME_START | frozenset(b"0123456789")
-_DIGITS = frozenset(b"0123456789")
-
-
-def utf8_len(first: int) -> int:
-    if first < 0x80:
-        return 1
-    if first >> 5 == 0b110:
-        return 2
-    if first >> 4 == 0b1110:
-        return 3
-    if first >> 3 == 0b11110:
-        return 4
-    return 1
-
-
-def split_fields(pieces: list[Piece], ifs: str) -> list[Field]:
-    """POSIX field splitting of expansion results; quoted text is never split."""
-    pieces = [p for p in pieces if not (isinstance(p, Seg) and p.void)]
-    if not any(
-        isinstance(p, _Break) or (p.split and any(c in ifs for c in p.text.s)) for p in pieces
-    ):
-        segs = [p for p in pieces if isinstance(p, Seg)]
-        if not segs:
-            return []
-        if not any(s.quoted for s in segs) and not any(s.text.s for s in segs):
-            return []  # unquoted empty expansion: no word at all
-        text = Text.join(s.text for s in segs)
-        return [Field(text.with_taints(_dropped_taints(segs)), _has_glob(segs))]
-
-    white = {c for c in ifs if c in " \t\n"}
-    delimiter = re.compile("[" + re.escape(ifs) + "]+")
-    fields: list[Field] = []
-    cur: list[Run] = []
-    glob = False
-    exists = False
-    pending = ""  # IFS characters seen since the last content
-
-    def flush() -> None:
-        nonlocal cur, glob, exists
-        fields.append(Field(Text(cur), glob))
-        cur, glob, exists = [], False, False
-
-    def resolve() -> None:
-        # one delimiter per non-white IFS character (each ends a field, even an empty one);
-        # white space alone ends a field only if there is one
-        nonlocal pending
-        if pending:
-            hard = sum(1 for c in pending if c not in white)
-            if hard:
-                for _ in range(hard):
-                    flush()
-            elif exists:
-                flush()
-            pending = ""
-
-    def content(run: Run, quoted: bool) -> None:
-        nonlocal glob, exists
-        resolve()
-        if run.s or run.taints:
-            cur.append(run)
-        if not quoted and any(c in "*?[" for c in run.s):
-            glob = True
-        exists = exists or quoted or bool(run.s)
-
-    for piece in pieces:
-        if isinstance(piece, _Break):
-            resolve()
-            if exists:
-                flush()
-            continue
-        if not piece.split:
-            if not piece.text.runs and piece.quoted:
-                resolve()
-                exists = True
-            for run in piece.text.runs:
-                content(run, piece.quoted)
-            continue
-        for run in piece.text.runs:
-            position = 0
-            for match in delimiter.finditer(run.s):
-                if match.start() > position:
-                    content(Run(run.s[position : match.start()], run.origin, run.taints), False)
-                pending += match.group()
-                position = match.end()
-            if position < len(run.s):
-                content(Run(run.s[position:], run.origin, run.taints), False)
-    resolve()
-    if exists:
-        flush()
-    return fields
-
-
-BracePart = tuple[int, int] | str  # a byte range of the word, or generated text
-_SEQUENCE = re.compile(r"^(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?$")
-MAX_BRACE_WORDS = 10_000
-
-
-def _brace_scan(data: bytes, start: int, end: int, ends: dict[int, int]) -> list[tuple[int, int]]:
-    """Top-level ``{`` … ``}`` pairs outside quotes and ``${…}``/``$(…)``."""
-    pairs: list[tuple[int, int]] = []
-    stack: list[int] = []
-    i = start
-    while i < end:
-        c = data[i]
-        if c == 0x5C:
-            i += 2
-            continue
-        if c == 0x27:
-            close = data.find(b"'", i + 1, end)
-            i = end if close == -1 else close + 1
-            continue
-        if c == 0x22:
-            i += 1
-            while i < end and data[i] != 0x22:
-                if data[i] == 0x24 and i in ends:
-                    i = ends[i]
-                    continue
-                i += 2 if data[i] == 0x5C else 1
-            i += 1
-            continue
-        if c == 0x24 and i in ends:
-            i = ends[i]
-            continue
-        if c == 0x24 and i + 1 < end and data[i + 1] == 0x7B:
-            i += 2
-            continue
-        if c == 0x7B:
-            stack.append(i)
-        elif c == 0x7D and stack:
-            opened = stack.pop()
-            if not stack:
-                pairs.append((opened, i))
-        i += 1
-    return pairs
-
-
-def _top_commas(data: bytes, start: int, end: int, ends: dict[int, int]) -> list[int]:
-    commas: list[int] = []
-    depth = 0
-    i = start
-    while i < end:
-        c = data[i]
-        if c == 0x5C:
-            i += 2
-            continue
-        if c in (0x27, 0x22):
-            close = data.find(bytes([c]), i + 1, end)
-            i = end if close == -1 else close + 1
-            continue
-        if c == 0x24 and i in ends:
-            i = ends[i]
-            continue
-        if c == 0x7B:
-            depth += 1
-        elif c == 0x7D:
-            depth -= 1
-        elif c == 0x2C and depth == 0:
-            commas.append(i)
-        i += 1
-    return commas
-
-
-def _sequence(text: str) -> list[str] | None:
-    match = _SEQUENCE.match(text)
-    if match is None:
-        return None
-    first, last, step_text = match.groups()
-    step = abs(int(step_text)) if step_text else 1
-    step = step or 1
-    if first.lstrip("-").isdigit() and last.lstrip("-").isdigit():
-        a, b = int(first), int(last)
-        if abs(b - a) // step > MAX_BRACE_WORDS:
-            return None
-        width = (
-            max(len(first), len(last))
-            if first.lstrip("-").startswith("0") or last.lstrip("-").startswith("0")
-            else 0
-        )
-        values = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
-        return [str(v).zfill(width) if width else str(v) for v in values]
-    if first.isalpha() and last.isalpha():
-        a, b = ord(first), ord(last)
-        values = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
-        return [chr(v) for v in values]
-    return None
-
-
-def brace_variants(pf: ParsedFile, start: int, end: int) -> list[list[BracePart]] | None:
-    """Bash brace expansion of the word [start, end): ``a{b,c}`` and ``{1..8}``; None if the
-    word has none (the common case)."""
-    data = pf.data
-    if b"{" not in data[start:end]:
-        return None
-    for opened, closed in _brace_scan(data, start, end, pf.ends):
-        inner = pf.slice(opened + 1, closed)
-        commas = _top_commas(data, opened + 1, closed, pf.ends)
-        alternatives: list[list[BracePart]]
-        sequence = _sequence(inner) if not commas else None
-        if sequence is not None:
-            alternatives = [[value] for value in sequence]
-        elif commas:
-            bounds = [opened + 1, *(c + 1 for c in commas)]
-            stops = [*commas, closed]
-            alternatives = []
-            for a, b in zip(bounds, stops, strict=True):
-                nested = brace_variants(pf, a, b)
-                alternatives.extend(nested if nested is not None else [[(a, b)]])
-        else:
-            continue
-        suffix = brace_variants(pf, closed + 1, end) or [[(closed + 1, end)]]
-        out: list[list[BracePart]] = []
-        for alternative in alternatives:
-            for tail in suffix:
-                out.append([(start, opened), *alternative, *tail])
-                if len(out) > MAX_BRACE_WORDS:
-                    return None
-        return out
-    return None
-
-
-def _dropped_taints(segs: list[Seg]) -> frozenset[Unresolved]:
-    out: set[Unresolved] = set()
-    for seg in segs:
-        if not seg.text.s:
-            out |= seg.text.taints
-    return frozenset(out)
-
-
-def _has_glob(segs: list[Seg]) -> bool:
-    return any(not s.quoted and any(c in "*?[" for c in s.text.s) for s in segs)
-
-
-def join_pieces(pieces: list[Piece], sep: str = " ") -> Text:
-    """Pieces as one string (assignment context: no splitting, ``"$@"`` joined by spaces)."""
-    out: list[Text] = []
-    for piece in pieces:
-        out.append(Text.lit(sep) if isinstance(piece, _Break) else piece.text)
-    return Text.join(out)
-
-
-def pattern_of(pieces: list[Piece]) -> tuple[str, frozenset[Unresolved]]:
-    """Pieces as a glob pattern: quoted characters escaped, unquoted ones active."""
-    parts: list[str] = []
-    taints: set[Unresolved] = set()
-    for piece in pieces:
-        if isinstance(piece, _Break):
-            parts.append(" ")
-            continue
-        taints |= piece.text.taints
-        parts.append(patterns.escape_glob(piece.text.s) if piece.quoted else piece.text.s)
-    return "".join(parts), frozenset(taints)
+from bot.shell.wordscan import (
+    DIGITS,
+    NAME_CHARS,
+    NAME_START,
+    SPECIAL_PARAMS,
+    brace_variants,
+    find_close,
+    name_end,
+    offset_end,
+    pattern_end,
+)
 
 
 class ExpansionError(Exception):
@@ -531,35 +269,6 @@ class Expander:
                 i = j
         return i
 
-    def _find_close(self, pf: ParsedFile, i: int, end: int, open_b: int, close_b: int) -> int:
-        """Index just past the bracket matching the one at ``i`` (quotes respected)."""
-        data = pf.data
-        depth = 0
-        j = i
-        while j < end:
-            c = data[j]
-            if c == 0x5C:
-                j += 2
-                continue
-            if c == 0x27:
-                close = data.find(b"'", j + 1, end)
-                j = end if close == -1 else close + 1
-                continue
-            if c == 0x22:
-                j += 1
-                while j < end and data[j] != 0x22:
-                    j += 2 if data[j] == 0x5C else 1
-                j += 1
-                continue
-            if c == open_b:
-                depth += 1
-            elif c == close_b:
-                depth -= 1
-                if depth == 0:
-                    return j + 1
-            j += 1
-        return end
-
     def _dollar(
         self,
         pf: ParsedFile,
@@ -580,7 +289,7 @@ class Expander:
                 out.append(Seg(self.host.substitute(pf, node, 0, 0), dq, not dq))
                 return node.end_byte
             if i + 2 < end and data[i + 2] == 0x28:
-                stop = pf.ends.get(i) or self._find_close(pf, i + 1, end, 0x28, 0x29)
+                stop = pf.ends.get(i) or find_close(pf, i + 1, end, 0x28, 0x29)
                 inner_end = stop - 2 if data[stop - 2 : stop] == b"))" else stop - 1
                 expr_pieces: list[Piece] = []
                 self._scan(pf, i + 3, inner_end, expr_pieces, dq=True, heredoc=True, operand=False)
@@ -588,11 +297,11 @@ class Expander:
                 expr = Text(Run(r.s.replace('"', ""), r.origin, r.taints) for r in expr.runs)
                 out.append(Seg(self.host.arithmetic(expr, span), dq, not dq))
                 return stop
-            stop = self._find_close(pf, i + 1, end, 0x28, 0x29)
+            stop = find_close(pf, i + 1, end, 0x28, 0x29)
             out.append(Seg(self.host.substitute(pf, None, i + 2, stop - 1), dq, not dq))
             return stop
         if nxt == 0x7B:  # ${
-            stop = pf.ends.get(i) or self._find_close(pf, i + 1, end, 0x7B, 0x7D)
+            stop = pf.ends.get(i) or find_close(pf, i + 1, end, 0x7B, 0x7D)
             out.extend(self._parameter(pf, i + 2, stop - 1, dq=dq, span=span))
             return stop
         if nxt == 0x27 and not dq:  # $'...'
@@ -604,13 +313,13 @@ class Expander:
             return min(j + 1, end)
         if nxt == 0x22 and not dq:  # $"..." (locale translation: same as "...")
             return i + 1
-        if nxt in _NAME_START:
+        if nxt in NAME_START:
             j = i + 1
-            while j < end and data[j] in _NAME_CHARS:
+            while j < end and data[j] in NAME_CHARS:
                 j += 1
             out.extend(self._value_pieces(pf.slice(i + 1, j), None, dq, span))
             return j
-        if nxt in _DIGITS or (nxt != -1 and chr(nxt) in _SPECIAL_PARAMS):
+        if nxt in DIGITS or (nxt != -1 and chr(nxt) in SPECIAL_PARAMS):
             out.extend(self._value_pieces(chr(nxt), None, dq, span))
             return i + 2
         out.append(self._lit(pf, i, "$", quoted=dq, split=False))
@@ -666,20 +375,11 @@ class Expander:
         elif data[p] == 0x21 and p + 1 < end:
             indirect = True
             p += 1
-        # the parameter name
-        q = p
-        if q < end and data[q] in _NAME_START:
-            while q < end and data[q] in _NAME_CHARS:
-                q += 1
-        elif q < end and data[q] in _DIGITS:
-            while q < end and data[q] in _DIGITS:
-                q += 1
-        elif q < end and chr(data[q]) in _SPECIAL_PARAMS:
-            q += 1
+        q = name_end(data, p, end)
         name = pf.slice(p, q)
         index: str | None = None
         if q < end and data[q] == 0x5B:  # [subscript]
-            close = self._find_close(pf, q, end, 0x5B, 0x5D)
+            close = find_close(pf, q, end, 0x5B, 0x5D)
             index_pieces: list[Piece] = []
             self._scan(pf, q + 1, close - 1, index_pieces, dq=True, heredoc=True, operand=False)
             index_text = join_pieces(index_pieces)
@@ -790,7 +490,7 @@ class Expander:
             if op_text[1:2] in ("/", "#", "%"):
                 mode = "//" if op_text[1] == "/" else op_text[1]
                 pat_start += 1
-            sep = self._pattern_end(pf, pat_start, end)
+            sep = pattern_end(pf, pat_start, end)
             pattern, taints = pattern_of(self.scan(pf, pat_start, sep))
             replacement = join_pieces(self._operand(pf, sep + 1, end, True)) if sep < end else EMPTY
 
@@ -830,38 +530,6 @@ class Expander:
         )
         return [Seg(opaque(f"${{{name}{rest}}}", "derived", item), dq, not dq)]
 
-    def _pattern_end(self, pf: ParsedFile, i: int, end: int) -> int:
-        """Position of the ``/`` that ends the pattern of ``${x/pat/rep}`` (or ``end``)."""
-        data = pf.data
-        while i < end:
-            c = data[i]
-            if c == 0x5C:
-                i += 2
-                continue
-            if c == 0x27:
-                close = data.find(b"'", i + 1, end)
-                i = end if close == -1 else close + 1
-                continue
-            if c == 0x22:
-                i = self._find_close_quote(pf, i, end)
-                continue
-            if c == 0x24 and i + 1 < end and data[i + 1] in b"{(":
-                i = pf.ends.get(i) or self._find_close(
-                    pf, i + 1, end, data[i + 1], 0x7D if data[i + 1] == 0x7B else 0x29
-                )
-                continue
-            if c == 0x2F:
-                return i
-            i += 1
-        return end
-
-    def _find_close_quote(self, pf: ParsedFile, i: int, end: int) -> int:
-        data = pf.data
-        j = i + 1
-        while j < end and data[j] != 0x22:
-            j += 2 if data[j] == 0x5C else 1
-        return j + 1
-
     def _operand(self, pf: ParsedFile, start: int, end: int, dq: bool) -> list[Piece]:
         out: list[Piece] = []
         if dq:
@@ -900,18 +568,7 @@ class Expander:
         span: SourceSpan,
         name: str,
     ) -> list[Piece]:
-        data = pf.data
-        colon = start
-        depth = 0
-        while colon < end:
-            c = data[colon]
-            if c in b"([{":
-                depth += 1
-            elif c in b")]}":
-                depth -= 1
-            elif c == 0x3A and depth == 0 and not (colon > start and data[colon - 1] == 0x3F):
-                break
-            colon += 1
+        colon = offset_end(pf.data, start, end)
         offset_text = join_pieces(self.scan(pf, start, colon))
         offset = self.host.arithmetic(offset_text, span)
         length: Text | None = None

@@ -5,8 +5,10 @@ with a recipe rendering and says, per flag, whether the served configuration dif
 """
 
 from bot.vllm.catalogue import canonical_flag
-from bot.vllm.diff import DeviceContext, DiffReport, FlagDiff, LaunchSide, Verdict, diff_launch
-from bot.vllm.normalise import Finding, ServeConfig, Setting, normalise, split_launch_line
+from bot.vllm.diff import diff_launch
+from bot.vllm.diff_report import DeviceContext, DiffReport, FlagDiff, LaunchSide, Verdict
+from bot.vllm.normalise import normalise, split_launch_line
+from bot.vllm.serve_config import Finding, ServeConfig, Setting
 from bot.vllm.versions import VersionResolution, parse_image, resolve_version
 
 __all__ = [

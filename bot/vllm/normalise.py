@@ -7,86 +7,34 @@ arguments per spelled prefix and re-emit them last; then argparse: unique-prefix
 short aliases, values, last-wins per destination. The result holds canonical values per
 canonical key, the raw tokens each came from, and findings (errors vLLM would stop on,
 hazards it would accept silently, notes). Nothing here raises on bad input.
+
+The stages before argparse are in :mod:`bot.vllm.preparse`; the result types
+(:class:`~bot.vllm.serve_config.ServeConfig`, ``Setting``, ``Finding``) in
+:mod:`bot.vllm.serve_config`.
 """
 
 from __future__ import annotations
 
-import json
-import re
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
 from bot.argv import looks_like_option
 from bot.vllm import values as V
 from bot.vllm.catalogue import CONFIG_FIELD_SPANS, FLAGS, FlagSpec, Option, flag_table
-from bot.vllm.versions import NEWEST, Version, fmt_version, rules_version, span_status
-from bot.yamlio.safe import load_safe
-
-Severity = Literal["error", "hazard", "note"]
-UsageContext = Literal["OPENAI_API_SERVER", "LLM_CLASS"]
-
-V0_17: Version = (0, 17, 0)
-V0_22: Version = (0, 22, 0)
-V0_27_1: Version = (0, 27, 1)
-API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
-
-
-@dataclass(frozen=True)
-class Finding:
-    """Something about one side's argv: an error (vLLM would not start), a hazard (accepted,
-    probably not what the author meant) or a note."""
-
-    severity: Severity
-    code: str
-    message: str
-    tokens: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Setting:
-    key: str  # canonical key, e.g. "scheduler.max_num_seqs"
-    flag: str  # canonical long spelling, e.g. "--max-num-seqs"
-    value: Any  # canonical value
-    tokens: tuple[str, ...]  # raw argv tokens it came from (flag and value as spelled)
-    spec: FlagSpec | None  # None for the positional model
-
-
-@dataclass(frozen=True)
-class ServeConfig:
-    version: Version
-    usage_context: UsageContext
-    entrypoint: Literal["vllm serve", "api_server"]
-    model: str | None
-    model_tokens: tuple[str, ...]
-    settings: tuple[Setting, ...]  # in order of first appearance
-    findings: tuple[Finding, ...]
-
-    def get(self, key: str) -> Setting | None:
-        return next((s for s in self.settings if s.key == key), None)
-
-    def values(self) -> dict[str, Any]:
-        return {s.key: s.value for s in self.settings}
-
-    @property
-    def errors(self) -> tuple[Finding, ...]:
-        return tuple(f for f in self.findings if f.severity == "error")
-
-
-# --- tokens -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Tok:
-    text: str
-    raw: tuple[str, ...]  # the original argv tokens this token stands for
-    data: Any = None  # a re-emitted dotted dict (already parsed)
-    dotted: bool = False
-
-
-_ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_MODEL_OPTION = re.compile(r"^--model(=.+|$)")
+from bot.vllm.preparse import (
+    ENV_ASSIGNMENT,
+    Dotted,
+    Tok,
+    collect_dotted,
+    entrypoint,
+    move_model,
+    rewrite,
+    splice_config,
+)
+from bot.vllm.serve_config import Findings, ServeConfig, Setting
+from bot.vllm.versions import NEWEST, Version, fmt_version, span_status
 
 
 def split_launch_line(line: str) -> tuple[dict[str, str], tuple[str, ...]]:
@@ -102,308 +50,10 @@ def split_env_prefix(argv: Sequence[str]) -> tuple[dict[str, str], tuple[str, ..
     """Leading ``NAME=value`` words of an argv (``VAR=1 vllm serve ...``) → (env, rest)."""
     words = list(argv)
     env: dict[str, str] = {}
-    while words and _ENV_ASSIGNMENT.match(words[0]):
+    while words and ENV_ASSIGNMENT.match(words[0]):
         name, value = words.pop(0).split("=", 1)
         env[name] = value
     return env, tuple(words)
-
-
-def _dash_normalise(text: str) -> str:
-    """``--max_num_seqs`` → ``--max-num-seqs``; only up to the first dot
-    (docs/spec/vllm-cli-semantics.md §1.3)."""
-    head, dot, tail = text[2:].partition(".")
-    return "--" + head.replace("_", "-") + dot + tail
-
-
-class _Findings:
-    def __init__(self) -> None:
-        self.items: list[Finding] = []
-
-    def add(self, severity: Severity, code: str, message: str, tokens: Sequence[str] = ()) -> None:
-        finding = Finding(severity, code, message, tuple(tokens))
-        if finding not in self.items:
-            self.items.append(finding)
-
-
-# --- stages 0-2: entrypoint, --model, --config --------------------------------------------------
-
-
-def _entrypoint(
-    argv: Sequence[str], found: _Findings
-) -> tuple[Literal["vllm serve", "api_server"], list[str]]:
-    args = list(argv)
-    env_words = 0
-    while env_words < len(args) and _ENV_ASSIGNMENT.match(args[env_words]):
-        env_words += 1
-    if env_words:
-        found.add(
-            "note",
-            "env-prefix",
-            "leading NAME=value words are environment assignments, not arguments",
-            args[:env_words],
-        )
-        args = args[env_words:]
-    if args and args[0].rsplit("/", 1)[-1] == "vllm":
-        if len(args) > 1 and args[1] == "serve":
-            return "vllm serve", args[2:]
-        sub = args[1] if len(args) > 1 else ""
-        found.add(
-            "error", "not-serve", f"not a `vllm serve` command (subcommand '{sub}')", args[:2]
-        )
-        return "vllm serve", args[2:]
-    if args and args[0] == "serve":
-        return "vllm serve", args[1:]
-    if args and re.match(r"^python[0-9.]*$", args[0].rsplit("/", 1)[-1]):
-        if len(args) > 2 and args[1] == "-m" and args[2] == API_SERVER_MODULE:
-            return "api_server", args[3:]
-        found.add("error", "not-serve", "not a vLLM server command", args[:3])
-        return "api_server", args[3:] if len(args) > 2 else []
-    return "vllm serve", args
-
-
-def _move_model(args: list[str], entry: str, found: _Findings) -> tuple[list[str], _Tok | None]:
-    """§1.1: the first ``--model X`` / ``--model=X`` becomes the positional model."""
-    if entry != "vllm serve":
-        return args, None
-    index = next((i for i, a in enumerate(args) if _MODEL_OPTION.match(a)), None)
-    if index is None:
-        return args, None
-    if args[index] == "--model":
-        if index + 1 >= len(args):
-            found.add("error", "missing-value", "--model needs a value", ["--model"])
-            return args[:index], None
-        model = _Tok(args[index + 1], (args[index], args[index + 1]))
-        rest = args[:index] + args[index + 2 :]
-    else:
-        model = _Tok(args[index].removeprefix("--model="), (args[index],))
-        rest = args[:index] + args[index + 1 :]
-    found.add(
-        "note",
-        "model-option",
-        "--model is moved to the positional slot (deprecated spelling)",
-        model.raw,
-    )
-    return rest, model
-
-
-def _yaml_args(
-    data: Any, path: str, entry: str, version: Version, found: _Findings
-) -> tuple[list[_Tok], str | None]:
-    """§1.2: a config file's mapping → argv tokens, as ``_pull_args_from_config`` emits them."""
-    origin = ("--config", path)
-    tokens: list[_Tok] = []
-    model: str | None = None
-    if not isinstance(data, dict):
-        found.add("error", "config-file", f"{path}: the config file must be a YAML mapping", origin)
-        return tokens, None
-    for raw_key, value in data.items():
-        key = str(raw_key)
-        if key == "model":
-            model = str(value)
-            continue
-        flag = f"--{key}"
-        if value is True:
-            tokens.append(_Tok(flag, origin))
-        elif value is False:
-            emits_no = entry == "api_server" and rules_version(version) > V0_27_1
-            if emits_no:
-                tokens.append(_Tok(f"--no-{key}", origin))
-            else:
-                found.add(
-                    "hazard",
-                    "yaml-false",
-                    f"{path}: `{key}: false` is dropped by `vllm serve`, the same as omitting it",
-                    origin,
-                )
-        elif isinstance(value, list):
-            if value:
-                tokens.append(_Tok(flag, origin))
-                tokens.extend(_Tok(str(v), origin) for v in value)
-        elif isinstance(value, dict):
-            if rules_version(version) < V0_17:
-                found.add(
-                    "error",
-                    "config-file",
-                    f"{path}: `{key}` is a mapping; before 0.17 it is passed as a Python repr "
-                    "and fails to parse",
-                    origin,
-                )
-            tokens.extend((_Tok(flag, origin), _Tok(json.dumps(value), origin)))
-        else:
-            tokens.extend((_Tok(flag, origin), _Tok(str(value), origin)))
-    return tokens, model
-
-
-def _splice_config(
-    args: list[str],
-    entry: str,
-    version: Version,
-    config_files: Mapping[str, str] | None,
-    found: _Findings,
-) -> tuple[list[_Tok], str | None]:
-    """Remove ``--config FILE`` and splice its arguments before the CLI ones (CLI > YAML)."""
-    toks = [_Tok(a, (a,)) for a in args]
-    for tok in toks:
-        if tok.text.startswith("--config="):
-            found.add(
-                "hazard",
-                "config-equals",
-                "--config=FILE is consumed but never read: its arguments are silently ignored",
-                tok.raw,
-            )
-    indices = [i for i, t in enumerate(toks) if t.text == "--config"]
-    if not indices:
-        return toks, None
-    if len(indices) > 1:
-        found.add("error", "config-file", "only one --config file is allowed", ["--config"])
-    index = indices[0]
-    if index + 1 >= len(toks):
-        found.add("error", "missing-value", "--config needs a file", ["--config"])
-        return toks[:index], None
-    path = toks[index + 1].text
-    rest = toks[:index] + toks[index + 2 :]
-    if not path.endswith((".yaml", ".yml")):
-        found.add(
-            "error",
-            "config-file",
-            f"config file {path} must end in .yaml or .yml",
-            ("--config", path),
-        )
-        return rest, None
-    text = (config_files or {}).get(path)
-    if text is None:
-        found.add(
-            "hazard",
-            "config-unread",
-            f"--config {path}: file content not provided, its arguments are not compared",
-            ("--config", path),
-        )
-        return rest, None
-    try:
-        data = load_safe(text, path)
-    except Exception as err:  # ruamel raises many error types for malformed input
-        found.add(
-            "error",
-            "config-file",
-            f"{path}: malformed YAML ({type(err).__name__})",
-            ("--config", path),
-        )
-        return rest, None
-    spliced, yaml_model = _yaml_args(data, path, entry, version, found)
-    return spliced + rest, yaml_model
-
-
-# --- stage 3-4: dashes, -O, dotted arguments ---------------------------------------------------
-
-
-def _rewrite(toks: list[_Tok], version: Version, found: _Findings) -> list[_Tok]:
-    """§1.3 and §1.12, one pass like vLLM's."""
-    out: list[_Tok] = []
-    old_o = rules_version(version) < V0_17
-    for i, tok in enumerate(toks):
-        text = tok.text
-        if text.startswith("--"):
-            if "=" in text:
-                key, value = text.split("=", 1)
-                text = f"{_dash_normalise(key)}={value}"
-            else:
-                text = _dash_normalise(text)
-            out.append(_Tok(text, tok.raw))
-        elif text.startswith("-O") and text != "-O":
-            if old_o and text[2] == ".":
-                found.add(
-                    "note",
-                    "old-O",
-                    f"{text}: -O.<k> is rewritten to -cc.<k> in 0.12 (deprecated)",
-                    tok.raw,
-                )
-                out.append(_Tok("-cc" + text[2:], tok.raw))
-                continue
-            level = text[3:] if text[2] == "=" else text[2:]
-            out.append(_Tok(f"--optimization-level={level}", tok.raw))
-        elif text == "-O" and i + 1 < len(toks) and toks[i + 1].text in {"0", "1", "2", "3"}:
-            out.append(_Tok("--optimization-level", tok.raw))
-        else:
-            out.append(tok)
-    return out
-
-
-def _merge(original: dict[str, Any], update: dict[str, Any], prefix: str = "") -> set[str]:
-    """vLLM's recursive_dict_update: nested dicts merge, lists extend, leaves overwrite."""
-    duplicates: set[str] = set()
-    for key, value in update.items():
-        current = original.get(key)
-        if isinstance(value, dict) and isinstance(current, dict):
-            duplicates |= _merge(current, value, f"{prefix}{key}.")
-        elif isinstance(value, list) and isinstance(current, list):
-            current.extend(value)
-        else:
-            if key in original:
-                duplicates.add(prefix + key)
-            original[key] = value
-    return duplicates
-
-
-@dataclass
-class _Dotted:
-    value: dict[str, Any] = field(default_factory=dict)
-    raw: list[str] = field(default_factory=list)
-    field_raw: dict[str, list[str]] = field(default_factory=dict)
-
-
-def _collect_dotted(toks: list[_Tok], version: Version, found: _Findings) -> list[_Tok]:
-    """§1.7: pull ``--x.k v`` / ``--x.k=v`` / ``-cc.k v`` out, merge per spelled prefix,
-    re-emit each merged dict at the end."""
-    human = rules_version(version) >= V0_22
-    dotted: dict[str, _Dotted] = {}
-    delete: set[int] = set()
-    for i, tok in enumerate(toks):
-        if i in delete:
-            continue
-        text = tok.text
-        if not (text.startswith("-") and "." in text):
-            continue
-        raw = list(tok.raw)
-        if "=" in text:
-            name, value_text = text.split("=", 1)
-            if "." not in name:
-                continue  # the dot was in the value
-        else:
-            name = text
-            if i + 1 >= len(toks):
-                found.add("error", "missing-value", f"{text} needs a value", tok.raw)
-                delete.add(i)
-                continue
-            value_text = toks[i + 1].text
-            raw.extend(toks[i + 1].raw)
-            delete.add(i + 1)
-        delete.add(i)
-        value: Any
-        if name.endswith("+"):
-            name = name[:-1]
-            value = value_text.split(",")
-        else:
-            value = V.dotted_value(value_text, human_ints=human)
-        prefix, *keys = name.split(".")
-        nested: Any = value
-        for key in reversed(keys):
-            nested = {key: nested}
-        entry = dotted.setdefault(prefix, _Dotted())
-        duplicates = _merge(entry.value, nested if isinstance(nested, dict) else {})
-        for dup in sorted(duplicates):
-            found.add(
-                "hazard",
-                "duplicate-dotted-key",
-                f"{prefix}.{dup} is set twice; the last value wins",
-                raw,
-            )
-        entry.raw.extend(raw)
-        if keys:
-            entry.field_raw.setdefault(keys[0], []).extend(raw)
-    kept = [t for i, t in enumerate(toks) if i not in delete]
-    for prefix, entry in dotted.items():
-        kept.append(_Tok(prefix, tuple(entry.raw), data=entry, dotted=True))
-    return kept
 
 
 # --- stage 5: argparse --------------------------------------------------------------------------
@@ -412,7 +62,7 @@ def _collect_dotted(toks: list[_Tok], version: Version, found: _Findings) -> lis
 @dataclass
 class _Occurrence:
     option: Option
-    value: Any  # str | list[str] | _Dotted | None (flag without value)
+    value: Any  # str | list[str] | Dotted | None (flag without value)
     raw: tuple[str, ...]
     order: int
     dotted: bool = False
@@ -427,7 +77,7 @@ def _availability_text(option: Option) -> str:
 
 
 def _resolve_option(
-    name: str, version: Version, found: _Findings, raw: Sequence[str]
+    name: str, version: Version, found: Findings, raw: Sequence[str]
 ) -> tuple[Option, str | None] | None:
     """Exact spelling, else a unique prefix (argparse allow_abbrev), else single-char + value."""
     table = flag_table()
@@ -487,9 +137,9 @@ def _resolve_option(
 
 
 def _parse(
-    toks: list[_Tok], version: Version, found: _Findings
-) -> tuple[list[_Tok], list[_Occurrence]]:
-    positionals: list[_Tok] = []
+    toks: list[Tok], version: Version, found: Findings
+) -> tuple[list[Tok], list[_Occurrence]]:
+    positionals: list[Tok] = []
     occurrences: list[_Occurrence] = []
     i = 0
     rest_positional = False
@@ -575,7 +225,7 @@ def _explode_spec(config_key: str) -> FlagSpec | None:
 
 
 class _Builder:
-    def __init__(self, version: Version, found: _Findings) -> None:
+    def __init__(self, version: Version, found: Findings) -> None:
         self.version = version
         self.found = found
         self.settings: dict[str, tuple[int, Setting]] = {}
@@ -602,7 +252,7 @@ class _Builder:
         return value
 
     def config_dict(self, occ: _Occurrence) -> dict[str, Any] | None:
-        if isinstance(occ.value, _Dotted):
+        if isinstance(occ.value, Dotted):
             return occ.value.value
         parsed = V.loads(str(occ.value))
         if isinstance(parsed, V.BadValue):
@@ -685,7 +335,7 @@ class _Builder:
     def explode(self, spec: FlagSpec, occ: _Occurrence, mapping: dict[str, Any]) -> list[Setting]:
         prefix = spec.explode
         assert prefix is not None
-        field_raw = occ.value.field_raw if isinstance(occ.value, _Dotted) else {}
+        field_raw = occ.value.field_raw if isinstance(occ.value, Dotted) else {}
         out: dict[str, Setting] = {}
         for raw_name, raw_value in mapping.items():
             name = "mode" if prefix == "compilation" and raw_name == "level" else str(raw_name)
@@ -795,7 +445,7 @@ class _Builder:
 
 
 def _last_wins(
-    occurrences: list[_Occurrence], found: _Findings
+    occurrences: list[_Occurrence], found: Findings
 ) -> tuple[list[_Occurrence], dict[str, list[_Occurrence]]]:
     """argparse keeps the last value per destination; report what that silently drops."""
     by_dest: dict[str, list[_Occurrence]] = {}
@@ -844,15 +494,15 @@ def normalise(
     config_files: Mapping[str, str] | None = None,
 ) -> ServeConfig:
     """Canonical serve configuration of ``argv`` under vLLM ``version``'s parser."""
-    found = _Findings()
-    entry, args = _entrypoint([str(a) for a in argv], found)
-    args, moved_model = _move_model(args, entry, found)
-    toks, yaml_model = _splice_config(args, entry, version, config_files, found)
-    toks = _rewrite(toks, version, found)
-    toks = _collect_dotted(toks, version, found)
+    found = Findings()
+    entry, args = entrypoint([str(a) for a in argv], found)
+    args, moved_model = move_model(args, entry, found)
+    toks, yaml_model = splice_config(args, entry, version, config_files, found)
+    toks = rewrite(toks, version, found)
+    toks = collect_dotted(toks, version, found)
     positionals, occurrences = _parse(toks, version, found)
 
-    model_tok: _Tok | None = moved_model
+    model_tok: Tok | None = moved_model
     if positionals:
         if model_tok is None:
             model_tok = positionals[0]

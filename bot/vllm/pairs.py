@@ -15,7 +15,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from bot.vllm.catalogue import canonical_flag
-from bot.vllm.normalise import ServeConfig, normalise
+from bot.vllm.normalise import normalise
+from bot.vllm.serve_config import ServeConfig
 
 
 def canonical_value(value: Any) -> str:

@@ -3,8 +3,8 @@ json)."""
 
 from __future__ import annotations
 
-from bot.vllm.diff import DiffReport, FlagDiff
-from bot.vllm.normalise import Finding
+from bot.vllm.diff_report import DiffReport, FlagDiff
+from bot.vllm.serve_config import Finding
 from bot.vllm.values import compact
 from bot.words import count
 

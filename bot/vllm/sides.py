@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.errors import InputError, Location
-from bot.vllm.diff import LaunchSide
+from bot.vllm.diff_report import LaunchSide
 from bot.vllm.normalise import split_launch_line
 
 

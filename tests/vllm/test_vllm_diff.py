@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from bot.rules import Rules, load_rules
-from bot.vllm.diff import DiffReport, FlagDiff, LaunchSide, Verdict, device_context, diff_launch
+from bot.vllm.diff import device_context, diff_launch
+from bot.vllm.diff_report import DiffReport, FlagDiff, LaunchSide, Verdict
 
 RULES = Path(__file__).resolve().parents[2] / "rules"
 SHA = "eed1f3d0c6043bd494424a22443ee198dd56f657"

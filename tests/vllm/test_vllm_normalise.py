@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from bot.vllm.normalise import ServeConfig, normalise, split_launch_line
+from bot.vllm.normalise import normalise, split_launch_line
+from bot.vllm.serve_config import ServeConfig
 
 V33 = (0, 33, 0)
 V27 = (0, 27, 1)

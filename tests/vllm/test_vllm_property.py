@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from bot.rules import load_rules
 from bot.vllm.catalogue import FLAGS
-from bot.vllm.diff import LaunchSide, diff_launch
+from bot.vllm.diff import diff_launch
+from bot.vllm.diff_report import LaunchSide
 from bot.vllm.normalise import normalise
 
 SPELLINGS = sorted({spec.long for spec in FLAGS} | {a.text for spec in FLAGS for a in spec.aliases})

@@ -17,7 +17,7 @@ MAX_PUBLIC_METHODS = 25
 # module → its line count when listed (to be split; see issue #33)
 LONG_MODULES: dict[str, int] = {
     "audit/run.py": 734,
-    "shell/interp.py": 726,
+    "shell/interp.py": 719,
     "audit/html.py": 708,
     "align/run.py": 692,
     "align/regression.py": 685,

@@ -257,11 +257,9 @@ def heatmap_svg(groups: Sequence[RecipeGroup]) -> str:
         name = _recipe_name(group.recipe)
         parts.append(f"<text x='{label_w - 8}' y='{y + 16}' text-anchor='end'>{_e(name)}</text>")
         for col, hw in enumerate(hardware):
-            rows = [r for r in group.rows if r.hardware == hw]
+            rows, compared, drifted = _cell(group, hw)
             if not rows:
                 continue
-            compared = [r for r in rows if r.status in ("drifted", "aligned")]
-            drifted = sum(1 for r in compared if r.status == "drifted")
             x = label_w + col * cell_w
             if compared:
                 share = drifted / len(compared)
@@ -291,16 +289,39 @@ def text_width(text: str) -> int:
     return round(len(text) * CHAR_W)
 
 
-def heatmap_legend() -> str:
-    """What a cell says, visible under the map (the tooltips repeat it per cell)."""
+def _cell(group: RecipeGroup, hardware: str) -> tuple[list[AuditRow], list[AuditRow], int]:
+    """One heat-map cell: its launch lines, those compared with the recipe, how many drift."""
+    rows = [r for r in group.rows if r.hardware == hardware]
+    compared = [r for r in rows if r.status in ("drifted", "aligned")]
+    return rows, compared, sum(1 for r in compared if r.status == "drifted")
+
+
+def heatmap_legend(groups: Sequence[RecipeGroup]) -> str:
+    """What a cell says, visible under the map (the tooltips repeat it per cell), read off
+    the map's own busiest cell (the most drifted of those) so the example is one to find."""
     ramp = "".join(
         f"<span class=swatch style='background:{heat_color(share)}'></span>"
         for share in (0, 0.25, 0.5, 0.75, 1)
     )
+    cells = [
+        (len(compared), drifted, _recipe_name(group.recipe), hw)
+        for group in groups
+        if group.has_recipe
+        for hw in sorted({row.hardware for row in group.rows})
+        for _, compared, drifted in [_cell(group, hw)]
+        if compared
+    ]
+    example = ""
+    if cells:
+        compared, drifted, name, hw = max(cells, key=lambda c: (c[0], c[1]))
+        example = (
+            f"<span><b>{drifted}/{compared}</b> {_e(name)} on {_e(hw)}: {drifted} of the "
+            f"{compared} launch lines compared with the recipe drift (counted differences "
+            "only)</span>"
+        )
     return (
         "<div class=legend id=heatmap-legend>"
-        "<span><b>27/45</b> 27 of the 45 launch lines compared with the recipe drift "
-        "(counted differences only)</span>"
+        f"{example}"
         f"<span>{ramp} none drift → all drift</span>"
         "<span><span class=swatch style='background:#eaeef2'></span><b>–</b> launch lines "
         "exist but none could be compared (unmapped or unresolved)</span>"
@@ -663,7 +684,7 @@ def render_html(report: AuditReport, history: Sequence[HistoryPoint] = ()) -> st
             f"<p class=warn>{report.internal_errors} launch lines hit an internal error "
             "(status unresolved (internal error: …); traceback in the log).</p>"
         )
-    left = f"<h2>Drift by recipe and hardware</h2>{heatmap_svg(groups)}{heatmap_legend()}"
+    left = f"<h2>Drift by recipe and hardware</h2>{heatmap_svg(groups)}{heatmap_legend(groups)}"
     if history:
         left += f"<h2>Drift over time</h2>{history_svg(history)}"
     charts = f"<div>{left}</div><div><h2>Top differing flags</h2>{flags_svg(report)}</div>"

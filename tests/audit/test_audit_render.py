@@ -265,3 +265,15 @@ def test_cli_links_recipes_under_a_base_url_and_names_the_fix_with_its_repositor
     capsys.readouterr()
     assert main([*common, "--recipes-url", "github.com/x"]) == 2
     assert "--recipes-url: 'github.com/x' is not an http(s) URL" in capsys.readouterr().err
+
+
+def test_the_heatmap_legend_reads_its_example_off_the_busiest_cell() -> None:
+    recipe = "models/acme/Acme-7B.yaml"
+    rows = [row("acme-mi355x", "drifted", c, flags=(DRIFT,), recipe_file=recipe) for c in (4, 8)]
+    rows += [row("acme-mi355x", "aligned", 16, recipe_file=recipe)]  # mi355x: 2 of 3 drift
+    rows += [row("acme-h200", "aligned", c, hardware="h200", recipe_file=recipe) for c in (4, 8)]
+    page = render_html(AuditReport("b", "r", tuple(rows)))
+    assert "27/45" not in page
+    assert "<b>2/3</b> Acme-7B on mi355x: 2 of the 3 launch lines compared with the recipe" in page
+    nothing = AuditReport("b", "r", (row("k", "unmapped"),))
+    assert "launch lines compared with the recipe drift" not in render_html(nothing)

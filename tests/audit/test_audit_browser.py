@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from bot.audit import render_html, run_audit
-from bot.audit.html import heat_color
+from bot.audit.heatmap import heat_color
 from bot.fixtures import SeedFixtures
 from bot.rules import default_rules
 from bot.sources import DirectorySource, GitTreeSource

@@ -32,12 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-
 from bot.github.auth import AppTokens
 from bot.github.gateway import BENCH_SCOPE, GitHubRepo
-from tests.service.fakegithub import FakeGitHub, ServerThread
+from tests.service.fakegithub import FakeGitHub, ServerThread, app_keypair
 
 BENCH = "org/bench"
 OWNER, NAME = BENCH.split("/")
@@ -61,21 +58,6 @@ class Sleeps:
 
     def __call__(self, seconds: float) -> None:
         self.waits.append(round(float(seconds), 1))
-
-
-def keypair() -> tuple[str, str]:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    private = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    ).decode()
-    public = (
-        key.public_key()
-        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-        .decode()
-    )
-    return private, public
 
 
 # --- the three clients, each as {operation: callable} ------------------------------------
@@ -381,7 +363,7 @@ def answer(client: Any, fake: FakeGitHub, refusal: Refusal, sleeps: Sleeps) -> d
 
 
 def run(names: list[str]) -> None:
-    keys = keypair()
+    keys = app_keypair()
     sleeps = Sleeps()
     real_sleep = time.sleep
     main = threading.main_thread()

@@ -16,15 +16,13 @@ from typing import Any
 
 import httpx
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 from fastapi.testclient import TestClient
 
 from bot.github.signature import sign
 from bot.service.boot import boot
 from bot.service.web import create_app
 from bot.settings import Settings
-from tests.service.fakegithub import FakeGitHub, ServerThread
+from tests.service.fakegithub import FakeGitHub, ServerThread, app_keypair
 
 SECRET = "It's a Secret to Everybody"
 BENCH = "org/bench"
@@ -60,18 +58,7 @@ RECIPE_TEXT = (
 
 @pytest.fixture(scope="session")
 def app_key() -> tuple[str, str]:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    private = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    ).decode()
-    public = (
-        key.public_key()
-        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-        .decode()
-    )
-    return private, public
+    return app_keypair()
 
 
 @pytest.fixture

@@ -39,6 +39,8 @@ from typing import Any
 import jwt
 import pytest
 import uvicorn
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from ruamel.yaml import YAML
@@ -53,6 +55,23 @@ TEMPLATE_API = "https://api.github.com"
 
 
 APP_MANIFEST = Path(__file__).resolve().parents[2] / "app.yml"
+
+
+def app_keypair() -> tuple[str, str]:
+    """A fresh RSA key pair for a GitHub App, PEM (private PKCS8, public SPKI): the App signs
+    its JWTs with the first, the fake GitHub verifies them with the second."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    private = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ).decode()
+    public = (
+        key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
+    return private, public
 
 
 def manifest_permissions() -> dict[str, str]:

@@ -25,8 +25,10 @@ def offered_lines(plan: AlignmentPlan, *, command: str) -> list[str]:
         items.append(f"- {_setting(edit)} at {md.code(edit.node)}{why}")
     if count > SHOWN:
         items.append(f"- … and {count - SHOWN} more")
-    names = ", ".join(_setting(edit) for edit in plan.offered[:3])
-    more = f" and {count - 3} more" if count > 3 else ""
+    # one setting offered at several nodes (per GPU) is named once here; the list says where
+    settings = list(dict.fromkeys(_setting(edit) for edit in plan.offered))
+    names = ", ".join(settings[:3])
+    more = f" and {len(settings) - 3} more" if len(settings) > 3 else ""
     return [
         f"**Offered, not proposed** (kinds rarely taken): {names}{more}; "
         f"`{command} add FLAG` proposes one.",

@@ -1,0 +1,24 @@
+"""The offered candidates' line in the PR body and the comment (bot/present/offered.py)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from bot.align.model import PlannedEdit
+from bot.align.run import empty_plan
+from bot.present.offered import offered_lines
+from tests.align.test_confidence import _edit
+
+
+def _marlin(gpu: str) -> PlannedEdit:
+    node = f"variants.default.hardware_overrides.{gpu}.extra_env.VLLM_MXFP4_USE_MARLIN"
+    return _edit("env-new", "VLLM_MXFP4_USE_MARLIN", node, None, "1")
+
+
+def test_a_setting_offered_for_two_gpus_is_named_once_and_listed_per_node() -> None:
+    plan = replace(empty_plan("models/x/M.yaml"), offered=(_marlin("h100"), _marlin("h200")))
+    lines = offered_lines(plan, command="/recipe-sync")
+    head = "**Offered, not proposed** (kinds rarely taken): `VLLM_MXFP4_USE_MARLIN=1`; "
+    assert lines[0].startswith(head)  # was the same setting twice, once per GPU
+    assert "2 offered settings" in lines[2]
+    assert sum(".h100." in line or ".h200." in line for line in lines) == 2  # one per node

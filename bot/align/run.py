@@ -309,7 +309,11 @@ def outcome(
         drift = tuple(guide_drift(original, path, guide.points, recipes, inputs.rules))
         if plan.status != "blocked" and _writes_reproduction(inputs.rules, node_patch):
             sections = build_sections(
-                [p for p in guide.points if p.profile.recipe_path == path],
+                [
+                    p
+                    for p in guide.points
+                    if p.profile.recipe_path == path and _documents(inputs.rules, plan, p)
+                ],
                 base_repo,
                 inputs.rules,
                 guide.head,
@@ -661,6 +665,19 @@ def _writes_reproduction(rules: Rules, edited: bool) -> bool:
     default: never a guide-only PR), also on its own (``always``), or never."""
     wanted = rules.policy.reproduction
     return wanted == "always" or (wanted == "with_edits" and edited)
+
+
+def _documents(rules: Rules, plan: AlignmentPlan, point: SectionPoint) -> bool:
+    """With ``with_edits`` a block documents the hardware the recipe edit is for: an edit for
+    one GPU does not bring blocks for the recipe's other GPUs into its PR."""
+    if rules.policy.reproduction != "with_edits":
+        return True
+    edited = {label for edit in plan.edits for label in edit.targets}
+    return any(
+        t.profile.hardware == point.profile.hardware
+        for t in plan.targets
+        if t.profile.label in edited
+    )
 
 
 def _changed_lane(deltas: Mapping[str, KeyDelta], point: SectionPoint, rules: Rules) -> bool:

@@ -37,6 +37,7 @@ from bot.align.reproduction import (
     guide_drift,
     section_points,
 )
+from bot.align.reproduction.lanes import changed_lane, documents, writes_reproduction
 from bot.align.result import (
     AlignInputs,
     AlignRun,
@@ -57,7 +58,6 @@ from bot.recipes.repo import with_recipe_files
 from bot.recipes.tolerant import RecipesCache, load_recipes_tolerant
 from bot.recipes.withdrawals import recent_withdrawals
 from bot.rules import Rules
-from bot.rules.knobs import KnobClass
 from bot.shell import EvaluationCache, JobTooLarge, job_budget
 from bot.sources import FileSource, WithoutFiles
 
@@ -307,12 +307,12 @@ def outcome(
             text = original
         base_repo = plan.after if node_patch and plan.after is not None else recipes
         drift = tuple(guide_drift(original, path, guide.points, recipes, inputs.rules))
-        if plan.status != "blocked" and _writes_reproduction(inputs.rules, node_patch):
+        if plan.status != "blocked" and writes_reproduction(inputs.rules, node_patch):
             sections = build_sections(
                 [
                     p
                     for p in guide.points
-                    if p.profile.recipe_path == path and _documents(inputs.rules, plan, p)
+                    if p.profile.recipe_path == path and documents(inputs.rules, plan, p)
                 ],
                 base_repo,
                 inputs.rules,
@@ -466,7 +466,7 @@ def align(inputs: AlignInputs) -> AlignRun:
         )
     # a reproduction section documents a lane this PR changed; one it left as it was (a
     # deprecation elsewhere, a harness change) keeps whatever the guide already says
-    points = tuple(p for p in section_points(keys) if _changed_lane(deltas, p, rules))
+    points = tuple(p for p in section_points(keys) if changed_lane(deltas, p, rules))
     by_recipe = targets_by_recipe(keys, head, evidence, rules, deltas)
 
     def plans(
@@ -501,7 +501,7 @@ def align(inputs: AlignInputs) -> AlignRun:
         # written without a reason (and its renderings reported as unchanged): none is
         variants, planned_recipes, keys = (), recipes, mapped
         by_recipe = targets_by_recipe(keys, head, evidence, rules, deltas)
-        points = tuple(p for p in section_points(keys) if _changed_lane(deltas, p, rules))
+        points = tuple(p for p in section_points(keys) if changed_lane(deltas, p, rules))
         planned_by_path = plans(variants, planned_recipes, by_recipe)
     guide = GuideInputs(recipes_source, head, points, evidence)
     paths = sorted({*by_recipe, *(p.profile.recipe_path for p in points)})
@@ -658,42 +658,6 @@ def _assignment_line(lines: list[str] | None, name: str) -> int | None:
         if pattern.match(line):
             return number
     return None
-
-
-def _writes_reproduction(rules: Rules, edited: bool) -> bool:
-    """Policy ``reproduction``: a guide block only beside a recipe edit (``with_edits``, the
-    default: never a guide-only PR), also on its own (``always``), or never."""
-    wanted = rules.policy.reproduction
-    return wanted == "always" or (wanted == "with_edits" and edited)
-
-
-def _documents(rules: Rules, plan: AlignmentPlan, point: SectionPoint) -> bool:
-    """With ``with_edits`` a block documents the hardware the recipe edit is for: an edit for
-    one GPU does not bring blocks for the recipe's other GPUs into its PR."""
-    if rules.policy.reproduction != "with_edits":
-        return True
-    edited = {label for edit in plan.edits for label in edit.targets}
-    return any(
-        t.profile.hardware == point.profile.hardware
-        for t in plan.targets
-        if t.profile.label in edited
-    )
-
-
-def _changed_lane(deltas: Mapping[str, KeyDelta], point: SectionPoint, rules: Rules) -> bool:
-    """Did the PR move a launch setting of the point's lane? A change to the benchmark
-    harness alone (metrics files, ports, log paths: class ``harness``) moves none."""
-    delta = deltas.get(point.key)
-    if delta is None:
-        return True  # no base to compare with: all of it is the PR's
-    changed = delta.subjects(point.launch.point, point.launch.arm)
-    if changed is None:
-        return True
-    return any(
-        kind == "image"
-        or rules.knob_class("env" if kind == "env" else "flag", name) is not KnobClass.HARNESS
-        for kind, name in changed
-    )
 
 
 def _load_recipes(

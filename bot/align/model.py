@@ -190,12 +190,18 @@ class AlignmentPlan:
     offered: tuple[PlannedEdit, ...] = ()
     # (node, subject, estimate) of every edit and offered candidate
     estimates: tuple[tuple[str, str, Estimate], ...] = ()
+    # (node, subject, (setting, what it is)) of offered candidates that wait, whatever their
+    # estimate, for an eval at an accuracy setting (itself or one it travels with)
+    waiting: tuple[tuple[str, str, tuple[str, str]], ...] = ()
     failure: str | None = None  # the plan cannot be applied (invariants, editor)
     result: EditResult | None = None
     after: RecipesRepo | None = field(default=None, compare=False, repr=False)
 
     def estimate_of(self, edit: PlannedEdit) -> Estimate | None:
         return next((e for n, s, e in self.estimates if (n, s) == (edit.node, edit.subject)), None)
+
+    def waits_for(self, edit: PlannedEdit) -> tuple[str, str] | None:
+        return next((w for n, s, w in self.waiting if (n, s) == (edit.node, edit.subject)), None)
 
     @property
     def status(self) -> Literal["patch", "aligned", "blocked", "failed", "offered"]:

@@ -140,7 +140,7 @@ def plan_recipe(
         for t in targets
         if t.profile.hardware in recipes.hardware
     }
-    gated = gate(list(reverts.kept), rules, vendor_of, included)
+    gated = gate(list(reverts.kept), rules, vendor_of, included, out.needs_eval)
     planned = list(gated.proposed)
     left_out = {flag_root(e.subject) for e in candidates} - {flag_root(e.subject) for e in planned}
     if left_out:
@@ -172,6 +172,7 @@ def plan_recipe(
         dropped=tuple((name, dropped[name]) for name in declined),
         offered=gated.offered,
         estimates=tuple((n, s, e) for (n, s), e in gated.estimates.items()),
+        waiting=tuple((n, s, w) for (n, s), w in gated.waiting.items()),
     )
     text = source.read_bytes(path)
     try:

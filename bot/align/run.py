@@ -342,10 +342,17 @@ def outcome(
             return RecipeOutcome(plan, None, "blocked", reason, guide=placements, guide_drift=drift)
         if plan.offered:
             count = len(plan.offered)
-            reason = (
-                f"{count} candidate edit{'s' * (count != 1)} below the adoption threshold "
-                "offered to tick; none proposed"
+            waiting = sum(1 for e in plan.offered if plan.waits_for(e) is not None)
+            why = (
+                "below the adoption threshold"
+                if not waiting
+                else "without a passing eval"
+                if waiting == count
+                else f"{waiting} without a passing eval, {count - waiting} below the adoption "
+                "threshold"
             )
+            edits = f"{count} candidate edit{'s' * (count != 1)}"
+            reason = f"{edits} offered to tick ({why}); none proposed"
             return RecipeOutcome(plan, None, "offered", reason, guide=placements, guide_drift=drift)
         reason = "already aligned"
         if plan.preexisting:

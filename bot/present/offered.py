@@ -21,7 +21,17 @@ def offered_lines(plan: AlignmentPlan, *, command: str) -> list[str]:
     items = []
     for edit in plan.offered[:SHOWN]:
         estimate = plan.estimate_of(edit)
-        why = f" — {md.text(estimate.sentence())}" if estimate is not None else ""
+        condition = plan.waits_for(edit)
+        if condition is not None:
+            setting, what = condition
+            waits = (
+                f"an accuracy setting ({md.text(what)})"
+                if setting == edit.subject
+                else f"travels with {md.code(setting)} ({md.text(what)})"
+            )
+            why = f" — {waits}: proposed once an eval passes at these settings"
+        else:
+            why = f" — {md.text(estimate.sentence())}" if estimate is not None else ""
         items.append(f"- {_setting(edit)} at {md.code(edit.node)}{why}")
     if count > SHOWN:
         items.append(f"- … and {count - SHOWN} more")
@@ -29,8 +39,15 @@ def offered_lines(plan: AlignmentPlan, *, command: str) -> list[str]:
     settings = list(dict.fromkeys(_setting(edit) for edit in plan.offered))
     names = ", ".join(settings[:3])
     more = f" and {len(settings) - 3} more" if len(settings) > 3 else ""
+    waiting = sum(1 for edit in plan.offered if plan.waits_for(edit) is not None)
+    if not waiting:
+        kinds = "kinds rarely taken"
+    elif waiting == count:
+        kinds = "no passing eval at these settings"
+    else:
+        kinds = "kinds rarely taken, or no passing eval at these settings"
     return [
-        f"**Offered, not proposed** (kinds rarely taken): {names}{more}; "
+        f"**Offered, not proposed** ({kinds}): {names}{more}; "
         f"`{command} add FLAG` proposes one.",
         "",
         f"<details><summary>{counted(count, 'offered setting')} and "

@@ -61,7 +61,7 @@ def _probe(recipe_path: str) -> str | None:
     argv = list(command.argv)
     # the last numeric value the recipe file sets of a flag whose knob class the policy
     # carries (a valid change to close), and of one it does not carry without an eval
-    # (accuracy, workload, harness: kept as it is and listed as a benchmark setting)
+    # (accuracy, workload, harness: kept as it is, listed as a benchmark setting or offered)
     listed = {rule.flag for rule in (*rules.flags.benchmark_only, *rules.flags.front_end)}
     changed: dict[bool, tuple[str, str, str]] = {}
     for unit in command.args:
@@ -119,7 +119,10 @@ def _probe(recipe_path: str) -> str | None:
     if False in changed:
         flag, old, value = changed[False]
         assert after.argv[after.argv.index(flag) + 1] == old, (flag, plan.edits)
-        assert any(s.subject == flag and s.bench == f"{flag} {value}" for s in plan.settings)
+        # listed as a benchmark setting, or (accuracy, no eval) offered to tick
+        listed = any(s.subject == flag and s.bench == f"{flag} {value}" for s in plan.settings)
+        offered = [e for e in plan.offered if e.subject == flag and value in (e.after or "")]
+        assert listed or offered and all(plan.waits_for(e) is not None for e in offered), flag
     matrix = regression_matrix(repo, plan.after, recipe_path, plan.edits, [profile], NOT_RUN)
     assert matrix.unexpected == (), matrix.unexpected
     assert matrix.lost == (), matrix.lost

@@ -175,8 +175,8 @@ def test_a_changed_value_the_edit_loses_fails_the_plan_and_blocks_the_matrix(
 
 
 def test_a_value_the_policy_holds_is_kept_and_listed(source: OverlaySource, pinned: Rules) -> None:
-    """An accuracy lever without a passing eval keeps its value, visibly (a benchmark
-    setting with its reason), while the other settings of the same container land."""
+    """An accuracy lever without a passing eval keeps its value, visibly (offered to tick
+    until an eval passes), while the other settings of the same container land."""
     text = RECIPE.replace(
         '          - "32768"\n', '          - "32768"\n          - "--kv-cache-dtype"\n'
         '          - "fp8"\n', 1
@@ -189,8 +189,12 @@ def test_a_value_the_policy_holds_is_kept_and_listed(source: OverlaySource, pinn
     after = _argv(plan.after, "h200")
     assert _value(after, "--kv-cache-dtype") == "fp8"
     assert _value(after, "--max-num-seqs") == "77"
-    (setting,) = [s for s in plan.settings if s.subject == "--kv-cache-dtype"]
-    assert setting.knob == "accuracy" and "no passing eval" in setting.reason
+    (offered,) = [e for e in plan.offered if e.subject == "--kv-cache-dtype"]
+    assert offered.after == "--kv-cache-dtype auto"
+    assert plan.waits_for(offered) == (
+        "--kv-cache-dtype",
+        "a quantized KV cache (e.g. fp8) trades accuracy for capacity",
+    )
 
 
 def test_a_dotted_unit_is_overridden_by_the_same_dotted_unit(

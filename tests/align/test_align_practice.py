@@ -88,8 +88,11 @@ def test_accuracy_lever_needs_a_passing_eval(
     int4 = replace(launch, env={**launch.env, name: "INT4"})
     _, without = _plan(source, rules, int4)
     assert not any(e.subject == name for e in without.edits)
-    (setting,) = [s for s in without.settings if s.subject == name]
-    assert setting.knob == "accuracy" and "no passing eval" in setting.reason
+    # offered to tick, whatever its kind's estimate, until an eval passes at these settings
+    (offered,) = [e for e in without.offered if e.subject == name]
+    assert offered.after == "INT4"
+    assert without.waits_for(offered) == (name, "INT4/FP8 quantized all-reduce")
+    assert not any(s.subject == name for s in without.settings)  # listed once, as offered
     _, passed = _plan(source, rules, int4, evidence=PASSED)
     assert any(e.subject == name and e.after == "INT4" for e in passed.edits)
 

@@ -113,7 +113,9 @@ def test_an_existing_section_is_updated_in_place_and_nothing_else_moves(
     assert first.new_text is not None
     (recipes / WIDGET).write_bytes(first.new_text)
     again = _only(run(bench, recipes, (TP4_KEY,)).outcomes)
-    assert again.status == "aligned" and [g.action for g in again.guide] == ["unchanged"]
+    # the accuracy setting (no eval) is still offered to tick; nothing is written
+    assert again.status == "offered" and again.new_text is None
+    assert [g.action for g in again.guide] == ["unchanged"]
     script = bench / "benchmarks/single_node/fixed_seq_len/widget_fp4_mi355x_vllm.sh"
     script.write_text(
         script.read_text().replace("--kv-cache-dtype fp8 ", "--kv-cache-dtype fp8_e4m3 ")
@@ -156,7 +158,8 @@ def test_a_hand_written_section_that_drifted_is_reported_not_rewritten(tmp_path:
     original = (recipes / WIDGET).read_text()
     result = run(bench, recipes, (TP4_KEY,))
     outcome = _only(result.outcomes)
-    assert outcome.status == "aligned" and outcome.patch == ""
+    # its accuracy setting (no eval) is offered to tick; nothing is written
+    assert outcome.status == "offered" and outcome.patch == ""
     assert [g.action for g in outcome.guide] == ["skipped"]
     assert "documents this benchmark" in outcome.guide[0].reason
     drifted = [d for d in outcome.guide_drift if d.drifted]
@@ -200,7 +203,7 @@ def test_a_recipe_without_a_guide_is_reported_not_failed(tmp_path: Path) -> None
     bench, recipes = build(tmp_path)
     write_recipe(recipes, "")
     outcome = _only(run(bench, recipes, (TP4_KEY,)).outcomes)
-    assert outcome.status == "aligned"
+    assert outcome.status == "offered" and outcome.patch == ""  # the accuracy setting
     assert [(g.action, g.reason) for g in outcome.guide] == [("skipped", "the recipe has no guide")]
 
 
@@ -212,10 +215,10 @@ def test_a_long_default_list_is_shown_short() -> None:
 
 
 def test_by_default_no_block_without_a_recipe_edit(tmp_path: Path) -> None:
-    # the TP4 lane's settings all stay out of the recipe (parallelism, tuning, accuracy):
-    # with the default policy that is no PR at all, not a guide-only one
+    # the TP4 lane's settings all stay out of the recipe (parallelism, tuning; accuracy only
+    # offered): with the default policy that is no PR at all, not a guide-only one
     bench, recipes = build(tmp_path)
     outcome = _only(run(bench, recipes, (TP4_KEY,), guide_rules("with_edits")).outcomes)
-    assert outcome.status == "aligned" and outcome.patch == "" and outcome.guide == ()
+    assert outcome.status == "offered" and outcome.patch == "" and outcome.guide == ()
     never = _only(run(bench, recipes, (TP4_KEY,), guide_rules("never")).outcomes)
     assert never.guide == () and never.patch == ""

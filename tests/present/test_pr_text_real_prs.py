@@ -40,6 +40,7 @@ def _align(
     out: Path,
     key: str | None = None,
     rules: Path | None = None,
+    include: tuple[str, ...] = (),
 ) -> str:
     """The alignment PR body for InferenceX PR ``number``; with ``key``, that config key is
     checked whole (its older drift too, as ``--config-key`` does), so the text shows every
@@ -65,6 +66,7 @@ def _align(
             "--recipes-name", "vllm-project/recipes",
             "--out", str(out),
             *(["--config-key", key] if key else []),
+            *[f"--include={flag}" for flag in include],  # ticked (what waits for an eval)
             # the texts of every candidate (tests.ungated), blocks without an edit too
             "--rules", str(rules or ungated_rules_dir(out.parent, always=True)),
         ]
@@ -107,6 +109,7 @@ def _code_spans(markdown: str) -> list[str]:
 
 def _summary_bullets(body: str) -> list[str]:
     summary = body.split("### Summary", 1)[1].split("**Benchmark settings", 1)[0]
+    summary = summary.split("**Offered, not proposed**", 1)[0]
     history = ("- Adopted by maintainers before",)  # one line about every edit
     return [
         line
@@ -132,25 +135,35 @@ def _assert_json_spans_whole(body: str) -> None:
 def test_a_sweep_on_two_strategies_is_one_bullet_per_edit(
     histories: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    # InferenceX#2513 ran Kimi-K2.5 FP4 on B300 with TP and TEP: each of the two carried
-    # kernel settings is one bullet naming where it lands: the variant on B300 (where
-    # maintainers put one GPU's settings), or both strategies' B300 overrides for a config a
-    # later layer spells; tuning and compilation settings are listed, not carried
+    # InferenceX#2513 ran Kimi-K2.5 FP4 on B300 with TP and TEP: each carried setting is one
+    # bullet naming where it lands: the variant on B300 (where maintainers put one GPU's
+    # settings), or both strategies' B300 overrides for a config a later layer spells;
+    # tuning and compilation settings are listed, not carried
     body = _align(histories, 2513, tmp_path, "kimik2.5-fp4-b300-vllm")
+    # the benchmark passes --attention-config as one JSON with a kernel field and an
+    # accuracy field: without an eval both wait, offered to tick, as the launch ran them
+    assert _summary_bullets(body) == [
+        "- Add `--linear-backend flashinfer_cutlass` (kernel: GEMM kernel selection).",
+        "- Not marked verified on B300: no workflow-run evidence was given.",
+    ]
+    assert "— an accuracy setting (quantized prefill queries): proposed once an eval" in body
+    assert "— travels with `--attention-config.use_prefill_query_quantization`" in body
+    # ticked, the two fields land together: each its own dotted flag in its own class
+    body = _align(
+        histories, 2513, tmp_path, "kimik2.5-fp4-b300-vllm", include=("--attention-config",)
+    )
     bullets = _summary_bullets(body)
-    assert len(bullets) == len(set(bullets)) == 3, bullets  # two edits, one verification
+    assert len(bullets) == len(set(bullets)) == 4, bullets  # three edits, one verification
     wheres = [row.split(" | ")[1] for row in _change_rows(body)]
     assert sorted(wheres) == [
         "B300 + single_node_tp, single_node_tep only",
+        "B300 + single_node_tp, single_node_tep only",
         "Variant nvfp4 on B300",
     ]
+    assert "- Add `--attention-config.use_prefill_query_quantization true` (accuracy:" in body
     assert '`--compilation-config.pass_config {"fuse_allreduce_rms":true}`' in body
     assert body.count("### B300 runtime evidence") == 1
     _assert_json_spans_whole(body)
-    # the benchmark passes --attention-config as one JSON with a kernel field and an
-    # accuracy field: each is its own dotted flag in its own class, never the whole JSON
-    # twice (once "required", once "benchmark-only") in one reproduction block
-    assert "accuracy: `--attention-config.use_prefill_query_quantization true`" in body
     patch = (tmp_path / "recipe.patch").read_text()
     # one block for B300: the recipe's own profile's lane, the other topologies named
     (block,) = patch.split("+  **")[1:]

@@ -79,12 +79,14 @@ class Collector:
             if self._older(target, comparison, diff):
                 self.out.preexisting.append(flag_note(diff, label))
                 continue
+            mark = self.out.mark()
             if diff.kind == "flag":
                 self.flags.collect(target, comparison, diff, label)
             elif diff.kind == "env":
                 self.env.collect(target, comparison, diff, label)
             else:
                 self.image.collect(target, comparison, diff, label)
+            self.ledger.settle_offer(diff, mark)
 
     @staticmethod
     def _older(target: Target, comparison: Comparison, diff: FlagDiff) -> bool:

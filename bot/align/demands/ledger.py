@@ -28,6 +28,8 @@ class Ledger:
         self.recipe = recipe
         self.rules = rules
         self.out = out
+        # (label, class, why) of the difference being collected when carry() offers it
+        self._offering: tuple[str, KnobClass, str] | None = None
 
     def carry(
         self, target: Target, comparison: Comparison, diff: FlagDiff, label: str
@@ -56,8 +58,10 @@ class Ledger:
         if action == "recipe-with-eval":
             if target.evidence is not None or target.new_variant:
                 return "edit"
-            self.setting(diff, label, cls, f"{why}; no passing eval at these settings")
-            return None
+            # planned like an edit, then offered to tick and never proposed (settle_offer):
+            # without an eval a maintainer decides, and may run one
+            self._offering = (label, cls, why)
+            return "edit"
         if action == "feature":
             scenario = comparison.launch.point.scenario
             workload = self.rules.policy.workload_feature(scenario)
@@ -79,6 +83,20 @@ class Ledger:
             return None
         self.setting(diff, label, cls, why)
         return None
+
+    def settle_offer(self, diff: FlagDiff, mark: tuple[int, int]) -> None:
+        """After a difference carry() offered is collected: its demands are kept, marked to be
+        offered, when they were planned cleanly; else they are taken back (a candidate that
+        cannot be written is not worth a blocking line) and it is a setting not carried."""
+        offering, self._offering = self._offering, None
+        if offering is None:
+            return
+        label, cls, why = offering
+        if len(self.out.skipped) > mark[1]:
+            self.out.rollback(mark)
+            self.setting(diff, label, cls, f"{why}; no passing eval at these settings")
+            return
+        self.out.needs_eval.setdefault(diff.flag, why)
 
     def setting(self, diff: FlagDiff, label: str, cls: KnobClass, why: str) -> None:
         self.out.settings.append(

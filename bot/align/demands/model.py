@@ -124,6 +124,16 @@ class Collected:
     preexisting: list[FlagNote] = field(default_factory=list)  # drift the PR did not introduce
     to_classify: list[str] = field(default_factory=list)  # unclassified: never edited
     features: dict[str, str] = field(default_factory=dict)  # profile label → workload feature
+    # settings offered to tick, never proposed, until an eval passes at them: subject → why
+    needs_eval: dict[str, str] = field(default_factory=dict)
+
+    def mark(self) -> tuple[int, int]:
+        """Where the demands and skipped lines end now (:meth:`rollback` returns here)."""
+        return len(self.demands), len(self.skipped)
+
+    def rollback(self, mark: tuple[int, int]) -> None:
+        del self.demands[mark[0] :]
+        del self.skipped[mark[1] :]
 
 
 def flag_note(diff: FlagDiff, label: str, node: str | None = None) -> FlagNote:

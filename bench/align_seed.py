@@ -25,6 +25,7 @@ from bot.align.change import benchmark_change
 from bot.align.compare import Comparer
 from bot.align.evidence import collect
 from bot.align.plan import plan_recipe
+from bot.align.quoted import recipes_names
 from bot.align.regression import BuilderReport, regression_matrix
 from bot.align.result import AlignInputs, AlignRun
 from bot.align.run import align, key_result, outcome, targets_by_recipe
@@ -82,9 +83,10 @@ def seed(runs: int) -> None:
         plan = patched.plan
         assert plan.after is not None
         path = plan.recipe_path
+        before = load_recipes(inputs.recipes)
 
         ref_best, ref_median, _ = _timed(
-            runs, lambda: (build_api(run.recipes, {path}), build_api(plan.after, {path}))
+            runs, lambda: (build_api(before, {path}), build_api(plan.after, {path}))
         )
         print("seed: SemiAnalysisAI/InferenceX#3058 → DeepSeek-V4.1-Flash (5 edits)")
         print(_line("reference: build_api before+after", ref_best, ref_median))
@@ -140,7 +142,8 @@ def seed(runs: int) -> None:
         )
         print(_line(f"  regression matrix ({len(matrix.rows)} renderings)", best, median, ref_best))
         found = outcome(inputs, recipes, plan)  # type: ignore[arg-type]
-        shell = AlignRun(inputs, head, recipes, change, keys, (found,), evidence)  # type: ignore[arg-type]
+        names = recipes_names(recipes, [path])  # type: ignore[arg-type]
+        shell = AlignRun(inputs, head, names, change, keys, (found,), evidence)  # type: ignore[arg-type]
         best, median, _ = _timed(runs, lambda: present(shell))
         print(_line("  PR body, comment, check run", best, median, ref_best))
 

@@ -14,14 +14,15 @@ from bot.align.delta import KeyDelta
 from bot.align.guide_images import ImageLine
 from bot.align.plan import AlignmentPlan
 from bot.align.profile import Profile
+from bot.align.quoted import GeneratedCommand, RecipesNames
 from bot.align.regression import BuilderReport, RegressionMatrix
 from bot.align.reproduction import GuideDrift, GuidePlacement
 from bot.benchmarks import BenchRepo, LaunchLine, Point
-from bot.benchmarks.changelog import ChangelogEntry
+from bot.benchmarks.changelog import ChangelogEntry, vllm_prs
 from bot.evidence.collect import BlobShaAt
 from bot.evidence.model import EvidenceReport
 from bot.evidence.source import RunSource
-from bot.recipes import RecipesRepo, Rendering
+from bot.recipes import RecipesRepo
 from bot.rules import Rules
 from bot.sources import FileSource
 from bot.vllm import FlagDiff
@@ -121,8 +122,8 @@ class RecipeOutcome:
     guide: tuple[GuidePlacement, ...] = ()  # reproduction sections and what happened to each
     guide_drift: tuple[GuideDrift, ...] = ()  # hand-written guide commands vs launch lines
     guide_images: tuple[ImageLine, ...] = ()  # guide lines naming an image the patch re-pins
-    # the first target's profile rendered from the edited recipe (a patch with node edits)
-    after: Rendering | None = field(default=None, compare=False, repr=False)
+    # the first target's command rendered from the edited recipe (a patch with node edits)
+    after: GeneratedCommand | None = field(default=None, compare=False, repr=False)
 
     @property
     def guide_only(self) -> bool:
@@ -147,7 +148,7 @@ class BenchLines:
 class AlignRun:
     inputs: AlignInputs = field(repr=False, compare=False)
     bench: BenchRepo = field(repr=False, compare=False)  # the head
-    recipes: RecipesRepo = field(repr=False, compare=False)  # before the edit
+    names: RecipesNames = field(repr=False, compare=False)  # the recipes' (before the edit)
     change: BenchmarkChange
     keys: tuple[KeyResult, ...]
     outcomes: tuple[RecipeOutcome, ...]
@@ -159,6 +160,10 @@ class AlignRun:
     # config key → the perf-changelog entries this PR added for it (keys of planned edits)
     changelog: Mapping[str, tuple[ChangelogEntry, ...]] = field(default_factory=dict)
     lines: BenchLines = field(default_factory=lambda: BenchLines())
+
+    def upstream(self, key: str) -> tuple[int, ...]:
+        """The upstream vLLM PRs the changelog entries of ``key`` cite."""
+        return vllm_prs(self.changelog.get(key, ()))
 
     @property
     def patches(self) -> tuple[RecipeOutcome, ...]:

@@ -27,6 +27,7 @@ from bot.align.new_variant import NewVariant, propose, with_tp
 from bot.align.overlay import OverlaySource
 from bot.align.plan import AlignmentPlan, Target, plan_recipe
 from bot.align.profile import Unmapped, map_profile
+from bot.align.quoted import generated_command, recipes_names
 from bot.align.regression import BuilderReport, regression_matrix
 from bot.align.reproduction import (
     GuideDrift,
@@ -393,7 +394,7 @@ def outcome(
         guide=placements,
         guide_drift=drift,
         guide_images=images,
-        after=render(plan.after, plan.targets[0].profile.request())
+        after=generated_command(render(plan.after, plan.targets[0].profile.request()))
         if plan.edits and plan.after is not None
         else None,
     )
@@ -512,7 +513,7 @@ def align(inputs: AlignInputs) -> AlignRun:
     return AlignRun(
         inputs,
         head,
-        planned_recipes,
+        recipes_names(planned_recipes, paths),
         change,
         keys,
         tuple(outcomes),

@@ -196,6 +196,7 @@ class AlignmentPlan:
     estimates: tuple[tuple[str, str, Estimate], ...] = ()
     failure: str | None = None  # the plan cannot be applied (invariants, editor)
     result: EditResult | None = None
+    # the edited recipes (None in an AlignRun: its outcome quotes what it rendered from them)
     after: RecipesRepo | None = field(default=None, compare=False, repr=False)
 
     def estimate_of(self, edit: PlannedEdit) -> Estimate | None:

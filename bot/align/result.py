@@ -17,7 +17,7 @@ from bot.align.profile import Profile
 from bot.align.quoted import GeneratedCommand, RecipesNames
 from bot.align.regression import BuilderReport, RegressionMatrix
 from bot.align.reproduction import GuideDrift, GuidePlacement
-from bot.benchmarks import BenchRepo, LaunchLine, Point
+from bot.benchmarks import LaunchLine, Point
 from bot.benchmarks.changelog import ChangelogEntry, vllm_prs
 from bot.evidence.collect import BlobShaAt
 from bot.evidence.model import EvidenceReport
@@ -38,6 +38,21 @@ PointStatus = Literal[
 ]
 OutcomeStatus = Literal["patch", "aligned", "blocked", "failed", "offered"]
 Builder = Callable[[Mapping[str, bytes], RecipesRepo], BuilderReport]
+
+
+@dataclass(frozen=True)
+class QuotedInputs:
+    """What the texts quote of a run's inputs: the benchmark PR and the recipes commit it
+    compared, and the rules it applied (no source, no callable)."""
+
+    rules: Rules
+    bench_ref: str  # ``owner/name#N`` (or the head's label when there is no PR)
+    bench_repo: str = ""
+    pr_number: int | None = None
+    head_sha: str = ""
+    base_sha: str = ""
+    recipes_repo: str = ""
+    recipes_sha: str = ""
 
 
 @dataclass(frozen=True)
@@ -84,6 +99,19 @@ class AlignInputs:
         if self.pr_number is not None:
             return f"{self.bench_repo or 'benchmark'}#{self.pr_number}"
         return self.bench.label
+
+    def quoted(self) -> QuotedInputs:
+        """These inputs as the texts quote them."""
+        return QuotedInputs(
+            rules=self.rules,
+            bench_ref=self.bench_ref,
+            bench_repo=self.bench_repo,
+            pr_number=self.pr_number,
+            head_sha=self.head_sha,
+            base_sha=self.base_sha,
+            recipes_repo=self.recipes_repo,
+            recipes_sha=self.recipes_sha,
+        )
 
 
 @dataclass(frozen=True)
@@ -146,8 +174,7 @@ class BenchLines:
 
 @dataclass(frozen=True)
 class AlignRun:
-    inputs: AlignInputs = field(repr=False, compare=False)
-    bench: BenchRepo = field(repr=False, compare=False)  # the head
+    inputs: QuotedInputs = field(repr=False, compare=False)
     names: RecipesNames = field(repr=False, compare=False)  # the recipes' (before the edit)
     change: BenchmarkChange
     keys: tuple[KeyResult, ...]

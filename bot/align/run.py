@@ -510,13 +510,14 @@ def align(inputs: AlignInputs) -> AlignRun:
         outcome(inputs, planned_recipes, planned_by_path.get(path) or empty_plan(path), guide)
         for path in paths
     ]
+    # the run hands out plain values: its inputs without their sources, the names the texts
+    # quote, and plans without the edited repository (each outcome has what it rendered)
     return AlignRun(
-        inputs,
-        head,
+        inputs.quoted(),
         recipes_names(planned_recipes, paths),
         change,
         keys,
-        tuple(outcomes),
+        tuple(replace(o, plan=replace(o.plan, after=None)) for o in outcomes),
         evidence,
         broken_recipes=broken,
         deltas=deltas,

@@ -24,7 +24,9 @@ from typing import TypeVar
 from bot.align.change import benchmark_change
 from bot.align.compare import Comparer
 from bot.align.evidence import collect
+from bot.align.overlay import OverlaySource
 from bot.align.plan import plan_recipe
+from bot.align.quoted import recipes_names
 from bot.align.regression import BuilderReport, regression_matrix
 from bot.align.result import AlignInputs, AlignRun
 from bot.align.run import align, key_result, outcome, targets_by_recipe
@@ -33,6 +35,7 @@ from bot.evidence.source import DirRunSource
 from bot.fixtures import BENCH_REPO_NAME, RECIPES_REPO_NAME, build_seed_fixtures
 from bot.present import present
 from bot.recipes import build_api, load_recipes
+from bot.recipes.repo import with_recipe_files
 from bot.rules import default_rules
 from bot.shared_data import corpus_dir
 from bot.sources import DirectorySource, GitTreeSource, git_blob_sha_at
@@ -79,12 +82,14 @@ def seed(runs: int) -> None:
         rules = inputs.rules
         run = align(inputs)
         (patched,) = run.patches
-        plan = patched.plan
-        assert plan.after is not None
-        path = plan.recipe_path
+        path = patched.recipe_path
+        assert patched.new_text is not None
+        before = load_recipes(inputs.recipes)
+        edited = OverlaySource(inputs.recipes, {path: patched.new_text})
+        after = with_recipe_files(before, edited, [path])
 
         ref_best, ref_median, _ = _timed(
-            runs, lambda: (build_api(run.recipes, {path}), build_api(plan.after, {path}))
+            runs, lambda: (build_api(before, {path}), build_api(after, {path}))
         )
         print("seed: SemiAnalysisAI/InferenceX#3058 → DeepSeek-V4.1-Flash (5 edits)")
         print(_line("reference: build_api before+after", ref_best, ref_median))
@@ -140,7 +145,8 @@ def seed(runs: int) -> None:
         )
         print(_line(f"  regression matrix ({len(matrix.rows)} renderings)", best, median, ref_best))
         found = outcome(inputs, recipes, plan)  # type: ignore[arg-type]
-        shell = AlignRun(inputs, head, recipes, change, keys, (found,), evidence)  # type: ignore[arg-type]
+        names = recipes_names(recipes, [path])  # type: ignore[arg-type]
+        shell = AlignRun(inputs.quoted(), names, change, keys, (found,), evidence)  # type: ignore[arg-type]
         best, median, _ = _timed(runs, lambda: present(shell))
         print(_line("  PR body, comment, check run", best, median, ref_best))
 

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from bot.align.compare import Comparison
 from bot.align.delta import KeyDelta
 from bot.align.profile import Profile
 from bot.evidence.model import Evidence, EvidenceReport
 from bot.recipes import RecipesRepo
-from bot.recipes.edit import Edit, EditResult, NodePath
+from bot.recipes.edit import Edit, EditResult, NodePath, edit_as_dict
 from bot.shell.result import SourceSpan
 
 EditKind = Literal[
@@ -58,6 +58,10 @@ class PlannedEdit:
     targets: tuple[str, ...]  # labels of the profiles that demand it
     sources: tuple[SourceSpan, ...] = ()  # benchmark script lines of the value
     shadows: NodePath | None = None  # a narrower override: the shared node it overrides
+
+    def operation(self) -> dict[str, Any]:
+        """The editor operation as JSON: ``{"op": "SetScalar", "path": "a.b[0]", …}``."""
+        return edit_as_dict(self.edit)
 
 
 # the prior of an adoption estimate: one adoption in three proposals (a kind with no history
@@ -195,6 +199,7 @@ class AlignmentPlan:
     waiting: tuple[tuple[str, str, tuple[str, str]], ...] = ()
     failure: str | None = None  # the plan cannot be applied (invariants, editor)
     result: EditResult | None = None
+    # the edited recipes (None in an AlignRun: its outcome quotes what it rendered from them)
     after: RecipesRepo | None = field(default=None, compare=False, repr=False)
 
     def estimate_of(self, edit: PlannedEdit) -> Estimate | None:

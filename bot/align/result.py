@@ -14,14 +14,15 @@ from bot.align.delta import KeyDelta
 from bot.align.guide_images import ImageLine
 from bot.align.plan import AlignmentPlan
 from bot.align.profile import Profile
+from bot.align.quoted import GeneratedCommand, RecipesNames
 from bot.align.regression import BuilderReport, RegressionMatrix
 from bot.align.reproduction import GuideDrift, GuidePlacement
-from bot.benchmarks import BenchRepo, LaunchLine, Point
-from bot.benchmarks.changelog import ChangelogEntry
+from bot.benchmarks import LaunchLine, Point
+from bot.benchmarks.changelog import ChangelogEntry, vllm_prs
 from bot.evidence.collect import BlobShaAt
 from bot.evidence.model import EvidenceReport
 from bot.evidence.source import RunSource
-from bot.recipes import RecipesRepo, Rendering
+from bot.recipes import RecipesRepo
 from bot.rules import Rules
 from bot.sources import FileSource
 from bot.vllm import FlagDiff
@@ -37,6 +38,21 @@ PointStatus = Literal[
 ]
 OutcomeStatus = Literal["patch", "aligned", "blocked", "failed", "offered"]
 Builder = Callable[[Mapping[str, bytes], RecipesRepo], BuilderReport]
+
+
+@dataclass(frozen=True)
+class QuotedInputs:
+    """What the texts quote of a run's inputs: the benchmark PR and the recipes commit it
+    compared, and the rules it applied (no source, no callable)."""
+
+    rules: Rules
+    bench_ref: str  # ``owner/name#N`` (or the head's label when there is no PR)
+    bench_repo: str = ""
+    pr_number: int | None = None
+    head_sha: str = ""
+    base_sha: str = ""
+    recipes_repo: str = ""
+    recipes_sha: str = ""
 
 
 @dataclass(frozen=True)
@@ -84,6 +100,19 @@ class AlignInputs:
             return f"{self.bench_repo or 'benchmark'}#{self.pr_number}"
         return self.bench.label
 
+    def quoted(self) -> QuotedInputs:
+        """These inputs as the texts quote them."""
+        return QuotedInputs(
+            rules=self.rules,
+            bench_ref=self.bench_ref,
+            bench_repo=self.bench_repo,
+            pr_number=self.pr_number,
+            head_sha=self.head_sha,
+            base_sha=self.base_sha,
+            recipes_repo=self.recipes_repo,
+            recipes_sha=self.recipes_sha,
+        )
+
 
 @dataclass(frozen=True)
 class PointResult:
@@ -121,8 +150,8 @@ class RecipeOutcome:
     guide: tuple[GuidePlacement, ...] = ()  # reproduction sections and what happened to each
     guide_drift: tuple[GuideDrift, ...] = ()  # hand-written guide commands vs launch lines
     guide_images: tuple[ImageLine, ...] = ()  # guide lines naming an image the patch re-pins
-    # the first target's profile rendered from the edited recipe (a patch with node edits)
-    after: Rendering | None = field(default=None, compare=False, repr=False)
+    # the first target's command rendered from the edited recipe (a patch with node edits)
+    after: GeneratedCommand | None = field(default=None, compare=False, repr=False)
 
     @property
     def guide_only(self) -> bool:
@@ -145,9 +174,8 @@ class BenchLines:
 
 @dataclass(frozen=True)
 class AlignRun:
-    inputs: AlignInputs = field(repr=False, compare=False)
-    bench: BenchRepo = field(repr=False, compare=False)  # the head
-    recipes: RecipesRepo = field(repr=False, compare=False)  # before the edit
+    inputs: QuotedInputs = field(repr=False, compare=False)
+    names: RecipesNames = field(repr=False, compare=False)  # the recipes' (before the edit)
     change: BenchmarkChange
     keys: tuple[KeyResult, ...]
     outcomes: tuple[RecipeOutcome, ...]
@@ -159,6 +187,10 @@ class AlignRun:
     # config key → the perf-changelog entries this PR added for it (keys of planned edits)
     changelog: Mapping[str, tuple[ChangelogEntry, ...]] = field(default_factory=dict)
     lines: BenchLines = field(default_factory=lambda: BenchLines())
+
+    def upstream(self, key: str) -> tuple[int, ...]:
+        """The upstream vLLM PRs the changelog entries of ``key`` cite."""
+        return vllm_prs(self.changelog.get(key, ()))
 
     @property
     def patches(self) -> tuple[RecipeOutcome, ...]:

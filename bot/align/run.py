@@ -27,6 +27,7 @@ from bot.align.new_variant import NewVariant, propose, with_tp
 from bot.align.overlay import OverlaySource
 from bot.align.plan import AlignmentPlan, Target, plan_recipe
 from bot.align.profile import Unmapped, map_profile
+from bot.align.quoted import generated_command, recipes_names
 from bot.align.regression import BuilderReport, regression_matrix
 from bot.align.reproduction import (
     GuideDrift,
@@ -400,7 +401,7 @@ def outcome(
         guide=placements,
         guide_drift=drift,
         guide_images=images,
-        after=render(plan.after, plan.targets[0].profile.request())
+        after=generated_command(render(plan.after, plan.targets[0].profile.request()))
         if plan.edits and plan.after is not None
         else None,
     )
@@ -516,13 +517,14 @@ def align(inputs: AlignInputs) -> AlignRun:
         outcome(inputs, planned_recipes, planned_by_path.get(path) or empty_plan(path), guide)
         for path in paths
     ]
+    # the run hands out plain values: its inputs without their sources, the names the texts
+    # quote, and plans without the edited repository (each outcome has what it rendered)
     return AlignRun(
-        inputs,
-        head,
-        planned_recipes,
+        inputs.quoted(),
+        recipes_names(planned_recipes, paths),
         change,
         keys,
-        tuple(outcomes),
+        tuple(replace(o, plan=replace(o.plan, after=None)) for o in outcomes),
         evidence,
         broken_recipes=broken,
         deltas=deltas,

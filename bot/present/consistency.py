@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot import markdown as md
-from bot.align.nodes import hw_label
 from bot.align.reproduction.blocks import command_text
 from bot.align.reproduction.model import ReproCommand, ReproSection
 from bot.align.reproduction.sections import recipe_label, topology_label
@@ -105,7 +104,8 @@ def _benchmark_only_claims(
     default command, as a flag with its value or ``NAME=value``: the body's lists, and the
     guide's deltas from the recipe command the body shows (another strategy's command has
     other deltas)."""
-    shown = recipe_label(outcome.plan.targets[0].profile, run.recipes)
+    profile = outcome.plan.targets[0].profile
+    shown = recipe_label(profile, run.names.hw_label(profile.hardware))
     guide = [(c, text) for _, c, text in texts.guide if c.base == shown]
     exported = {n: v for c, _ in guide for _, n, v in c.env}
     for line in texts.body.splitlines():
@@ -303,7 +303,7 @@ def verified_wording(run: AlignRun, outcome: RecipeOutcome, texts: Texts) -> lis
     every = "\n".join(texts.all())
     for verification in outcome.plan.verifications:
         hw = verification.hardware
-        label = hw_label(run.recipes, hw)
+        label = run.names.hw_label(hw)
         if verification.state in ("verified", "already"):
             denials = (f"Not marked verified on {label}", f"`meta.hardware.{hw}` is not marked")
             out += [f"{label} is verified, but a text says {d!r}" for d in denials if d in every]

@@ -10,12 +10,25 @@ ships now. Untrusted text goes through :mod:`bot.markdown`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 from bot import markdown as md
-from bot.benchmarks.changelog import ChangelogEntry
 from bot.evidence.launch import speculative_config
 from bot.evidence.model import EvalFigure, Evidence, EvidenceReport, RunSummary, outcome
 from bot.words import count
+
+
+class QuotedEntry(Protocol):
+    """A perf-changelog entry as the section quotes it (what it reads of
+    :class:`bot.benchmarks.changelog.ChangelogEntry`)."""
+
+    @property
+    def description(self) -> tuple[str, ...]: ...
+    @property
+    def pr_link(self) -> str: ...
+    @property
+    def pr_number(self) -> int | None: ...
+
 
 MAX_LISTED = 20  # bullets under "Not cited" before summarising the rest
 MAX_FIGURE_LINES = 12  # eval figure lines per cited job (a batched eval has a few)
@@ -282,7 +295,7 @@ def _synthetic_block(report: EvidenceReport, cited: Sequence[Evidence]) -> list[
 
 
 def _changelog_block(
-    entries: Sequence[ChangelogEntry],
+    entries: Sequence[QuotedEntry],
     report: EvidenceReport,
     pr: str,
     key: str | None,
@@ -389,7 +402,7 @@ def render_evidence_section(
     *,
     hardware_label: str,
     serving_match: str | None = None,
-    changelog: Sequence[ChangelogEntry] = (),
+    changelog: Sequence[QuotedEntry] = (),
     changelog_key: str | None = None,
     pr_ref: str | None = None,
     heading_level: int = 3,

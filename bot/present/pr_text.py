@@ -10,7 +10,6 @@ The verification comment, the check run and the plan JSON are in :mod:`bot.prese
 from __future__ import annotations
 
 from bot import markdown as md
-from bot.align.nodes import hw_label
 from bot.align.result import AlignRun, RecipeOutcome
 from bot.markdown import MAX_BODY, neutralize, truncate
 from bot.present.carried import settings_lines
@@ -55,7 +54,7 @@ def body(run: AlignRun, outcome: RecipeOutcome, budget: TextBudget = FULL) -> st
     one list of lines, so a section is added by appending one."""
     plan = outcome.plan
     inputs = run.inputs
-    recipes = run.recipes
+    names = run.names
     if not plan.edits:
         return _guide_only_body(run, outcome)
     target = plan.targets[0]
@@ -70,8 +69,8 @@ def body(run: AlignRun, outcome: RecipeOutcome, budget: TextBudget = FULL) -> st
         guide_section(outcome, inputs.rules.policy.guide_sections),
         validation_section(outcome.matrix, outcome.patch, plan, after),
         [
-            f"### Generated {plain(hw_label(recipes, target.profile.hardware))} / "
-            f"{plain(target.profile.strategy)} / {plain(features_label(target, recipes))} "
+            f"### Generated {plain(names.hw_label(target.profile.hardware))} / "
+            f"{plain(target.profile.strategy)} / {plain(features_label(target, names))} "
             f"on {code(shorten(after.image or '', images))}",
             "",
             command_block(after),
@@ -196,7 +195,7 @@ def pull_request_text(
         inputs.bench_ref, inputs.head_sha, inputs.rules.policy.comment_command
     )
     return PullRequestText(
-        title=title(outcome.plan, run.recipes, inputs.bench_repo, inputs.pr_number, outcome),
+        title=title(outcome.plan, run.names, inputs.bench_repo, inputs.pr_number, outcome),
         body=capped_body(run, outcome, body_room(meta, footer, limit)),
         meta=meta,
         footer=footer,

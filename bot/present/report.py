@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from bot import markdown as md
-from bot.align.nodes import bench_spans, hw_label
+from bot.align.nodes import bench_spans
 from bot.align.plan import AlignmentPlan, FlagNote, PlannedEdit, Target
 from bot.align.result import AlignRun, KeyResult, PointResult, RecipeOutcome
 from bot.contract import Annotation
@@ -32,7 +32,6 @@ from bot.present.sections.changes import SKIPPED_SHOWN, change_table, edit_for
 from bot.present.sections.common import code, plain, prose, ref
 from bot.present.sections.values import SummaryContext
 from bot.present.texts import AlignTexts, CheckRun
-from bot.recipes.edit import edit_as_dict
 from bot.vllm import FlagDiff
 from bot.words import count
 
@@ -80,7 +79,7 @@ def _status(run: AlignRun, result: PointResult) -> str:
 
 
 def _context(run: AlignRun, found: RecipeOutcome) -> SummaryContext:
-    return SummaryContext(run.recipes, run.inputs.rules, found.plan, found.matrix)
+    return SummaryContext(run.names, run.inputs.rules, found.plan, found.matrix)
 
 
 def points_table(run: AlignRun) -> list[str]:
@@ -121,7 +120,7 @@ def older_line(plan: AlignmentPlan) -> list[str]:
 def _verification_line(run: AlignRun, plan: AlignmentPlan) -> list[str]:
     lines = []
     for verification in plan.verifications:
-        label = plain(hw_label(run.recipes, verification.hardware))
+        label = plain(run.names.hw_label(verification.hardware))
         if verification.state == "verified":
             lines.append(f"Verified on {label}: {prose(verification.reason)}.")
         elif verification.state == "already":
@@ -284,7 +283,7 @@ def check(run: AlignRun) -> tuple[str, str, str]:
 def _edit_json(plan: AlignmentPlan, edit: PlannedEdit) -> dict[str, Any]:
     estimate = plan.estimate_of(edit)
     return {
-        **edit_as_dict(edit.edit),
+        **edit.operation(),
         "kind": edit.kind,
         "subject": edit.subject,
         "before": edit.before,

@@ -20,7 +20,7 @@ def _table(text: str, after: str = "") -> list[str]:
 
 def _context(run: AlignRun) -> SummaryContext:
     (outcome,) = run.patches
-    return SummaryContext(run.recipes, run.inputs.rules, outcome.plan, outcome.matrix)
+    return SummaryContext(run.names, run.inputs.rules, outcome.plan, outcome.matrix)
 
 
 def test_the_body_opens_its_summary_with_old_and_new_values(seed_run: AlignRun) -> None:

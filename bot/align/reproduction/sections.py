@@ -164,7 +164,7 @@ def _section(
         )
     )
     variant_words = [] if profile.variant == "default" else [profile.variant]
-    label = recipe_label(profile, recipes)
+    label = recipe_label(profile, hw_label(recipes, profile.hardware))
     return ReproSection(
         block_id=block_id(profile),
         recipe_path=profile.recipe_path,
@@ -184,13 +184,13 @@ def _section(
     )
 
 
-def recipe_label(profile: Profile, recipes: RecipesRepo) -> str:
+def recipe_label(profile: Profile, hardware_label: str) -> str:
     """``MI355X `single_node_tp` (`tool_calling, reasoning`)``: the recipe command a
     reproduction command's deltas are computed from, in the section's words."""
     features = ", ".join(
         f"{f}={profile.modes[f]}" if f in profile.modes else f for f in profile.features
     )
-    return f"{md.text(hw_label(recipes, profile.hardware))} {md.code(profile.strategy)}" + (
+    return f"{md.text(hardware_label)} {md.code(profile.strategy)}" + (
         f" ({md.code(features)})" if features else ""
     )
 
@@ -298,7 +298,7 @@ def _command(
         harness_left_out=tuple(dict.fromkeys(harness)),
         run_time=run_time,
         conc_values=conc_values,
-        base=recipe_label(chosen.profile, recipes),
+        base=recipe_label(chosen.profile, hw_label(recipes, chosen.profile.hardware)),
     )
 
 

@@ -47,10 +47,7 @@ def scope_words(edit: PlannedEdit, ctx: SummaryContext) -> str:
     """Who takes the edit, in hardware words: ``variant default on MI355X`` is ``MI355X
     only`` for a recipe with no other variant."""
     scope = edit.scope
-    if (
-        scope.startswith("variant ")
-        and len(ctx.recipes.by_path[ctx.plan.recipe_path].variants) <= 1
-    ):
+    if scope.startswith("variant ") and ctx.names.recipes[ctx.plan.recipe_path].variants <= 1:
         _, _, where = scope.partition(" on ")
         scope = f"{where} only" if where else "every rendering of the recipe"
     return scope[:1].upper() + scope[1:]

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from bot import markdown as md
 from bot.align.plan import AlignmentPlan
 from bot.align.profile import SYNTHETIC_KEYS
+from bot.align.quoted import GeneratedCommand
 from bot.align.regression import RegressionMatrix
 from bot.present.sections.common import (
     TextBudget,
@@ -17,7 +18,6 @@ from bot.present.sections.common import (
     prose,
     shorten,
 )
-from bot.recipes import Rendering
 from bot.words import count
 
 
@@ -90,7 +90,7 @@ def _builder_line(matrix: RegressionMatrix) -> str:
 
 
 def validation_section(
-    matrix: RegressionMatrix | None, patch: str, plan: AlignmentPlan, after: Rendering
+    matrix: RegressionMatrix | None, patch: str, plan: AlignmentPlan, after: GeneratedCommand
 ) -> list[str]:
     out = ["### Validation", ""]
     if matrix is not None:
@@ -100,8 +100,8 @@ def validation_section(
     return out
 
 
-def _invariant_sentence(after: Rendering, plan: AlignmentPlan) -> str:
-    argv = after.commands[0].argv
+def _invariant_sentence(after: GeneratedCommand, plan: AlignmentPlan) -> str:
+    argv = after.argv
     flags = [e.subject for e in plan.edits if e.kind in ("flag", "flag-new")]
     for token in argv:
         if token.startswith("--") and token.endswith("-config") and token not in flags:

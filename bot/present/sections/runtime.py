@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from bot.align.nodes import hw_label
 from bot.align.plan import AlignmentPlan, Target
 from bot.align.result import AlignRun
 from bot.present.evidence import render_evidence_section
@@ -18,7 +17,7 @@ from bot.present.sections.common import (
 def evidence_section(
     run: AlignRun, plan: AlignmentPlan, target: Target, budget: TextBudget
 ) -> list[str]:
-    label = hw_label(run.recipes, target.profile.hardware)
+    label = run.names.hw_label(target.profile.hardware)
     verification = next(
         (v for v in plan.verifications if v.hardware == target.profile.hardware), None
     )

@@ -4,11 +4,11 @@ the knob's class, who takes it, what the other renderings keep)."""
 from __future__ import annotations
 
 from bot import markdown as md
-from bot.align.nodes import hw_label, in_recipe
+from bot.align.nodes import in_recipe
 from bot.align.plan import AlignmentPlan, PlannedEdit, Verification
+from bot.align.quoted import GeneratedCommand, RecipesNames
 from bot.align.regression import Row
 from bot.align.result import AlignRun, RecipeOutcome
-from bot.benchmarks.changelog import vllm_prs
 from bot.present.hunks import hunk_lines
 from bot.present.offered import offered_lines
 from bot.present.sections.changes import change_table
@@ -28,7 +28,6 @@ from bot.present.sections.values import (
     old_value,
     value_only,
 )
-from bot.recipes import RecipesRepo, Rendering
 from bot.rules import Rules
 from bot.rules.knobs import KnobKind
 from bot.vllm import canonical_flag
@@ -63,12 +62,12 @@ def _kept(edit: PlannedEdit, ctx: SummaryContext) -> str:
             seen[row.id.strategy] = state
     whole: list[str] = []
     partial: list[str] = []
-    for hw in ctx.recipes.hardware:
+    for hw in ctx.names.hardware:
         states = profiles.get(hw, {})
         kept = [s for s, state in states.items() if state == "kept"]
         if not kept:
             continue
-        label = hw_label(ctx.recipes, hw)
+        label = ctx.names.hw_label(hw)
         others = {state for state in states.values() if state != "kept"}
         if others <= {"absent"}:  # every strategy that sets it keeps it
             whole.append(label)
@@ -92,12 +91,12 @@ def _held_state(row: Row, subject: str) -> str:
     return "absent" if subject in row.absent else "other"
 
 
-def _verb(edit: PlannedEdit, old: str | None, recipes: RecipesRepo | None) -> str:
+def _verb(edit: PlannedEdit, old: str | None, names: RecipesNames | None) -> str:
     """What the edit does; the old value is the change table's (no "instead of" here), but
     for an image what the old tag was in words, which the table does not say."""
     value = new_value(edit)
     if edit.kind == "image":
-        text = f"Pin the {plain(image_owner(edit, recipes))} image to {code(value)}"
+        text = f"Pin the {plain(image_owner(edit, names))} image to {code(value)}"
         text += f" ({image_words(value)}"
         return text + (f"; was {image_words(old)})" if old is not None else ")")
     if edit.kind == "flag":
@@ -130,7 +129,7 @@ def summary_bullet(edit: PlannedEdit, ctx: SummaryContext | None = None) -> str:
 def _bullet_parts(edit: PlannedEdit, ctx: SummaryContext | None) -> tuple[str, str]:
     """(what the edit sets, what the others keep) of :func:`summary_bullet`."""
     old = old_value(edit, ctx.plan) if ctx is not None else edit.before
-    line = f"- {_verb(edit, old, ctx.recipes if ctx is not None else None)}"
+    line = f"- {_verb(edit, old, ctx.names if ctx is not None else None)}"
     if ctx is not None:
         line += _knob(edit, ctx.rules)
     if edit.kind in ("flag-remove", "tp"):
@@ -171,29 +170,27 @@ def summary_lines(
     return list(dict.fromkeys(lines))
 
 
-def _untouched_overrides(after: Rendering, plan: AlignmentPlan) -> list[str]:
+def _untouched_overrides(after: GeneratedCommand, plan: AlignmentPlan) -> list[str]:
     """Hardware-specific override nodes the target draws from that the plan leaves alone."""
     edited = {e.node for e in plan.edits}
     found: dict[str, None] = {}
-    for unit in after.commands[0].args:
-        if ".hardware_overrides." not in unit.path or not in_recipe(unit.path):
+    for path in after.paths:
+        if ".hardware_overrides." not in path or not in_recipe(path):
             continue
-        if unit.path in edited or unit.path.rsplit("[", 1)[0] in edited:
+        if path in edited or path.rsplit("[", 1)[0] in edited:
             continue
-        if unit.path.startswith("hardware_overrides.") or unit.path.startswith(
-            "strategy_overrides."
-        ):
+        if path.startswith("hardware_overrides.") or path.startswith("strategy_overrides."):
             continue  # generation/profile blocks: covered by the edits' own scope
-        found[unit.path.rsplit("[", 1)[0]] = None
+        found[path.rsplit("[", 1)[0]] = None
     return list(found)
 
 
 def intro(run: AlignRun, plan: AlignmentPlan) -> list[str]:
     """What is aligned with which launch line, why the key is affected, and the base."""
-    inputs, recipes = run.inputs, run.recipes
+    inputs = run.inputs
     target = plan.targets[0]
     points = ", ".join(
-        f"{code(t.key)} ({plain(hw_label(recipes, t.profile.hardware))}, "
+        f"{code(t.key)} ({plain(run.names.hw_label(t.profile.hardware))}, "
         f"{plain(t.profile.strategy)}, {plain(t.comparison.launch.arm)} arm)"
         for t in plan.targets
     )
@@ -209,11 +206,10 @@ def intro(run: AlignRun, plan: AlignmentPlan) -> list[str]:
     return [text]
 
 
-def summary_section(run: AlignRun, outcome: RecipeOutcome, after: Rendering) -> list[str]:
-    plan, recipes, inputs = outcome.plan, run.recipes, run.inputs
+def summary_section(run: AlignRun, outcome: RecipeOutcome, after: GeneratedCommand) -> list[str]:
+    plan, names, inputs = outcome.plan, run.names, run.inputs
     target = plan.targets[0]
-    upstream = vllm_prs(run.changelog.get(target.key, ()))
-    ctx = SummaryContext(recipes, inputs.rules, plan, outcome.matrix, upstream)
+    ctx = SummaryContext(names, inputs.rules, plan, outcome.matrix, run.upstream(target.key))
     table = change_table(ctx)
     summary = ["### Summary", "", *table, *([""] if table else [])]
     summary += summary_lines(plan, inputs.bench_ref, ctx)
@@ -222,13 +218,13 @@ def summary_section(run: AlignRun, outcome: RecipeOutcome, after: Rendering) -> 
         summary.append(
             "- Everything else is byte-identical, including "
             + ", ".join(code(u) for u in untouched)
-            + f", which the {plain(hw_label(recipes, target.profile.hardware))} command draws from."
+            + f", which the {plain(names.hw_label(target.profile.hardware))} command draws from."
         )
     summary += hunk_lines(plan)
     for verification in plan.verifications:
         if verification.state not in ("verified", "already"):
             summary.append(
-                f"- Not marked verified on {plain(hw_label(recipes, verification.hardware))}: "
+                f"- Not marked verified on {plain(names.hw_label(verification.hardware))}: "
                 f"{prose(verification.reason)}."
             )
     summary += _estimate_line(plan)

@@ -2,25 +2,17 @@
 
 from __future__ import annotations
 
-from bot.align.nodes import hw_label
 from bot.align.plan import AlignmentPlan
+from bot.align.quoted import RecipesNames
 from bot.align.result import RecipeOutcome
 from bot.present.posted import (
     TITLE_LIMIT,
 )
-from bot.recipes import RecipesRepo
-from bot.recipes.jsvalues import as_dict
 
 
-def recipe_name(plan: AlignmentPlan, recipes: RecipesRepo) -> str:
-    recipe = recipes.by_path[plan.recipe_path]
-    title = as_dict(recipe.data.get("meta")).get("title")
-    return str(title) if title else plan.recipe_path.rsplit("/", 1)[-1].removesuffix(".yaml")
-
-
-def _hardware(plan: AlignmentPlan, recipes: RecipesRepo) -> list[str]:
+def _hardware(plan: AlignmentPlan, names: RecipesNames) -> list[str]:
     ids = {t.profile.hardware for t in plan.targets}
-    return [hw for hw in recipes.hardware if hw in ids]
+    return [hw for hw in names.hardware if hw in ids]
 
 
 # how a title names a changed flag (others: the flag without its dashes)
@@ -40,17 +32,17 @@ FLAG_WORDS = {
 MAX_TITLE_ITEMS = 3
 
 
-def _changes(plan: AlignmentPlan, recipes: RecipesRepo) -> list[str]:
+def _changes(plan: AlignmentPlan, names: RecipesNames) -> list[str]:
     """What the edits change, in words, most visible first (image, flags, features, env)."""
-    hws = _hardware(plan, recipes)
-    brands = {recipes.hardware[h].docker_brand for h in hws}
+    hws = _hardware(plan, names)
+    brands = {names.hardware[h].brand for h in hws}
     words: list[str] = [f"new {e.subject} variant" for e in plan.edits if e.kind == "variant"]
     for edit in plan.edits:
         if edit.kind != "image":
             continue
         owner = edit.node.split(".")[-2] if edit.node.endswith(".docker_image") else ""
-        if owner in recipes.hardware:  # one GPU's override: the title's tag names it
-            words.append("image" if hws == [owner] else f"{hw_label(recipes, owner)} image")
+        if owner in names.hardware:  # one GPU's override: the title's tag names it
+            words.append("image" if hws == [owner] else f"{names.hw_label(owner)} image")
         else:
             words.append(f"{'/'.join(sorted(b.upper() for b in brands))} image".strip())
     proposed = {e.subject for e in plan.edits if e.node == "opt_in_features"}
@@ -74,7 +66,7 @@ def _changes(plan: AlignmentPlan, recipes: RecipesRepo) -> list[str]:
 
 def title(
     plan: AlignmentPlan,
-    recipes: RecipesRepo,
+    names: RecipesNames,
     bench_repo: str,
     pr: int | None,
     outcome: RecipeOutcome | None = None,
@@ -86,20 +78,20 @@ def title(
     InferenceX #4000``."""
     if not plan.edits and outcome is not None and outcome.guide:
         ids = {p.section.hardware for p in outcome.guide}
-        hws = [hw for hw in recipes.hardware if hw in ids]
-        labels = "/".join(hw_label(recipes, h) for h in hws)
-        tags = f"[{recipe_name(plan, recipes)}]" + (f"[{labels}]" if labels else "")
+        hws = [hw for hw in names.hardware if hw in ids]
+        labels = "/".join(names.hw_label(h) for h in hws)
+        tags = f"[{names.recipes[plan.recipe_path].title}]" + (f"[{labels}]" if labels else "")
         bench = bench_repo.rsplit("/", 1)[-1] if bench_repo else "benchmark"
         keys = outcome.guide[0].section.keys
         source = f"{bench} #{pr}" if pr is not None else f"{bench} {keys[0] if keys else ''}"
         text = f"{tags} Add benchmark reproduction to the guide from {source}"
         return " ".join(text.split())[:TITLE_LIMIT]
-    hws = _hardware(plan, recipes)
-    labels = "/".join(hw_label(recipes, h) for h in hws)
-    tags = f"[{recipe_name(plan, recipes)}]" + (f"[{labels}]" if labels else "")
+    hws = _hardware(plan, names)
+    labels = "/".join(names.hw_label(h) for h in hws)
+    tags = f"[{names.recipes[plan.recipe_path].title}]" + (f"[{labels}]" if labels else "")
     bench = bench_repo.rsplit("/", 1)[-1] if bench_repo else "benchmark"
     source = f"{bench} #{pr}" if pr is not None else f"{bench} {plan.targets[0].key}"
-    words = _changes(plan, recipes)
+    words = _changes(plan, names)
     what = (
         ", ".join(words[:-1]) + f" and {words[-1]}" if len(words) > 1 else "".join(words)
     ) or "recipe"

@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from bot.align.nodes import hw_label
 from bot.align.plan import AlignmentPlan, PlannedEdit
+from bot.align.quoted import RecipesNames
 from bot.align.regression import RegressionMatrix
 from bot.present.sections.common import (
     code,
 )
-from bot.recipes import RecipesRepo
 from bot.rules import Rules
 from bot.vllm import canonical_flag
 from bot.vllm.argv import flag_value
@@ -27,7 +26,7 @@ class SummaryContext:
     hardware words, what the other renderings keep (the regression matrix) and the upstream
     vLLM change the benchmark cites for a new image."""
 
-    recipes: RecipesRepo
+    names: RecipesNames
     rules: Rules
     plan: AlignmentPlan
     matrix: RegressionMatrix | None = None
@@ -51,11 +50,11 @@ def image_shown(old: str, new: str) -> str:
     return (before.tag or old) if before.repo == after.repo else old
 
 
-def image_owner(edit: PlannedEdit, recipes: RecipesRepo | None) -> str:
+def image_owner(edit: PlannedEdit, names: RecipesNames | None) -> str:
     parts = edit.node.split(".")
     key = parts[-2] if parts[-1] == "docker_image" else parts[-1]
-    if recipes is not None and key in recipes.hardware:
-        return hw_label(recipes, key)
+    if names is not None and key in names.hardware:
+        return names.hw_label(key)
     return key.upper() if key in PLATFORMS or parts[-1] == "docker_image" else key
 
 

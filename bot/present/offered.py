@@ -47,8 +47,7 @@ def offered_lines(plan: AlignmentPlan, *, command: str) -> list[str]:
     else:
         kinds = "kinds rarely taken, or no passing eval at these settings"
     return [
-        f"**Offered, not proposed** ({kinds}): {names}{more}; "
-        f"`{command} add FLAG` proposes one.",
+        f"**Offered, not proposed** ({kinds}): {names}{more}; `{command} add FLAG` proposes one.",
         "",
         f"<details><summary>{counted(count, 'offered setting')} and "
         f"{'its' if count == 1 else 'their'} history</summary>",

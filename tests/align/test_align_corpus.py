@@ -122,7 +122,7 @@ def _probe(recipe_path: str) -> str | None:
         # listed as a benchmark setting, or (accuracy, no eval) offered to tick
         listed = any(s.subject == flag and s.bench == f"{flag} {value}" for s in plan.settings)
         offered = [e for e in plan.offered if e.subject == flag and value in (e.after or "")]
-        assert listed or offered and all(plan.waits_for(e) is not None for e in offered), flag
+        assert listed or (offered and all(plan.waits_for(e) is not None for e in offered)), flag
     matrix = regression_matrix(repo, plan.after, recipe_path, plan.edits, [profile], NOT_RUN)
     assert matrix.unexpected == (), matrix.unexpected
     assert matrix.lost == (), matrix.lost

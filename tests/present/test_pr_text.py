@@ -14,6 +14,7 @@ from bot.present.sections.changes import merged_scope
 from bot.present.sections.common import COMPACT, plain
 from bot.present.sections.matrix import whitespace_check
 from bot.present.sections.summary import summary_bullet
+from bot.present.sections.title import title
 from bot.recipes.edit import EnsurePath, SetScalar
 from tests.seed_cli import AlignCli, commit_edit
 
@@ -142,6 +143,20 @@ def test_title_has_no_run_specific_data(seed_out: Path) -> None:
     assert title == (
         "[DeepSeek-V4.1-Flash][MI355X] Align image and MoE backend with InferenceX #3058\n"
     )
+
+
+def test_the_title_names_the_hardware_the_edits_are_for(seed_run: AlignRun) -> None:
+    """InferenceX #1571: one MI355X edit in a PR whose lanes ran six GPUs; its title named
+    all six (issue #35). A lane that brought no edit adds no GPU to the tags."""
+    (outcome,) = seed_run.patches
+    plan = outcome.plan
+    edited = {label for edit in plan.edits for label in edit.targets}
+    assert {t.profile.hardware for t in plan.targets if t.profile.label in edited} == {"mi355x"}
+    lane = plan.targets[0]
+    other = replace(lane, profile=replace(lane.profile, hardware="b200"))
+    wider = replace(plan, targets=(other, *plan.targets))
+    text = title(wider, seed_run.recipes, "SemiAnalysisAI/InferenceX", 3058, outcome)
+    assert text.startswith("[DeepSeek-V4.1-Flash][MI355X] Align image"), text
 
 
 def test_a_long_body_collapses_before_it_is_cut(seed_run: AlignRun) -> None:

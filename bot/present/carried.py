@@ -7,20 +7,25 @@ from bot import markdown as md
 from bot.align.model import Setting
 from bot.align.plan import AlignmentPlan
 from bot.rules.knobs import CLASSIFIED
+from bot.words import count
 
 ORDER = (*CLASSIFIED, "image")
 
 
-def settings_lines(plan: AlignmentPlan, listed: int = 40) -> list[str]:
+HEADING = "Benchmark settings not carried into the recipe"
+
+
+def settings_lines(plan: AlignmentPlan, listed: int = 40, *, folded: bool = False) -> list[str]:
     """``**Not carried into the recipe** …`` then one bullet per class, one item per setting
     in it (a flag launched with a value per concurrency is one item, its values folded
-    together, each reason after its values); [] when none."""
+    together, each reason after its values); [] when none. ``folded``: the same list in a
+    ``<details>`` (a PR body over its word budget)."""
     groups: dict[str, dict[str, list[Setting]]] = {}
     for item in plan.settings:
         groups.setdefault(item.knob, {}).setdefault(item.subject, []).append(item)
     if not groups and not plan.to_classify:
         return []
-    out = ["**Benchmark settings not carried into the recipe** (for a reproduction section):", ""]
+    out = [f"**{HEADING}** (for a reproduction section):", ""]
     for knob in sorted(groups, key=lambda k: ORDER.index(k) if k in ORDER else len(ORDER)):
         items = list(groups[knob].values())
         text = "; ".join(_item(same, listed) for same in items[:listed])
@@ -29,6 +34,10 @@ def settings_lines(plan: AlignmentPlan, listed: int = 40) -> list[str]:
     if plan.to_classify:
         names = ", ".join(md.code(n) for n in dict.fromkeys(plan.to_classify))
         out.append(f"- rules to classify (not edited until rules/knobs.yaml classes them): {names}")
+    if folded:
+        settings = sum(len(g) for g in groups.values())
+        summary = f"{HEADING}: {count(settings, 'setting')} (for a reproduction section)"
+        return [f"<details><summary>{summary}</summary>", "", *out[2:], "", "</details>"]
     return out
 
 

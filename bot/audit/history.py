@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bot.audit.html import HistoryPoint
+from bot.present.page import HistoryPoint
 from bot.errors import InputError, Location
 
 

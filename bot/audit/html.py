@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from html import escape
 
-from bot.audit.actions import fix_for, pr_label, pr_url
+from bot.audit.actions import fix_for, pr_label, pr_url, start_here
 from bot.audit.groups import Entry, KeyGroup, RecipeGroup, group_report, top_flags
 from bot.audit.heatmap import heatmap_legend, heatmap_svg, text_width
 from bot.audit.markdown import TITLE
@@ -135,8 +135,10 @@ class Links:
             self.base = f"https://github.com/{name}/blob/{commit}/" if name and commit else ""
 
     def href(self, at: str) -> str | None:
+        """None without a base: a path relative to the repository is no link from the saved
+        page (the page warns instead, :func:`links_warning`)."""
         file, sep, line = at.rpartition(":")
-        if not sep or not line.isdigit():
+        if not sep or not line.isdigit() or not self.base:
             return None
         return f"{self.base}{file}#L{line}"
 
@@ -147,6 +149,58 @@ class Links:
         if href is None:
             return f"<span class=at title='{_e(at)}'>{_e(label)}</span>"
         return f"<a class=at href='{_e(href)}' title='{_e(at)}'>{_e(label)}</a>"
+
+
+def links_warning(report: AuditReport) -> str:
+    """What keeps file links off, and the flag that turns them on ("" when all work)."""
+    off = []
+    if not report.bench_name:
+        off.append(
+            "the benchmark repository's origin is not on GitHub: pass --bench-name OWNER/NAME"
+        )
+    elif not report.bench_commit:
+        off.append(
+            "the benchmark repository is a plain directory (no commit to link at): pass a git "
+            "repository as --bench-repo"
+        )
+    if not report.recipes_url and not (report.recipes_name and report.recipes_commit):
+        name = report.recipes_name or not report.recipes_commit
+        off.append(
+            "the recipes have no GitHub name and commit: pass "
+            + ("" if name else "--recipes-name OWNER/NAME or ")
+            + "--recipes-url URL (the base URL of the recipe files)"
+        )
+    if not off:
+        return ""
+    return (
+        f"<p class=warn id=links-warning>File links are off ({_e('; '.join(off))}): the page "
+        "shows repository paths instead.</p>"
+    )
+
+
+def _start_here(report: AuditReport, groups: Sequence[RecipeGroup]) -> str:
+    """Above the fold: the drifted entry with the most impact and its fix command."""
+    found = start_here(report, groups)
+    if found is None:
+        return ""
+    key, entry = found.key, found.entry
+    lines = len(entry.rows)
+    flags = ", ".join(found.flags)
+    where = f"status=drifted&text={key.config_key}"
+    what = (
+        f"<b>Start here</b>: <a href='#{_e(where)}' data-filter='{_e(where)}'>"
+        f"<code>{_e(key.config_key)}</code></a> <span class=notes>({_e(key.hardware)})</span>: "
+        f"{len(found.flags)} flag{'s' if len(found.flags) != 1 else ''} drift on {lines} launch "
+        f"line{'s' if lines != 1 else ''} ({_e(flags)})"
+    )
+    if found.fix.prs:
+        what += ", introduced by " + ", ".join(f"#{n}" for n in found.fix.prs)
+    fix = (
+        f". Fix: <code class=cmd>{_e(found.fix.command)}</code>"
+        if found.fix.command
+        else ". No fix command: no benchmark commit introduced it (read from a directory)"
+    )
+    return f"<p class=start id=start-here>{what}{fix}</p>"
 
 
 def _short_at(at: str) -> str:
@@ -459,6 +513,7 @@ def render_html(report: AuditReport, history: Sequence[HistoryPoint] = ()) -> st
         f"<p class=sub>benchmark repository <code>{_e(bench_label)}</code> · recipes "
         f"repository <code>{_e(recipes_label)}</code> · {len(report.rows)} launch lines of "
         f"{report.keys_audited} vLLM config keys, {entries} distinct entries</p>"
+        f"{_start_here(report, groups)}{links_warning(report)}"
         f"<div class=cards id=summary>{cards}</div>{_guide_summary(report)}{warnings}"
         f"<div class=charts>{charts}</div>"
         "<h2>By recipe</h2><div class=filters>"

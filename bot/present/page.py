@@ -68,6 +68,9 @@ code { font: 12px ui-monospace, SFMono-Regular, monospace; background: #f6f8fa;
 .filters label { color: var(--muted); }
 #shown { color: var(--muted); }
 .warn { border-left: 4px solid #bf8700; padding: 4px 12px; background: #fff8c5; }
+.start { border-left: 4px solid #cf222e; padding: 6px 12px; background: #fff5f5;
+  margin: 0 0 14px; }
+.start code.cmd { display: block; margin-top: 4px; user-select: all; white-space: pre-wrap; }
 details#out-of-scope { margin-top: 28px; } details summary { cursor: pointer; }
 details table td { border-bottom: 1px solid var(--line); padding: 4px 8px; vertical-align: top; }
 svg text { font: 12px system-ui, sans-serif; fill: #1f2328; }

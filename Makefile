@@ -6,7 +6,8 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: demo test docs-check lint fmt typecheck bench clean chromium webhook-examples github-openapi \
+.PHONY: demo test docs-check lint fmt typecheck bench clean chromium screenshots \
+	webhook-examples github-openapi \
 	deploy-tools deploy-lint podman stack-smoke image-smoke
 
 # The HTML audit report is tested in Debian's chromium (tests/audit/test_audit_browser.py).
@@ -19,6 +20,17 @@ chromium:
 	  { $(SUDO) apt-get update -qq && \
 	    $(SUDO) apt-get install -y -qq --no-install-recommends chromium; } || \
 	  echo "make: chromium could not be installed; the browser tests will skip"
+
+# docs/dashboard-real*.png and docs/backtest-real*.png (docs/dashboard.md): the audit dashboard
+# and the backtest report of the real repositories (the history bundles in ../shared) in
+# Debian's headless chromium at 1400 and 800 px. Skips, saying why, without chromium or the
+# shared data. Some benchmark PR titles are Chinese: a CJK font (Debian's fonts-wqy-zenhei) is
+# installed like chromium, best effort (without it those characters show as boxes).
+screenshots: $(STAMP) chromium
+	@fc-list 2>/dev/null | grep -qi 'wenquanyi\|noto sans cjk' || \
+	  $(SUDO) apt-get install -y -qq --no-install-recommends fonts-wqy-zenhei || \
+	  echo "make: fonts-wqy-zenhei could not be installed; CJK text shows as boxes"
+	$(BIN)/python -m bench.dashboard_shots --shared ../shared --out docs
 
 # tests/service/test_service_webhook_examples.py posts every payload of the npm package
 # @octokit/webhooks-examples to the server. A no-op when the pinned version is in .npm-tools

@@ -306,3 +306,11 @@ def link(label_markdown: str, url: str | None) -> str:
 
 def sha8(sha: str) -> str:
     return text(sha[:8])
+
+
+def visible_words(markdown: str) -> int:
+    """Words a reader sees without opening anything: no HTML comment, no ``<details>`` block,
+    no ``<sub>`` small print (the bot's footer)."""
+    text = re.sub(r"<!--.*?-->", " ", markdown, flags=re.S)
+    text = re.sub(r"<details>.*?</details>|<sub>.*?</sub>", " ", text, flags=re.S)
+    return len(text.split())

@@ -218,3 +218,10 @@ class AlignmentPlan:
             return "blocked"
         # nothing proposed, candidates below the adoption threshold offered to tick
         return "offered" if self.offered else "aligned"
+
+
+def edited_hardware(plan: AlignmentPlan) -> frozenset[str]:
+    """The hardware ids ``plan``'s edits are for: those of the lanes that demand an edit (an
+    edit for one GPU is not for the recipe's other GPUs the PR's lanes also ran)."""
+    edited = {label for edit in plan.edits for label in edit.targets}
+    return frozenset(t.profile.hardware for t in plan.targets if t.profile.label in edited)

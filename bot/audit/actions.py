@@ -10,9 +10,10 @@ Pure: the report carries the commits and the paths the command names.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from bot.audit.groups import Entry, KeyGroup, RecipeGroup
 from bot.audit.model import AuditReport, FlagRow, Introduced
 
 
@@ -84,3 +85,35 @@ def pr_url(report: AuditReport, intro: Introduced) -> str:
 
 def pr_label(intro: Introduced) -> str:
     return f"#{intro.pr}" if intro.pr is not None else intro.commit[:12]
+
+
+@dataclass(frozen=True)
+class StartHere:
+    """The drifted entry whose fix closes the most drift, and that fix."""
+
+    key: KeyGroup
+    entry: Entry
+    fix: Fix
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        return tuple(f.flag for f in self.entry.flags if f.drift)
+
+
+def start_here(report: AuditReport, groups: Sequence[RecipeGroup]) -> StartHere | None:
+    """Where a maintainer starts: the drifted entry with the most impact, counted differing
+    flags × launch lines (one with a fix command first; then the first in the page's order);
+    None when nothing drifts."""
+    best: tuple[tuple[bool, int, int], StartHere] | None = None
+    for group in groups:
+        for profile in group.profiles:
+            for key in profile.keys:
+                for entry in key.entries:
+                    if entry.status != "drifted":
+                        continue
+                    fix = fix_for(report, key.config_key, entry.flags)
+                    rank = (bool(fix.command), entry.first.drift_count * len(entry.rows),
+                            len(entry.rows))  # fmt: skip
+                    if best is None or rank > best[0]:
+                        best = (rank, StartHere(key, entry, fix))
+    return best[1] if best is not None else None

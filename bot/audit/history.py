@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bot.audit.html import HistoryPoint
 from bot.errors import InputError, Location
+from bot.present.page import HistoryPoint
 
 
 def load_history(path: Path) -> list[HistoryPoint]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from bot.audit.actions import fix_for, pr_label, pr_url
+from bot.audit.actions import fix_for, pr_label, pr_url, start_here
 from bot.audit.groups import Entry, KeyGroup, RecipeGroup, group_report
 from bot.audit.model import STATUSES, AuditReport, Introduced
 from bot.markdown import inline, neutralize, no_markers
@@ -112,6 +112,23 @@ def _entry_lines(cells: _Cells, key: KeyGroup, entry: Entry, report: AuditReport
 
 def _recipe_cell(cells: _Cells, group: RecipeGroup) -> str:
     return cells.code(group.recipe) if group.has_recipe else cells.text(group.recipe)
+
+
+def _start_here(report: AuditReport, groups: Sequence[RecipeGroup], cells: _Cells) -> list[str]:
+    """The drifted entry with the most impact and its fix command, on top of the report."""
+    found = start_here(report, groups)
+    if found is None:
+        return []
+    lines = len(found.entry.rows)
+    flags = ", ".join(cells.code(f, table=False) for f in found.flags)
+    text = (
+        f"**Start here**: {cells.code(found.key.config_key, table=False)} "
+        f"({cells.text(found.key.hardware, table=False)}): "
+        f"{_n(len(found.flags), 'flag')} drift on {_n(lines, 'launch line')} ({flags})"
+    )
+    if found.fix.command:
+        text += f"; fix: {cells.command(found.fix.command)}"
+    return ["", text + "."]
 
 
 def _drift_lines(report: AuditReport, cells: _Cells) -> list[str]:
@@ -243,6 +260,7 @@ def render_markdown(
         f"**{len(report.rows)} launch lines** of **{report.keys_audited} vLLM config keys**: "
         + " · ".join(f"{counts[s]} {s}" for s in STATUSES)
         + ".",
+        *_start_here(report, groups, cells),
         "",
         *_drift_lines(report, cells),
     ]

@@ -251,6 +251,9 @@ class BacktestReport:
     bench: str
     recipes: str
     rows: tuple[PRRow, ...]
+    # OWNER/NAME of each repository for the HTML report's links ("" when unknown)
+    bench_name: str = ""
+    recipes_name: str = ""
 
     def counts(self) -> dict[str, int]:
         out = {name: 0 for name in OUTCOMES}

@@ -382,7 +382,13 @@ def run_backtest(
     with Replayer(settings, jobs) as replayer:
         rows = run_jobs(settings, planned, replayer, cache=cache, progress=progress)
     recipes_label = str(settings.recipes) + (" (git history)" if settings.recipes_is_git else "")
-    return BacktestReport(bench=str(settings.bench_repo), recipes=recipes_label, rows=rows)
+    return BacktestReport(
+        bench=str(settings.bench_repo),
+        recipes=recipes_label,
+        rows=rows,
+        bench_name=settings.bench_name,
+        recipes_name=settings.recipes_name,
+    )
 
 
 def run_jobs(

@@ -4,27 +4,77 @@
 from __future__ import annotations
 
 from bot import markdown as md
+from bot.align.model import Setting
 from bot.align.plan import AlignmentPlan
 from bot.rules.knobs import CLASSIFIED
+from bot.words import count
 
 ORDER = (*CLASSIFIED, "image")
 
 
-def settings_lines(plan: AlignmentPlan, listed: int = 40) -> list[str]:
-    """``**Not carried into the recipe** …`` then one bullet per class; [] when none."""
-    groups: dict[str, dict[str, str]] = {}
+HEADING = "Benchmark settings not carried into the recipe"
+
+
+def settings_lines(plan: AlignmentPlan, listed: int = 40, *, folded: bool = False) -> list[str]:
+    """``**Not carried into the recipe** …`` then one bullet per class, one item per setting
+    in it (a flag launched with a value per concurrency is one item, its values folded
+    together, each reason after its values); [] when none. ``folded``: the same list in a
+    ``<details>`` (a PR body over its word budget)."""
+    groups: dict[str, dict[str, list[Setting]]] = {}
     for item in plan.settings:
-        shown = item.bench or item.subject
-        groups.setdefault(item.knob, {}).setdefault(shown, item.reason)
+        groups.setdefault(item.knob, {}).setdefault(item.subject, []).append(item)
     if not groups and not plan.to_classify:
         return []
-    out = ["**Benchmark settings not carried into the recipe** (for a reproduction section):", ""]
+    out = [f"**{HEADING}** (for a reproduction section):", ""]
     for knob in sorted(groups, key=lambda k: ORDER.index(k) if k in ORDER else len(ORDER)):
-        items = list(groups[knob].items())
-        text = "; ".join(f"{md.code(v)} ({md.text(r.rstrip('.'))})" for v, r in items[:listed])
+        items = list(groups[knob].values())
+        text = "; ".join(_item(same, listed) for same in items[:listed])
         more = f"; {len(items) - listed} more" if len(items) > listed else ""
         out.append(f"- {md.text(knob)}: {text}{more}")
     if plan.to_classify:
         names = ", ".join(md.code(n) for n in dict.fromkeys(plan.to_classify))
         out.append(f"- rules to classify (not edited until rules/knobs.yaml classes them): {names}")
+    if folded:
+        settings = sum(len(g) for g in groups.values())
+        summary = f"{HEADING}: {count(settings, 'setting')} (for a reproduction section)"
+        return [f"<details><summary>{summary}</summary>", "", *out[2:], "", "</details>"]
     return out
+
+
+def _item(same: list[Setting], listed: int) -> str:
+    """One setting: ``--max-num-seqs 128 (why)`` when launched one way; else its values
+    (``--max-num-seqs`` ``4``, ``8`` … ``(why)``), numbers in order, each reason after the
+    values it is given for."""
+    shown = {item.bench or item.subject: item for item in same}
+    subject = same[0].subject
+    values = {shown: _value(item, shown) for shown, item in shown.items()}
+    head = ""
+    if len(shown) > 1 and all(v is not None for v in values.values()):
+        head = md.code(subject) + " "
+        shown = {str(values[s]): item for s, item in shown.items()}  # one spelling each
+    by_reason: dict[str, list[str]] = {}
+    for text, item in shown.items():
+        by_reason.setdefault(item.reason, []).append(text)
+    parts = []
+    for reason, texts in by_reason.items():
+        if head and all(_number(t) is not None for t in texts):
+            texts.sort(key=lambda t: _number(t) or 0.0)
+        more = f", {len(texts) - listed} more" if len(texts) > listed else ""
+        codes = ", ".join(md.code(t) for t in texts[:listed])
+        parts.append(f"{codes}{more} ({md.text(reason.rstrip('.'))})")
+    return head + ", ".join(parts)
+
+
+def _value(item: Setting, shown: str) -> str | None:
+    """The value in ``--flag VALUE``, ``--flag=VALUE`` or ``NAME=VALUE``; None otherwise."""
+    for sep in (" ", "=") if item.kind == "flag" else ("=",):
+        if shown.startswith(item.subject + sep):
+            return shown[len(item.subject) + 1 :]
+    return None
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from bot import markdown as md
 from bot.align.result import AlignRun, RecipeOutcome
-from bot.markdown import MAX_BODY, neutralize, truncate
+from bot.markdown import MAX_BODY, neutralize, truncate, visible_words
 from bot.present.carried import settings_lines
 from bot.present.guide import guide_section
 from bot.present.posted import (
@@ -47,6 +47,9 @@ from bot.present.sections.title import title
 from bot.present.texts import PullRequestText
 from bot.words import count
 
+# visible words of a PR body (issue #35): past it the least useful detail folds
+WORD_BUDGET = 800
+
 
 def body(run: AlignRun, outcome: RecipeOutcome, budget: TextBudget = FULL) -> str:
     """The PR body without the metadata line (the service adds its own), neutralised: the
@@ -61,6 +64,7 @@ def body(run: AlignRun, outcome: RecipeOutcome, budget: TextBudget = FULL) -> st
     after = outcome.after
     assert after is not None  # align() renders it for every patch with node edits
     images = [e.after for e in plan.edits if e.kind == "image" and e.after]
+    carried = 2  # the index of the settings not carried, folded first past the word budget
     parts: list[list[str]] = [
         intro(run, plan),
         summary_section(run, outcome, after),
@@ -76,6 +80,7 @@ def body(run: AlignRun, outcome: RecipeOutcome, budget: TextBudget = FULL) -> st
             command_block(after),
         ],
     ]
+    matrix = len(parts)
     if outcome.matrix is not None:
         parts.append(matrix_section(outcome.matrix, budget, images))
     # targets of one key on one hardware (single_node_tp and _tep of a sweep) share their
@@ -84,7 +89,18 @@ def body(run: AlignRun, outcome: RecipeOutcome, budget: TextBudget = FULL) -> st
     parts += [section for index, section in enumerate(evidence) if section not in evidence[:index]]
     parts.append(defaults_section(plan))
     parts.append(lists_section(plan, budget))
-    return neutralize("\n\n".join("\n".join(p) for p in parts if p).rstrip() + "\n")
+    # past the word budget the least useful detail folds, first the settings not carried
+    # (the verification comment lists them too), then the regression rows where nothing
+    # moved; nothing is dropped
+    if visible_words(_joined(parts)) > WORD_BUDGET:
+        parts[carried] = settings_lines(plan, budget.listed, folded=True)
+    if visible_words(_joined(parts)) > WORD_BUDGET and outcome.matrix is not None:
+        parts[matrix] = matrix_section(outcome.matrix, budget, images, moved_only=True)
+    return neutralize(_joined(parts))
+
+
+def _joined(parts: list[list[str]]) -> str:
+    return "\n\n".join("\n".join(p) for p in parts if p).rstrip() + "\n"
 
 
 def _guide_only_body(run: AlignRun, outcome: RecipeOutcome) -> str:

@@ -12,6 +12,7 @@ import pytest
 from bot.audit import AuditReport, AuditRow, FlagRow, OutOfScope, render_html, render_markdown
 from bot.audit.groups import group_report
 from bot.audit.html import HistoryPoint
+from bot.audit.model import Introduced
 from bot.benchmarks import Point
 from bot.commands.main import main
 from bot.fixtures import SeedFixtures
@@ -181,11 +182,12 @@ def test_dashboard_links_at_the_audited_commits() -> None:
         (row("k", "drifted", flags=(flag,), recipe_file="models/acme/Acme-7B.yaml"),),
         bench_name="o/bench",
         bench_commit="a" * 40,
-        recipes_name="",  # a local recipes repository: links are repository paths
+        recipes_name="",  # a local recipes repository: no link, the path (and a warning)
     )
     page = render_html(report)
     assert f"href='https://github.com/o/bench/blob/{'a' * 40}/benchmarks/acme.sh#L40'" in page
-    assert "href='models/acme/Acme-7B.yaml#L12'" in page
+    assert "href='models/" not in page and "title='models/acme/Acme-7B.yaml:12'" in page
+    assert "--recipes-url URL" in page.split("id=links-warning>", 1)[1]
     assert f"href='https://github.com/o/bench/blob/{'a' * 40}/configs/amd-master.yaml#L3'" in page
 
 
@@ -277,3 +279,48 @@ def test_the_heatmap_legend_reads_its_example_off_the_busiest_cell() -> None:
     assert "<b>2/3</b> Acme-7B on mi355x: 2 of the 3 launch lines compared with the recipe" in page
     nothing = AuditReport("b", "r", (row("k", "unmapped"),))
     assert "launch lines compared with the recipe drift" not in render_html(nothing)
+
+
+def _introduced_drift(flag: str, pr: int, at: int) -> FlagRow:
+    intro = Introduced(f"{pr:040d}", f"bump {flag} (#{pr})", pr, "benchmarks/acme.sh:9", at)
+    return FlagRow("flag", flag, "128", "", "differs", "r", True, introduced=intro)
+
+
+def test_start_here_names_the_entry_with_the_most_impact_and_its_fix() -> None:
+    """Issue #35: above the fold, the one drifted entry whose fix closes the most drift
+    (counted differences × launch lines) with its fix command."""
+    small = _introduced_drift("--max-num-seqs", 11, 1)
+    wide = (_introduced_drift("--block-size", 12, 2), _introduced_drift("--max-num-seqs", 12, 2))
+    rows = [row("acme-small", "drifted", 4, flags=(small,))]
+    rows += [row("acme-wide", "drifted", c, flags=wide, hardware="h200") for c in (4, 8, 16)]
+    report = AuditReport(
+        "b", "r", tuple(rows), bench_name="o/bench", bench_commit="a" * 40, bench_path="ix"
+    )
+    page = render_html(report)
+    start = page.split("id=start-here>", 1)[1].split("</p>", 1)[0]
+    assert page.index("id=start-here") < page.index("id=summary")  # above the cards
+    assert "acme-wide" in start and "acme-small" not in start
+    assert "2 flags drift on 3 launch lines" in start
+    assert "recipe-sync align --bench-repo ix --bench-ref aaaaaaaaaaaa" in start
+    assert "--config-key acme-wide --bench-pr 12" in start
+    text = render_markdown(report)
+    line = next(x for x in text.splitlines() if x.startswith("**Start here**"))
+    assert "`acme-wide`" in line and "--config-key acme-wide" in line
+    assert text.index("**Start here**") < text.index("## Recipes with drift")
+    assert "start-here" not in render_html(big_report(0))  # nothing drifts: no line
+
+
+def test_links_that_cannot_work_are_not_links_and_a_warning_names_the_flag() -> None:
+    """A repository whose origin is not GitHub (a bundle clone, a plain directory): its
+    file:line references were relative hrefs, broken from the saved HTML file."""
+    flag = FlagRow("flag", "--max-num-seqs", "128", "512", "differs", "r", True,
+                   recipe_at="models/acme/Acme-7B.yaml:12", bench_at="b/a.sh:4")  # fmt: skip
+    rows = (row("k", "drifted", flags=(flag,), recipe_file="models/acme/Acme-7B.yaml"),)
+    page = render_html(AuditReport("b", "r", rows))
+    assert "href='models/" not in page and "href='benchmarks/" not in page
+    assert "href='configs/" not in page
+    warning = page.split("id=links-warning>", 1)[1].split("</p>", 1)[0]
+    assert "--bench-name OWNER/NAME" in warning and "--recipes-url URL" in warning
+    named = AuditReport("b", "r", rows, bench_name="o/bench", bench_commit="a" * 40,
+                        recipes_url="https://example.org/recipes/")  # fmt: skip
+    assert "links-warning" not in render_html(named)

@@ -7,13 +7,16 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+from bot.align.model import Setting
 from bot.align.plan import PlannedEdit
 from bot.align.result import AlignRun
+from bot.markdown import visible_words
 from bot.present.pr_text import body, cap, pull_request_text
 from bot.present.sections.changes import merged_scope
 from bot.present.sections.common import COMPACT, plain
 from bot.present.sections.matrix import whitespace_check
 from bot.present.sections.summary import summary_bullet
+from bot.present.sections.title import title
 from bot.recipes.edit import EnsurePath, SetScalar
 from tests.seed_cli import AlignCli, commit_edit
 
@@ -142,6 +145,45 @@ def test_title_has_no_run_specific_data(seed_out: Path) -> None:
     assert title == (
         "[DeepSeek-V4.1-Flash][MI355X] Align image and MoE backend with InferenceX #3058\n"
     )
+
+
+def test_the_title_names_the_hardware_the_edits_are_for(seed_run: AlignRun) -> None:
+    """InferenceX #1571: one MI355X edit in a PR whose lanes ran six GPUs; its title named
+    all six (issue #35). A lane that brought no edit adds no GPU to the tags."""
+    (outcome,) = seed_run.patches
+    plan = outcome.plan
+    edited = {label for edit in plan.edits for label in edit.targets}
+    assert {t.profile.hardware for t in plan.targets if t.profile.label in edited} == {"mi355x"}
+    lane = plan.targets[0]
+    other = replace(lane, profile=replace(lane.profile, hardware="b200"))
+    wider = replace(plan, targets=(other, *plan.targets))
+    text = title(wider, seed_run.recipes, "SemiAnalysisAI/InferenceX", 3058, outcome)
+    assert text.startswith("[DeepSeek-V4.1-Flash][MI355X] Align image"), text
+
+
+def test_a_body_over_800_visible_words_folds_detail_and_keeps_every_fact(
+    seed_run: AlignRun,
+) -> None:
+    """Issue #35: a body stays within 800 visible words (what a reader sees without opening a
+    <details>); past that the least useful detail folds (the settings not carried, then the
+    regression rows where nothing moved), nothing is dropped."""
+    (outcome,) = seed_run.patches
+    plan = outcome.plan
+    lane = plan.targets[0].profile.label
+    many = tuple(
+        Setting("tuning", "flag", f"--knob-{n}", f"--knob-{n} {n}", None,
+                f"a tuning value number {n} sized for the benchmark node", lane)
+        for n in range(30)
+    )  # fmt: skip
+    long = replace(outcome, plan=replace(plan, settings=(*plan.settings, *many)))
+    text = body(seed_run, long)
+    assert visible_words(text) <= 800, visible_words(text)
+    for setting in many:
+        assert f"`{setting.bench}`" in text
+    folded = text.split("<summary>Benchmark settings not carried", 1)[1].split("</details>")[0]
+    assert "`--knob-29 29`" in folded and "`--max-num-seqs 128`" in folded
+    # the seed itself is under the bound: nothing of it folds
+    assert "<summary>Benchmark settings" not in body(seed_run, outcome)
 
 
 def test_a_long_body_collapses_before_it_is_cut(seed_run: AlignRun) -> None:

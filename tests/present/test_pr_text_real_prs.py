@@ -12,6 +12,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from bot.commands.main import main
+from bot.markdown import visible_words
 from tests.shared import shared_dir
 from tests.ungated import ungated_rules_dir
 
@@ -222,3 +223,22 @@ def test_a_bullet_names_the_old_value_of_its_own_strategy_only(
     # the change table's old value of the tp rows: none, not the dep strategy's JSON
     olds = {row.split(" | ")[2] for row in tp if "--compilation-config" in row}
     assert olds == {"—"}, tp
+
+
+@pytest.mark.parametrize(
+    ("number", "key"), [(2707, "dsv4-fp4-b200-vllm-agentic-mtp"), (1571, None), (2513, None)]
+)
+def test_a_real_body_shows_at_most_800_words(
+    histories: tuple[Path, Path], tmp_path: Path, number: int, key: str | None
+) -> None:
+    """Issue #35: what a reader sees of each alignment PR without opening a <details> stays
+    within 800 words; the settings not carried and the unchanged regression rows fold first,
+    and are still there (#1571 writes three PRs, each its own body under prs/)."""
+    out = tmp_path / "out"
+    _align(histories, number, out, key)
+    bodies = sorted(out.glob("prs/*/pr-body.md")) or [out / "pr-body.md"]
+    for path in bodies:
+        body = path.read_text()
+        assert visible_words(body) <= 800, (path, visible_words(body))
+        if "### Summary" in body:  # a recipe edit: the settings it does not carry are listed
+            assert "Benchmark settings not carried into the recipe" in body

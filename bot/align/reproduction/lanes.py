@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from bot.align.delta import KeyDelta
-from bot.align.model import AlignmentPlan
+from bot.align.model import AlignmentPlan, edited_hardware
 from bot.align.reproduction.model import SectionPoint
 from bot.rules import KnobClass, Rules
 
@@ -24,12 +24,7 @@ def documents(rules: Rules, plan: AlignmentPlan, point: SectionPoint) -> bool:
     one GPU does not bring blocks for the recipe's other GPUs into its PR."""
     if rules.policy.reproduction != "with_edits":
         return True
-    edited = {label for edit in plan.edits for label in edit.targets}
-    return any(
-        t.profile.hardware == point.profile.hardware
-        for t in plan.targets
-        if t.profile.label in edited
-    )
+    return point.profile.hardware in edited_hardware(plan)
 
 
 def changed_lane(deltas: Mapping[str, KeyDelta], point: SectionPoint, rules: Rules) -> bool:

@@ -34,10 +34,16 @@ def moved_summary(matrix: RegressionMatrix) -> str:
 
 
 def matrix_section(
-    matrix: RegressionMatrix, budget: TextBudget, images: Sequence[str]
+    matrix: RegressionMatrix,
+    budget: TextBudget,
+    images: Sequence[str],
+    *,
+    moved_only: bool = False,
 ) -> list[str]:
     """The regression matrix's groups (renderings with the same outcome), with the edited
-    image tags short (they are in full in the summary)."""
+    image tags short (they are in full in the summary). ``moved_only``: the table shows the
+    groups that moved or did not do as planned, the unchanged ones fold into ``<details>``
+    (a PR body over its word budget)."""
     total = len(matrix.rows)
     api = sum(1 for r in matrix.rows if r.id.api_file is not None)
     moved = len(matrix.moved)
@@ -50,10 +56,16 @@ def matrix_section(
         else "UNEXPECTED: " + prose("; ".join(matrix.unexpected))
     )
     head = ["| Renderings | Result |", "|---|---|"]
+    groups = list(matrix.groups)
+    shown_rows = budget.table_rows
+    if moved_only:
+        notable = [g for g in groups if g.moved or g.moved != g.expected]
+        groups = notable + [g for g in groups if g not in notable]
+        shown_rows = min(shown_rows, len(notable))
     rows = [
         f"| {md.cell(plain(shorten(g.label, images)))} | "
         f"{md.cell(md.prose(shorten(g.result, images)))} |"
-        for g in matrix.groups
+        for g in groups
     ]
     out = [
         "### Regression checks",
@@ -63,11 +75,12 @@ def matrix_section(
     ]
     if matrix.ineffective:
         out.append(f"Expected to move but unchanged: {prose('; '.join(matrix.ineffective))}.")
-    out += ["", *head, *rows[: budget.table_rows]]
-    rest = rows[budget.table_rows :]
+    out += ["", *head, *rows[:shown_rows]] if shown_rows else []
+    rest = rows[shown_rows:]
     if rest:
         shown = rest[: budget.detail_rows]
-        out += ["", f"<details><summary>{count(len(rest), 'more group')}</summary>", ""]
+        more = count(len(rest), "unchanged group" if moved_only else "more group")
+        out += ["", f"<details><summary>{more}</summary>", ""]
         out += [*head, *shown] if shown else []
         if len(shown) < len(rest):
             out.append(f"{count(len(rest) - len(shown), 'group')} not shown (see plan.json)")

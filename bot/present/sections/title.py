@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bot.align.model import edited_hardware
 from bot.align.plan import AlignmentPlan
 from bot.align.quoted import RecipesNames
 from bot.align.result import RecipeOutcome
@@ -11,7 +12,9 @@ from bot.present.posted import (
 
 
 def _hardware(plan: AlignmentPlan, names: RecipesNames) -> list[str]:
-    ids = {t.profile.hardware for t in plan.targets}
+    """The hardware the edits are for (#1571: one MI355X edit, not every GPU the PR ran);
+    every lane's when no edit names a lane."""
+    ids = edited_hardware(plan) or {t.profile.hardware for t in plan.targets}
     return [hw for hw in names.hardware if hw in ids]
 
 

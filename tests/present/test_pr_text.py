@@ -157,7 +157,7 @@ def test_the_title_names_the_hardware_the_edits_are_for(seed_run: AlignRun) -> N
     lane = plan.targets[0]
     other = replace(lane, profile=replace(lane.profile, hardware="b200"))
     wider = replace(plan, targets=(other, *plan.targets))
-    text = title(wider, seed_run.recipes, "SemiAnalysisAI/InferenceX", 3058, outcome)
+    text = title(wider, seed_run.names, "SemiAnalysisAI/InferenceX", 3058, outcome)
     assert text.startswith("[DeepSeek-V4.1-Flash][MI355X] Align image"), text
 
 

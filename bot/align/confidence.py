@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from bot.align.model import ChangeKind, Estimate, PlannedEdit
+from bot.align.model import ChangeKind, Estimate, PlannedEdit, Wait, WaitReason
 from bot.rules import Rules
 from bot.rules.practice import KindPractice, PracticeRules
 
@@ -75,9 +75,8 @@ class Gate:
     proposed: tuple[PlannedEdit, ...]
     offered: tuple[PlannedEdit, ...]
     estimates: Mapping[tuple[str, str], Estimate]
-    # offered whatever the estimate until an eval passes: (node, subject) → the accuracy
-    # setting it waits for (itself or one it travels with) and what that setting is
-    waiting: Mapping[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    # offered whatever the estimate: (node, subject) → why
+    waiting: Mapping[tuple[str, str], Wait] = field(default_factory=dict)
 
 
 def gate(
@@ -85,14 +84,14 @@ def gate(
     rules: Rules,
     vendor_of: Mapping[str, str],
     included: frozenset[str] = frozenset(),
-    needs_eval: Mapping[str, str] | None = None,
+    offer_only: Mapping[str, tuple[WaitReason, str]] | None = None,
 ) -> Gate:
     """Split ``edits`` by their estimate against ``policy.propose_above``. Edits of one flag
     (its dotted fields, a backend and its options spelled as fields) go or stay together:
     the diff never combines settings no benchmarked launch ran together. ``included``:
     subjects a maintainer ticked (``/recipe-sync add``), proposed whatever the estimate.
-    ``needs_eval``: settings (subject → what they are) the policy edits only with a passing
-    eval, which no run cited: offered whatever the estimate."""
+    ``offer_only``: settings offered whatever the estimate (subject → why, what it is): an
+    accuracy setting no passing eval covers, drift the benchmark PR did not introduce."""
     threshold = rules.policy.propose_above
     estimates: dict[tuple[str, str], Estimate] = {}
     for edit in edits:
@@ -100,9 +99,8 @@ def gate(
         estimates[(edit.node, edit.subject)] = estimate(
             kind_of(edit, rules, vendor), rules.practice
         )
-    eval_roots: dict[str, str] = {}
-    for subject, what in (needs_eval or {}).items():
-        eval_roots.setdefault(flag_root(subject), what)
+    only = offer_only or {}
+    roots = {flag_root(subject) for subject in only}
     ticked = {e.subject for e in edits if {e.subject, flag_root(e.subject)} & included}
     below = {
         flag_root(e.subject)
@@ -110,7 +108,7 @@ def gate(
         if e.subject not in ticked
         and e.kind not in EVIDENCE_ONLY
         and (
-            flag_root(e.subject) in eval_roots
+            flag_root(e.subject) in roots
             or not _clears(
                 estimates[(e.node, e.subject)], threshold, rules.policy.propose_min_authors
             )
@@ -119,19 +117,20 @@ def gate(
     proposed = tuple(e for e in edits if flag_root(e.subject) not in below)
     offered = tuple(e for e in edits if flag_root(e.subject) in below)
     waiting = {
-        (e.node, e.subject): _waits_for(e.subject, needs_eval or {})
+        (e.node, e.subject): _waits_for(e.subject, only)
         for e in offered
-        if flag_root(e.subject) in eval_roots
+        if flag_root(e.subject) in roots
     }
     return Gate(proposed, offered, estimates, waiting)
 
 
-def _waits_for(subject: str, needs_eval: Mapping[str, str]) -> tuple[str, str]:
-    """The accuracy setting an offered edit waits for (itself, or one it travels with)."""
-    if subject in needs_eval:
-        return subject, needs_eval[subject]
-    needing = next(s for s in needs_eval if flag_root(s) == flag_root(subject))
-    return needing, needs_eval[needing]
+def _waits_for(subject: str, only: Mapping[str, tuple[WaitReason, str]]) -> Wait:
+    """Why an offered edit waits: its own setting's reason, or one it travels with."""
+    setting = (
+        subject if subject in only else next(s for s in only if flag_root(s) == flag_root(subject))
+    )
+    reason, what = only[setting]
+    return Wait(reason, setting, what)
 
 
 def _clears(estimate: Estimate, threshold: float, authors: int) -> bool:

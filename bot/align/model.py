@@ -44,6 +44,18 @@ class Target:
         return self.representatives[0]
 
 
+# why a candidate is offered whatever its adoption estimate: an accuracy setting no passing
+# eval covers ("eval"), or drift the benchmark PR did not introduce ("older")
+WaitReason = Literal["eval", "older"]
+
+
+@dataclass(frozen=True)
+class Wait:
+    reason: WaitReason
+    setting: str  # the setting that waits: the candidate's own, or one it travels with
+    what: str  # what that setting is (rules/knobs.yaml's reason)
+
+
 @dataclass(frozen=True)
 class PlannedEdit:
     edit: Edit
@@ -194,9 +206,8 @@ class AlignmentPlan:
     offered: tuple[PlannedEdit, ...] = ()
     # (node, subject, estimate) of every edit and offered candidate
     estimates: tuple[tuple[str, str, Estimate], ...] = ()
-    # (node, subject, (setting, what it is)) of offered candidates that wait, whatever their
-    # estimate, for an eval at an accuracy setting (itself or one it travels with)
-    waiting: tuple[tuple[str, str, tuple[str, str]], ...] = ()
+    # (node, subject, why) of candidates offered whatever their estimate
+    waiting: tuple[tuple[str, str, Wait], ...] = ()
     failure: str | None = None  # the plan cannot be applied (invariants, editor)
     result: EditResult | None = None
     # the edited recipes (None in an AlignRun: its outcome quotes what it rendered from them)
@@ -205,7 +216,7 @@ class AlignmentPlan:
     def estimate_of(self, edit: PlannedEdit) -> Estimate | None:
         return next((e for n, s, e in self.estimates if (n, s) == (edit.node, edit.subject)), None)
 
-    def waits_for(self, edit: PlannedEdit) -> tuple[str, str] | None:
+    def waits_for(self, edit: PlannedEdit) -> Wait | None:
         return next((w for n, s, w in self.waiting if (n, s) == (edit.node, edit.subject)), None)
 
     @property

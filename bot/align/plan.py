@@ -133,6 +133,16 @@ def plan_recipe(
     wanted = [d for d in out.demands if d.subject not in ignored and d.subject not in dropped]
     demands, conflicts = resolve_conflicts(wanted)
     candidates, problems = build_edits(merge(demands), recipe, recipes)
+    if (conflicts or problems) and out.offer_only:
+        # settings only offered (older drift, no eval) are not worth a blocking line: when
+        # the plan has one, it is made again without them, and they are listed as before
+        roots = {flag_root(subject) for subject in out.offer_only}
+        plain = [d for d in wanted if isinstance(d, KeepDemand) or _root_of(d.subject) not in roots]
+        fewer, fewer_conflicts = resolve_conflicts(plain)
+        built, fewer_problems = build_edits(merge(fewer), recipe, recipes)
+        if len(fewer_conflicts) + len(fewer_problems) < len(conflicts) + len(problems):
+            demands, conflicts, candidates, problems = fewer, fewer_conflicts, built, fewer_problems
+            out.give_up_offers()
     reverts = withhold_reverts(candidates, history, included)
     # precision first: only candidates maintainers are likely to take go into the diff
     vendor_of = {
@@ -140,7 +150,7 @@ def plan_recipe(
         for t in targets
         if t.profile.hardware in recipes.hardware
     }
-    gated = gate(list(reverts.kept), rules, vendor_of, included, out.needs_eval)
+    gated = gate(list(reverts.kept), rules, vendor_of, included, out.offer_only)
     planned = list(gated.proposed)
     left_out = {flag_root(e.subject) for e in candidates} - {flag_root(e.subject) for e in planned}
     if left_out:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -63,6 +64,14 @@ from bot.shell import EvaluationCache, JobTooLarge, job_budget
 from bot.sources import FileSource, WithoutFiles
 
 # ------------------------------------------------------------------------------ points
+
+
+# why a plan's candidates are offered, not proposed (its outcome's reason)
+OFFERED_BECAUSE = {
+    "": "below the adoption threshold",
+    "eval": "without a passing eval",
+    "older": "older drift the PR did not change",
+}
 
 
 def classify(comparer: Comparer, launch: LaunchLine) -> PointResult:
@@ -343,14 +352,11 @@ def outcome(
             return RecipeOutcome(plan, None, "blocked", reason, guide=placements, guide_drift=drift)
         if plan.offered:
             count = len(plan.offered)
-            waiting = sum(1 for e in plan.offered if plan.waits_for(e) is not None)
-            why = (
-                "below the adoption threshold"
-                if not waiting
-                else "without a passing eval"
-                if waiting == count
-                else f"{waiting} without a passing eval, {count - waiting} below the adoption "
-                "threshold"
+            waits = Counter(w.reason if (w := plan.waits_for(e)) else "" for e in plan.offered)
+            why = ", ".join(
+                f"{waits[r]} {words}" if len(waits) > 1 else words
+                for r, words in OFFERED_BECAUSE.items()
+                if waits[r]
             )
             edits = f"{count} candidate edit{'s' * (count != 1)}"
             reason = f"{edits} offered to tick ({why}); none proposed"

@@ -6,6 +6,7 @@ so a reader sees why it was not proposed and what taking it means."""
 from __future__ import annotations
 
 from bot import markdown as md
+from bot.align.model import Wait
 from bot.align.plan import AlignmentPlan, PlannedEdit
 from bot.words import count as counted
 
@@ -23,13 +24,7 @@ def offered_lines(plan: AlignmentPlan, *, command: str) -> list[str]:
         estimate = plan.estimate_of(edit)
         condition = plan.waits_for(edit)
         if condition is not None:
-            setting, what = condition
-            waits = (
-                f"an accuracy setting ({md.text(what)})"
-                if setting == edit.subject
-                else f"travels with {md.code(setting)} ({md.text(what)})"
-            )
-            why = f" — {waits}: proposed once an eval passes at these settings"
+            why = f" — {_waiting(edit, condition)}"
         else:
             why = f" — {md.text(estimate.sentence())}" if estimate is not None else ""
         items.append(f"- {_setting(edit)} at {md.code(edit.node)}{why}")
@@ -39,13 +34,8 @@ def offered_lines(plan: AlignmentPlan, *, command: str) -> list[str]:
     settings = list(dict.fromkeys(_setting(edit) for edit in plan.offered))
     names = ", ".join(settings[:3])
     more = f" and {len(settings) - 3} more" if len(settings) > 3 else ""
-    waiting = sum(1 for edit in plan.offered if plan.waits_for(edit) is not None)
-    if not waiting:
-        kinds = "kinds rarely taken"
-    elif waiting == count:
-        kinds = "no passing eval at these settings"
-    else:
-        kinds = "kinds rarely taken, or no passing eval at these settings"
+    reasons = {w.reason if (w := plan.waits_for(edit)) else "" for edit in plan.offered}
+    kinds = "; ".join(REASONS[r] for r in ("", "eval", "older") if r in reasons)
     return [
         f"**Offered, not proposed** ({kinds}): {names}{more}; `{command} add FLAG` proposes one.",
         "",
@@ -56,6 +46,25 @@ def offered_lines(plan: AlignmentPlan, *, command: str) -> list[str]:
         "",
         "</details>",
     ]
+
+
+# why candidates are offered, not proposed, in the list's heading
+REASONS = {
+    "": "kinds rarely taken",
+    "eval": "no passing eval at these settings",
+    "older": "older drift this PR did not change",
+}
+
+
+def _waiting(edit: PlannedEdit, wait: Wait) -> str:
+    travels = "" if wait.setting == edit.subject else f"travels with {md.code(wait.setting)}, "
+    if wait.reason == "older":
+        return (
+            f"{travels}the recipe differed from the benchmark here before this PR: not part "
+            "of its change"
+        )
+    what = f"an accuracy setting ({md.text(wait.what)})"
+    return f"{travels}{what}: proposed once an eval passes at these settings"
 
 
 def _setting(edit: PlannedEdit) -> str:

@@ -11,6 +11,7 @@ from dataclasses import replace
 import pytest
 
 from bot.align.compare import compare
+from bot.align.model import Wait
 from bot.align.overlay import OverlaySource
 from bot.align.plan import AlignmentPlan, Target, invariants, plan_recipe
 from bot.align.profile import Profile
@@ -191,7 +192,8 @@ def test_a_value_the_policy_holds_is_kept_and_listed(source: OverlaySource, pinn
     assert _value(after, "--max-num-seqs") == "77"
     (offered,) = [e for e in plan.offered if e.subject == "--kv-cache-dtype"]
     assert offered.after == "--kv-cache-dtype auto"
-    assert plan.waits_for(offered) == (
+    assert plan.waits_for(offered) == Wait(
+        "eval",
         "--kv-cache-dtype",
         "a quantized KV cache (e.g. fp8) trades accuracy for capacity",
     )

@@ -13,6 +13,7 @@ from typing import cast
 from bot.align.compare import compare
 from bot.align.demands.model import FeatureDemand
 from bot.align.edits import build_edits, unique_edits
+from bot.align.model import Wait
 from bot.align.overlay import OverlaySource
 from bot.align.plan import AlignmentPlan, PlannedEdit, Target, plan_recipe
 from bot.align.profile import Profile, map_profile
@@ -91,7 +92,7 @@ def test_accuracy_lever_needs_a_passing_eval(
     # offered to tick, whatever its kind's estimate, until an eval passes at these settings
     (offered,) = [e for e in without.offered if e.subject == name]
     assert offered.after == "INT4"
-    assert without.waits_for(offered) == (name, "INT4/FP8 quantized all-reduce")
+    assert without.waits_for(offered) == Wait("eval", name, "INT4/FP8 quantized all-reduce")
     assert not any(s.subject == name for s in without.settings)  # listed once, as offered
     _, passed = _plan(source, rules, int4, evidence=PASSED)
     assert any(e.subject == name and e.after == "INT4" for e in passed.edits)

@@ -20,7 +20,7 @@ from bot.align.nodes import (
 )
 from bot.argv import option_name
 from bot.recipes.edit import NodePath, format_path
-from bot.vllm import FlagDiff, canonical_flag
+from bot.vllm import FlagDiff, Verdict, canonical_flag
 
 
 class Collector:
@@ -77,16 +77,46 @@ class Collector:
             if diff.key in PARALLELISM_KEYS:
                 continue  # representatives run the recipe's parallelism
             if self._older(target, comparison, diff):
-                self.out.preexisting.append(flag_note(diff, label))
+                if not self._offer_older(target, comparison, diff, label):
+                    self.out.preexisting.append(flag_note(diff, label))
                 continue
             mark = self.out.mark()
-            if diff.kind == "flag":
-                self.flags.collect(target, comparison, diff, label)
-            elif diff.kind == "env":
-                self.env.collect(target, comparison, diff, label)
-            else:
-                self.image.collect(target, comparison, diff, label)
+            self._rule(target, comparison, diff, label)
             self.ledger.settle_offer(diff, mark)
+
+    def _rule(self, target: Target, comparison: Comparison, diff: FlagDiff, label: str) -> None:
+        if diff.kind == "flag":
+            self.flags.collect(target, comparison, diff, label)
+        elif diff.kind == "env":
+            self.env.collect(target, comparison, diff, label)
+        else:
+            self.image.collect(target, comparison, diff, label)
+
+    def _offer_older(
+        self, target: Target, comparison: Comparison, diff: FlagDiff, label: str
+    ) -> bool:
+        """Drift the benchmark PR did not introduce, planned like the PR's own and offered to
+        tick, never proposed (maintainers answering a benchmark PR also closed older
+        differences of its lanes: July's linked commits, 2 of the later half's 36 leaves).
+        Only a differing value of a whole flag or variable the policy edits; False (and
+        nothing recorded) when it is not one or does not plan cleanly."""
+        if diff.verdict is not Verdict.DIFFERS or diff.kind not in ("flag", "env"):
+            return False
+        if "." in diff.flag:
+            return False  # a field of a JSON flag: the PR's own fields of it would wait too
+        mark = self.out.mark()
+        self.ledger.older = True
+        try:
+            self._rule(target, comparison, diff, label)
+        finally:
+            self.ledger.older = False
+        if self.out.grew(mark, "skipped") or not self.out.grew(mark, "demands"):
+            self.out.rollback(mark)
+            return False
+        what = self.rules.knobs.reason("env" if diff.kind == "env" else "flag", diff.flag)
+        self.out.offer_only.setdefault(diff.flag, ("older", what))
+        self.out.offer_fallback.setdefault(diff.flag, []).append(flag_note(diff, label))
+        return True
 
     @staticmethod
     def _older(target: Target, comparison: Comparison, diff: FlagDiff) -> bool:

@@ -30,6 +30,8 @@ class Ledger:
         self.out = out
         # (label, class, why) of the difference being collected when carry() offers it
         self._offering: tuple[str, KnobClass, str] | None = None
+        # collecting drift the benchmark PR did not introduce (Collector._offer_older)
+        self.older = False
 
     def carry(
         self, target: Target, comparison: Comparison, diff: FlagDiff, label: str
@@ -47,6 +49,10 @@ class Ledger:
             return None
         action = self.rules.policy.knob_policy.action(cls)
         why = self.rules.knobs.reason("env" if diff.kind == "env" else "flag", diff.flag)
+        if self.older:
+            # drift the PR did not introduce: offered when the policy edits its class, and
+            # then only as a recipe edit (no pin, no feature, nothing listed)
+            return "edit" if action in ("recipe", "recipe-with-eval") else None
         if action is None:
             self.out.to_classify.append(diff.flag)
             self.setting(diff, label, cls, "rules/knobs.yaml does not classify it; not edited")
@@ -84,7 +90,7 @@ class Ledger:
         self.setting(diff, label, cls, why)
         return None
 
-    def settle_offer(self, diff: FlagDiff, mark: tuple[int, int]) -> None:
+    def settle_offer(self, diff: FlagDiff, mark: dict[str, int]) -> None:
         """After a difference carry() offered is collected: its demands are kept, marked to be
         offered, when they were planned cleanly; else they are taken back (a candidate that
         cannot be written is not worth a blocking line) and it is a setting not carried."""
@@ -92,23 +98,27 @@ class Ledger:
         if offering is None:
             return
         label, cls, why = offering
-        if len(self.out.skipped) > mark[1]:
+        if self.out.grew(mark, "skipped"):
             self.out.rollback(mark)
             self.setting(diff, label, cls, f"{why}; no passing eval at these settings")
             return
-        self.out.needs_eval.setdefault(diff.flag, why)
+        self.out.offer_only.setdefault(diff.flag, ("eval", why))
+        fallback = self._not_carried(diff, label, cls, f"{why}; no passing eval at these settings")
+        self.out.offer_fallback.setdefault(diff.flag, []).append(fallback)
 
     def setting(self, diff: FlagDiff, label: str, cls: KnobClass, why: str) -> None:
-        self.out.settings.append(
-            Setting(
-                knob=cls.value,
-                kind=diff.kind,
-                subject=diff.flag,
-                bench=" ".join(bench_field_tokens(diff)) or None,
-                recipe=" ".join(diff.recipe_tokens) or None,
-                reason=why,
-                target=label,
-            )
+        self.out.settings.append(self._not_carried(diff, label, cls, why))
+
+    @staticmethod
+    def _not_carried(diff: FlagDiff, label: str, cls: KnobClass, why: str) -> Setting:
+        return Setting(
+            knob=cls.value,
+            kind=diff.kind,
+            subject=diff.flag,
+            bench=" ".join(bench_field_tokens(diff)) or None,
+            recipe=" ".join(diff.recipe_tokens) or None,
+            reason=why,
+            target=label,
         )
 
     def listed(self, diff: FlagDiff, label: str, node: str | None = None) -> bool:

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from bot.align.model import EditKind, FlagNote, Setting
+from bot.align.model import EditKind, FlagNote, Setting, WaitReason
 from bot.recipes.edit import NodePath
 from bot.shell.result import SourceSpan
 from bot.vllm import FlagDiff
@@ -124,16 +124,34 @@ class Collected:
     preexisting: list[FlagNote] = field(default_factory=list)  # drift the PR did not introduce
     to_classify: list[str] = field(default_factory=list)  # unclassified: never edited
     features: dict[str, str] = field(default_factory=dict)  # profile label → workload feature
-    # settings offered to tick, never proposed, until an eval passes at them: subject → why
-    needs_eval: dict[str, str] = field(default_factory=dict)
+    # settings offered to tick, never proposed: subject → (why, what the setting is)
+    offer_only: dict[str, tuple[WaitReason, str]] = field(default_factory=dict)
+    # what each offered-only setting is recorded as when it cannot be planned cleanly
+    # (Collected.give_up_offers): a setting not carried, or older drift
+    offer_fallback: dict[str, list[Setting | FlagNote]] = field(default_factory=dict)
 
-    def mark(self) -> tuple[int, int]:
-        """Where the demands and skipped lines end now (:meth:`rollback` returns here)."""
-        return len(self.demands), len(self.skipped)
+    def give_up_offers(self) -> None:
+        """The offered-only settings are not planned after all: each is recorded as what it
+        would have been without the offer."""
+        for records in self.offer_fallback.values():
+            for record in records:
+                if isinstance(record, Setting):
+                    self.settings.append(record)
+                else:
+                    self.preexisting.append(record)
+        self.offer_only.clear()
+        self.offer_fallback.clear()
 
-    def rollback(self, mark: tuple[int, int]) -> None:
-        del self.demands[mark[0] :]
-        del self.skipped[mark[1] :]
+    def mark(self) -> dict[str, int]:
+        """Where each list ends now (:meth:`rollback` returns there)."""
+        return {name: len(value) for name, value in vars(self).items() if isinstance(value, list)}
+
+    def rollback(self, mark: dict[str, int]) -> None:
+        for name, length in mark.items():
+            del getattr(self, name)[length:]
+
+    def grew(self, mark: dict[str, int], name: str) -> bool:
+        return len(getattr(self, name)) > mark[name]
 
 
 def flag_note(diff: FlagDiff, label: str, node: str | None = None) -> FlagNote:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from bot.benchmarks import BenchRepo, LaunchLine, Point, extract, points
 from bot.errors import RecipeSyncError
+from bot.rules import KnobClass, Rules
 from bot.shell import JobTooLarge
 from bot.vllm.pairs import canonical_value, launch_pairs
 
@@ -98,6 +99,21 @@ class KeyDelta:
         if topology in self.new_topologies or topology not in self.changed:
             return None
         return self.changed[topology]
+
+
+def moves_launch(delta: KeyDelta | None, point: Point, arm: str, rules: Rules) -> bool:
+    """Did the PR move a launch setting of the point's lane? A change to the benchmark
+    harness alone (metrics files, ports, log paths: class ``harness``) moves none."""
+    if delta is None:
+        return True  # no base to compare with: all of it is the PR's
+    changed = delta.subjects(point, arm)
+    if changed is None:
+        return True
+    return any(
+        kind == "image"
+        or rules.knob_class("env" if kind == "env" else "flag", name) is not KnobClass.HARNESS
+        for kind, name in changed
+    )
 
 
 def _lines(repo: BenchRepo, key: str) -> list[tuple[Point, str, LaunchLine]]:

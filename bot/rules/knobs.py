@@ -43,9 +43,9 @@ class KnobClass(StrEnum):
 KnobKind = Literal["flag", "env"]
 
 # recipe: edit the recipe. recipe-with-eval: edit only with a passing eval at those settings,
-# else reproduction. reproduction: document for reproduction (not carried). pin: carry at the
-# narrowest scope (the verified strategy x hardware). feature: put behind the scenario's
-# opt-in workload feature (else reproduction). never: not carried (harness).
+# else offer it to tick (docs/alignment.md §5b). reproduction: document for reproduction (not
+# carried). pin: carry at the narrowest scope (the verified strategy x hardware). feature: put
+# behind the scenario's opt-in workload feature (else reproduction). never: not carried.
 KnobAction = Literal["recipe", "recipe-with-eval", "reproduction", "pin", "feature", "never"]
 
 # Where a reproduction block lists a class's deltas, in the order a reader applies them.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from bot.align.compare import DRIFT, PARALLELISM_KEYS, Comparison
+from bot.align.delta import moves_launch
 from bot.align.demands.flags import FlagDemands
 from bot.align.demands.image import ImageDemands
 from bot.align.demands.ledger import Ledger
@@ -104,6 +105,9 @@ class Collector:
             return False
         if "." in diff.flag:
             return False  # a field of a JSON flag: the PR's own fields of it would wait too
+        launch = comparison.launch
+        if not moves_launch(target.delta, launch.point, launch.arm, self.rules):
+            return False  # the PR moved nothing of this lane's launch (#2323: metrics files)
         mark = self.out.mark()
         self.ledger.older = True
         try:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from bot.align.delta import KeyDelta
+from bot.align.delta import KeyDelta, moves_launch
 from bot.align.model import AlignmentPlan, edited_hardware
 from bot.align.reproduction.model import SectionPoint
-from bot.rules import KnobClass, Rules
+from bot.rules import Rules
 
 
 def writes_reproduction(rules: Rules, edited: bool) -> bool:
@@ -28,16 +28,6 @@ def documents(rules: Rules, plan: AlignmentPlan, point: SectionPoint) -> bool:
 
 
 def changed_lane(deltas: Mapping[str, KeyDelta], point: SectionPoint, rules: Rules) -> bool:
-    """Did the PR move a launch setting of the point's lane? A change to the benchmark
-    harness alone (metrics files, ports, log paths: class ``harness``) moves none."""
-    delta = deltas.get(point.key)
-    if delta is None:
-        return True  # no base to compare with: all of it is the PR's
-    changed = delta.subjects(point.launch.point, point.launch.arm)
-    if changed is None:
-        return True
-    return any(
-        kind == "image"
-        or rules.knob_class("env" if kind == "env" else "flag", name) is not KnobClass.HARNESS
-        for kind, name in changed
-    )
+    """Did the PR move a launch setting of the point's lane (:func:`moves_launch`)?"""
+    launch = point.launch
+    return moves_launch(deltas.get(point.key), launch.point, launch.arm, rules)

@@ -25,14 +25,13 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from tree_sitter import Node
-
 from bot.errors import InputError
 from bot.shell.budget import Limits, charge_job, metered
 from bot.shell.errors import BudgetExceeded, ExtractionError
 from bot.shell.handlers import Handlers
 from bot.shell.parse import ParsedFile, ScriptParser
 from bot.shell.result import ScriptResult
+from bot.shell.shared import Reading, SharedEvaluations
 from bot.shell.usage import Usage, recording
 from bot.sources import FileSource, ReadKey, RecordingSource, file_state
 
@@ -48,15 +47,6 @@ class _Entry:
     handlers: Handlers | None  # the registry the key names by id (kept alive with the entry)
     # sourced libraries: path → (their reading, library_digest)
     libraries: Mapping[str, tuple[Reading, str]]
-
-
-@dataclass(frozen=True)
-class Reading:
-    """What an evaluation read of a library's functions."""
-
-    bodies: frozenset[str]  # functions whose body was read (run, or read whole)
-    analysed: frozenset[str]  # functions only analysed by the library's handler
-    signature: Callable[[Node, ParsedFile], object] | None  # what an analysis reads
 
 
 def library_digest(pf: ParsedFile, reading: Reading) -> str:
@@ -104,8 +94,10 @@ class EvaluationCache:
     VARIANTS = 4  # entries per key: a PR's base and head, and neighbouring commits
     DIGESTS = 256  # library digests kept, by (blob, functions read, limits)
 
-    def __init__(self, max_entries: int = 4_096) -> None:
+    def __init__(self, max_entries: int = 4_096, shared: SharedEvaluations | None = None) -> None:
         self.max_entries = max_entries
+        # evaluations the other processes of a replay made (and where this one's go)
+        self.shared = shared
         self._entries: OrderedDict[Key, list[_Entry]] = OrderedDict()
         self._count = 0
         self.hits = 0
@@ -158,6 +150,8 @@ class EvaluationCache:
         reads = tuple(recorder.seen.items())
         libraries = self._libraries(source, key, handlers, reads, usage)
         self._store(key, _Entry(reads, result, error, meter.steps, handlers, libraries))
+        if self.shared is not None:
+            self.shared.put(key, handlers, reads, result, error, meter.steps, libraries)
         if error is not None:
             raise error
         assert result is not None
@@ -177,6 +171,21 @@ class EvaluationCache:
                     if key in self._entries:
                         self._entries.move_to_end(key)
                 return entry
+        if self.shared is not None:
+            for stored in self.shared.candidates(key, handlers):
+                entry = _Entry(
+                    stored.reads,
+                    stored.result,
+                    stored.extraction_error(),
+                    stored.steps,
+                    handlers,
+                    stored.libraries,
+                )
+                if self._holds(source, key, entry):
+                    with self._lock:
+                        self.shared.hits += 1
+                        self._store_locked(key, entry)
+                    return entry
         with self._lock:
             self.misses += 1
         return None

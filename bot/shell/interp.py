@@ -154,6 +154,7 @@ class Evaluator:
         for name, value in self.job_env.items():
             taints = taints_in_input(value, self.env_label)
             frame[name] = Var(scalar=Text.lit(value, None, taints), exported=True)
+        self.input_vars = dict(frame)  # as the job gave them (a launch compares with them)
         return State(
             frames=[frame],
             export_order=dict.fromkeys(self.job_env),
@@ -290,7 +291,9 @@ class Evaluator:
         return var.scalar.s
 
     def var_names(self) -> list[str]:
-        return [name for name, var in self.st.visible() if var.scalar is not None or var.is_array]
+        # names only: the input's are the same for every entry of a cache key
+        visible = self.st.visible(recorded=False)
+        return [name for name, var in visible if var.scalar is not None or var.is_array]
 
     def home(self, span: SourceSpan) -> Text:
         var = self.st.lookup("HOME")

@@ -167,6 +167,12 @@ class State:
             seen.update(frame)
         yield from seen.items()
 
+    def names(self) -> list[str]:
+        """The names of the variables set (names only: an evaluation cache entry's input has
+        the same names for every environment it serves)."""
+        visible = self.visible(recorded=False)
+        return [name for name, var in visible if var.scalar is not None or var.is_array]
+
 
 def _value(var: Var | None) -> object:
     """What a variable holds, ignoring where its characters were written."""

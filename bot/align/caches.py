@@ -15,6 +15,7 @@ from bot.recipes import RecipesRepo
 from bot.recipes.tolerant import RecipesCache
 from bot.rules import Rules
 from bot.shell import EvaluationCache
+from bot.shell.shared import SharedEvaluations
 
 T = TypeVar("T")
 
@@ -75,15 +76,16 @@ class LineMemo(Generic[T]):
         return value
 
 
-def _evaluations() -> EvaluationCache:
+def evaluation_cache(shared: SharedEvaluations | None = None) -> EvaluationCache:
+    """The evaluation cache of one process (``shared``: the directory its replay shares)."""
     # a fortnight of InferenceX history holds ~9,500 distinct (script, environment) pairs; at
     # 4,096 a third of a backtest's evaluations were of entries pushed out (07-01…07-15:
     # 138 → 106 CPU-s in one process, peak 243 → 273 MiB)
-    return EvaluationCache(max_entries=16_384)
+    return EvaluationCache(max_entries=16_384, shared=shared)
 
 
 @dataclass
 class EngineCaches:
-    evaluations: EvaluationCache = field(default_factory=_evaluations)
+    evaluations: EvaluationCache = field(default_factory=evaluation_cache)
     recipes: RecipesCache = field(default_factory=RecipesCache)
     points: LineMemo[object] = field(default_factory=LineMemo)

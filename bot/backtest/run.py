@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -21,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from bot.align.caches import EngineCaches
+from bot.align.caches import EngineCaches, evaluation_cache
 from bot.align.result import AlignInputs, AlignRun
 from bot.align.run import align
 from bot.backtest.history import (
@@ -44,8 +46,10 @@ from bot.backtest.launches import (
 )
 from bot.backtest.maintainers import maintainer_edits
 from bot.backtest.model import BacktestReport, EditRow, PRRow
+from bot.benchmarks.extractor import HANDLERS
 from bot.errors import RecipeSyncError
 from bot.rules import Rules, default_rules, load_rules
+from bot.shell.shared import SharedEvaluations
 from bot.sources import DirectorySource, FileSource, GitTreeSource
 from bot.words import count
 
@@ -200,14 +204,14 @@ def classify(run: AlignRun) -> tuple[str, str]:
 class Backtester:
     """One per process: repositories and rules are opened once and reused across PRs."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, shared: SharedEvaluations | None = None) -> None:
         self.settings = settings
         self.rules: Rules = (
             load_rules(settings.rules_dir) if settings.rules_dir is not None else default_rules()
         )
         self._plain: FileSource | None = None
         # shared by every PR this process replays: results equal a cold run's (tested)
-        self.caches = EngineCaches() if settings.engine_caches else None
+        self.caches = EngineCaches(evaluation_cache(shared)) if settings.engine_caches else None
 
     def recipes_source(self, sha: str) -> FileSource:
         if not self.settings.recipes_is_git:
@@ -315,9 +319,10 @@ def read_cache(path: Path | None) -> dict[str, PRRow]:
 _WORKER: Backtester | None = None
 
 
-def _init(settings: Settings) -> None:
+def _init(settings: Settings, shared: Path | None) -> None:
     global _WORKER
-    _WORKER = Backtester(settings)
+    store = SharedEvaluations(shared, (HANDLERS,)) if shared is not None else None
+    _WORKER = Backtester(settings, store)
 
 
 def _work(job: Job) -> PRRow:
@@ -337,6 +342,7 @@ class Replayer:
         self.workers = workers
         self._local: Backtester | None = None
         self._pool: ProcessPoolExecutor | None = None
+        self._shared: Path | None = None  # the workers' shared evaluations
 
     def __enter__(self) -> Replayer:
         return self
@@ -348,6 +354,9 @@ class Replayer:
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
             self._pool = None
+        if self._shared is not None:
+            shutil.rmtree(self._shared, ignore_errors=True)
+            self._shared = None
 
     def rows(self, jobs: Sequence[Job]) -> Iterator[PRRow]:
         """The row of every job, in order."""
@@ -358,8 +367,12 @@ class Replayer:
                 yield self._local.row(job)
             return
         if self._pool is None:
+            # what one worker evaluated, the others take instead of evaluating it again
+            # (07-01…07-10 in two workers: 13,794 evaluations, 8,154 distinct)
+            if self.settings.engine_caches:
+                self._shared = Path(tempfile.mkdtemp(prefix="recipe-sync-evaluations-"))
             self._pool = ProcessPoolExecutor(
-                self.workers, initializer=_init, initargs=(self.settings,)
+                self.workers, initializer=_init, initargs=(self.settings, self._shared)
             )
         # runs of consecutive PRs per worker: each worker's caches (evaluations, recipes
         # trees, parses) serve neighbours, which share most files; still several runs per

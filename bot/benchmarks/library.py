@@ -22,6 +22,7 @@ from bot.shell.result import SourceSpan, Unresolved
 from bot.shell.signals import ExitSignal
 from bot.shell.state import FunctionDef
 from bot.shell.text import EMPTY, Text, opaque
+from bot.shell.usage import unrecorded, variable_read, variable_tested
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -39,9 +40,24 @@ def _exit(ev: Shell, span: SourceSpan, message: str) -> None:
     raise ExitSignal(1, span, message)
 
 
+def _unset(ev: Shell, name: str, span: SourceSpan) -> bool:
+    """Whether ``name`` is unset or empty (an unknown value counts as set). Of a variable the
+    job gave and the script left as it was, only that counts as read: the evaluation cache
+    reuses the result for another value that is (not) empty alike (the concurrency of a
+    sweep's points, which the launch never reads otherwise)."""
+    with unrecorded():
+        value = _value(ev, name, span)
+        var = ev.st.lookup(name)
+    if var is not None and var is ev.input_vars.get(name):
+        variable_tested(name)
+    else:
+        variable_read(name)
+    return value.known and value.s == ""
+
+
 def check_env_vars(ev: Shell, args: Sequence[Text], span: SourceSpan) -> None:
     """Exit 1 naming the variables that are unset or empty (unknown values count as set)."""
-    missing = [a.s for a in args if (value := _value(ev, a.s, span)).known and value.s == ""]
+    missing = [a.s for a in args if _unset(ev, a.s, span)]
     if missing:
         _exit(ev, span, f"required environment variables are not set: {', '.join(missing)}")
     ev.st.status = 0

@@ -3,10 +3,15 @@ same result wherever every file the evaluation read (or tested for existence) is
 
 A backtest or the App evaluates the same launch script for the same point again and again:
 for a PR's base and head, for the next PR that did not touch it, and for the other config
-keys drawing on one recipe node. An entry is keyed by (script, input environment in order,
-working directory, environment label, limits, handlers) and valid for a source only when
-each path of its read-set (:class:`bot.sources.RecordingSource`: blob SHAs, absent files,
-directory listings, symlinks) is in the recorded state. Nothing else reaches an evaluation.
+keys drawing on one recipe node. An entry is keyed by (script, the input environment's names
+in order, working directory, environment label, limits, handlers) and valid for a source only
+when each path of its read-set (:class:`bot.sources.RecordingSource`: blob SHAs, absent files,
+directory listings, symlinks) is in the recorded state, and for an input environment only
+when each input variable it read has the value it had (:mod:`bot.shell.usage`: looked up,
+compared with what a branch or the launch holds, passed on to a child script; a variable the
+library's ``check_env_vars`` model only tests counts by whether it is empty). The points of a
+sweep differ in the concurrency and the result file, which no launch line reads: one
+evaluation serves them all. Nothing else reaches an evaluation.
 
 A sourced library (a file the handlers register) is the exception to "every byte": an entry
 also holds the library's digest with only what the evaluation read of its functions (bodies
@@ -25,18 +30,18 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from tree_sitter import Node
-
 from bot.errors import InputError
 from bot.shell.budget import Limits, charge_job, metered
 from bot.shell.errors import BudgetExceeded, ExtractionError
 from bot.shell.handlers import Handlers
 from bot.shell.parse import ParsedFile, ScriptParser
 from bot.shell.result import ScriptResult
+from bot.shell.shared import Reading, SharedEvaluations, Variable, token
 from bot.shell.usage import Usage, recording
 from bot.sources import FileSource, ReadKey, RecordingSource, file_state
 
 Key = tuple[object, ...]
+_Names = tuple[tuple[str, str], ...]  # the input variables an entry read, and how
 
 
 @dataclass(frozen=True)
@@ -48,15 +53,8 @@ class _Entry:
     handlers: Handlers | None  # the registry the key names by id (kept alive with the entry)
     # sourced libraries: path → (their reading, library_digest)
     libraries: Mapping[str, tuple[Reading, str]]
-
-
-@dataclass(frozen=True)
-class Reading:
-    """What an evaluation read of a library's functions."""
-
-    bodies: frozenset[str]  # functions whose body was read (run, or read whole)
-    analysed: frozenset[str]  # functions only analysed by the library's handler
-    signature: Callable[[Node, ParsedFile], object] | None  # what an analysis reads
+    # the input variables the evaluation read (looked up, compared, listed), with their values
+    variables: tuple[Variable, ...]
 
 
 def library_digest(pf: ParsedFile, reading: Reading) -> str:
@@ -104,9 +102,14 @@ class EvaluationCache:
     VARIANTS = 4  # entries per key: a PR's base and head, and neighbouring commits
     DIGESTS = 256  # library digests kept, by (blob, functions read, limits)
 
-    def __init__(self, max_entries: int = 4_096) -> None:
+    def __init__(self, max_entries: int = 4_096, shared: SharedEvaluations | None = None) -> None:
         self.max_entries = max_entries
-        self._entries: OrderedDict[Key, list[_Entry]] = OrderedDict()
+        # evaluations the other processes of a replay made (and where this one's go)
+        self.shared = shared
+        # by shape (the key with the input's names, not its values), then by the names an
+        # entry read and their values
+        self._entries: OrderedDict[Key, dict[_Names, dict[tuple[str | None, ...], list[_Entry]]]]
+        self._entries = OrderedDict()
         self._count = 0
         self.hits = 0
         self.misses = 0
@@ -157,15 +160,27 @@ class EvaluationCache:
                 error = err
         reads = tuple(recorder.seen.items())
         libraries = self._libraries(source, key, handlers, reads, usage)
-        self._store(key, _Entry(reads, result, error, meter.steps, handlers, libraries))
+        variables = _variables(_items(key), usage)
+        entry = _Entry(reads, result, error, meter.steps, handlers, libraries, variables)
+        self._store(key, entry)
+        if self.shared is not None:
+            self.shared.put(
+                _shape(key), handlers, variables, reads, result, error, meter.steps, libraries
+            )
         if error is not None:
             raise error
         assert result is not None
         return result
 
     def _lookup(self, source: FileSource, key: Key, handlers: Handlers | None) -> _Entry | None:
+        shape, env = _shape(key), dict(_items(key))
         with self._lock:
-            variants = list(self._entries.get(key, ()))
+            group = self._entries.get(shape, {})
+            variants = [
+                entry
+                for names, buckets in group.items()
+                for entry in buckets.get(tuple(token(how, env[name]) for name, how in names), ())
+            ]
         for entry in variants:  # the file checks outside the lock: they may read git
             if entry.handlers is not handlers:
                 continue
@@ -174,9 +189,27 @@ class EvaluationCache:
                 with self._lock:
                     self.hits += 1
                     self.library_hits += holds == "library"
-                    if key in self._entries:
-                        self._entries.move_to_end(key)
+                    if shape in self._entries:
+                        self._entries.move_to_end(shape)
                 return entry
+        if self.shared is not None:
+            for stored in self.shared.candidates(shape, handlers, env):
+                if any(token(how, env.get(name)) != found for name, how, found in stored.variables):
+                    continue  # another value of the same digest (never seen)
+                entry = _Entry(
+                    stored.reads,
+                    stored.result,
+                    stored.extraction_error(),
+                    stored.steps,
+                    handlers,
+                    stored.libraries,
+                    stored.variables,
+                )
+                if self._holds(source, key, entry):
+                    with self._lock:
+                        self.shared.hits += 1
+                        self._store_locked(key, entry)
+                    return entry
         with self._lock:
             self.misses += 1
         return None
@@ -263,16 +296,52 @@ class EvaluationCache:
             self._store_locked(key, entry)
 
     def _store_locked(self, key: Key, entry: _Entry) -> None:
-        variants = self._entries.setdefault(key, [])
+        shape = _shape(key)
+        names = tuple((name, how) for name, how, _ in entry.variables)
+        values = tuple(found for _, _, found in entry.variables)
+        group = self._entries.setdefault(shape, {})
+        variants = group.setdefault(names, {}).setdefault(values, [])
+        group[names][values] = group[names].pop(values)  # the newest bucket last
         variants.insert(0, entry)
         self._count += 1
         if len(variants) > self.VARIANTS:
             variants.pop()
             self._count -= 1
-        self._entries.move_to_end(key)
+        self._entries.move_to_end(shape)
         while self._count > self.max_entries and self._entries:
-            _, dropped = self._entries.popitem(last=False)
-            self._count -= len(dropped)
+            # the oldest bucket of the shape used least recently
+            oldest_shape, oldest = next(iter(self._entries.items()))
+            oldest_names, buckets = next(iter(oldest.items()))
+            oldest_values = next(iter(buckets))
+            self._count -= len(buckets.pop(oldest_values))
+            if not buckets:
+                del oldest[oldest_names]
+            if not oldest:
+                del self._entries[oldest_shape]
+
+
+def _variables(items: tuple[tuple[str, str], ...], usage: Usage) -> tuple[Variable, ...]:
+    """The input variables an evaluation read and what it found in each."""
+    found: list[Variable] = []
+    for name, value in items:
+        if usage.every_variable or name in usage.variables:
+            found.append((name, "=", value))
+        elif name in usage.tested:
+            found.append((name, "?", "empty" if value == "" else "set"))
+    return tuple(found)
+
+
+def _items(key: Key) -> tuple[tuple[str, str], ...]:
+    """The input environment a key names (:meth:`EvaluationCache.key`), in order."""
+    items = key[1]
+    assert isinstance(items, tuple)
+    return items
+
+
+def _shape(key: Key) -> Key:
+    """The key with the input's names in place of the environment: the entries of one shape
+    differ in the values of the variables each read (those it never read cannot matter)."""
+    return (key[0], tuple(name for name, _ in _items(key)), *key[2:])
 
 
 def _parser_limits(key: Key) -> Limits:

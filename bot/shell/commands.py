@@ -25,6 +25,7 @@ from bot.shell.text import (
     Text,
     opaque,
 )
+from bot.shell.usage import variable_read
 
 # The process's own bookkeeping, not part of what a launch line sets (as in the traces).
 _NOT_LAUNCH_ENV = frozenset({"PATH", "HOME", "PWD", "OLDPWD", "SHLVL", "_"})
@@ -181,7 +182,12 @@ class Commands:
     ) -> None:
         argv = [f.text for f in fields]
         sources = [f.text.origin() or spans[i] for i, f in enumerate(fields)]
-        visible = dict(self.ev.st.visible())
+        # an input variable the script left as it was is never in the launch's env, whatever
+        # its value; one it replaced is compared with its input value, which counts as read
+        visible = dict(self.ev.st.visible(recorded=False))
+        for name, now in visible.items():
+            if name in self.ev.job_env and now is not self.ev.input_vars.get(name):
+                variable_read(name)
         order = list(self.ev.st.export_order)
         order += [name for name, var in visible.items() if var.exported and name not in order]
         env: dict[str, Text] = {}

@@ -150,12 +150,12 @@ class Evaluator:
         self.commands.opaque_command(argv, span, why)
 
     def _initial_state(self) -> State:
-        frame: dict[str, Var] = {}
+        self.input_vars: dict[str, Var] = {}  # as the job gave them (a launch compares them)
         for name, value in self.job_env.items():
             taints = taints_in_input(value, self.env_label)
-            frame[name] = Var(scalar=Text.lit(value, None, taints), exported=True)
+            self.input_vars[name] = Var(scalar=Text.lit(value, None, taints), exported=True)
         return State(
-            frames=[frame],
+            frames=[dict(self.input_vars)],
             export_order=dict.fromkeys(self.job_env),
             functions={},
             positional=[()],
@@ -290,7 +290,7 @@ class Evaluator:
         return var.scalar.s
 
     def var_names(self) -> list[str]:
-        return [name for name, var in self.st.visible() if var.scalar is not None or var.is_array]
+        return self.st.names()
 
     def home(self, span: SourceSpan) -> Text:
         var = self.st.lookup("HOME")

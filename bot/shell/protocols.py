@@ -13,7 +13,7 @@ from tree_sitter import Node
 from bot.shell.budget import Budget
 from bot.shell.parse import ParsedFile, ScriptParser
 from bot.shell.result import SourceSpan, Unresolved
-from bot.shell.state import State
+from bot.shell.state import State, Var
 from bot.shell.text import Text
 from bot.shell.words import Expander, VarView
 
@@ -22,6 +22,7 @@ class Shell(Protocol):
     """The part of the evaluator a model function may use."""
 
     st: State
+    input_vars: dict[str, Var]  # the job's variables as the script started with them
 
     def param(self, name: str, index: str | None, span: SourceSpan) -> VarView: ...
 

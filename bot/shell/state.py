@@ -10,7 +10,12 @@ from tree_sitter import Node
 from bot.shell.parse import ParsedFile
 from bot.shell.result import Unresolved
 from bot.shell.text import EMPTY, Text, opaque
-from bot.shell.usage import function_analysed, function_read
+from bot.shell.usage import (
+    every_variable_read,
+    function_analysed,
+    function_read,
+    variable_read,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +133,7 @@ class State:
     # --- variables ----------------------------------------------------------------------------
 
     def lookup(self, name: str) -> Var | None:
+        variable_read(name)
         for frame in reversed(self.frames):
             if name in frame:
                 return frame[name]
@@ -151,11 +157,21 @@ class State:
         frame = self.frame_of(name)
         frame.pop(name, None)
 
-    def visible(self) -> Iterator[tuple[str, Var]]:
+    def visible(self, *, recorded: bool = True) -> Iterator[tuple[str, Var]]:
+        """Every variable in scope; counts as reading them all unless the caller records
+        what it reads itself (``recorded=False``)."""
+        if recorded:
+            every_variable_read()
         seen: dict[str, Var] = {}
         for frame in self.frames:
             seen.update(frame)
         yield from seen.items()
+
+    def names(self) -> list[str]:
+        """The names of the variables set (names only: an evaluation cache entry's input has
+        the same names for every environment it serves)."""
+        visible = self.visible(recorded=False)
+        return [name for name, var in visible if var.scalar is not None or var.is_array]
 
 
 def _value(var: Var | None) -> object:
@@ -171,22 +187,25 @@ def _value(var: Var | None) -> object:
     return (text(var.scalar), items, assoc, var.exported, var.maybe)
 
 
-def _differs(a: Var | None, b: Var | None) -> bool:
-    return a is not b and _value(a) != _value(b)
+def _differs(name: str, a: Var | None, b: Var | None) -> bool:
+    if a is b:
+        return False
+    variable_read(name)  # an input value compared with what a branch assigned: read
+    return _value(a) != _value(b)
 
 
 def changed_names(states: list[State]) -> list[str]:
     """Variables whose value differs between ``states`` (all frames, innermost wins)."""
     if len(states) < 2:
         return []
-    views = [dict(state.visible()) for state in states]
+    views = [dict(state.visible(recorded=False)) for state in states]
     names: dict[str, None] = {}
     for view in views:
         names.update(dict.fromkeys(view))
     return [
         name
         for name in names
-        if any(_differs(views[0].get(name), other.get(name)) for other in views[1:])
+        if any(_differs(name, views[0].get(name), other.get(name)) for other in views[1:])
     ]
 
 
@@ -206,7 +225,7 @@ def merge(states: list[State], base: State, why: str, file: str, line: int | Non
                 state.frames[depth].get(name) if depth < len(state.frames) else None
                 for state in states
             ]
-            if all(not _differs(candidates[0], other) for other in candidates[1:]):
+            if all(not _differs(name, candidates[0], other) for other in candidates[1:]):
                 if candidates[0] is not None:
                     frame[name] = candidates[0]
                 continue

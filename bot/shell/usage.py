@@ -7,6 +7,11 @@ to InferenceX's benchmark library mostly touches helpers that run after the vLLM
 benchmark clients, evals), which no launch-line evaluation ever reads; a cache keyed by the
 library's whole blob would re-evaluate every point of every key for it.
 
+It also records the variables it looked up (:func:`variable_read`), or that it listed them
+all (a child script inheriting the exports): an input variable it never read
+cannot change its result, so the cache reuses it for another value of that variable (the
+points of one config key differ mostly in the client's concurrency).
+
 The evaluation records into the :class:`Usage` of the current context (a thread of the App's
 worker has its own): the library functions whose bodies were read (run, or read whole), those
 only analysed by their library's handler (which reads a signature of the body, not its text:
@@ -27,6 +32,10 @@ class Usage:
     functions: set[str] = field(default_factory=set)  # library functions whose body was read
     analysed: set[str] = field(default_factory=set)  # library functions analysed by a handler
     data: set[str] = field(default_factory=set)  # repository paths read as data
+    variables: set[str] = field(default_factory=set)  # variables looked up (or compared)
+    every_variable: bool = False  # the variables were listed (or passed on) wholesale
+    tested: set[str] = field(default_factory=set)  # input variables only tested for emptiness
+    quiet: int = 0  # >0: lookups are not recorded (a model records what it read itself)
 
 
 _CURRENT: ContextVar[Usage | None] = ContextVar("bot_shell_usage", default=None)
@@ -53,6 +62,39 @@ def function_analysed(name: str) -> None:
     usage = _CURRENT.get()
     if usage is not None:
         usage.analysed.add(name)
+
+
+def variable_read(name: str) -> None:
+    usage = _CURRENT.get()
+    if usage is not None and not usage.quiet:
+        usage.variables.add(name)
+
+
+def variable_tested(name: str) -> None:
+    """An input variable as the job gave it, read only for whether it is empty."""
+    usage = _CURRENT.get()
+    if usage is not None:
+        usage.tested.add(name)
+
+
+@contextmanager
+def unrecorded() -> Iterator[None]:
+    """Lookups inside are not recorded: the caller records what it read."""
+    usage = _CURRENT.get()
+    if usage is None:
+        yield
+        return
+    usage.quiet += 1
+    try:
+        yield
+    finally:
+        usage.quiet -= 1
+
+
+def every_variable_read() -> None:
+    usage = _CURRENT.get()
+    if usage is not None:
+        usage.every_variable = True
 
 
 def data_read(path: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -15,8 +16,16 @@ from bot import sources
 from bot.align.result import AlignRun
 from bot.backtest.history import RecipesTimeline, cited_prs, first_parent_log, merged_prs
 from bot.backtest.maintainers import maintainer_edits
-from bot.backtest.model import EditRow
-from bot.backtest.run import Backtester, Settings, classify, plan_jobs, run_backtest, settings_for
+from bot.backtest.model import EditRow, PRRow
+from bot.backtest.run import (
+    Backtester,
+    Replayer,
+    Settings,
+    classify,
+    plan_jobs,
+    run_backtest,
+    settings_for,
+)
 from bot.benchmarks import configs
 from bot.commands.main import main
 from bot.fixtures import SeedFixtures
@@ -269,6 +278,35 @@ def test_a_later_pr_reuses_evaluations_and_equals_a_cold_run(
     assert evaluations.hits > 0 and evaluations.misses == first.caches.evaluations.misses
     # its launch lines are those of #3058: nothing to align (the line memo: test_align_line_memo)
     assert warm[2]["outcome"] == "no vLLM change", warm[2]
+
+
+def test_workers_share_evaluations_and_give_the_rows_of_one_process(
+    seed_history: SeedFixtures, tmp_path: Path
+) -> None:
+    """Two workers (each replaying runs of PRs) write their evaluations to one directory and
+    take each other's where the read-sets hold: the rows are those of a cold run, and the
+    directory is gone once the replay ends."""
+    bench = tmp_path / "bench"
+    shutil.copytree(seed_history.bench_repo, bench)
+    script = bench / "benchmarks" / "NOTES"
+    for number in (3060, 3061, 3062):  # files no script reads: the same evaluations again
+        script.parent.mkdir(parents=True, exist_ok=True)
+        script.write_text(f"{number}\n")
+        commit(bench, f"Notes (#{number})", f"2030-01-0{number - 3057}T00:00:00Z", {})
+    settings = settings_for(bench, seed_history.recipes_repo)
+    jobs, _ = plan_jobs(settings, since="2030-01-01")
+    assert len(jobs) >= 4  # enough for the pool
+
+    def plain(rows: Iterable[PRRow]) -> list[dict[str, object]]:
+        return [{k: v for k, v in r.to_json().items() if k != "seconds"} for r in rows]
+
+    with Replayer(settings, 2) as replayer:
+        pooled = plain(replayer.rows(jobs))
+        shared = replayer._shared
+        assert shared is not None and any(shared.iterdir())  # evaluations were written
+    assert not shared.exists()
+    cold = Backtester(replace(settings, engine_caches=False))
+    assert pooled == plain(cold.row(job) for job in jobs)
 
 
 def test_recipes_before_the_yaml_format_are_out_of_scope(repos: tuple[Path, Path]) -> None:

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot import gitcli
 from bot.errors import InputError, Location
 
 BENCH_REPO_NAME = "SemiAnalysisAI/InferenceX"
@@ -114,15 +114,7 @@ def _git(repo: Path, args: Sequence[str], env: Mapping[str, str] | None = None) 
         "GIT_CONFIG_NOSYSTEM": "1",
         "LC_ALL": "C",
     }
-    result = subprocess.run(
-        ["git", *args],
-        cwd=repo,
-        env={**base_env, **(env or {})},
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return result.stdout.strip()
+    return gitcli.text(repo, *args, env={**base_env, **(env or {})}, clean_env=True).strip()
 
 
 def _copy_overlay(source: Path, target: Path) -> None:

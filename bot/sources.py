@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
-import subprocess
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
@@ -19,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
+from bot import gitcli
 from bot.errors import InputError, Location
 
 MAX_FILE_BYTES = 4 * 1024 * 1024  # larger files are refused, never read whole
@@ -135,14 +135,11 @@ class _GitObjects:
         self._trees: OrderedDict[str, dict[str, tuple[str, str, int]]] = OrderedDict()
         self._blobs: OrderedDict[str, bytes] = OrderedDict()
         self._blob_bytes = 0
-        self._batch: subprocess.Popen[bytes] | None = None
+        self._batch = gitcli.CatFile(repo_path)
         self._lock = threading.Lock()  # the service reads from worker threads
 
     def _git(self, *args: str) -> bytes:
-        done = subprocess.run(
-            ["git", "-C", str(self.repo_path), *args], capture_output=True, check=True, timeout=300
-        )
-        return done.stdout
+        return gitcli.run(self.repo_path, *args, timeout=300)
 
     def commit(self, ref: str) -> str:
         return self._git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").decode().strip()
@@ -195,21 +192,9 @@ class _GitObjects:
         return data
 
     def _read(self, sha: str) -> bytes:
-        if self._batch is None or self._batch.poll() is not None:
-            self._batch = subprocess.Popen(
-                ["git", "-C", str(self.repo_path), "cat-file", "--batch"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-            )
-        batch = self._batch
-        assert batch.stdin is not None and batch.stdout is not None
-        batch.stdin.write(sha.encode() + b"\n")
-        batch.stdin.flush()
-        header = batch.stdout.readline().split()
-        if len(header) != 3:
+        data = self._batch.read(sha)
+        if data is None:
             raise InputError(Location(str(self.repo_path)), f"git object {sha} is missing")
-        data = batch.stdout.read(int(header[2]))
-        batch.stdout.read(1)  # the newline after the content
         return data
 
 
@@ -250,11 +235,11 @@ class GitTreeSource:
             # it); script lookup resolves links inside the repository (resolve_link)
             self._files = {p: v for p, v in blobs.items() if v[0] != SYMLINK_MODE}
             self._links = {p: v[1] for p, v in blobs.items() if v[0] == SYMLINK_MODE}
-        except (OSError, ValueError, subprocess.SubprocessError) as err:
-            stderr = getattr(err, "stderr", b"") or b""
-            # a failed rev-parse says nothing on stderr: its exception text is the command
+        except (OSError, ValueError, gitcli.GitError) as err:
+            stderr = err.stderr if isinstance(err, gitcli.GitError) else ""
+            # a failed rev-parse --quiet says nothing on stderr: its error names the command
             # line, which names nothing the user typed
-            why = stderr.decode("utf-8", "replace").strip() or "no such commit, branch or tag"
+            why = stderr.strip() or "no such commit, branch or tag"
             raise InputError(
                 Location(str(self.repo_path)), f"cannot resolve git ref '{self.ref}': {why}"
             ) from err
@@ -473,26 +458,27 @@ MERGE_BASE_BRANCHES = ("main", "master", "origin/main", "origin/master")
 
 def merge_base(repo_path: Path, ref: str) -> str:
     """Where ``ref`` left the first default branch it is ahead of (a PR's base)."""
-    # GitPython takes ~0.1 s to import and only `align` without --bench-base needs it
-    import git
-    import gitdb.exc
-
     try:
-        repo = git.Repo(repo_path)
-        head = repo.commit(ref)
-    except (git.exc.GitError, ValueError) as err:
+        head = _commit_of(repo_path, ref)
+    except gitcli.GitError as err:
         raise InputError(
-            Location(str(repo_path)), f"cannot resolve git ref '{ref}': {err}"
+            Location(str(repo_path)), f"cannot resolve git ref '{ref}': {err.detail}"
         ) from err
     for branch in MERGE_BASE_BRANCHES:
         try:
-            bases = repo.merge_base(head, repo.commit(branch))
-        except (git.exc.GitError, gitdb.exc.ODBError, ValueError):
+            base = gitcli.text(repo_path, "merge-base", head, _commit_of(repo_path, branch))
+        except gitcli.GitError:
             continue
-        if bases and bases[0].hexsha != head.hexsha:
-            return str(bases[0].hexsha)
+        base = base.strip()
+        if base and base != head:
+            return base
     raise InputError(
         Location(str(repo_path)),
         f"no base for '{ref}': it is not ahead of a default branch; pass --bench-base REF "
         "or --config-key KEY",
     )
+
+
+def _commit_of(repo_path: Path, ref: str) -> str:
+    out = gitcli.text(repo_path, "rev-parse", "--verify", "--end-of-options", f"{ref}^{{commit}}")
+    return out.strip()

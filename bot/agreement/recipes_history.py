@@ -9,12 +9,12 @@ added, and the variants it created. Nothing is checked out: blobs are read throu
 from __future__ import annotations
 
 import difflib
-import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bot import gitcli
 from bot.backtest.history import Commit, git
 from bot.errors import InputError, Location
 from bot.recipes.leaves import LeafChange, diff_leaves, recipe_leaves
@@ -67,33 +67,13 @@ class BlobReader:
 
     def __init__(self, repo: Path) -> None:
         self.repo = repo
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._batch = gitcli.CatFile(repo)
 
     def read(self, rev: str, path: str) -> bytes | None:
-        if self._proc is None:
-            self._proc = subprocess.Popen(
-                ["git", "-C", str(self.repo), "cat-file", "--batch"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-            )
-        proc = self._proc
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(f"{rev}:{path}\n".encode())
-        proc.stdin.flush()
-        header = proc.stdout.readline().decode("utf-8", "replace").split()
-        if len(header) < 3 or header[1] == "missing":
-            return None
-        size = int(header[2])
-        data = proc.stdout.read(size)
-        proc.stdout.read(1)  # the newline after the object
-        return data
+        return self._batch.read(f"{rev}:{path}")
 
     def close(self) -> None:
-        if self._proc is not None:
-            assert self._proc.stdin is not None
-            self._proc.stdin.close()
-            self._proc.wait(timeout=30)
-            self._proc = None
+        self._batch.close()
 
 
 def _load(data: bytes | None, where: str) -> Any:

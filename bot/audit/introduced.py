@@ -15,11 +15,11 @@ Pure parsing (:func:`pr_of`, :func:`parse_log`, :func:`sites`) is separate from 
 from __future__ import annotations
 
 import re
-import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from bot import gitcli
 from bot.audit.model import AuditRow, FlagRow, Introduced
 from bot.benchmarks import BenchRepo
 
@@ -97,21 +97,19 @@ class LineHistory:
     def last_change(self, at: str) -> tuple[str, int, str] | None:
         if at not in self._seen:
             file, _, line = at.rpartition(":")
-            args = [
-                "git",
-                "-C",
-                str(self.repo),
-                "log",
-                "-n1",
-                "-s",
-                f"--format=%H{SEP}%ct{SEP}%s",
-                f"-L{line},{line}:{file}",
-                self.commit,
-            ]
             try:
-                done = subprocess.run(args, capture_output=True, timeout=GIT_TIMEOUT, check=True)
-                found = parse_log(done.stdout.decode("utf-8", "replace"))
-            except (OSError, subprocess.SubprocessError):
+                out = gitcli.text(
+                    self.repo,
+                    "log",
+                    "-n1",
+                    "-s",
+                    f"--format=%H{SEP}%ct{SEP}%s",
+                    f"-L{line},{line}:{file}",
+                    self.commit,
+                    timeout=GIT_TIMEOUT,
+                )
+                found = parse_log(out)
+            except gitcli.GitError:
                 found = []  # shallow clone, moved file, …: the introduction stays unknown
             self._seen[at] = found[0] if found else None
         return self._seen[at]

@@ -542,8 +542,8 @@ def _out_of_scope(
 
 @dataclass(frozen=True)
 class SourceSpec:
-    """How a worker process re-opens a repository view (GitPython handles do not survive
-    a fork: every process needs its own)."""
+    """How a worker process re-opens a repository view (a ``git cat-file --batch`` pipe does
+    not survive a fork: every process needs its own)."""
 
     kind: str  # dir | git
     path: str

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import bisect
 import re
-import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 
+from bot import gitcli
 from bot.errors import InputError, Location
 
 SQUASH = re.compile(r"\(#(\d+)\)\s*$")
@@ -56,17 +56,11 @@ class MergedPR:
 
 
 def git(repo: Path, *args: str) -> str:
+    """git's output in ``repo``; a failure is an :class:`InputError` naming the command."""
     try:
-        done = subprocess.run(
-            ["git", "-C", str(repo), *args], capture_output=True, check=True, timeout=300
-        )
-    except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired) as err:
-        stderr = getattr(err, "stderr", b"") or b""
-        message = stderr.decode("utf-8", "replace").strip().splitlines()
-        raise InputError(
-            Location(str(repo)), f"git {args[0]} failed: {message[-1] if message else err}"
-        ) from err
-    return done.stdout.decode("utf-8", "replace")
+        return gitcli.text(repo, *args, timeout=300)
+    except gitcli.GitError as err:
+        raise err.as_input() from err
 
 
 def is_git_repo(path: Path) -> bool:

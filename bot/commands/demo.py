@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
+from bot import gitcli
 from bot.align.run import align
 from bot.audit import AuditReport, render_html, render_markdown, run_audit
 from bot.commands import align as align_command
 from bot.commands.align import inputs_from_args, summary_lines, write_outputs
 from bot.commands.owned import claim
-from bot.errors import RecipeSyncError
 from bot.fixtures import (
     BENCH_REPO_NAME,
     RECIPES_REPO_NAME,
@@ -42,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 ALIGNED_BRANCH = "recipe-sync-demo"
+DEMO_IDENTITY = {"user.name": "recipe-sync demo", "user.email": "demo@recipe-sync.local"}
 
 
 def register(subparsers: Any) -> None:
@@ -61,23 +61,7 @@ def register(subparsers: Any) -> None:
 
 
 def _git(repo: Path, *args: str) -> str:
-    result = subprocess.run(
-        [
-            "git",
-            "-c",
-            "user.name=recipe-sync demo",
-            "-c",
-            "user.email=demo@recipe-sync.local",
-            *args,
-        ],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if result.returncode != 0:
-        raise RecipeSyncError(f"git {' '.join(args)} failed in {repo}: {result.stderr.strip()}")
-    return result.stdout.strip()
+    return gitcli.text(repo, *args, config=DEMO_IDENTITY).strip()
 
 
 def apply_patch(recipes: Path, patch: Path) -> str:

@@ -19,12 +19,12 @@ from __future__ import annotations
 import argparse
 import difflib
 import re
-import subprocess
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from bot import gitcli
 from bot.errors import InputError, Location
 from bot.sources import DirectorySource, FileSource, GitTreeSource
 
@@ -147,14 +147,16 @@ def must_exist(path: Path, flag: str) -> None:
 def is_git(path: Path) -> bool:
     """Whether ``path`` itself is a git repository (a work tree's root or a bare one)."""
     if not (path / ".git").exists() and not (path / "HEAD").is_file():
-        return False  # a plain directory: no need to import GitPython (~70 ms)
-    import git
-
+        return False  # a plain directory: no need to start git
     try:
-        git.Repo(path)
-    except (git.exc.InvalidGitRepositoryError, git.exc.NoSuchPathError):
+        out = gitcli.text(path, "rev-parse", "--is-bare-repository", "--absolute-git-dir",
+                          "--show-prefix")  # fmt: skip
+    except gitcli.GitError:
         return False
-    return True
+    bare, git_dir, prefix = [*out.split("\n"), "", "", ""][:3]
+    if bare == "true":  # the repository itself, not a directory inside it
+        return Path(git_dir).resolve() == path.resolve()
+    return prefix == ""  # a work tree's root (or its .git directory), not a subdirectory
 
 
 def open_repo(path: Path, ref: str | None, flag: str, *, quiet: bool = False) -> FileSource:
@@ -194,11 +196,11 @@ def read_ref(path: Path, ref: str, flag: str) -> GitTreeSource:
     except InputError:
         if not is_git(path):
             raise InputError(Location(flag), f"{path} is not a git repository") from None
-        refs = subprocess.run(
-            ["git", "-C", str(path), "for-each-ref", "--format=%(refname:short)",
-             "refs/heads", "refs/tags", "refs/remotes"],
-            capture_output=True, text=True, check=False,
-        ).stdout.split()  # fmt: skip
+        try:
+            refs = gitcli.text(path, "for-each-ref", "--format=%(refname:short)",
+                               "refs/heads", "refs/tags", "refs/remotes").split()  # fmt: skip
+        except gitcli.GitError:
+            refs = []
         hint = did_you_mean(ref, refs)
         raise InputError(
             Location(flag), f"'{ref}' is not a commit, branch or tag of {path}{hint}"
@@ -211,12 +213,9 @@ def repo_name(path: Path | None, given: str | None) -> str:
         return given
     if path is None or not is_git(path):
         return LOCAL
-    import git
-
     try:
-        remotes = git.Repo(path).remotes
-        urls = [url for remote in remotes if remote.name == "origin" for url in remote.urls]
-    except (git.exc.GitError, ValueError):
+        urls = gitcli.text(path, "remote", "get-url", "--all", "origin").split()
+    except gitcli.GitError:
         return LOCAL
     for url in urls:
         found = _GITHUB.search(url)

@@ -2,7 +2,8 @@
 
 Each subcommand is one module of :mod:`bot.commands` with a ``register(subparsers)``; this
 file only lists them. A subcommand handler takes the parsed namespace and returns an exit
-status. Expected errors (:class:`bot.errors.RecipeSyncError`) print one line and exit 2.
+status. Expected errors (:class:`bot.errors.RecipeSyncError`, and a failed git command:
+:class:`bot.gitcli.GitError`) print one line and exit 2.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from bot import __version__
 from bot.errors import RecipeSyncError
+from bot.gitcli import GitError
 
 # Every subcommand in --help order, with its one-line help (a test checks each module
 # registers the same line). A run imports only the module of the subcommand it names: the
@@ -188,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         status: int = args.func(args)
-    except RecipeSyncError as err:
+    except (RecipeSyncError, GitError) as err:
         print(f"recipe-sync: error: {err}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `recipe-sync … | head` is fine

@@ -24,14 +24,14 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from io import BytesIO
 from pathlib import Path
 
-import git
-from gitdb.base import IStream
-
+from bot import gitcli
 from bot.github.errors import PushRefused, TransientGitHubError
 from bot.sources import GitTreeSource
+
+# on every mirror command, whatever the mirror's config says
+MIRROR_CONFIG = {"core.hooksPath": "/dev/null", "submodule.recurse": "false"}
 
 NOREPLY = "noreply@github.com"  # GitHub web-flow: the "Update branch" button, web edits
 
@@ -74,8 +74,9 @@ def push_refusal(output: str) -> tuple[str, bool] | None:
     return None
 
 
-class GitOperationError(Exception):
-    """A git command failed for a reason other than a refused lease."""
+# A git command failed for a reason other than a refused lease: the one error of bot.gitcli
+# (its message names the command and the mirror), under the name this module always used.
+GitOperationError = gitcli.GitError
 
 
 @dataclass(frozen=True)
@@ -103,8 +104,8 @@ class CommitInfo:
 
 def check_ref_format(branch: str) -> bool:
     try:
-        git.Git().execute(["git", "check-ref-format", "--branch", branch])
-    except git.GitCommandError:
+        gitcli.run(None, "check-ref-format", "--branch", branch)
+    except gitcli.GitError:
         return False
     return True
 
@@ -122,6 +123,8 @@ class Mirror:
 
     def _env(self) -> dict[str, str]:
         env = {
+            "LANGUAGE": "C",  # git's messages in English: push_refusal reads them
+            "LC_ALL": "C",
             "GIT_TERMINAL_PROMPT": "0",
             "GIT_CONFIG_NOSYSTEM": "1",
             "GIT_LFS_SKIP_SMUDGE": "1",
@@ -140,16 +143,19 @@ class Mirror:
         return env
 
     def _git(self, *args: str, env: Mapping[str, str] | None = None) -> str:
-        command = ["git", "-c", "core.hooksPath=/dev/null", "-c", "submodule.recurse=false", *args]
-        full_env = {**self._env(), **(env or {})}
-        try:
-            out = git.Git(self.path).execute(command, env=full_env)
-        except git.GitCommandError as err:
-            raise GitOperationError(self._redact(str(err))) from err
-        return str(out).strip()
+        return self._run(*args, env=env).strip()
 
-    def _redact(self, text: str) -> str:
-        return text.replace(self._token, "***") if self._token else text
+    def _run(
+        self, *args: str, env: Mapping[str, str] | None = None, input: bytes | None = None
+    ) -> str:
+        return gitcli.text(
+            self.path,
+            *args,
+            input=input,
+            env={**self._env(), **(env or {})},
+            config=MIRROR_CONFIG,
+            secrets=[self._token] if self._token else [],
+        )
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -167,12 +173,13 @@ class Mirror:
             return
         self.path.mkdir(parents=True, exist_ok=True)
         # an empty template: no sample hooks (they could not run anyway: hooksPath=/dev/null)
-        git.Git().execute(["git", "init", "--quiet", "--bare", "--template=", str(self.path)])
-        repo = git.Repo(self.path)
-        with repo.config_writer() as config:
-            config.set_value("core", "hooksPath", "/dev/null")
-            config.set_value("fetch", "recurseSubmodules", "false")
-            config.set_value("gc", "auto", "0")
+        gitcli.run(self.path, "init", "--quiet", "--bare", "--template=")
+        for key, value in (
+            ("core.hooksPath", "/dev/null"),
+            ("fetch.recurseSubmodules", "false"),
+            ("gc.auto", "0"),
+        ):
+            gitcli.run(self.path, "config", key, value)
 
     def remote_tip(self, branch: str) -> str | None:
         """The remote tip of ``refs/heads/<branch>`` (``git ls-remote``), or None."""
@@ -227,23 +234,16 @@ class Mirror:
         self, base: str, files: Mapping[str, bytes], message: str, identity: Identity
     ) -> str:
         """A commit on top of ``base`` whose tree is ``base``'s with ``files`` replaced."""
-        repo = git.Repo(self.path)
         with self.locked(), tempfile.TemporaryDirectory() as scratch:
             index = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
             self._git("read-tree", base, env=index)
-            base_tree = repo.commit(base).tree
             for path, data in sorted(files.items()):
-                stream = repo.odb.store(IStream("blob", len(data), BytesIO(data)))
-                try:
-                    mode = oct((base_tree / path).mode)[2:]
-                except KeyError:
-                    mode = "100644"
+                blob = self._run("hash-object", "-w", "--no-filters", "--stdin", input=data).strip()
+                # the mode the file has in the base (an executable stays executable)
+                listed = self._git("ls-tree", "--full-tree", base, "--", path)
+                mode = listed.split(" ", 1)[0] if listed else "100644"
                 self._git(
-                    "update-index",
-                    "--add",
-                    "--cacheinfo",
-                    f"{mode},{stream.hexsha.decode()},{path}",
-                    env=index,
+                    "update-index", "--add", "--cacheinfo", f"{mode},{blob},{path}", env=index
                 )
             tree = self._git("write-tree", env=index)
             people = {
@@ -273,15 +273,18 @@ class Mirror:
         (None: must not exist). False when the lease is refused (someone pushed); any other
         refusal raises :class:`PushRefused`, a network or server error TransientGitHubError."""
         if not check_ref_format(branch):
-            raise GitOperationError(f"refusing to push to an invalid branch name {branch!r}")
+            raise GitOperationError(
+                str(self.path),
+                ["push", "--", self.url, f"{commit}:refs/heads/{branch}"],
+                f"refusing to push to an invalid branch name {branch!r}",
+            )
         lease = f"--force-with-lease=refs/heads/{branch}:{expected or ''}"
         try:
             self._git("push", "--porcelain", lease, "--", self.url, f"{commit}:refs/heads/{branch}")
         except GitOperationError as err:
-            text = str(err)
-            refusal = push_refusal(text)
+            refusal = push_refusal(err.output)
             if refusal is None:
-                raise TransientGitHubError(f"git push {self.full_name} {branch}: {text}") from err
+                raise TransientGitHubError(f"git push {self.full_name} {branch}: {err}") from err
             reason, lease_lost = refusal
             if lease_lost:
                 return False

@@ -11,11 +11,11 @@ out and nothing of the repository is run: ``git log`` and ``git show`` read its 
 from __future__ import annotations
 
 import datetime as dt
-import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from bot import gitcli
 from bot.errors import InputError, RecipeSyncError
 from bot.recipes.leaves import Leaf, LeafChange, diff_leaves, recipe_leaves
 from bot.sources import FileSource, GitTreeSource
@@ -68,7 +68,7 @@ def recent_withdrawals(source: FileSource, path: str, days: int = WINDOW_DAYS) -
         return History(False, "the recipes were read from a directory, not a git commit")
     try:
         found = _withdrawals(str(Path(source.repo_path).resolve()), source.commit_sha, path, days)
-    except (RecipeSyncError, OSError, subprocess.SubprocessError, ValueError) as err:
+    except (RecipeSyncError, gitcli.GitError, OSError, ValueError) as err:
         return History(False, f"the history of {path} could not be read: {err}")
     return History(True, "", found)
 
@@ -118,7 +118,7 @@ def _withdrawal(
 def _leaves(repo: str, commit: str, path: str) -> dict[tuple[str, str, str], Leaf] | None:
     try:
         text = _git(repo, "show", f"{commit}:{path}")
-    except subprocess.CalledProcessError:
+    except gitcli.GitError:
         return None
     try:
         return recipe_leaves(path, load_yaml(text, f"{path}@{commit[:12]}"))
@@ -131,7 +131,5 @@ def _is_bot(name: str, email: str) -> bool:
 
 
 def _git(repo: str, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", repo, *args], capture_output=True, check=True, timeout=60, text=True
-    )
-    return done.stdout
+    out = gitcli.text(repo, *args, errors="strict", timeout=60)
+    return out.replace("\r\n", "\n").replace("\r", "\n")  # universal newlines, as ever

@@ -941,9 +941,10 @@ class FakeGitHub:
                 required = ",".join(f"{k}={v}" for k, v in needed.items())
                 with fake.lock:
                     fake.denied.append(("GIT", f"{args[0]} {mirror.full_name}", required))
-                raise GitOperationError(
+                said = (
                     f"fatal: unable to access '{mirror.url}': The requested URL returned error: 403"
                 )
+                raise GitOperationError(str(mirror.path), args, said, returncode=128, stderr=said)
             return original(mirror, *args, env=env)
 
         monkeypatch.setattr(Mirror, "_git", checked)

@@ -98,13 +98,15 @@ class Ledger:
         if offering is None:
             return
         label, cls, why = offering
+        not_carried = self._not_carried(
+            diff, label, cls, f"{why}; no passing eval at these settings"
+        )
         if self.out.grew(mark, "skipped"):
             self.out.rollback(mark)
-            self.setting(diff, label, cls, f"{why}; no passing eval at these settings")
+            self.out.settings.append(not_carried)
             return
         self.out.offer_only.setdefault(diff.flag, ("eval", why))
-        fallback = self._not_carried(diff, label, cls, f"{why}; no passing eval at these settings")
-        self.out.offer_fallback.setdefault(diff.flag, []).append(fallback)
+        self.out.offer_fallback.setdefault(diff.flag, []).append(not_carried)
 
     def setting(self, diff: FlagDiff, label: str, cls: KnobClass, why: str) -> None:
         self.out.settings.append(self._not_carried(diff, label, cls, why))

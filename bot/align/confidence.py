@@ -85,13 +85,17 @@ def gate(
     vendor_of: Mapping[str, str],
     included: frozenset[str] = frozenset(),
     offer_only: Mapping[str, tuple[WaitReason, str]] | None = None,
+    new_variants: Mapping[str, frozenset[str]] | None = None,
 ) -> Gate:
     """Split ``edits`` by their estimate against ``policy.propose_above``. Edits of one flag
     (its dotted fields, a backend and its options spelled as fields) go or stay together:
     the diff never combines settings no benchmarked launch ran together. ``included``:
     subjects a maintainer ticked (``/recipe-sync add``), proposed whatever the estimate.
     ``offer_only``: settings offered whatever the estimate (subject → why, what it is): an
-    accuracy setting no passing eval covers, drift the benchmark PR did not introduce."""
+    accuracy setting no passing eval covers, drift the benchmark PR did not introduce.
+    ``new_variants``: variants the plan adds (key → labels of the profiles rendering it); a
+    setting of one that all of them ran (not an image, which keeps its kind's estimate)
+    goes with it whatever the estimate."""
     threshold = rules.policy.propose_above
     estimates: dict[tuple[str, str], Estimate] = {}
     for edit in edits:
@@ -109,8 +113,11 @@ def gate(
         and e.kind not in EVIDENCE_ONLY
         and (
             flag_root(e.subject) in roots
-            or not _clears(
-                estimates[(e.node, e.subject)], threshold, rules.policy.propose_min_authors
+            or not (
+                _inside_new_variant(e, new_variants or {})
+                or _clears(
+                    estimates[(e.node, e.subject)], threshold, rules.policy.propose_min_authors
+                )
             )
         )
     }
@@ -122,6 +129,20 @@ def gate(
         if flag_root(e.subject) in roots
     }
     return Gate(proposed, offered, estimates, waiting)
+
+
+def _inside_new_variant(edit: PlannedEdit, variants: Mapping[str, frozenset[str]]) -> bool:
+    """A setting of a variant the plan adds that every profile of the variant ran: nothing
+    else renders it, and maintainers who added a variant for a benchmarked checkpoint wrote
+    the lane's settings into it (07-01…07-15: 2 commits by 2 authors, each with the lane's
+    flags and variables; 07-16…07-31: 1 of 1). Its estimate, learnt from edits of existing
+    nodes, does not apply; a setting only some of its lanes ran keeps it."""
+    if edit.kind == "image":
+        return False
+    return any(
+        edit.node.startswith(f"variants.{key}.") and labels <= set(edit.targets)
+        for key, labels in variants.items()
+    )
 
 
 def _waits_for(subject: str, only: Mapping[str, tuple[WaitReason, str]]) -> Wait:

@@ -45,8 +45,20 @@ class Target:
 
 
 # why a candidate is offered whatever its adoption estimate: an accuracy setting no passing
-# eval covers ("eval"), or drift the benchmark PR did not introduce ("older")
-WaitReason = Literal["eval", "older"]
+# eval covers ("eval"), drift the benchmark PR did not introduce ("older"), a setting tuned
+# for the benchmark's sweep ("tuning"), or one whose vLLM default recipe-sync cannot resolve
+# for this recipe, so it cannot tell whether the recipe already runs it ("unknown")
+WaitReason = Literal["eval", "older", "tuning", "unknown"]
+
+# the words for why candidates are offered, not proposed, by reason ("": an estimate below
+# the adoption threshold): (in a plan's outcome, in the heading of the offered list)
+OFFERED_WORDS: dict[str, tuple[str, str]] = {
+    "": ("below the adoption threshold", "kinds rarely taken"),
+    "eval": ("without a passing eval", "no passing eval at these settings"),
+    "older": ("older drift the PR did not change", "older drift this PR did not change"),
+    "tuning": ("tuned for the benchmark", "tuned for the benchmark's sweep"),
+    "unknown": ("vLLM's default not resolved", "vLLM's default for the recipe not resolved"),
+}
 
 
 @dataclass(frozen=True)
@@ -218,6 +230,15 @@ class AlignmentPlan:
 
     def waits_for(self, edit: PlannedEdit) -> Wait | None:
         return next((w for n, s, w in self.waiting if (n, s) == (edit.node, edit.subject)), None)
+
+    @property
+    def offers_drift(self) -> bool:
+        """Is an offered candidate recipe drift? Tuning is the benchmark's choice, not drift:
+        a recipe that only leaves tuning unticked is aligned."""
+        return any(
+            (wait := self.waits_for(edit)) is None or wait.reason != "tuning"
+            for edit in self.offered
+        )
 
     @property
     def status(self) -> Literal["patch", "aligned", "blocked", "failed", "offered"]:

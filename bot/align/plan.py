@@ -21,12 +21,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from functools import partial
+from typing import NamedTuple
 
 from bot.align.compare import compare
 from bot.align.confidence import flag_root, gate
 from bot.align.demands import Collector
 from bot.align.demands.image import nightly_channel
-from bot.align.demands.model import KeepDemand
+from bot.align.demands.model import Demand, KeepDemand
 from bot.align.demands.placement import Placement
 from bot.align.edits import build_edits, merge, resolve_conflicts, unique_edits, verified_edit
 from bot.align.model import (
@@ -104,7 +106,41 @@ def plan_recipe(
     ``provenance`` (``owner/name#N``) let a comment about a changed value quote the script's.
     ``history``: what maintainers recently removed or changed in the file; a candidate that
     would undo it is withheld (:mod:`bot.align.reverts`; None: not checked, and said so).
+
+    A new variant's own settings go with it whatever their estimate
+    (:func:`bot.align.confidence.gate`); when that plan fails its checks (the variant's lanes
+    disagree on one of them), it is made again with them gated like any other setting.
     """
+    plan = partial(
+        _plan_recipe, recipes, source, rules, targets, ignored=ignored, dropped=dropped,
+        bench=bench, provenance=provenance, structure=structure, included=included,
+        history=history,
+    )  # fmt: skip
+    new_variants = {
+        key: frozenset(t.profile.label for t in targets if t.profile.variant == key)
+        for key in (e.subject for e in structure if e.kind == "variant")
+    }
+    trusted = plan(new_variants=new_variants)
+    if new_variants and trusted.failure is not None:
+        return plan(new_variants={})
+    return trusted
+
+
+def _plan_recipe(
+    recipes: RecipesRepo,
+    source: FileSource,
+    rules: Rules,
+    targets: Sequence[Target],
+    *,
+    ignored: frozenset[str],
+    dropped: Mapping[str, str] | None,
+    bench: FileSource | None,
+    provenance: str,
+    structure: Sequence[PlannedEdit],
+    included: frozenset[str],
+    history: History | None,
+    new_variants: Mapping[str, frozenset[str]],
+) -> AlignmentPlan:
     dropped = {
         canonical_flag(k) if k.startswith("--") else k: v for k, v in (dropped or {}).items()
     }
@@ -134,15 +170,29 @@ def plan_recipe(
     demands, conflicts = resolve_conflicts(wanted)
     candidates, problems = build_edits(merge(demands), recipe, recipes)
     if (conflicts or problems) and out.offer_only:
-        # settings only offered (older drift, no eval) are not worth a blocking line: when
-        # the plan has one, it is made again without them, and they are listed as before
+        # settings only offered are not worth a blocking line: the plan is made again
+        # without them, then with each that plans as cleanly as that; the others are given
+        # up and listed as they were before the offer
         roots = {flag_root(subject) for subject in out.offer_only}
-        plain = [d for d in wanted if isinstance(d, KeepDemand) or _root_of(d.subject) not in roots]
-        fewer, fewer_conflicts = resolve_conflicts(plain)
-        built, fewer_problems = build_edits(merge(fewer), recipe, recipes)
-        if len(fewer_conflicts) + len(fewer_problems) < len(conflicts) + len(problems):
-            demands, conflicts, candidates, problems = fewer, fewer_conflicts, built, fewer_problems
-            out.give_up_offers()
+
+        def without(given_up: set[str]) -> _Attempt:
+            chosen = [
+                d
+                for d in wanted
+                if isinstance(d, KeepDemand) or _root_of(d.subject) not in given_up
+            ]
+            fewer, fewer_conflicts = resolve_conflicts(chosen)
+            built, fewer_problems = build_edits(merge(fewer), recipe, recipes)
+            return _Attempt(fewer, fewer_conflicts, built, fewer_problems)
+
+        floor = without(roots)
+        if floor.trouble < len(conflicts) + len(problems):
+            clean = {r for r in sorted(roots) if without(roots - {r}).trouble <= floor.trouble}
+            best = without(roots - clean)
+            if best.trouble > floor.trouble:  # each plans cleanly alone, not together
+                clean, best = set(), floor
+            demands, conflicts, candidates, problems = best
+            out.give_up_offers({s for s in out.offer_only if flag_root(s) not in clean})
     reverts = withhold_reverts(candidates, history, included)
     # precision first: only candidates maintainers are likely to take go into the diff
     vendor_of = {
@@ -150,7 +200,7 @@ def plan_recipe(
         for t in targets
         if t.profile.hardware in recipes.hardware
     }
-    gated = gate(list(reverts.kept), rules, vendor_of, included, out.offer_only)
+    gated = gate(list(reverts.kept), rules, vendor_of, included, out.offer_only, new_variants)
     planned = list(gated.proposed)
     left_out = {flag_root(e.subject) for e in candidates} - {flag_root(e.subject) for e in planned}
     if left_out:
@@ -161,7 +211,10 @@ def plan_recipe(
         ]
         planned, problems = build_edits(merge(kept), recipe, recipes)
     planned = [*structure, *planned]  # a new variant's skeleton before its settings
-    skipped = [*out.skipped, *conflicts, *problems, *reverts.withheld]
+    # a withheld candidate that was only to be offered blocks nothing: it is left alone
+    offers = {flag_root(subject) for subject in out.offer_only}
+    held = {root for root, _ in reverts.withheld}
+    skipped = [*out.skipped, *conflicts, *problems, *reverts.lines(held - offers)]
     skipped += [f"{flag}: ignored for this recipe on the drift dashboard" for flag in ignoring]
     skipped += [f"{name}: {_dropped_by(dropped[name])}" for name in declined]
     base = AlignmentPlan(
@@ -174,7 +227,15 @@ def plan_recipe(
         front_end=tuple(_dedupe_notes(out.front_end)),
         unknown=tuple(_dedupe_notes(out.unknown)),
         skipped=tuple(dict.fromkeys(skipped)),
-        notes=tuple(dict.fromkeys([*out.notes, *([reverts.note] if reverts.note else [])])),
+        notes=tuple(
+            dict.fromkeys(
+                [
+                    *out.notes,
+                    *reverts.lines(held & offers),
+                    *([reverts.note] if reverts.note else []),
+                ]
+            )
+        ),
         verifications=(),
         settings=tuple(dict.fromkeys(out.settings)),
         preexisting=tuple(_dedupe_notes(out.preexisting)),
@@ -248,6 +309,19 @@ def plan_recipe(
         after=after,
         comments=tuple(comments),
     )
+
+
+class _Attempt(NamedTuple):
+    """A plan's demands and edits, and what stops them (conflicts, edits it cannot build)."""
+
+    demands: list[Demand]
+    conflicts: list[str]
+    edits: list[PlannedEdit]
+    problems: list[str]
+
+    @property
+    def trouble(self) -> int:
+        return len(self.conflicts) + len(self.problems)
 
 
 def _root_of(subject: str) -> str:

@@ -24,8 +24,13 @@ SETTING_KINDS = frozenset({"flag", "flag-new", "env", "env-new", "image"})
 @dataclass(frozen=True)
 class Reverts:
     kept: tuple[PlannedEdit, ...]
-    withheld: tuple[str, ...]  # one line per withheld subject: what and which commit
+    # one (flag root, line) per withheld subject: what and which commit
+    withheld: tuple[tuple[str, str], ...]
     note: str | None  # what could not be checked, and why
+
+    def lines(self, roots: frozenset[str] | set[str]) -> list[str]:
+        """The lines of the withheld subjects among ``roots``."""
+        return [line for root, line in self.withheld if root in roots]
 
 
 def withhold_reverts(
@@ -51,8 +56,8 @@ def withhold_reverts(
             undone[root] = (edit, found)
     kept = tuple(e for e in edits if flag_root(e.subject) not in undone)
     withheld = tuple(
-        f"{edit.subject}: not proposed, it would undo a recent change: {found.words()}"
-        for edit, found in undone.values()
+        (root, f"{edit.subject}: not proposed, it would undo a recent change: {found.words()}")
+        for root, (edit, found) in undone.items()
     )
     return Reverts(kept, withheld, None)
 

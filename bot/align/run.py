@@ -24,6 +24,7 @@ from bot.align.compare import Comparer
 from bot.align.delta import KeyDelta, key_delta
 from bot.align.evidence import collect, evidence_for
 from bot.align.guide_images import ImageLine, image_moves, update_image_lines
+from bot.align.model import OFFERED_WORDS
 from bot.align.new_variant import NewVariant, propose, with_tp
 from bot.align.overlay import OverlaySource
 from bot.align.plan import AlignmentPlan, Target, plan_recipe
@@ -64,14 +65,6 @@ from bot.shell import EvaluationCache, JobTooLarge, job_budget
 from bot.sources import FileSource, WithoutFiles
 
 # ------------------------------------------------------------------------------ points
-
-
-# why a plan's candidates are offered, not proposed (its outcome's reason)
-OFFERED_BECAUSE = {
-    "": "below the adoption threshold",
-    "eval": "without a passing eval",
-    "older": "older drift the PR did not change",
-}
 
 
 def classify(comparer: Comparer, launch: LaunchLine) -> PointResult:
@@ -355,7 +348,7 @@ def outcome(
             waits = Counter(w.reason if (w := plan.waits_for(e)) else "" for e in plan.offered)
             why = ", ".join(
                 f"{waits[r]} {words}" if len(waits) > 1 else words
-                for r, words in OFFERED_BECAUSE.items()
+                for r, (words, _heading) in OFFERED_WORDS.items()
                 if waits[r]
             )
             edits = f"{count} candidate edit{'s' * (count != 1)}"

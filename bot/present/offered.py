@@ -6,7 +6,7 @@ so a reader sees why it was not proposed and what taking it means."""
 from __future__ import annotations
 
 from bot import markdown as md
-from bot.align.model import Wait
+from bot.align.model import OFFERED_WORDS, Wait
 from bot.align.plan import AlignmentPlan, PlannedEdit
 from bot.words import count as counted
 
@@ -19,8 +19,10 @@ def offered_lines(plan: AlignmentPlan, *, command: str) -> list[str]:
     if not plan.offered:
         return []
     count = len(plan.offered)
+    # tuning last: the benchmark's choices for its sweep are the least likely to be taken
+    offered = sorted(plan.offered, key=lambda e: _is_tuning(plan, e))
     items = []
-    for edit in plan.offered[:SHOWN]:
+    for edit in offered[:SHOWN]:
         estimate = plan.estimate_of(edit)
         condition = plan.waits_for(edit)
         if condition is not None:
@@ -31,11 +33,11 @@ def offered_lines(plan: AlignmentPlan, *, command: str) -> list[str]:
     if count > SHOWN:
         items.append(f"- … and {count - SHOWN} more")
     # one setting offered at several nodes (per GPU) is named once here; the list says where
-    settings = list(dict.fromkeys(_setting(edit) for edit in plan.offered))
+    settings = list(dict.fromkeys(_setting(edit) for edit in offered))
     names = ", ".join(settings[:3])
     more = f" and {len(settings) - 3} more" if len(settings) > 3 else ""
     reasons = {w.reason if (w := plan.waits_for(edit)) else "" for edit in plan.offered}
-    kinds = "; ".join(REASONS[r] for r in ("", "eval", "older") if r in reasons)
+    kinds = "; ".join(heading for r, (_, heading) in OFFERED_WORDS.items() if r in reasons)
     return [
         f"**Offered, not proposed** ({kinds}): {names}{more}; `{command} add FLAG` proposes one.",
         "",
@@ -48,12 +50,9 @@ def offered_lines(plan: AlignmentPlan, *, command: str) -> list[str]:
     ]
 
 
-# why candidates are offered, not proposed, in the list's heading
-REASONS = {
-    "": "kinds rarely taken",
-    "eval": "no passing eval at these settings",
-    "older": "older drift this PR did not change",
-}
+def _is_tuning(plan: AlignmentPlan, edit: PlannedEdit) -> bool:
+    wait = plan.waits_for(edit)
+    return wait is not None and wait.reason == "tuning"
 
 
 def _waiting(edit: PlannedEdit, wait: Wait) -> str:
@@ -62,6 +61,16 @@ def _waiting(edit: PlannedEdit, wait: Wait) -> str:
         return (
             f"{travels}the recipe differed from the benchmark here before this PR: not part "
             "of its change"
+        )
+    if wait.reason == "tuning":
+        return (
+            f"{travels}tuning ({md.text(wait.what)}): the benchmark's choice, kept out of "
+            "the recipe unless ticked"
+        )
+    if wait.reason == "unknown":
+        return (
+            f"{travels}{md.text(wait.what)}: the recipe leaves it to vLLM, whose default here "
+            "recipe-sync cannot resolve, so whether the recipe already runs it is not known"
         )
     what = f"an accuracy setting ({md.text(wait.what)})"
     return f"{travels}{what}: proposed once an eval passes at these settings"

@@ -117,10 +117,14 @@ def test_seed_plan_places_each_edit(
     assert not [s for s in plan.settings if s.knob == "image"]
     assert [(v.hardware, v.state) for v in plan.verifications] == [("mi355x", "no-evidence")]
     assert "meta.hardware.mi355x" not in nodes
-    # tuning is not carried (rules/policy.yaml knob_policy tuning: reproduction)
+    # tuning is not proposed, only offered to tick (rules/policy.yaml knob_policy tuning:
+    # reproduction), and so not listed again as a setting not carried
     assert not any(e.subject == "--max-num-seqs" for e in plan.edits)
-    tuning = {s.subject: s for s in plan.settings if s.knob == "tuning"}
-    assert tuning["--max-num-seqs"].bench == "--max-num-seqs 128"
+    (offered,) = [e for e in plan.offered if e.subject == "--max-num-seqs"]
+    assert offered.after == "--max-num-seqs 128"
+    wait = plan.waits_for(offered)
+    assert wait is not None and wait.reason == "tuning"
+    assert not [s for s in plan.settings if s.subject == "--max-num-seqs"]
     assert [n.subject for n in plan.front_end] == ["--host", "--disable-uvicorn-access-log"]
     assert [n.subject for n in plan.benchmark_only] == ["GPU_METRICS_CSV"]
 

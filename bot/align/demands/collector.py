@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from bot.align.compare import DRIFT, PARALLELISM_KEYS, Comparison
 from bot.align.delta import moves_launch
@@ -77,6 +78,10 @@ class Collector:
         for diff in comparison.report.diffs:
             if diff.key in PARALLELISM_KEYS:
                 continue  # representatives run the recipe's parallelism
+            if diff.verdict is Verdict.UNKNOWN and self._offer_unknown(
+                target, comparison, diff, label
+            ):
+                continue
             if self._older(target, comparison, diff):
                 if not self._offer_older(target, comparison, diff, label):
                     self.out.preexisting.append(flag_note(diff, label))
@@ -122,12 +127,40 @@ class Collector:
         self.out.offer_fallback.setdefault(diff.flag, []).append(flag_note(diff, label))
         return True
 
+    def _offer_unknown(
+        self, target: Target, comparison: Comparison, diff: FlagDiff, label: str
+    ) -> bool:
+        """A setting the benchmark PR sets where the recipe leaves vLLM a default recipe-sync
+        cannot resolve (``--kv-cache-dtype fp8`` against ``auto``, which follows the
+        checkpoint): planned like a differing value and offered to tick, never proposed, when
+        the policy edits its class. The bot cannot tell whether the recipe already runs it;
+        a maintainer can. False (nothing recorded) when it is not offered."""
+        if diff.kind not in ("flag", "env") or not diff.bench_tokens:
+            return False
+        launch = comparison.launch
+        name = diff.flag
+        if target.delta is not None and not target.delta.touches(
+            launch.point, launch.arm, diff.kind, name
+        ):
+            return False  # drift the PR did not introduce stays listed
+        mark = self.out.mark()
+        self.ledger.unknown = True
+        try:
+            self._rule(target, comparison, replace(diff, verdict=Verdict.DIFFERS), label)
+        finally:
+            self.ledger.unknown = False
+        if self.ledger.settle_offer(diff, mark):
+            return True
+        self.out.rollback(mark)
+        return False
+
     @staticmethod
     def _older(target: Target, comparison: Comparison, diff: FlagDiff) -> bool:
         """Drift the benchmark PR did not introduce: the recipe differs from a setting the
         PR left as its base launched it (docs/alignment.md §1b). Agreement (a ``same``
-        verdict, which pins a node) and notes are planned as before."""
-        if target.delta is None or diff.verdict not in DRIFT:
+        verdict, which pins a node) and notes are planned as before. A variant the plan adds
+        has no earlier state: its lane's settings are its content, not older drift."""
+        if target.delta is None or target.new_variant or diff.verdict not in DRIFT:
             return False
         launch = comparison.launch
         name = "image" if diff.kind == "image" else diff.flag

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bot.align.compare import Comparison
-from bot.align.demands.model import Collected, KeepDemand, flag_note
-from bot.align.model import EditKind, Setting, Target
+from bot.align.demands.model import Collected, Fallback, KeepDemand, flag_note
+from bot.align.model import EditKind, Setting, Target, WaitReason
 from bot.align.nodes import (
     bench_field_tokens,
     bench_value_text,
@@ -28,10 +28,12 @@ class Ledger:
         self.recipe = recipe
         self.rules = rules
         self.out = out
-        # (label, class, why) of the difference being collected when carry() offers it
-        self._offering: tuple[str, KnobClass, str] | None = None
+        # (label, class, why, reason) of the difference being collected when carry() offers it
+        self._offering: tuple[str, KnobClass, str, WaitReason] | None = None
         # collecting drift the benchmark PR did not introduce (Collector._offer_older)
         self.older = False
+        # collecting a setting whose comparison is unknown (Collector._offer_unknown)
+        self.unknown = False
 
     def carry(
         self, target: Target, comparison: Comparison, diff: FlagDiff, label: str
@@ -53,6 +55,13 @@ class Ledger:
             # drift the PR did not introduce: offered when the policy edits its class, and
             # then only as a recipe edit (no pin, no feature, nothing listed)
             return "edit" if action in ("recipe", "recipe-with-eval") else None
+        if self.unknown:
+            # the benchmark sets what the recipe leaves to a default recipe-sync cannot
+            # resolve: offered when the policy edits its class (nothing listed otherwise)
+            if action not in ("recipe", "recipe-with-eval"):
+                return None
+            self._offering = (label, cls, why, "unknown")
+            return "edit"
         if action is None:
             self.out.to_classify.append(diff.flag)
             self.setting(diff, label, cls, "rules/knobs.yaml does not classify it; not edited")
@@ -66,7 +75,13 @@ class Ledger:
                 return "edit"
             # planned like an edit, then offered to tick and never proposed (settle_offer):
             # without an eval a maintainer decides, and may run one
-            self._offering = (label, cls, why)
+            self._offering = (label, cls, why, "eval")
+            return "edit"
+        if action == "reproduction":
+            # tuning chosen for the benchmark's sweep: offered to tick, never proposed
+            # (07-01…07-15: maintainers carried 3 such settings of one lane into the recipe;
+            # 07-16…07-31: 1 more), and documented for reproduction either way
+            self._offering = (label, cls, why, "tuning")
             return "edit"
         if action == "feature":
             scenario = comparison.launch.point.scenario
@@ -90,23 +105,31 @@ class Ledger:
         self.setting(diff, label, cls, why)
         return None
 
-    def settle_offer(self, diff: FlagDiff, mark: dict[str, int]) -> None:
+    def settle_offer(self, diff: FlagDiff, mark: dict[str, int]) -> bool:
         """After a difference carry() offered is collected: its demands are kept, marked to be
         offered, when they were planned cleanly; else they are taken back (a candidate that
-        cannot be written is not worth a blocking line) and it is a setting not carried."""
+        cannot be written is not worth a blocking line) and it is recorded as it would have
+        been without the offer. False when carry() offered nothing."""
         offering, self._offering = self._offering, None
         if offering is None:
-            return
-        label, cls, why = offering
-        not_carried = self._not_carried(
-            diff, label, cls, f"{why}; no passing eval at these settings"
-        )
+            return False
+        label, cls, why, reason = offering
+        fallback: Fallback
+        if reason == "unknown":
+            fallback = flag_note(diff, label)
+        elif reason == "eval":
+            fallback = self._not_carried(
+                diff, label, cls, f"{why}; no passing eval at these settings"
+            )
+        else:
+            fallback = self._not_carried(diff, label, cls, why)
         if self.out.grew(mark, "skipped"):
             self.out.rollback(mark)
-            self.out.settings.append(not_carried)
-            return
-        self.out.offer_only.setdefault(diff.flag, ("eval", why))
-        self.out.offer_fallback.setdefault(diff.flag, []).append(not_carried)
+            self.out.fall_back(fallback)
+            return True
+        self.out.offer_only.setdefault(diff.flag, (reason, why))
+        self.out.offer_fallback.setdefault(diff.flag, []).append(fallback)
+        return True
 
     def setting(self, diff: FlagDiff, label: str, cls: KnobClass, why: str) -> None:
         self.out.settings.append(self._not_carried(diff, label, cls, why))

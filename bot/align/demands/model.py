@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from bot.align.model import EditKind, FlagNote, Setting, WaitReason
 from bot.recipes.edit import NodePath
 from bot.shell.result import SourceSpan
-from bot.vllm import FlagDiff
+from bot.vllm import FlagDiff, Verdict
 
 
 def dotted_value(value: Any) -> str:
@@ -108,6 +108,7 @@ class FeatureDemand(_Demand):
 
 
 Demand = SetDemand | AppendDemand | EnvDemand | RemoveDemand | KeepDemand | FeatureDemand
+Fallback = Setting | FlagNote
 
 
 @dataclass
@@ -127,20 +128,25 @@ class Collected:
     # settings offered to tick, never proposed: subject → (why, what the setting is)
     offer_only: dict[str, tuple[WaitReason, str]] = field(default_factory=dict)
     # what each offered-only setting is recorded as when it cannot be planned cleanly
-    # (Collected.give_up_offers): a setting not carried, or older drift
-    offer_fallback: dict[str, list[Setting | FlagNote]] = field(default_factory=dict)
+    # (Collected.give_up_offers): a setting not carried, older drift, an unknown comparison
+    offer_fallback: dict[str, list[Fallback]] = field(default_factory=dict)
 
-    def give_up_offers(self) -> None:
-        """The offered-only settings are not planned after all: each is recorded as what it
+    def fall_back(self, record: Fallback) -> None:
+        """Record an offer that is not made as what it would have been without it."""
+        if isinstance(record, Setting):
+            self.settings.append(record)
+        elif record.verdict == Verdict.UNKNOWN.value:
+            self.unknown.append(record)
+        else:
+            self.preexisting.append(record)
+
+    def give_up_offers(self, subjects: set[str]) -> None:
+        """These offered-only settings are not planned after all: each is recorded as what it
         would have been without the offer."""
-        for records in self.offer_fallback.values():
-            for record in records:
-                if isinstance(record, Setting):
-                    self.settings.append(record)
-                else:
-                    self.preexisting.append(record)
-        self.offer_only.clear()
-        self.offer_fallback.clear()
+        for subject in subjects:
+            for record in self.offer_fallback.pop(subject, []):
+                self.fall_back(record)
+            self.offer_only.pop(subject, None)
 
     def mark(self) -> dict[str, int]:
         """Where each list ends now (:meth:`rollback` returns there)."""

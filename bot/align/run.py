@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
@@ -114,7 +114,13 @@ def key_result(
     comparer: Comparer,
     key: AffectedKey,
     memo: LineMemo[object] | None = None,
+    *,
+    seen: dict[str, object] | None = None,
+    reuse: Callable[[LaunchLine], object | None] | None = None,
 ) -> KeyResult:
+    """The points of ``key`` classified against ``comparer``'s tree. ``seen`` gets each
+    line's classification by the line's value (its ``repr``); ``reuse`` answers a line's
+    classification where it is known (or None)."""
     if key.out_of_scope is not None:
         return KeyResult(key, (), key.out_of_scope)
     if key.unchanged is not None:
@@ -143,10 +149,16 @@ def key_result(
             results.append(PointResult(key.key, point, arm, "error", str(err)))
             continue
         try:
-            make = partial(_classified, comparer, launch)
-            found = (
-                make() if memo is None else memo.get(comparer.recipes, comparer.rules, launch, make)
-            )
+            found = reuse(launch) if reuse is not None else None
+            if found is None:
+                make = partial(_classified, comparer, launch)
+                found = (
+                    make()
+                    if memo is None
+                    else memo.get(comparer.recipes, comparer.rules, launch, make)
+                )
+            if seen is not None:
+                seen[repr(launch)] = found
             if isinstance(found, RecipeSyncError):
                 raise found
             assert isinstance(found, PointResult)
@@ -446,11 +458,12 @@ def align(inputs: AlignInputs) -> AlignRun:
             change = settle_unchanged(base, head, change)
         memo = caches.points if caches is not None else None
         comparer = Comparer(recipes, rules)
-        mapped = tuple(key_result(head, comparer, key, memo) for key in change.keys)
+        seen: dict[str, object] = {}
+        mapped = tuple(key_result(head, comparer, key, memo, seen=seen) for key in change.keys)
         # the recipes the plans read: with the skeletons of new variants in place (the
         # patch is still written against ``recipes_source``, skeletons first)
         variants, planned_recipes, keys = _with_new_variants(
-            head, recipes, recipes_source, rules, change.keys, mapped
+            head, recipes, recipes_source, rules, change.keys, mapped, seen
         )
         deltas = {
             result.key.key: key_delta(
@@ -556,23 +569,28 @@ def _with_new_variants(
     rules: Rules,
     affected: Sequence[AffectedKey],
     keys: tuple[KeyResult, ...],
+    seen: Mapping[str, object] | None = None,
 ) -> tuple[tuple[NewVariant, ...], RecipesRepo, tuple[KeyResult, ...]]:
     """New variants for checkpoints no recipe serves (:mod:`bot.align.new_variant`), the
     recipes with their skeletons and the points classified against them. The TP goes into
     the skeleton when every eval point of the variant runs the same one (those the recipe
-    renders, and those that differ from it by TP alone)."""
+    renders, and those that differ from it by TP alone). ``seen``: the classifications
+    against ``recipes`` (by the line's ``repr``), kept for the lines no skeleton can move."""
     launches = [
         p.launch for k in keys for p in k.points if p.status == "unmapped" and p.launch is not None
     ]
     variants = propose(recipes, rules, launches)
     if not variants:
         return (), recipes, keys
-    with_skeletons, found = _against_skeletons(head, recipes, source, rules, affected, variants)
+    seen = seen or {}
+    with_skeletons, found = _against_skeletons(
+        head, recipes, source, rules, affected, variants, seen
+    )
     sized = tuple(with_tp(v, _lane_tps(v, found)) for v in variants)
     if sized == variants:
         return variants, with_skeletons, found
     # the lane's TP changes which points represent the variant: classify once more
-    with_skeletons, found = _against_skeletons(head, recipes, source, rules, affected, sized)
+    with_skeletons, found = _against_skeletons(head, recipes, source, rules, affected, sized, seen)
     return sized, with_skeletons, found
 
 
@@ -583,11 +601,70 @@ def _against_skeletons(
     rules: Rules,
     affected: Sequence[AffectedKey],
     variants: Sequence[NewVariant],
+    seen: Mapping[str, object],
 ) -> tuple[RecipesRepo, tuple[KeyResult, ...]]:
-    """The recipes with the skeletons of ``variants`` and the points classified against them."""
+    """The recipes with the skeletons of ``variants`` and the points classified against them:
+    a line no skeleton can move keeps its classification against ``recipes`` (``seen``)."""
     with_skeletons = _skeletons(recipes, source, variants)
     comparer = Comparer(with_skeletons, rules)
-    return with_skeletons, tuple(key_result(head, comparer, key) for key in affected)
+    unmoved = unmoved_by(recipes, with_skeletons, rules, {v.recipe_path for v in variants})
+
+    def reuse(launch: LaunchLine) -> object | None:
+        return seen.get(repr(launch)) if unmoved(launch) else None
+
+    return with_skeletons, tuple(key_result(head, comparer, key, reuse=reuse) for key in affected)
+
+
+def unmoved_by(
+    before: RecipesRepo, after: RecipesRepo, rules: Rules, paths: Collection[str]
+) -> Callable[[LaunchLine], bool]:
+    """Which launch lines classify against ``after`` (``before`` with the recipe files
+    ``paths`` rewritten) as against ``before``.
+
+    Sound where every other recipe, the taxonomy and the strategies are the same objects in
+    both trees, in the same order (:func:`~bot.recipes.repo.with_recipe_files` shares them;
+    checked here, else no line is said to be unmoved): a recipe's profiles, renderings and
+    comparisons read nothing but its own data, the taxonomy, the strategies and the rules.
+    A line is then classified alike unless :func:`~bot.align.profile.find_recipe` can land
+    on a rewritten recipe or answer otherwise, that is unless its model is a rewritten
+    recipe's hf_id or a ``model_id`` of one of its variants (before or after), or
+    rules/models.yaml maps its model to a rewritten file. A line that launches nothing, or
+    another framework, is classified without the recipes at all."""
+    shared = (
+        [r.path for r in before.recipes] == [r.path for r in after.recipes]
+        and all(after.by_path.get(r.path) is r for r in before.recipes if r.path not in paths)
+        and before.by_hf_id.keys() == after.by_hf_id.keys()
+        and all(after.by_hf_id[k] is r for k, r in before.by_hf_id.items() if r.path not in paths)
+        and after.hardware is before.hardware
+        and after.strategies is before.strategies
+        and after.taxonomy is before.taxonomy
+        and after.platforms is before.platforms
+    )
+    if not shared:
+        return lambda launch: False
+    models: set[str] = set()
+    for tree in (before, after):
+        for path in paths:
+            recipe = tree.by_path.get(path)
+            if recipe is None:
+                continue
+            models.add(recipe.hf_id)
+            for variant in recipe.variants.values():
+                model_id = variant.get("model_id") if isinstance(variant, Mapping) else None
+                if isinstance(model_id, str):
+                    models.add(model_id)
+    models.update(
+        rule.benchmark_model
+        for rule in rules.models.models
+        if f"models/{rule.recipe}.yaml" in paths
+    )
+
+    def unmoved(launch: LaunchLine) -> bool:
+        if launch.status != "launched" or launch.framework != "vllm":
+            return True
+        return launch.model not in models
+
+    return unmoved
 
 
 def _lane_tps(variant: NewVariant, keys: Sequence[KeyResult]) -> list[int]:

@@ -491,8 +491,8 @@ def _last_wins(
 
 
 # argv, version, config files → the answer and which of its settings hold a mutable value;
-# least recently used out. A replay classifies the same launch lines PR after PR (07-01…07-03
-# in one process: 18,048 calls). ``NORMALISED_ENTRIES = 0`` keeps nothing (a cold reference).
+# least recently used out. A replay classifies the same lines PR after PR (18,048 calls, 1,567
+# distinct in 07-01…07-03)
 _NORMALISED: OrderedDict[
     tuple[tuple[str, ...], Version, tuple[tuple[str, str], ...] | None],
     tuple[ServeConfig, tuple[int, ...]],
@@ -503,7 +503,7 @@ _IMMUTABLE = (str, int, float, bool, type(None))
 
 
 def reset_normalised(entries: int = 4_096) -> None:
-    """Empty the memo of :func:`normalise` and bound it at ``entries`` (0: keep nothing)."""
+    """Empty the memo of :func:`normalise`, bound it at ``entries`` (0: none, a cold run)."""
     global NORMALISED_ENTRIES
     with _NORMALISED_LOCK:
         _NORMALISED.clear()
@@ -518,10 +518,9 @@ def normalise(
 ) -> ServeConfig:
     """Canonical serve configuration of ``argv`` under vLLM ``version``'s parser.
 
-    Memoised: the answer depends on nothing but the arguments (the flag catalogue is
-    static). A ``Setting.value`` may be a list or a dict (JSON configs), which callers could
-    mutate, so each call gets its own deep copy of those values; everything else in a
-    :class:`ServeConfig` is frozen or a tuple of strings and is shared."""
+    Memoised: the answer depends on nothing but the arguments (the flag catalogue is static).
+    A ``Setting.value`` may be a list or a dict (a JSON config) a caller could mutate: each
+    call gets its own deep copy of those; the rest of a :class:`ServeConfig` is frozen."""
     args = tuple(str(a) for a in argv)
     key = (args, version, None if config_files is None else tuple(config_files.items()))
     with _NORMALISED_LOCK:
@@ -530,10 +529,8 @@ def normalise(
             _NORMALISED.move_to_end(key)
     if entry is None:
         config = _normalise(args, version, config_files)
-        mutable = tuple(
-            i for i, s in enumerate(config.settings) if not isinstance(s.value, _IMMUTABLE)
-        )
-        entry = (config, mutable)
+        held = [i for i, s in enumerate(config.settings) if not isinstance(s.value, _IMMUTABLE)]
+        entry = (config, tuple(held))
         with _NORMALISED_LOCK:
             _NORMALISED[key] = entry
             while len(_NORMALISED) > NORMALISED_ENTRIES:

@@ -14,7 +14,8 @@ from bot.align.compare import Comparer
 from bot.align.new_variant import checkpoint_variant, propose, with_tp
 from bot.align.overlay import OverlaySource
 from bot.align.plan import AlignmentPlan
-from bot.align.run import _carries_settings, classify, unmoved_by
+from bot.align.run import _carries_settings, classify
+from bot.align.skeletons import unmoved_by
 from bot.benchmarks import LaunchLine
 from bot.recipes import RecipesRepo, RenderRequest, load_recipes, render
 from bot.recipes.edit import apply_edits

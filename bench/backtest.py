@@ -30,6 +30,7 @@ from bot.backtest import run as backtest_run
 from bot.backtest.history import default_branch, first_parent_log, merged_prs
 from bot.benchmarks import changelog, configs, repo
 from bot.recipes.edit import document
+from bot.vllm.normalise import reset_normalised
 
 
 def measure(args: argparse.Namespace, prs: tuple[int, ...], cached: bool) -> float:
@@ -41,6 +42,7 @@ def measure(args: argparse.Namespace, prs: tuple[int, ...], cached: bool) -> flo
     changelog._LOADED.clear()
     document._COMPOSED.clear()
     sources._OBJECTS.clear()  # git trees and blobs read again
+    reset_normalised(4_096 if cached else 0)  # launch lines classified again
     settings = backtest_run.settings_for(args.bench_repo, args.recipes)
     # engine caches: script evaluations, recipes trees and renderings, line classifications
     settings = replace(settings, engine_caches=cached)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
@@ -25,7 +25,7 @@ from bot.align.delta import KeyDelta, key_delta
 from bot.align.evidence import collect, evidence_for
 from bot.align.guide_images import ImageLine, image_moves, update_image_lines
 from bot.align.model import OFFERED_WORDS
-from bot.align.new_variant import NewVariant, propose, with_tp
+from bot.align.new_variant import NewVariant
 from bot.align.overlay import OverlaySource
 from bot.align.plan import AlignmentPlan, Target, plan_recipe
 from bot.align.profile import Unmapped, map_profile
@@ -49,13 +49,13 @@ from bot.align.result import (
     PointResult,
     RecipeOutcome,
 )
+from bot.align.skeletons import with_new_variants
 from bot.benchmarks import BenchRepo, LaunchLine, extract, load_bench_repo, points
 from bot.benchmarks.changelog import ChangelogEntry, entries_for
 from bot.benchmarks.scope import multinode_reason
 from bot.errors import InputError, Location, RecipeSyncError
 from bot.evidence.model import EvidenceReport
 from bot.recipes import RecipesRepo, render
-from bot.recipes.edit import apply_edits
 from bot.recipes.edit.splice import unified_diff
 from bot.recipes.repo import with_recipe_files
 from bot.recipes.tolerant import RecipesCache, load_recipes_tolerant
@@ -107,7 +107,13 @@ def key_result(
     comparer: Comparer,
     key: AffectedKey,
     memo: LineMemo[object] | None = None,
+    *,
+    seen: dict[str, object] | None = None,
+    reuse: Callable[[LaunchLine], object | None] | None = None,
 ) -> KeyResult:
+    """The points of ``key`` classified against ``comparer``'s tree. ``seen`` gets each
+    line's classification by the line's value (its ``repr``); ``reuse`` answers a line's
+    classification where it is known (or None)."""
     if key.out_of_scope is not None:
         return KeyResult(key, (), key.out_of_scope)
     if key.unchanged is not None:
@@ -136,10 +142,16 @@ def key_result(
             results.append(PointResult(key.key, point, arm, "error", str(err)))
             continue
         try:
-            make = partial(_classified, comparer, launch)
-            found = (
-                make() if memo is None else memo.get(comparer.recipes, comparer.rules, launch, make)
-            )
+            found = reuse(launch) if reuse is not None else None
+            if found is None:
+                make = partial(_classified, comparer, launch)
+                found = (
+                    make()
+                    if memo is None
+                    else memo.get(comparer.recipes, comparer.rules, launch, make)
+                )
+            if seen is not None:
+                seen[repr(launch)] = found
             if isinstance(found, RecipeSyncError):
                 raise found
             assert isinstance(found, PointResult)
@@ -439,11 +451,19 @@ def align(inputs: AlignInputs) -> AlignRun:
             change = settle_unchanged(base, head, change)
         memo = caches.points if caches is not None else None
         comparer = Comparer(recipes, rules)
-        mapped = tuple(key_result(head, comparer, key, memo) for key in change.keys)
+        seen: dict[str, object] = {}
+        mapped = tuple(key_result(head, comparer, key, memo, seen=seen) for key in change.keys)
         # the recipes the plans read: with the skeletons of new variants in place (the
         # patch is still written against ``recipes_source``, skeletons first)
-        variants, planned_recipes, keys = _with_new_variants(
-            head, recipes, recipes_source, rules, change.keys, mapped
+        variants, planned_recipes, keys = with_new_variants(
+            recipes,
+            recipes_source,
+            rules,
+            mapped,
+            seen,
+            lambda comparer, reuse: tuple(
+                key_result(head, comparer, key, reuse=reuse) for key in change.keys
+            ),
         )
         deltas = {
             result.key.key: key_delta(
@@ -540,81 +560,6 @@ def _carries_settings(variant: NewVariant, plan: AlignmentPlan | None) -> bool:
     skeleton = {e.node for e in variant.edits()}
     inside = f"variants.{variant.key}."
     return any(e.node.startswith(inside) and e.node not in skeleton for e in plan.edits)
-
-
-def _with_new_variants(
-    head: BenchRepo,
-    recipes: RecipesRepo,
-    source: FileSource,
-    rules: Rules,
-    affected: Sequence[AffectedKey],
-    keys: tuple[KeyResult, ...],
-) -> tuple[tuple[NewVariant, ...], RecipesRepo, tuple[KeyResult, ...]]:
-    """New variants for checkpoints no recipe serves (:mod:`bot.align.new_variant`), the
-    recipes with their skeletons and the points classified against them. The TP goes into
-    the skeleton when every eval point of the variant runs the same one (those the recipe
-    renders, and those that differ from it by TP alone)."""
-    launches = [
-        p.launch for k in keys for p in k.points if p.status == "unmapped" and p.launch is not None
-    ]
-    variants = propose(recipes, rules, launches)
-    if not variants:
-        return (), recipes, keys
-    with_skeletons, found = _against_skeletons(head, recipes, source, rules, affected, variants)
-    sized = tuple(with_tp(v, _lane_tps(v, found)) for v in variants)
-    if sized == variants:
-        return variants, with_skeletons, found
-    # the lane's TP changes which points represent the variant: classify once more
-    with_skeletons, found = _against_skeletons(head, recipes, source, rules, affected, sized)
-    return sized, with_skeletons, found
-
-
-def _against_skeletons(
-    head: BenchRepo,
-    recipes: RecipesRepo,
-    source: FileSource,
-    rules: Rules,
-    affected: Sequence[AffectedKey],
-    variants: Sequence[NewVariant],
-) -> tuple[RecipesRepo, tuple[KeyResult, ...]]:
-    """The recipes with the skeletons of ``variants`` and the points classified against them."""
-    with_skeletons = _skeletons(recipes, source, variants)
-    comparer = Comparer(with_skeletons, rules)
-    return with_skeletons, tuple(key_result(head, comparer, key) for key in affected)
-
-
-def _lane_tps(variant: NewVariant, keys: Sequence[KeyResult]) -> list[int]:
-    """The TP of every eval point of the variant's lane: those the recipe renders, and
-    those that differ from it by TP alone."""
-    return [
-        p.launch.point.tp
-        for k in keys
-        for p in k.points
-        if p.arm == "eval"
-        and p.launch is not None
-        and p.profile is not None
-        and p.profile.recipe_path == variant.recipe_path
-        and p.profile.variant == variant.key
-        and (
-            p.status == "represents"
-            or (
-                p.status == "other-point"
-                and p.comparison is not None
-                and {d.key for d in p.comparison.parallelism_differs}
-                == {"parallel.tensor_parallel_size"}
-            )
-        )
-    ]
-
-
-def _skeletons(
-    recipes: RecipesRepo, source: FileSource, variants: Sequence[NewVariant]
-) -> RecipesRepo:
-    texts: dict[str, bytes] = {}
-    for path in dict.fromkeys(v.recipe_path for v in variants):
-        edits = [e.edit for v in variants if v.recipe_path == path for e in v.edits()]
-        texts[path] = apply_edits(source.read_bytes(path), edits, file=path).text.encode()
-    return with_recipe_files(recipes, OverlaySource(source, texts), texts)
 
 
 def _changelog(

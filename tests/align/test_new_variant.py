@@ -10,13 +10,16 @@ from typing import cast
 
 import pytest
 
+from bot.align.compare import Comparer
 from bot.align.new_variant import checkpoint_variant, propose, with_tp
 from bot.align.overlay import OverlaySource
 from bot.align.plan import AlignmentPlan
-from bot.align.run import _carries_settings
+from bot.align.run import _carries_settings, classify
+from bot.align.skeletons import unmoved_by
 from bot.benchmarks import LaunchLine
 from bot.recipes import RecipesRepo, RenderRequest, load_recipes, render
 from bot.recipes.edit import apply_edits
+from bot.recipes.repo import with_recipe_files
 from bot.rules import Rules
 from bot.sources import GitTreeSource
 
@@ -93,3 +96,34 @@ def test_a_variant_the_lane_sets_nothing_in_is_not_proposed(
     assert not _carries_settings(
         sized, cast(AlignmentPlan, SimpleNamespace(edits=(*sized.edits(), elsewhere)))
     )
+
+
+def test_only_the_lines_a_skeleton_can_move_are_classified_again(
+    recipes: RecipesRepo, rules: Rules, launch: LaunchLine, source: GitTreeSource
+) -> None:
+    lane = replace(launch, model="amd/DeepSeek-V4.1-Flash-MXFP4")
+    (variant,) = propose(recipes, rules, [lane])
+    text = apply_edits(source.read_bytes(RECIPE), [variant.edit().edit], file=RECIPE).text
+    after = with_recipe_files(recipes, OverlaySource(source, {RECIPE: text.encode()}), [RECIPE])
+    unmoved = unmoved_by(recipes, after, rules, {RECIPE})
+    # the lane's checkpoint is now a variant, the recipe's own model is in the rewritten file
+    assert not unmoved(lane) and not unmoved(launch)
+    before_lane = classify(Comparer(recipes, rules), lane)
+    after_lane = classify(Comparer(after, rules), lane)
+    assert (before_lane.status, after_lane.status) == ("unmapped", "represents")
+    # a line of another model, or one that launches nothing, is classified alike
+    others = [
+        replace(launch, model="deepseek-ai/DeepSeek-R1"),
+        replace(launch, model="Qwen/Qwen3-Other"),
+        replace(launch, status="no-server", reason="no server"),
+        replace(launch, framework="sglang"),
+    ]
+    statuses = set()
+    for line in others:
+        assert unmoved(line)
+        statuses.add(classify(Comparer(after, rules), line).status)
+        assert classify(Comparer(recipes, rules), line) == classify(Comparer(after, rules), line)
+    assert {"unmapped", "no-launch"} < statuses and len(statuses) == 3  # R1: mapped
+    # a tree loaded whole shares nothing with the first: every line is classified again
+    whole = load_recipes(OverlaySource(source, {RECIPE: text.encode()}))
+    assert not any(map(unmoved_by(recipes, whole, rules, {RECIPE}), others))

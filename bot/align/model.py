@@ -248,8 +248,9 @@ class AlignmentPlan:
             return "patch"
         if self.skipped:
             return "blocked"
-        # nothing proposed, candidates below the adoption threshold offered to tick
-        return "offered" if self.offered else "aligned"
+        # nothing proposed, candidates below the adoption threshold offered to tick (tuning
+        # alone is no drift: the recipe is aligned)
+        return "offered" if self.offers_drift else "aligned"
 
 
 def edited_hardware(plan: AlignmentPlan) -> frozenset[str]:

@@ -63,6 +63,7 @@ from bot.recipes.withdrawals import recent_withdrawals
 from bot.rules import Rules
 from bot.shell import EvaluationCache, JobTooLarge, job_budget
 from bot.sources import FileSource, WithoutFiles
+from bot.words import count as count_of
 
 # ------------------------------------------------------------------------------ points
 
@@ -355,7 +356,7 @@ def outcome(
         if plan.skipped:
             reason = "drift remains that no safe edit closes: " + "; ".join(plan.skipped)
             return RecipeOutcome(plan, None, "blocked", reason, guide=placements, guide_drift=drift)
-        if plan.offered:
+        if plan.offers_drift:
             count = len(plan.offered)
             waits = Counter(w.reason if (w := plan.waits_for(e)) else "" for e in plan.offered)
             why = ", ".join(
@@ -374,6 +375,8 @@ def outcome(
                 f"{count} older difference{'s' if count != 1 else ''} it did not introduce "
                 "stay out of its alignment PR"
             )
+        if plan.offered:  # tuning only: the benchmark's choices, not drift
+            reason += f"; {count_of(len(plan.offered), 'tuning setting')} offered to tick"
         return RecipeOutcome(plan, None, "aligned", reason, guide=placements, guide_drift=drift)
     if guide is None:
         assert plan.result is not None

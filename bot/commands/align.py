@@ -345,7 +345,7 @@ def consistency_findings(
 
 
 def exit_status(run: AlignRun, texts: AlignTexts) -> int:
-    """0: aligned, nothing to do (tuning may be offered); 1: a PR to open or drift left
+    """0: aligned, nothing to do (tuning may still be offered); 1: a PR to open or drift left
     (proposed, blocked or only offered); 2: no edit could be proposed, or the check run
     fails (launch lines that could not be extracted): one line on stderr naming the recipe
     file or the check's title and the reason."""
@@ -357,9 +357,6 @@ def exit_status(run: AlignRun, texts: AlignTexts) -> int:
         print(f"recipe-sync: error: check failure: {texts.check.title}", file=sys.stderr)
     if failed or texts.check.conclusion == "failure":
         return 2
-    if any(
-        o.status in ("patch", "blocked") or (o.status == "offered" and o.plan.offers_drift)
-        for o in run.outcomes
-    ):
+    if any(o.status in ("patch", "blocked", "offered") for o in run.outcomes):
         return 1
     return 0

@@ -65,11 +65,13 @@ def test_an_aligned_recipe_gets_no_patch(
     assert not (out / "recipe.patch").exists() and not (out / "pr-body.md").exists()
     data = _plan(out)
     assert [(p["recipe"], p["status"], p["reason"]) for p in data["plans"]] == [  # type: ignore[index, union-attr]
-        (SEED_RECIPE, "aligned", "already aligned")
+        (SEED_RECIPE, "aligned", "already aligned; 1 tuning setting offered to tick")
     ]
     assert data["check"]["conclusion"] == "success"  # type: ignore[index]
     comment = (out / "comment.md").read_text()
     assert f"#### `{SEED_RECIPE}` — already aligned" in comment
+    # the benchmark's tuning is no drift, but still there to tick
+    assert "`--max-num-seqs 128` at `strategy_overrides.single_node_tp" in comment
     assert "MI355X is already verified in the recipe." in comment
 
 

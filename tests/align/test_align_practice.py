@@ -104,8 +104,10 @@ def test_tuning_goes_to_reproduction(
 ) -> None:
     _, plan = _plan(source, rules, _argv(launch, "--stream-interval", "20"))
     assert not any(e.subject in ("--max-num-seqs", "--stream-interval") for e in plan.edits)
-    tuning = {s.subject for s in plan.settings if s.knob == "tuning"}
-    assert {"--max-num-seqs", "--stream-interval"} <= tuning
+    # offered to tick (never proposed), and not listed again as a setting not carried
+    offered = {e.subject: w.reason for e in plan.offered if (w := plan.waits_for(e))}
+    assert offered["--max-num-seqs"] == offered["--stream-interval"] == "tuning"
+    assert not {"--max-num-seqs", "--stream-interval"} & {s.subject for s in plan.settings}
 
 
 # 4. workload settings go behind the recipe's opt-in feature for the workload; a recipe
@@ -197,12 +199,12 @@ def test_an_existing_workload_feature_is_in_the_profile(
 def test_harness_settings_are_never_carried(
     source: GitTreeSource, rules: Rules, launch: LaunchLine
 ) -> None:
-    env = {**launch.env, "VLLM_ENGINE_READY_TIMEOUT_S": "7200", "PYTHONNOUSERSITE": "1"}
+    env = {**launch.env, "VLLM_RPC_TIMEOUT": "100000", "PYTHONNOUSERSITE": "1"}
     _, plan = _plan(source, rules, replace(launch, env=env))
-    assert not any(e.subject in env and e.subject.startswith(("VLLM_ENGINE", "PYTHON"))
-                   for e in plan.edits)  # fmt: skip
+    assert not any(e.subject in env and e.subject.startswith(("VLLM_RPC", "PYTHON"))
+                   for e in plan.edits + plan.offered)  # fmt: skip
     harness = {s.subject for s in plan.settings if s.knob == "harness"}
-    assert "VLLM_ENGINE_READY_TIMEOUT_S" in harness
+    assert "VLLM_RPC_TIMEOUT" in harness
     # a harness variable env.yaml does not list is benchmark-only in the diff itself
     assert "PYTHONNOUSERSITE" in {n.subject for n in plan.benchmark_only}
 

@@ -216,10 +216,15 @@ def test_plan_json_explains_every_edit(seed_out: Path) -> None:
     assert plan["status"] == "patch"
     kinds = {e["kind"]: e for e in plan["edits"]}
     assert set(kinds) == {"image", "flag-new", "verified"}
-    (offered,) = plan["offered"]  # the log level: no adopted proposal of its kind
+    # the log level (no adopted proposal of its kind), and the sweep's --max-num-seqs
+    # (tuning: the benchmark's choice, offered, never proposed)
+    by_subject = {o["subject"]: o for o in plan["offered"]}
+    assert set(by_subject) == {"AITER_TRITON_LOG_LEVEL", "--max-num-seqs"}
+    offered, tuning = by_subject["AITER_TRITON_LOG_LEVEL"], by_subject["--max-num-seqs"]
     assert (offered["kind"], offered["after"], offered["op"]) == ("env-new", "ERROR", "EnsurePath")
     assert offered["estimate"]["kind"] == "serving/new setting/amd"
     assert offered["estimate"]["probability"] < 0.5
+    assert (tuning["subject"], tuning["after"]) == ("--max-num-seqs", "--max-num-seqs 128")
     assert kinds["flag-new"]["node"] == (
         "strategy_overrides.single_node_tp.hardware_overrides.mi355x.extra_args"
     )
@@ -227,7 +232,7 @@ def test_plan_json_explains_every_edit(seed_out: Path) -> None:
     assert kinds["flag-new"]["scope"] == "MI355X + single_node_tp only"
     assert kinds["image"]["node"] == "variants.default.hardware_overrides.mi355x.docker_image"
     settings = {(s["knob"], s["subject"]) for s in plan["settings"]}
-    assert ("tuning", "--max-num-seqs") in settings
+    assert ("tuning", "--max-num-seqs") not in settings  # offered instead
     assert plan["verifications"][0]["state"] == "verified"
     assert plan["matrix"]["unexpected"] == [] and plan["matrix"]["builder"]["ran"] is False
     # --max-num-seqs is a benchmark setting now (plan["settings"]), not a default to match
@@ -318,7 +323,8 @@ def test_the_guide_block_never_calls_an_offered_setting_required(seed_out: Path)
     the guide block lists it among the benchmark's deltas, under a title and an export
     comment that describe it, not ones that call it "required to match" (issue #35 item 5)."""
     (plan,) = json.loads((seed_out / "plan.json").read_text())["plans"]
-    offered = [o["subject"] for o in plan["offered"]]
+    # the variable it offers (the sweep's --max-num-seqs, also offered, is a flag)
+    offered = [o["subject"] for o in plan["offered"] if not o["subject"].startswith("--")]
     assert offered == ["AITER_TRITON_LOG_LEVEL"]
     guide = [
         line[1:].strip()

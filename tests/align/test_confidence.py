@@ -112,7 +112,8 @@ def test_with_no_history_the_seed_is_offered_not_proposed(
     assert "no scored proposal of this kind (kernel, new setting, AMD) in the history" in comment
     check = json.loads((out / "plan.json").read_text())["check"]
     assert check["conclusion"] == "neutral"
-    assert check["title"].startswith("3 candidate edits offered, none proposed")
+    # the kernel, image and log level below the threshold, and the sweep's tuning
+    assert check["title"].startswith("4 candidate edits offered, none proposed")
 
 
 def test_include_proposes_an_offered_candidate(align_cli: AlignCli, tmp_path: Path) -> None:

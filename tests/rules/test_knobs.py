@@ -36,7 +36,8 @@ RULES = Path(__file__).resolve().parents[2] / "rules"
         ("env", "AITER_TRITON_LOG_LEVEL", KnobClass.SERVING),  # exact name beats AITER_*
         ("env", "AITER_SOMETHING_NEW", KnobClass.KERNEL),
         ("env", "VLLM_ROCM_QUICK_REDUCE_QUANTIZATION", KnobClass.ACCURACY),
-        ("env", "VLLM_ENGINE_READY_TIMEOUT_S", KnobClass.HARNESS),
+        ("env", "VLLM_ENGINE_READY_TIMEOUT_S", KnobClass.TUNING),  # a recipe user's too
+        ("env", "VLLM_RPC_TIMEOUT", KnobClass.HARNESS),
         ("env", "PYTHONNOUSERSITE", KnobClass.HARNESS),
         ("env", "VLLM_SOMETHING_NEW", KnobClass.UNCLASSIFIED),
     ],

@@ -235,8 +235,12 @@ def test_plan_json_explains_every_edit(seed_out: Path) -> None:
     assert ("tuning", "--max-num-seqs") not in settings  # offered instead
     assert plan["verifications"][0]["state"] == "verified"
     assert plan["matrix"]["unexpected"] == [] and plan["matrix"]["builder"]["ran"] is False
-    # --max-num-seqs is a benchmark setting now (plan["settings"]), not a default to match
-    assert [d["verdict"] for d in plan["defaults"]] == ["equivalent (default)"]
+    # the offered --max-num-seqs says what omitting it resolves to (1024, not the sweep's 128)
+    defaults = {d["subject"]: d["verdict"] for d in plan["defaults"]}
+    assert defaults == {
+        "--max-num-seqs": "differs",
+        "--max-num-batched-tokens": "equivalent (default)",
+    }
     assert data["check"]["conclusion"] == "action_required"
     lines = {(a["path"].rsplit("/", 1)[-1], a["line"]) for a in data["check"]["annotations"]}
     # --moe-backend on the CMD line and its value's assignment; the env export; the image

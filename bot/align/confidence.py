@@ -135,8 +135,9 @@ def _inside_new_variant(edit: PlannedEdit, variants: Mapping[str, frozenset[str]
     """A setting of a variant the plan adds that every profile of the variant ran: nothing
     else renders it, and maintainers who added a variant for a benchmarked checkpoint wrote
     the lane's settings into it (07-01…07-15: 2 commits by 2 authors, each with the lane's
-    flags and variables; 07-16…07-31: 1 of 1). Its estimate, learnt from edits of existing
-    nodes, does not apply; a setting only some of its lanes ran keeps it."""
+    flags and variables; of the 3 settings this proposed, 2 adopted at the same node;
+    07-16…07-31: its 2 linked leaves proposed at the same node). Its estimate, learnt from
+    edits of existing nodes, does not apply; a setting only some of its lanes ran keeps it."""
     if edit.kind == "image":
         return False
     return any(

@@ -49,6 +49,8 @@ class Target:
 # for the benchmark's sweep ("tuning"), or one whose vLLM default recipe-sync cannot resolve
 # for this recipe, so it cannot tell whether the recipe already runs it ("unknown")
 WaitReason = Literal["eval", "older", "tuning", "unknown"]
+# the reasons a difference is collected only to be offered (bot.align.demands.Collector)
+OfferMode = Literal["older", "unknown"]
 
 # the words for why candidates are offered, not proposed, by reason ("": an estimate below
 # the adoption threshold): (in a plan's outcome, in the heading of the offered list)

@@ -13,7 +13,7 @@ from bot.align.demands.ledger import Ledger
 from bot.align.demands.model import Collected, SetDemand, flag_note
 from bot.align.demands.placement import Placement
 from bot.align.demands.variables import EnvDemands
-from bot.align.model import Target
+from bot.align.model import OfferMode, Target
 from bot.align.nodes import (
     MISSING,
     has_placeholder,
@@ -104,8 +104,8 @@ class Collector:
         """Drift the benchmark PR did not introduce, planned like the PR's own and offered to
         tick, never proposed (maintainers answering a benchmark PR also closed older
         differences of its lanes: July's linked commits, 2 of the later half's 36 leaves).
-        Only a differing value of a whole flag or variable the policy edits; False (and
-        nothing recorded) when it is not one or does not plan cleanly."""
+        Only a differing value of a whole flag or variable the policy edits; False (nothing
+        recorded) when it is not one; one that does not plan cleanly is listed as older drift."""
         if diff.verdict is not Verdict.DIFFERS or diff.kind not in ("flag", "env"):
             return False
         if "." in diff.flag:
@@ -113,19 +113,7 @@ class Collector:
         launch = comparison.launch
         if not moves_launch(target.delta, launch.point, launch.arm, self.rules):
             return False  # the PR moved nothing of this lane's launch (#2323: metrics files)
-        mark = self.out.mark()
-        self.ledger.older = True
-        try:
-            self._rule(target, comparison, diff, label)
-        finally:
-            self.ledger.older = False
-        if self.out.grew(mark, "skipped") or not self.out.grew(mark, "demands"):
-            self.out.rollback(mark)
-            return False
-        what = self.rules.knobs.reason("env" if diff.kind == "env" else "flag", diff.flag)
-        self.out.offer_only.setdefault(diff.flag, ("older", what))
-        self.out.offer_fallback.setdefault(diff.flag, []).append(flag_note(diff, label))
-        return True
+        return self._offer(target, comparison, diff, label, "older")
 
     def _offer_unknown(
         self, target: Target, comparison: Comparison, diff: FlagDiff, label: str
@@ -143,14 +131,25 @@ class Collector:
             launch.point, launch.arm, diff.kind, name
         ):
             return False  # drift the PR did not introduce stays listed
+        return self._offer(target, comparison, diff, label, "unknown")
+
+    def _offer(
+        self, target: Target, comparison: Comparison, diff: FlagDiff, label: str, mode: OfferMode
+    ) -> bool:
+        """Collect one difference only to offer it: planned like the PR's own settings, offered
+        to tick, never proposed; one that does not plan cleanly is recorded as it was before
+        the offer (Ledger.settle_offer). False, with nothing recorded, when nothing was
+        planned for it (its class is not one the policy edits)."""
         mark = self.out.mark()
-        self.ledger.unknown = True
+        self.ledger.mode = mode
         try:
             self._rule(target, comparison, replace(diff, verdict=Verdict.DIFFERS), label)
         finally:
-            self.ledger.unknown = False
-        if self.ledger.settle_offer(diff, mark):
+            self.ledger.mode = None
+        grew = self.out.grew(mark, "demands") or self.out.grew(mark, "skipped")
+        if grew and self.ledger.settle_offer(diff, mark):
             return True
+        self.ledger.forget_offer()
         self.out.rollback(mark)
         return False
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.align.compare import Comparison
 from bot.align.demands.model import Collected, Fallback, KeepDemand, flag_note
-from bot.align.model import EditKind, Setting, Target, WaitReason
+from bot.align.model import EditKind, OfferMode, Setting, Target, WaitReason
 from bot.align.nodes import (
     bench_field_tokens,
     bench_value_text,
@@ -30,10 +30,9 @@ class Ledger:
         self.out = out
         # (label, class, why, reason) of the difference being collected when carry() offers it
         self._offering: tuple[str, KnobClass, str, WaitReason] | None = None
-        # collecting drift the benchmark PR did not introduce (Collector._offer_older)
-        self.older = False
-        # collecting a setting whose comparison is unknown (Collector._offer_unknown)
-        self.unknown = False
+        # collecting only to offer (Collector._offer): drift the benchmark PR did not
+        # introduce ("older"), or a setting whose vLLM default is not resolved ("unknown")
+        self.mode: OfferMode | None = None
 
     def carry(
         self, target: Target, comparison: Comparison, diff: FlagDiff, label: str
@@ -51,16 +50,13 @@ class Ledger:
             return None
         action = self.rules.policy.knob_policy.action(cls)
         why = self.rules.knobs.reason("env" if diff.kind == "env" else "flag", diff.flag)
-        if self.older:
-            # drift the PR did not introduce: offered when the policy edits its class, and
-            # then only as a recipe edit (no pin, no feature, nothing listed)
-            return "edit" if action in ("recipe", "recipe-with-eval") else None
-        if self.unknown:
-            # the benchmark sets what the recipe leaves to a default recipe-sync cannot
-            # resolve: offered when the policy edits its class (nothing listed otherwise)
+        if self.mode is not None:
+            # drift the PR did not introduce, or a default recipe-sync cannot resolve: offered
+            # when the policy edits its class, and then only as a recipe edit (no pin, no
+            # feature; nothing recorded otherwise)
             if action not in ("recipe", "recipe-with-eval"):
                 return None
-            self._offering = (label, cls, why, "unknown")
+            self._offering = (label, cls, why, self.mode)
             return "edit"
         if action is None:
             self.out.to_classify.append(diff.flag)
@@ -78,9 +74,10 @@ class Ledger:
             self._offering = (label, cls, why, "eval")
             return "edit"
         if action == "reproduction":
-            # tuning chosen for the benchmark's sweep: offered to tick, never proposed
-            # (07-01…07-15: maintainers carried 3 such settings of one lane into the recipe;
-            # 07-16…07-31: 1 more), and documented for reproduction either way
+            # tuning chosen for the benchmark's sweep: offered to tick, never proposed, and
+            # documented for reproduction either way. Linked leaves: 07-01…07-15 maintainers
+            # carried 3 of one lane into the recipe, 07-16…07-31 2 (both in the checklist);
+            # of the distinct tuning candidates offered, 8 of 54 and 0 of 28 were adopted
             self._offering = (label, cls, why, "tuning")
             return "edit"
         if action == "feature":
@@ -115,8 +112,8 @@ class Ledger:
             return False
         label, cls, why, reason = offering
         fallback: Fallback
-        if reason == "unknown":
-            fallback = flag_note(diff, label)
+        if reason in ("older", "unknown"):
+            fallback = flag_note(diff, label)  # older drift, an unknown comparison
         elif reason == "eval":
             fallback = self._not_carried(
                 diff, label, cls, f"{why}; no passing eval at these settings"
@@ -130,6 +127,10 @@ class Ledger:
         self.out.offer_only.setdefault(diff.flag, (reason, why))
         self.out.offer_fallback.setdefault(diff.flag, []).append(fallback)
         return True
+
+    def forget_offer(self) -> None:
+        """carry() offered a difference nothing was planned for: there is nothing to settle."""
+        self._offering = None
 
     def setting(self, diff: FlagDiff, label: str, cls: KnobClass, why: str) -> None:
         self.out.settings.append(self._not_carried(diff, label, cls, why))

@@ -22,3 +22,18 @@ def test_a_setting_offered_for_two_gpus_is_named_once_and_listed_per_node() -> N
     assert lines[0].startswith(head)  # was the same setting twice, once per GPU
     assert "2 offered settings" in lines[2]
     assert sum(".h100." in line or ".h200." in line for line in lines) == 2  # one per node
+
+
+def test_a_flag_offered_in_a_whole_args_list_is_named_by_its_own_tokens() -> None:
+    """An override that replaces its layer's list is written whole (real: InferenceX #2371's
+    --max-num-seqs in Kimi-K3's spec_decoding blackwell args): the line names the flag and its
+    value, not the list."""
+    node = "features.spec_decoding.hardware_overrides.blackwell.args"
+    after = '["--max-num-seqs", "48", "--speculative-config", "{\\"method\\": \\"dspark\\"}"]'
+    seqs = _edit("flag", "--max-num-seqs", node, None, after)
+    lines = offered_lines(replace(empty_plan("models/x/M.yaml"), offered=(seqs,)), command="/x")
+    assert lines[0].startswith(
+        "**Offered, not proposed** (kinds rarely taken): `--max-num-seqs 48`;"
+    )
+    assert "speculative" not in lines[0]
+    assert f"- `--max-num-seqs 48` at `{node}`" in "\n".join(lines)

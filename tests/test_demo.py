@@ -27,7 +27,10 @@ def test_demo_aligns_the_seed_and_the_audit_confirms_it(
     # the log level is offered, not written (no adopted proposal of its kind): the points
     # it drifts on stay drifted, and the demo says why
     assert "after applying recipe.patch" in out
-    assert "left as they are: AITER_TRITON_LOG_LEVEL=ERROR (offered in the PR, not proposed)" in out
+    assert (
+        "left as they are: --max-num-seqs 128, AITER_TRITON_LOG_LEVEL=ERROR (offered in the PR, "
+        "not proposed)"
+    ) in out
     align = tmp_path / "demo" / "align"
     assert (align / "pr-title.txt").read_text() == (
         "[DeepSeek-V4.1-Flash][MI355X] Align image and MoE backend with InferenceX #3058\n"

@@ -111,7 +111,11 @@ def audit(seed: SeedFixtures, rules: Rules, recipes_ref: str, out: Path, name: s
 def _offered(plan_json: Path) -> str:
     """The candidates the alignment offered instead of writing (plan.json ``offered``)."""
     data = json.loads(plan_json.read_text(encoding="utf-8"))
-    found = [f"{o['subject']}={o['after']}" for p in data["plans"] for o in p.get("offered", ())]
+    found = [
+        o["after"] if o["subject"].startswith("--") else f"{o['subject']}={o['after']}"
+        for p in data["plans"]
+        for o in p.get("offered", ())
+    ]
     return ", ".join(found)
 
 

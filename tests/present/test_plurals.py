@@ -33,7 +33,7 @@ def test_the_seed_texts_have_real_plurals(seed_out: Path) -> None:
         assert _defects(text) == [], name
     body = (seed_out / "pr-body.md").read_text(encoding="utf-8")
     assert "1 model (1 with `recommended_command`" in body
-    assert "1 offered setting and its history" in body
+    assert "2 offered settings and their history" in body
     assert "Not cited: 3 runs or jobs" in body
 
 

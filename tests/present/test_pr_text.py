@@ -181,7 +181,7 @@ def test_a_body_over_800_visible_words_folds_detail_and_keeps_every_fact(
     for setting in many:
         assert f"`{setting.bench}`" in text
     folded = text.split("<summary>Benchmark settings not carried", 1)[1].split("</details>")[0]
-    assert "`--knob-29 29`" in folded and "`--max-num-seqs 128`" in folded
+    assert "`--knob-29 29`" in folded and "`--knob-0 0`" in folded
     # the seed itself is under the bound: nothing of it folds
     assert "<summary>Benchmark settings" not in body(seed_run, outcome)
 

@@ -1,0 +1,127 @@
+"""One recipe change, one alignment PR: a benchmark PR whose YAML edits an open alignment PR
+of another benchmark PR already proposes gets no PR of its own; its comment and check run
+link the open one (signed deliveries → the app → the fake GitHub over HTTP)."""
+
+from __future__ import annotations
+
+from bot.present.posted import VERIFY_MARKER
+from bot.state.states import AlignmentState
+from tests.service.conftest import (
+    BENCH,
+    BOT,
+    MAINTAINER,
+    RECIPE,
+    RECIPES,
+    SCRIPT,
+    Harness,
+    push,
+    script,
+)
+from tests.service.fakegithub import FakeGitHub, git
+
+DUPLICATE = "the same recipe change is already proposed in"
+
+
+def labelled(harness: Harness, fake: FakeGitHub, value: int, branch: str, extra: str = "") -> int:
+    """A benchmark PR from ``branch`` setting ``--max-num-seqs value``, labelled and synced."""
+    if extra:
+        main = fake.repos[BENCH].ref_sha("refs/heads/main")
+        fake.commit(BENCH, branch, {SCRIPT: script(value, extra)}, parent=main)
+    else:
+        push(fake, value, branch=branch)
+    number = fake.open_pull(BENCH, head_ref=branch)
+    assert harness.label(number).status_code == 202
+    harness.drain()
+    return number
+
+
+def verify_comment(fake: FakeGitHub, number: int) -> str:
+    found = [c for c in fake.comments_on(BENCH, number) if c["body"].startswith(VERIFY_MARKER)]
+    assert len(found) == 1, found
+    return str(found[0]["body"])
+
+
+def test_a_second_benchmark_pr_with_the_same_change_opens_no_second_pr(
+    harness: Harness, fake: FakeGitHub
+) -> None:
+    first = labelled(harness, fake, 256, "bump")
+    second = labelled(harness, fake, 256, "bump-again")
+
+    [pr] = fake.pulls[RECIPES].values()  # one alignment PR, the first's
+    assert f"{BENCH}#{first}@" in pr["body"]
+    url = f"https://github.com/{RECIPES}/pull/{pr['number']}"
+    link = f"[{RECIPES}#{pr['number']}]({url})"
+    body = verify_comment(fake, second)
+    assert f"{DUPLICATE} {link}: recipe-sync does not open a second PR" in body
+    assert f"`{RECIPE}`" in body
+    [check] = fake.check_runs_on(BENCH, fake.pulls[BENCH][second]["head_sha"])
+    assert f"{DUPLICATE} {link}" in check["output"]["summary"]
+    assert check["details_url"] == url
+    # no branch was pushed for the second benchmark PR
+    refs = git(fake.repos[RECIPES].path, "for-each-ref", "--format=%(refname)")
+    assert f"/bench-{first}/" in refs and f"/bench-{second}/" not in refs
+
+    records = harness.rt.store.alignments.for_bench_pr(BENCH, second)
+    assert [(r.state, r.duplicate_of) for r in records] == [
+        (AlignmentState.DUPLICATE, pr["number"])
+    ]
+
+    # syncing the second again changes nothing: still no PR, the comment as it was
+    writes = len([r for r in fake.requests if r[0] in ("POST", "PATCH", "DELETE")])
+    harness.label(second)
+    harness.drain()
+    new_writes = [r for r in fake.requests if r[0] in ("POST", "PATCH", "DELETE")][writes:]
+    assert all("check-runs" in path for _, path, _ in new_writes), new_writes
+    assert len(fake.pulls[RECIPES]) == 1
+
+
+def test_a_change_with_more_edits_gets_its_own_pr(harness: Harness, fake: FakeGitHub) -> None:
+    labelled(harness, fake, 256, "bump")
+    superset = labelled(harness, fake, 256, "bump-tp", " --tensor-parallel-size 4")
+    other = labelled(harness, fake, 512, "bump-512")
+
+    assert len(fake.pulls[RECIPES]) == 3
+    for number in (superset, other):
+        assert DUPLICATE not in verify_comment(fake, number)
+        [record] = harness.rt.store.alignments.for_bench_pr(BENCH, number)
+        assert record.state is AlignmentState.OPEN and record.duplicate_of is None
+
+
+def test_when_the_proposing_pr_is_autoclosed_the_duplicate_opens_its_own(
+    harness: Harness, fake: FakeGitHub
+) -> None:
+    first = labelled(harness, fake, 256, "bump")
+    second = labelled(harness, fake, 256, "bump-again")
+    [original] = fake.pulls[RECIPES].values()
+
+    # the first benchmark PR is closed unmerged: its alignment PR is autoclosed by the bot
+    fake.close_pull(BENCH, first)
+    harness.deliver(
+        "pull_request", fake.pull_request_payload(BENCH, first, "closed", sender="author")
+    )
+    harness.drain()
+    assert fake.pulls[RECIPES][original["number"]]["state"] == "closed"
+    closed = fake.pull_request_payload(RECIPES, original["number"], "closed", sender=BOT)
+    assert harness.deliver("pull_request", closed).status_code == 202
+    harness.drain()
+
+    opened = [p for p in fake.pulls[RECIPES].values() if p["state"] == "open"]
+    assert len(opened) == 1 and f"{BENCH}#{second}@" in opened[0]["body"]
+    assert DUPLICATE not in verify_comment(fake, second)
+    [record] = harness.rt.store.alignments.for_bench_pr(BENCH, second)
+    assert record.state is AlignmentState.OPEN and record.pr_number == opened[0]["number"]
+
+
+def test_a_dry_run_says_it_would_duplicate_and_records_nothing(
+    harness: Harness, fake: FakeGitHub
+) -> None:
+    labelled(harness, fake, 256, "bump")
+    push(fake, 256, branch="bump-again")
+    second = fake.open_pull(BENCH, head_ref="bump-again")
+    body = "/recipe-sync dry-run"
+    payload = fake.comment_payload(BENCH, second, body, sender=MAINTAINER)
+    assert harness.deliver("issue_comment", payload).status_code == 202
+    harness.drain()
+    assert DUPLICATE in verify_comment(fake, second)
+    assert harness.rt.store.alignments.for_bench_pr(BENCH, second) == []
+    assert len(fake.pulls[RECIPES]) == 1

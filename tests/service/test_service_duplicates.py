@@ -125,3 +125,26 @@ def test_a_dry_run_says_it_would_duplicate_and_records_nothing(
     assert DUPLICATE in verify_comment(fake, second)
     assert harness.rt.store.alignments.for_bench_pr(BENCH, second) == []
     assert len(fake.pulls[RECIPES]) == 1
+
+
+def test_a_duplicate_record_moves_to_its_own_pr_and_keeps_its_state_on_a_late_close(
+    harness: Harness, fake: FakeGitHub
+) -> None:
+    store = harness.rt.store.alignments
+    where = {"bench_repo": BENCH, "bench_pr": 7, "recipe_path": RECIPE, "recipes_repo": RECIPES}
+    record = store.save(branch="b", state=AlignmentState.DUPLICATE, duplicate_of=3, **where)
+    assert (record.state, record.duplicate_of) == (AlignmentState.DUPLICATE, 3)
+    assert not record.state.is_live and not record.state.counts_as_open
+    assert [r.bench_pr for r in store.duplicates_of(RECIPES, 3)] == [7]
+    # a late "closed" of an older PR of that branch leaves the record as it is
+    fake.open_pull(RECIPES, head_ref="b", user=BOT, number=2)
+    fake.close_pull(RECIPES, 2, merged=True)
+    closed = fake.pull_request_payload(RECIPES, 2, "closed", sender=MAINTAINER)
+    assert harness.deliver("pull_request", closed, delivery="late-close").status_code == 202
+    harness.drain()
+    delivered = harness.rt.store.deliveries.get("late-close")
+    assert delivered is not None and delivered[1] == "done"  # an illegal move would fail it
+    found = store.by_branch(RECIPES, "b")
+    assert found is not None and found.state is AlignmentState.DUPLICATE
+    reopened = store.save(branch="b", state=AlignmentState.OPEN, duplicate_of=None, **where)
+    assert reopened.state is AlignmentState.OPEN and store.duplicates_of(RECIPES, 3) == []

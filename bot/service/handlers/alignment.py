@@ -36,6 +36,9 @@ def on_alignment_event(
 
 
 def _closed(rt: Runtime, event: PullClosed, record: AlignmentRecord) -> str:
+    if record.state is AlignmentState.DUPLICATE:
+        # a late event about an older PR of this branch: its change is proposed elsewhere now
+        return f"alignment PR #{event.pr_number} closed; its branch's change is a duplicate"
     if event.merged:
         _set_state(rt, record, AlignmentState.MERGED)
         return f"alignment PR #{event.pr_number} merged" + _resync_duplicates(

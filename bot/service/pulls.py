@@ -117,6 +117,9 @@ class AlignmentPublisher:
         self.guard = guard
         self.clock = clock
         self.stickies = StickyComments(gh, store, bot_login)
+        # records left duplicate of a PR this publisher changed or retired: their benchmark
+        # PRs are synced again (the change they repeated is no longer what that PR proposes)
+        self.orphaned: list[AlignmentRecord] = []
         self.owner = gh.current_name.split("/")[0]  # GitHub's, for the branch's PRs
 
     def branch_for(self, recipe_path: str) -> str:
@@ -270,6 +273,10 @@ class AlignmentPublisher:
                     change, branch, open_pr, ("(unknown)", "a concurrent push")
                 )
             pushed = True
+        previous = self.store.alignments.by_branch(self.gh.full_name, branch)
+        digest = previous.edits_digest if previous is not None else None
+        if open_pr is not None and digest and digest != change.edits_digest:
+            self.orphaned += self.store.alignments.duplicates_of(self.gh.full_name, open_pr.number)
         self._save(
             change.recipe_path,
             branch,
@@ -358,6 +365,7 @@ class AlignmentPublisher:
             human = self._human_commit(tip)
         if human is not None:
             self._save(record.recipe_path, record.branch, AlignmentState.ABANDONED)
+            self.orphaned += self.store.alignments.duplicates_of(self.gh.full_name, pr.number)
             self.stickies.upsert(
                 pr.number,
                 "retired",

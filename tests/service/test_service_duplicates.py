@@ -148,3 +148,22 @@ def test_a_duplicate_record_moves_to_its_own_pr_and_keeps_its_state_on_a_late_cl
     assert found is not None and found.state is AlignmentState.DUPLICATE
     reopened = store.save(branch="b", state=AlignmentState.OPEN, duplicate_of=None, **where)
     assert reopened.state is AlignmentState.OPEN and store.duplicates_of(RECIPES, 3) == []
+
+
+def test_when_the_proposing_pr_changes_its_edits_the_duplicate_opens_its_own(
+    harness: Harness, fake: FakeGitHub
+) -> None:
+    first = labelled(harness, fake, 256, "bump")
+    second = labelled(harness, fake, 256, "bump-again")
+    assert len(fake.pulls[RECIPES]) == 1
+
+    # the first benchmark PR moves on to another value: its alignment PR now proposes that
+    push(fake, 1024, branch="bump")
+    fake.refresh_pull_head(BENCH, first)
+    harness.label(first)
+    harness.drain()
+
+    assert len(fake.pulls[RECIPES]) == 2  # the second's change has a PR of its own now
+    assert DUPLICATE not in verify_comment(fake, second)
+    [record] = harness.rt.store.alignments.for_bench_pr(BENCH, second)
+    assert record.state is AlignmentState.OPEN and record.duplicate_of is None

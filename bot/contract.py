@@ -11,8 +11,10 @@ no arguments; any other object is used as is).
 
 from __future__ import annotations
 
+import hashlib
 import importlib
-from collections.abc import Mapping
+import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -62,6 +64,21 @@ class RecipeChange:
     body: str
     commit_message: str
     fingerprint: str  # sha256 of the normalised change; a declined PR with it is not re-proposed
+    # edits_digest() of the recipe file's YAML edits (the guide and the texts left out): an open
+    # alignment PR from another benchmark PR with the same digest already proposes this change,
+    # so no second PR is opened. "": no YAML edit (a guide-only change), never deduplicated
+    edits_digest: str = ""
+
+
+def edits_digest(edits: Iterable[tuple[str, str | None]]) -> str:
+    """sha256 of a recipe file's set of YAML edits, as (node path, new value; None: removed)
+    pairs: the same set in any order has the same digest; "" for no edit."""
+    found = sorted(
+        {(node, value) for node, value in edits}, key=lambda e: (e[0], e[1] is None, e[1] or "")
+    )
+    if not found:
+        return ""
+    return hashlib.sha256(json.dumps(found, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)

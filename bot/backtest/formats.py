@@ -36,6 +36,11 @@ def _edits_md(row: PRRow) -> list[str]:
             f"  - adds {row.added_lines} lines"
             + (f"; reproduction sections: {written}" if written else "")
         )
+    lines += [
+        f"  - duplicate: `{recipe}` already proposed by #{number}'s open alignment PR "
+        "(not counted in the volume)"
+        for recipe, number in row.duplicate_of
+    ]
     lines += [f"  - note: {_cell(n)}" for n in row.notes]
     for m in row.maintainers:
         lines.append(

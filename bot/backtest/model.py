@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal, get_args
+
+from bot.contract import edits_digest
 
 Outcome = Literal[
     "alignment PR",
@@ -155,10 +157,33 @@ class PRRow:
     # backtest's own JSON when empty, so its reports read as before
     launches: tuple[LaunchDigest, ...] = ()
     held: tuple[HeldSetting, ...] = ()
+    # (recipe file, earlier PR): that PR of the window proposed the same YAML edits of the
+    # file and, this replay's recipes main still lacking them, its alignment PR is still open
+    # (mark_duplicates; not cached: it depends on the window). Left out of the JSON when empty
+    duplicate_of: tuple[tuple[str, int], ...] = ()
 
     @property
     def opens_pr(self) -> bool:
         return self.outcome == "alignment PR"
+
+    @property
+    def duplicate(self) -> bool:
+        """Is every recipe change of this alignment PR already proposed by an earlier PR's
+        open one (so the App opens none: one change, one PR)?"""
+        repeated = {recipe for recipe, _ in self.duplicate_of}
+        return self.opens_pr and bool(self.files) and repeated >= set(self.files)
+
+    @property
+    def new_edits(self) -> tuple[EditRow, ...]:
+        """The YAML edits of the recipe files no earlier open proposal carries."""
+        repeated = {recipe for recipe, _ in self.duplicate_of}
+        return tuple(e for e in self.edits if e.recipe not in repeated)
+
+    @property
+    def new_sections(self) -> tuple[GuideSection, ...]:
+        """The sections written to the recipe files no earlier open proposal carries."""
+        repeated = {recipe for recipe, _ in self.duplicate_of}
+        return tuple(g for g in self.sections_written if g.recipe not in repeated)
 
     @property
     def guide_only(self) -> bool:
@@ -172,9 +197,11 @@ class PRRow:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("seconds")
-        for recorded in ("launches", "guide", "held", "offered"):
+        for recorded in ("launches", "guide", "held", "offered", "duplicate_of"):
             if not data[recorded]:
                 data.pop(recorded)
+        if self.duplicate_of:
+            data["duplicate_of"] = dict(self.duplicate_of)
         return data
 
     @classmethod
@@ -198,14 +225,46 @@ class PRRow:
             launches=tuple(LaunchDigest.from_json(d) for d in data.get("launches", ())),
             guide=tuple(GuideSection(**g) for g in data.get("guide", ())),
             held=tuple(HeldSetting(**h) for h in data.get("held", ())),
+            duplicate_of=tuple(
+                (str(recipe), int(number))
+                for recipe, number in data.get("duplicate_of", {}).items()
+            ),
         )
+
+
+def recipe_changes(row: PRRow) -> dict[str, str]:
+    """recipe file → :func:`~bot.contract.edits_digest` of the YAML edits the row's alignment
+    PR makes to it (files with no YAML edit, guide only, are left out)."""
+    by_file: dict[str, list[tuple[str, str | None]]] = {}
+    for edit in row.edits:
+        by_file.setdefault(edit.recipe, []).append((edit.node, edit.after))
+    return {recipe: edits_digest(pairs) for recipe, pairs in by_file.items()}
+
+
+def mark_duplicates(rows: Iterable[PRRow]) -> tuple[PRRow, ...]:
+    """The rows (in merge order) with ``duplicate_of`` set where an earlier alignment PR of
+    the window proposed the same YAML edits of the same recipe file: the App's one PR per
+    change (bot/service/pulls.py). That PR is still open: this replay's recipes main lacks
+    its edits, or it would not propose them again (a maintainer who adopted them and later
+    reverted them is not told apart)."""
+    first: dict[tuple[str, str], int] = {}  # (recipe, edits digest) → the PR proposing it
+    marked: list[PRRow] = []
+    for row in rows:
+        repeated: list[tuple[str, int]] = []
+        if row.opens_pr:
+            for recipe, digest in recipe_changes(row).items():
+                earlier = first.setdefault((recipe, digest), row.number)
+                if earlier != row.number:
+                    repeated.append((recipe, earlier))
+        marked.append(replace(row, duplicate_of=tuple(repeated)))
+    return tuple(marked)
 
 
 @dataclass(frozen=True)
 class Volume:
     """How much the alignment PRs of a set of replays would write: what a maintainer reviews."""
 
-    prs: int  # alignment PRs opened
+    prs: int  # alignment PRs opened (duplicates of an open one not counted)
     guide_only: int  # of which write no YAML edit (reproduction sections only)
     edits: int  # YAML edits in them
     offered: int  # candidates offered as unticked checkboxes
@@ -214,21 +273,25 @@ class Volume:
     added_lines: int  # lines the patches add, all files
     max_added: int  # the largest patch, in added lines
     max_pr: int | None  # its PR
+    # alignment PRs left out: their recipe changes are already proposed by an open one
+    duplicates: int = 0
 
     @classmethod
     def of(cls, rows: Iterable[PRRow]) -> Volume:
-        opened = [r for r in rows if r.opens_pr]
+        proposing = [r for r in rows if r.opens_pr]
+        opened = [r for r in proposing if not r.duplicate]
         biggest = max(opened, key=lambda r: (r.added_lines, -r.number), default=None)
         return cls(
             prs=len(opened),
             guide_only=sum(1 for r in opened if r.guide_only),
-            edits=sum(len(r.edits) for r in opened),
+            edits=sum(len(r.new_edits) for r in opened),
             offered=sum(len(r.offered) for r in opened),
-            sections=sum(len(r.sections_written) for r in opened),
-            guide_lines=sum(g.lines for r in opened for g in r.sections_written),
+            sections=sum(len(r.new_sections) for r in opened),
+            guide_lines=sum(g.lines for r in opened for g in r.new_sections),
             added_lines=sum(r.added_lines for r in opened),
             max_added=biggest.added_lines if biggest is not None else 0,
             max_pr=biggest.number if biggest is not None else None,
+            duplicates=len(proposing) - len(opened),
         )
 
     def text(self) -> str:
@@ -236,8 +299,14 @@ class Volume:
         1,240 lines added (max 310, #2323)``."""
         biggest = f", #{self.max_pr}" if self.max_pr is not None and self.max_added else ""
         offered = f", {self.offered} offered" if self.offered else ""
+        repeated = (
+            f"; {self.duplicates} more repeat an open one's recipe change, not counted"
+            if self.duplicates
+            else ""
+        )
         return (
-            f"{self.prs} alignment PRs ({self.guide_only} guide-only), {self.edits} YAML edits"
+            f"{self.prs} alignment PRs ({self.guide_only} guide-only{repeated}), "
+            f"{self.edits} YAML edits"
             f"{offered}, {self.sections} reproduction sections ({self.guide_lines:,} lines), "
             f"{self.added_lines:,} lines added (max {self.max_added:,}{biggest})"
         )

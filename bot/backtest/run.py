@@ -45,7 +45,7 @@ from bot.backtest.launches import (
     launch_digests,
 )
 from bot.backtest.maintainers import maintainer_edits
-from bot.backtest.model import BacktestReport, EditRow, PRRow
+from bot.backtest.model import BacktestReport, EditRow, PRRow, mark_duplicates
 from bot.benchmarks.extractor import HANDLERS
 from bot.errors import RecipeSyncError
 from bot.rules import Rules, default_rules, load_rules
@@ -394,6 +394,7 @@ def run_backtest(
     planned, _ = plan_jobs(settings, since=since, until=until, only=only)
     with Replayer(settings, jobs) as replayer:
         rows = run_jobs(settings, planned, replayer, cache=cache, progress=progress)
+    rows = mark_duplicates(rows)  # the App opens one PR per recipe change
     recipes_label = str(settings.recipes) + (" (git history)" if settings.recipes_is_git else "")
     return BacktestReport(
         bench=str(settings.bench_repo),

@@ -190,6 +190,7 @@ Action = Literal[
     "autoclosed",
     "abandoned",
     "gone",
+    "duplicate",
 ]
 
 
@@ -218,6 +219,8 @@ _ACTION_TEXT = {
     "autoclosed": "closed as obsolete",
     "abandoned": "obsolete, left open (edited by someone else)",
     "gone": "already closed",
+    # the link is the other benchmark PR's alignment PR
+    "duplicate": "the same recipe change is already proposed in",
 }
 
 

@@ -20,7 +20,7 @@ from bot.align.caches import EngineCaches
 from bot.align.regression import BuilderReport
 from bot.align.result import AlignInputs, AlignRun, RecipeOutcome
 from bot.align.run import align
-from bot.contract import RecipeChange, SyncOutcome, SyncRequest
+from bot.contract import RecipeChange, SyncOutcome, SyncRequest, edits_digest
 from bot.present import AlignTexts, present
 from bot.recipes import RecipesRepo
 from bot.rules import Rules, default_rules
@@ -47,6 +47,7 @@ def sync_outcome(run: AlignRun, texts: AlignTexts) -> SyncOutcome:
             body=texts.prs[found.recipe_path].full_body,
             commit_message=commit_message(run, found, texts.prs[found.recipe_path].title),
             fingerprint=found.fingerprint,
+            edits_digest=edits_digest((e.node, e.after) for e in found.plan.edits),
         )
         for found in run.patches
     )

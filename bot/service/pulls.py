@@ -12,6 +12,12 @@
   are then lost, and the comment says so).
 * A PR closed unmerged declines its content fingerprint: that content is never proposed
   again; different content is.
+* One change, one PR: before a new PR is opened, an open alignment PR of another benchmark PR
+  whose last push carries the same YAML edits of the recipe file (the same
+  :func:`~bot.contract.edits_digest`; guide sections and texts may differ) is looked up; when
+  there is one, no branch is pushed and no PR opened, the record says ``duplicate`` of it and
+  the benchmark PR's comment and check run link it. A change with other or more edits gets a
+  PR of its own; an open PR of this branch is updated as always.
 * Obsolete PRs (benchmark PR closed unmerged, or the recipe already aligned on the default
   branch) are closed with " — autoclosed" and their branch deleted; edited ones stay open as
   " — abandoned".
@@ -111,6 +117,9 @@ class AlignmentPublisher:
         self.guard = guard
         self.clock = clock
         self.stickies = StickyComments(gh, store, bot_login)
+        # records left duplicate of a PR this publisher changed or retired: their benchmark
+        # PRs are synced again (the change they repeated is no longer what that PR proposes)
+        self.orphaned: list[AlignmentRecord] = []
         self.owner = gh.current_name.split("/")[0]  # GitHub's, for the branch's PRs
 
     def branch_for(self, recipe_path: str) -> str:
@@ -145,6 +154,20 @@ class AlignmentPublisher:
         for commit in self.mirror.commits_between(self.base_sha, tip):
             if commit.by_human(self.identity):
                 return commit.sha, commit.author_name
+        return None
+
+    def _proposed_elsewhere(self, change: RecipeChange, branch: str) -> PullInfo | None:
+        """The open alignment PR of another benchmark PR that already proposes the YAML edits
+        of ``change`` (as GitHub has it now: a record may lag behind a close)."""
+        if not change.edits_digest:
+            return None  # no YAML edit (guide only), or an engine that does not say
+        for record in self.store.alignments.proposing(
+            self.gh.full_name, change.recipe_path, change.edits_digest, besides=branch
+        ):
+            assert record.pr_number is not None
+            pr = self.gh.pull(record.pr_number)
+            if pr.state == "open" and pr.head_ref == record.branch:
+                return pr
         return None
 
     def _cap_reached(self) -> str | None:
@@ -196,6 +219,23 @@ class AlignmentPublisher:
                 "not proposed again",
             )
         open_pr = next((p for p in pulls if p.state == "open"), None)
+        if open_pr is None and (original := self._proposed_elsewhere(change, branch)):
+            if not dry_run:
+                self._save(
+                    change.recipe_path,
+                    branch,
+                    AlignmentState.DUPLICATE,
+                    duplicate_of=original.number,
+                    edits_digest=change.edits_digest,
+                )
+            return AlignmentResult(
+                change.recipe_path,
+                branch,
+                "duplicate",
+                original.number,
+                original.html_url,
+                "recipe-sync does not open a second PR",
+            )
         if dry_run:
             verb = "update" if open_pr else "open"
             return AlignmentResult(
@@ -233,11 +273,17 @@ class AlignmentPublisher:
                     change, branch, open_pr, ("(unknown)", "a concurrent push")
                 )
             pushed = True
+        previous = self.store.alignments.by_branch(self.gh.full_name, branch)
+        digest = previous.edits_digest if previous is not None else None
+        if open_pr is not None and digest and digest != change.edits_digest:
+            self.orphaned += self.store.alignments.duplicates_of(self.gh.full_name, open_pr.number)
         self._save(
             change.recipe_path,
             branch,
             last_pushed_sha=head,
             fingerprint=change.fingerprint,
+            edits_digest=change.edits_digest or None,
+            duplicate_of=None,
             state=AlignmentState.OPEN,
             # the record follows the open PR; a declined one lives on in its fingerprint
             pr_number=open_pr.number if open_pr else None,
@@ -319,6 +365,7 @@ class AlignmentPublisher:
             human = self._human_commit(tip)
         if human is not None:
             self._save(record.recipe_path, record.branch, AlignmentState.ABANDONED)
+            self.orphaned += self.store.alignments.duplicates_of(self.gh.full_name, pr.number)
             self.stickies.upsert(
                 pr.number,
                 "retired",

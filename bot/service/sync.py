@@ -44,6 +44,7 @@ from bot.present.posted import (
 from bot.rules.models import Policy
 from bot.service.checks import CheckRunPublisher
 from bot.service.comments import StickyComments
+from bot.service.handlers.common import request_sync
 from bot.service.pulls import AlignmentPublisher, AlignmentResult, SourceRef, check_bodies
 from bot.service.repo_config import config_note, repository_policy
 from bot.service.runtime import Runtime
@@ -176,6 +177,8 @@ def _retire_for_closed(rt: Runtime, lease: SyncSnapshot, pr: PullInfo) -> SyncRe
         publisher.retire(r, f"{lease.bench_repo}#{lease.pr_number} was closed without merging")
         for r in records
     )
+    for orphan in publisher.orphaned:  # an abandoned PR no longer proposes what they repeated
+        request_sync(rt, orphan.bench_repo, orphan.bench_pr, None)
     return SyncReport("closed", results=results)
 
 
@@ -328,6 +331,8 @@ def _apply(
         dry_run=lease.dry_run,
     )
     stickies.upsert(lease.pr_number, "verify", VERIFY_MARKER, body, guard)
+    for orphan in publisher.orphaned:  # what they repeated is no longer proposed as it was
+        request_sync(rt, orphan.bench_repo, orphan.bench_pr, None)
     if lease.is_fork:
         stickies.delete(lease.pr_number, "reapprove", REAPPROVE_MARKER, guard)
     details = next((r.html_url for r in results if r.html_url), None)

@@ -49,6 +49,29 @@ class Alignments:
             AlignmentPr.bench_repo == bench_repo, AlignmentPr.recipe_path == recipe_path
         )
 
+    def proposing(
+        self, recipes_repo: str, recipe_path: str, edits_digest: str, *, besides: str
+    ) -> list[AlignmentRecord]:
+        """The open alignment PRs of other branches than ``besides`` whose last push carries
+        the YAML edits of ``edits_digest`` to ``recipe_path``, oldest first."""
+        return self._listed(
+            AlignmentPr.recipes_repo == recipes_repo,
+            AlignmentPr.recipe_path == recipe_path,
+            AlignmentPr.edits_digest == edits_digest,
+            AlignmentPr.branch != besides,
+            AlignmentPr.state == AlignmentState.OPEN,
+            AlignmentPr.pr_number.is_not(None),
+        )
+
+    def duplicates_of(self, recipes_repo: str, pr_number: int) -> list[AlignmentRecord]:
+        """The records left without a PR of their own because ``pr_number`` proposes their
+        edits (state duplicate), oldest first."""
+        return self._listed(
+            AlignmentPr.recipes_repo == recipes_repo,
+            AlignmentPr.duplicate_of == pr_number,
+            AlignmentPr.state == AlignmentState.DUPLICATE,
+        )
+
     def _listed(self, *where: ColumnElement[bool]) -> list[AlignmentRecord]:
         """The alignments that meet every condition, oldest first."""
         with self.db.tx() as session:

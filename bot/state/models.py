@@ -75,7 +75,11 @@ class AlignmentPr(Base):
     html_url: Mapped[str | None] = mapped_column(String(400), nullable=True)
     last_pushed_sha: Mapped[str | None] = mapped_column(String(64), nullable=True)
     fingerprint: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    # open | merged | closed | edited | autoclosed | abandoned
+    # bot.contract.edits_digest of the change's YAML edits (None: none, or not known)
+    edits_digest: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
+    # state duplicate: the open alignment PR (of another benchmark PR) with the same edits
+    duplicate_of: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # open | merged | closed | edited | autoclosed | abandoned | duplicate
     state: Mapped[str] = mapped_column(String(16), index=True)
     created_at: Mapped[float] = mapped_column(Float)
     updated_at: Mapped[float] = mapped_column(Float)

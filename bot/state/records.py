@@ -81,6 +81,8 @@ class AlignmentRecord:
     last_pushed_sha: str | None
     fingerprint: str | None
     state: AlignmentState
+    edits_digest: str | None = None
+    duplicate_of: int | None = None  # state duplicate: the alignment PR proposing the same edits
 
     @classmethod
     def of(cls, row: AlignmentPr) -> AlignmentRecord:
@@ -96,6 +98,8 @@ class AlignmentRecord:
             last_pushed_sha=row.last_pushed_sha,
             fingerprint=row.fingerprint,
             state=AlignmentState(row.state),
+            edits_digest=row.edits_digest,
+            duplicate_of=row.duplicate_of,
         )
 
 

@@ -62,7 +62,9 @@ class AlignmentState(StrEnum):
     open: recipe-sync pushes to it; edited: someone else committed to its branch, so
     recipe-sync no longer pushes (a rebase label hands it back); merged, closed (unmerged by
     a human: its change is declined); autoclosed (closed by recipe-sync, its change gone);
-    abandoned (its change is gone but the branch has human commits: left open).
+    abandoned (its change is gone but the branch has human commits: left open); duplicate (no
+    PR of its own: another benchmark PR's open alignment PR already proposes the same YAML
+    edits of the recipe file, ``duplicate_of``).
     """
 
     OPEN = "open"
@@ -71,6 +73,7 @@ class AlignmentState(StrEnum):
     CLOSED = "closed"
     AUTOCLOSED = "autoclosed"
     ABANDONED = "abandoned"
+    DUPLICATE = "duplicate"
 
     @property
     def is_live(self) -> bool:
@@ -89,20 +92,31 @@ class AlignmentState(StrEnum):
         return target
 
 
-# A record starts open, or edited when its branch already has someone else's commits.
-ALIGNMENT_STARTS = frozenset({AlignmentState.OPEN, AlignmentState.EDITED})
+# A record starts open, edited when its branch already has someone else's commits, or
+# duplicate when another benchmark PR's open alignment PR already proposes its edits.
+ALIGNMENT_STARTS = frozenset({AlignmentState.OPEN, AlignmentState.EDITED, AlignmentState.DUPLICATE})
 
 _PROPOSED = frozenset({AlignmentState.OPEN, AlignmentState.EDITED})  # a new change, pushed
 _ENDED = frozenset({AlignmentState.MERGED, AlignmentState.CLOSED})  # seen closed on GitHub
+# no PR of its own is open (whatever the record last said): the change is proposed elsewhere
+_DUPLICATE = frozenset({AlignmentState.DUPLICATE})
 
 ALIGNMENT_MOVES: Mapping[AlignmentState, frozenset[AlignmentState]] = {
     # only a live PR is retired (autoclosed, or abandoned when its branch was edited)
-    AlignmentState.OPEN: _PROPOSED | _ENDED | {AlignmentState.AUTOCLOSED, AlignmentState.ABANDONED},
+    AlignmentState.OPEN: _PROPOSED
+    | _ENDED
+    | _DUPLICATE
+    | {AlignmentState.AUTOCLOSED, AlignmentState.ABANDONED},
     AlignmentState.EDITED: _PROPOSED
     | _ENDED
+    | _DUPLICATE
     | {AlignmentState.AUTOCLOSED, AlignmentState.ABANDONED},
-    AlignmentState.ABANDONED: _PROPOSED | _ENDED | {AlignmentState.ABANDONED},
-    AlignmentState.AUTOCLOSED: _PROPOSED | {AlignmentState.MERGED, AlignmentState.AUTOCLOSED},
-    AlignmentState.CLOSED: _PROPOSED | _ENDED,
-    AlignmentState.MERGED: _PROPOSED | {AlignmentState.MERGED},
+    AlignmentState.ABANDONED: _PROPOSED | _ENDED | _DUPLICATE | {AlignmentState.ABANDONED},
+    AlignmentState.AUTOCLOSED: _PROPOSED
+    | _DUPLICATE
+    | {AlignmentState.MERGED, AlignmentState.AUTOCLOSED},
+    AlignmentState.CLOSED: _PROPOSED | _ENDED | _DUPLICATE,
+    AlignmentState.MERGED: _PROPOSED | _DUPLICATE | {AlignmentState.MERGED},
+    # proposed on its own branch once the other PR is gone or the change differs
+    AlignmentState.DUPLICATE: _PROPOSED | _DUPLICATE,
 }

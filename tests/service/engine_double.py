@@ -14,7 +14,7 @@ import re
 import time
 from pathlib import Path
 
-from bot.contract import Annotation, RecipeChange, SyncOutcome, SyncRequest
+from bot.contract import Annotation, RecipeChange, SyncOutcome, SyncRequest, edits_digest
 from bot.markdown import neutralize
 from bot.present.posted import (
     PullMeta,
@@ -54,6 +54,7 @@ class DeterministicTestEngine:
             recipe_path = recipe_match.group(1)
             recipe = read_text(request.recipes, recipe_path)
             lines = recipe.splitlines(keepends=True)
+            edits: list[tuple[str, str]] = []  # (the flag's value node, the new value)
             for number, line in enumerate(text.splitlines(), start=1):
                 for flag, value in FLAG.findall(line):
                     for index, rline in enumerate(lines[:-1]):
@@ -64,6 +65,7 @@ class DeterministicTestEngine:
                                     : len(lines[index + 1]) - len(lines[index + 1].lstrip())
                                 ]
                                 lines[index + 1] = f'{indent}- "{value}"\n'
+                                edits.append((f"extra_args[{index + 1}]", value))
                                 rows.append(f"| `{flag}` | `{current}` | `{value}` |")
                                 annotations.append(
                                     Annotation(
@@ -109,6 +111,7 @@ class DeterministicTestEngine:
                     body=pull_request_body(meta, neutralize(text), footer),
                     commit_message=f"Align {recipe_path} with {source}",
                     fingerprint=fingerprint,
+                    edits_digest=edits_digest(edits),
                 )
             )
         if changes:

@@ -1,6 +1,11 @@
 """Events on an alignment PR (in the recipes repository), found by its branch: merged or
 closed unmerged (the change is declined, never proposed again), the rebase label, and
-recipes CI finishing on the current alignment commit (both sync its benchmark PR again)."""
+recipes CI finishing on the current alignment commit (both sync its benchmark PR again).
+
+Merged, or closed by recipe-sync itself: the benchmark PRs whose same change it carried
+(records ``duplicate`` of it) are synced again, to find their recipe aligned or open a PR
+of their own. Closed unmerged by a human, they are left as they are (the change was
+declined)."""
 
 from __future__ import annotations
 
@@ -31,14 +36,19 @@ def on_alignment_event(
 
 
 def _closed(rt: Runtime, event: PullClosed, record: AlignmentRecord) -> str:
+    if record.state is AlignmentState.DUPLICATE:
+        # a late event about an older PR of this branch: its change is proposed elsewhere now
+        return f"alignment PR #{event.pr_number} closed; its branch's change is a duplicate"
     if event.merged:
         _set_state(rt, record, AlignmentState.MERGED)
-        return f"alignment PR #{event.pr_number} merged"
+        return f"alignment PR #{event.pr_number} merged" + _resync_duplicates(
+            rt, record, event.pr_number
+        )
     if (
         record.state in (AlignmentState.AUTOCLOSED, AlignmentState.ABANDONED)
         or event.sender == rt.connector.bot_login()
     ):
-        return "closed by recipe-sync itself"
+        return "closed by recipe-sync itself" + _resync_duplicates(rt, record, event.pr_number)
     if record.fingerprint:
         rt.store.alignments.decline(
             record.recipes_repo, record.recipe_path, record.fingerprint, event.pr_number
@@ -57,3 +67,12 @@ def _set_state(rt: Runtime, record: AlignmentRecord, state: AlignmentState) -> N
         branch=record.branch,
         state=state,
     )
+
+
+def _resync_duplicates(rt: Runtime, record: AlignmentRecord, pr_number: int) -> str:
+    """Sync again the benchmark PRs whose change this alignment PR carried for them."""
+    synced = [
+        f"{d.bench_repo}#{d.bench_pr}: " + request_sync(rt, d.bench_repo, d.bench_pr, None)
+        for d in rt.store.alignments.duplicates_of(record.recipes_repo, pr_number)
+    ]
+    return "; duplicates synced again: " + "; ".join(synced) if synced else ""

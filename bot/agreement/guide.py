@@ -82,7 +82,7 @@ def score_guide(rows: Sequence[PRRow], links: Sequence[Link], taxonomy: Taxonomy
             distinct[(found.commit, found.recipe)] = found
     lanes: list[GuideLane] = []
     for row in rows:
-        sections = row.sections_written
+        sections = row.new_sections  # a repeat of an open PR's recipe change writes none
         recipes = sorted({s.recipe for s in sections} | {r for n, r in wrote if n == row.number})
         for recipe in recipes:
             mine = tuple(s for s in sections if s.recipe == recipe)

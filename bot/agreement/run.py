@@ -45,7 +45,7 @@ from bot.agreement.recipes_history import (
 from bot.agreement.score import LinkedChange, Totals, score_links, totals
 from bot.agreement.taxonomy import Taxonomy
 from bot.backtest.history import Commit, default_branch, first_parent_log
-from bot.backtest.model import PRRow, Volume
+from bot.backtest.model import PRRow, Volume, mark_duplicates
 from bot.backtest.run import Job, Replayer, Settings, plan_jobs, run_jobs
 from bot.errors import InputError, Location
 from bot.recipes.leaves import recipe_leaves
@@ -164,6 +164,8 @@ def _score(
     def card(window: Window) -> Scorecard:
         mine = tuple(r for r in replays if _within(r.row.day, window))
         numbers = {r.row.number for r in mine}
+        # what maintainers receive: one PR per recipe change (a repeat of an open one is none)
+        rows = mark_duplicates(r.row for r in mine)
         proposals = score_proposals(mine, history, rules, taxonomy, strictness)
         changes = tuple(c for c in linked if c.link.pr in numbers)
         window_links = tuple(link for link in links if link.pr in numbers)
@@ -181,8 +183,8 @@ def _score(
             totals(proposals, changes),
             strictness,
             score_proposals(mine, history, rules, taxonomy, strictness, offered=True),
-            score_guide([r.row for r in mine], window_links, taxonomy),
-            Volume.of(r.row for r in mine),
+            score_guide(rows, window_links, taxonomy),
+            Volume.of(rows),
         )
 
     wanted = list(windows) + ([span] if len(windows) > 1 else [])

@@ -61,8 +61,9 @@ def utf8_len(first: int) -> int:
 def split_fields(pieces: list[Piece], ifs: str) -> list[Field]:
     """POSIX field splitting of expansion results; quoted text is never split."""
     pieces = [p for p in pieces if not (isinstance(p, Seg) and p.void)]
+    separators = frozenset(ifs)
     if not any(
-        isinstance(p, _Break) or (p.split and any(c in ifs for c in p.text.s)) for p in pieces
+        isinstance(p, _Break) or (p.split and not separators.isdisjoint(p.text.s)) for p in pieces
     ):
         segs = [p for p in pieces if isinstance(p, Seg)]
         if not segs:
@@ -103,7 +104,7 @@ def split_fields(pieces: list[Piece], ifs: str) -> list[Field]:
         resolve()
         if run.s or run.taints:
             cur.append(run)
-        if not quoted and any(c in "*?[" for c in run.s):
+        if not quoted and _globby(run.s):
             glob = True
         exists = exists or quoted or bool(run.s)
 
@@ -143,8 +144,13 @@ def _dropped_taints(segs: list[Seg]) -> frozenset[Unresolved]:
     return frozenset(out)
 
 
+def _globby(s: str) -> bool:
+    """Whether ``s`` holds a glob character (``*``, ``?``, ``[``)."""
+    return "*" in s or "?" in s or "[" in s
+
+
 def _has_glob(segs: list[Seg]) -> bool:
-    return any(not s.quoted and any(c in "*?[" for c in s.text.s) for s in segs)
+    return any(not s.quoted and _globby(s.text.s) for s in segs)
 
 
 def join_pieces(pieces: list[Piece], sep: str = " ") -> Text:

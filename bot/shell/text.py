@@ -43,13 +43,18 @@ class Text:
             else:
                 merged.append(run)
         self.runs = tuple(merged)
-        self.s = "".join(run.s for run in merged)
+        self.s = merged[0].s if len(merged) == 1 else "".join([run.s for run in merged])
 
     @staticmethod
     def lit(
         s: str, origin: SourceSpan | None = None, taints: frozenset[Unresolved] = EMPTY_TAINTS
     ) -> Text:
-        return Text((Run(s, origin, taints),))
+        # what ``Text((Run(s, origin, taints),))`` builds, without the merge loop (one run
+        # merges with nothing; an empty untainted one is dropped): the commonest Text
+        text = Text.__new__(Text)
+        text.runs = (Run(s, origin, taints),) if s or taints else ()
+        text.s = s
+        return text
 
     @staticmethod
     def join(parts: Iterable[Text], sep: str = "") -> Text:

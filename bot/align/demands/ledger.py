@@ -77,7 +77,7 @@ class Ledger:
             # tuning chosen for the benchmark's sweep: offered to tick, never proposed, and
             # documented for reproduction either way. Linked leaves: 07-01…07-15 maintainers
             # carried 3 of one lane into the recipe, 07-16…07-31 2 (both in the checklist);
-            # of the distinct tuning candidates offered, 8 of 54 and 0 of 28 were adopted.
+            # of the distinct tuning candidates offered, 8 of 46 and 0 of 23 were adopted.
             # Not a field of a JSON flag: it would hold the flag's other fields back with it
             self._offering = (label, cls, why, "tuning")
             return "edit"

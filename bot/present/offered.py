@@ -5,11 +5,10 @@ so a reader sees why it was not proposed and what taking it means."""
 
 from __future__ import annotations
 
-import json
-
 from bot import markdown as md
 from bot.align.model import OFFERED_WORDS, Wait
 from bot.align.plan import AlignmentPlan, PlannedEdit
+from bot.present.sections.values import new_value
 from bot.words import count as counted
 
 SHOWN = 20  # candidates listed; the rest are counted
@@ -83,25 +82,10 @@ def _setting(edit: PlannedEdit) -> str:
         return md.code(f"{edit.subject}={edit.after}")
     if edit.after is None:
         return f"remove {md.code(edit.subject)}"
-    tokens = _list_tokens(edit.after)
-    if tokens is not None and edit.subject in tokens:
+    if edit.after.startswith("["):
         # a whole args list written (an override replacing its layer's list): the flag's own
-        index = tokens.index(edit.subject)
-        value = tokens[index + 1 : index + 2]
-        return md.code(" ".join([edit.subject, *(v for v in value if not v.startswith("--"))]))
+        value = new_value(edit)
+        return md.code(edit.subject if value == edit.after else f"{edit.subject} {value}".strip())
     if edit.kind in ("flag", "flag-new") and not edit.after.startswith(edit.subject):
         return md.code(f"{edit.subject} {edit.after}")
     return md.code(edit.after)
-
-
-def _list_tokens(text: str) -> list[str] | None:
-    """The tokens of an args list written whole (its JSON text), None for anything else."""
-    if not text.startswith("["):
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        return None
-    return value

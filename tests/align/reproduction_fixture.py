@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -158,5 +159,38 @@ def run(bench: Path, recipes: Path, keys: tuple[str, ...], rules: Rules | None =
             bench_repo="SemiAnalysisAI/InferenceX",
             pr_number=4000,
             head_sha="ab" * 20,
+        )
+    )
+
+
+TP4_SCRIPT = "benchmarks/single_node/fixed_seq_len/widget_fp4_mi355x_vllm.sh"
+
+
+def run_pr(
+    tmp: Path,
+    at_base: Callable[[str], str],
+    at_head: Callable[[str], str],
+    included: frozenset[str] = frozenset(),
+) -> AlignRun:
+    """A benchmark PR on the TP4 lane's script: its base is the fixture's script through
+    ``at_base``, its head the base's through ``at_head``; aligned with the bundled rules (the
+    keys the PR changed, as the App does), ``included`` ticked for every recipe."""
+    base, recipes = build(tmp)
+    script = base / TP4_SCRIPT
+    script.write_text(at_base(script.read_text()))
+    head = tmp / "head"
+    shutil.copytree(base, head)
+    (head / TP4_SCRIPT).write_text(at_head(script.read_text()))
+    return align(
+        AlignInputs(
+            bench=DirectorySource(head),
+            bench_base=DirectorySource(base),
+            recipes=DirectorySource(recipes),
+            rules=load_rules(),
+            config_keys=(),
+            bench_repo="SemiAnalysisAI/InferenceX",
+            pr_number=4000,
+            head_sha="ab" * 20,
+            included={"*": included},
         )
     )

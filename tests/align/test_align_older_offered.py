@@ -3,48 +3,25 @@ maintainers answering a benchmark PR sometimes closed its lanes' older differenc
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from bot.align.model import Wait
-from bot.align.result import AlignInputs, AlignRun
-from bot.align.run import align
+from bot.align.result import AlignRun
 from bot.present import present
-from bot.rules import load_rules
-from bot.sources import DirectorySource
-from tests.align.reproduction_fixture import WIDGET, build
-
-SCRIPT = "benchmarks/single_node/fixed_seq_len/widget_fp4_mi355x_vllm.sh"
+from tests.align.reproduction_fixture import WIDGET, run_pr
 
 
 def _run(tmp_path: Path) -> AlignRun:
     """The PR turns off AITER's MHA kernel on the TP4 lane; its MoE backend already differed
     from the recipe's at the base (``triton`` vs the recipe's ``aiter``), and so did its
     quick-reduce quantization (an accuracy setting, INT4)."""
-    base, recipes = build(tmp_path)
-    script = base / SCRIPT
-    script.write_text(script.read_text().replace("--moe-backend aiter", "--moe-backend triton"))
-    head = tmp_path / "head"
-    shutil.copytree(base, head)
-    (head / SCRIPT).write_text(
-        (base / SCRIPT)
-        .read_text()
-        .replace(
+    return run_pr(
+        tmp_path,
+        lambda text: text.replace("--moe-backend aiter", "--moe-backend triton"),
+        lambda text: text.replace(
             "export VLLM_ROCM_USE_AITER=1\n",
             "export VLLM_ROCM_USE_AITER=1\nexport VLLM_ROCM_USE_AITER_MHA=0\n",
-        )
-    )
-    return align(
-        AlignInputs(
-            bench=DirectorySource(head),
-            bench_base=DirectorySource(base),
-            recipes=DirectorySource(recipes),
-            rules=load_rules(),
-            config_keys=(),  # the keys the PR changed (a given key is checked whole)
-            bench_repo="SemiAnalysisAI/InferenceX",
-            pr_number=4000,
-            head_sha="ab" * 20,
-        )
+        ),
     )
 
 

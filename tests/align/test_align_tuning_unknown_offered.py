@@ -4,53 +4,29 @@ some of each into recipes; the bot cannot tell which, a maintainer can)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from bot.align.model import Wait
-from bot.align.result import AlignInputs, AlignRun
-from bot.align.run import align
+from bot.align.result import AlignRun
 from bot.present import present
-from bot.rules import load_rules
-from bot.sources import DirectorySource
-from tests.align.reproduction_fixture import WIDGET, build
-
-SCRIPT = "benchmarks/single_node/fixed_seq_len/widget_fp4_mi355x_vllm.sh"
+from tests.align.reproduction_fixture import WIDGET, run_pr
 
 
 def _run(tmp_path: Path, included: frozenset[str] = frozenset()) -> AlignRun:
     """The PR turns off AITER's MHA kernel on the TP4 lane, pins OpenMP to one thread (tuning)
     and starts running an fp8 KV cache, which the recipe leaves to vLLM (``auto``: whatever
     the checkpoint says, which recipe-sync cannot know)."""
-    base, recipes = build(tmp_path)
-    script = base / SCRIPT
-    script.write_text(script.read_text().replace("  --kv-cache-dtype fp8 \\\n", ""))
-    head = tmp_path / "head"
-    shutil.copytree(base, head)
-    (head / SCRIPT).write_text(
-        (base / SCRIPT)
-        .read_text()
-        .replace(
+    return run_pr(
+        tmp_path,
+        lambda text: text.replace("  --kv-cache-dtype fp8 \\\n", ""),
+        lambda text: text.replace(
             "export VLLM_ROCM_USE_AITER=1\n",
             "export VLLM_ROCM_USE_AITER=1\nexport OMP_NUM_THREADS=1\n"
             "export VLLM_ROCM_USE_AITER_MHA=0\n",
-        )
-        .replace(
+        ).replace(
             "  --moe-backend aiter \\\n", "  --moe-backend aiter \\\n  --kv-cache-dtype fp8 \\\n"
-        )
-    )
-    return align(
-        AlignInputs(
-            bench=DirectorySource(head),
-            bench_base=DirectorySource(base),
-            recipes=DirectorySource(recipes),
-            rules=load_rules(),
-            config_keys=(),
-            bench_repo="SemiAnalysisAI/InferenceX",
-            pr_number=4001,
-            head_sha="cd" * 20,
-            included={"*": included},
-        )
+        ),
+        included,
     )
 
 

@@ -242,3 +242,24 @@ def test_a_real_body_shows_at_most_800_words(
         assert visible_words(body) <= 800, (path, visible_words(body))
         if "### Summary" in body:  # a recipe edit: the settings it does not carry are listed
             assert "Benchmark settings not carried into the recipe" in body
+
+
+def test_a_new_checkpoint_gets_its_variant_with_the_settings_its_lanes_ran(
+    histories: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """InferenceX #1933 benchmarks nvidia/MiniMax-M3-NVFP4, which the recipes of 07-02 do not
+    serve; maintainers added it on 07-08 (recipes #605) as a variant with --trust-remote-code
+    and VLLM_FLOAT32_MATMUL_PRECISION=high. Those settings fall below their kinds' estimates,
+    and used to drop the variant with them; now they go with it, and the body says why."""
+    body = _align(histories, 1933, tmp_path / "out")
+    patch = (tmp_path / "out" / "recipe.patch").read_text()
+    assert '+  nvfp4:\n+    model_id: "nvidia/MiniMax-M3-NVFP4"' in patch
+    assert '+      - "--trust-remote-code"' in patch
+    assert '+      VLLM_FLOAT32_MATMUL_PRECISION: "high"' in patch
+    assert (
+        "- `--trust-remote-code`, `VLLM_FLOAT32_MATMUL_PRECISION` go with the new variant "
+        "`nvfp4` whatever the history of their kind: every benchmarked profile of it ran "
+        "them, and nothing else renders them."
+    ) in body
+    # its tuning stays out, offered (listed last)
+    assert "`--gpu-memory-utilization 0.90` at `variants.nvfp4.extra_args` — tuning (" in body

@@ -228,10 +228,36 @@ def summary_section(run: AlignRun, outcome: RecipeOutcome, after: GeneratedComma
                 f"{prose(verification.reason)}."
             )
     summary += _estimate_line(plan)
+    summary += _new_variant_line(plan)
     offered = offered_lines(plan, command=inputs.rules.policy.comment_command)
     if offered:
         summary += ["", *offered]
     return summary
+
+
+def _new_variant_line(plan: AlignmentPlan) -> list[str]:
+    """Why a new variant's settings are proposed whatever their kind's history
+    (``bot.align.confidence.gate``, ``new_variants``)."""
+    lines = []
+    for variant in (e for e in plan.edits if e.kind == "variant"):
+        inside = f"variants.{variant.subject}."
+        profiles = {t.profile.label for t in plan.targets if t.profile.variant == variant.subject}
+        names = list(
+            dict.fromkeys(
+                e.subject
+                for e in plan.edits
+                if e.node.startswith(inside)
+                and e.kind not in ("image", "tp", "variant")
+                and profiles <= set(e.targets)
+            )
+        )
+        if names:
+            lines.append(
+                f"- {', '.join(code(n) for n in names)} go with the new variant "
+                f"{code(variant.subject)} whatever the history of their kind: every benchmarked "
+                "profile of it ran them, and nothing else renders them."
+            )
+    return lines
 
 
 def _estimate_line(plan: AlignmentPlan) -> list[str]:

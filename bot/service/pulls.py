@@ -11,7 +11,9 @@
   sticky comment saying so; the ``recipe-sync:rebase`` label hands it back (custom changes
   are then lost, and the comment says so).
 * A PR closed unmerged declines its content fingerprint: that content is never proposed
-  again; different content is.
+  again; different content is. It declines its YAML edits too (the same
+  :func:`~bot.contract.edits_digest`): no benchmark PR gets a new PR with those edits for that
+  recipe file, whatever its text; other edits do, and an open PR of this branch is updated.
 * One change, one PR: before a new PR is opened, an open alignment PR of another benchmark PR
   whose last push carries the same YAML edits of the recipe file (the same
   :func:`~bot.contract.edits_digest`; guide sections and texts may differ) is looked up; when
@@ -140,15 +142,41 @@ class AlignmentPublisher:
             **values,
         )
 
-    def _record_declines(self, recipe_path: str, pulls: list[PullInfo]) -> None:
+    def _record_declines(self, recipe_path: str, branch: str, pulls: list[PullInfo]) -> None:
+        record = None
         for pr in pulls:
             if pr.state != "closed" or pr.merged or pr.title.endswith((AUTOCLOSED, ABANDONED)):
                 continue
             fingerprint = PullMeta.fingerprint_of(pr.body)
             if fingerprint is not None:
+                # the body does not say its edits: the record does, while it keeps that content
+                record = record or self.store.alignments.by_branch(self.gh.full_name, branch)
+                same = record is not None and record.fingerprint == fingerprint
                 self.store.alignments.decline(
-                    self.gh.full_name, recipe_path, fingerprint, pr.number
+                    self.gh.full_name,
+                    recipe_path,
+                    fingerprint,
+                    pr.number,
+                    edits_digest=record.edits_digest if record is not None and same else None,
                 )
+
+    def _declined_edits(self, change: RecipeChange) -> AlignmentResult | None:
+        """Declined, when a human closed unmerged an alignment PR (of any benchmark PR) whose
+        content carried the YAML edits of ``change``, whatever the text around them."""
+        closed = self.store.alignments.declined_edits(
+            self.gh.full_name, change.recipe_path, change.edits_digest
+        )
+        if not closed:
+            return None
+        known = [n for n in closed if n is not None]
+        which = f" ({self.gh.full_name}#{known[-1]})" if known else ""
+        return AlignmentResult(
+            change.recipe_path,
+            self.branch_for(change.recipe_path),
+            "declined",
+            note=f"an alignment PR with these YAML edits was closed unmerged{which}; "
+            "not proposed again",
+        )
 
     def _human_commit(self, tip: str) -> tuple[str, str] | None:
         for commit in self.mirror.commits_between(self.base_sha, tip):
@@ -207,7 +235,7 @@ class AlignmentPublisher:
     def apply(self, change: RecipeChange, *, dry_run: bool = False) -> AlignmentResult:
         branch = self.branch_for(change.recipe_path)
         pulls = self.gh.pulls_by_head(self.owner, branch)
-        self._record_declines(change.recipe_path, pulls)
+        self._record_declines(change.recipe_path, branch, pulls)
         if self.store.alignments.is_declined(
             self.gh.full_name, change.recipe_path, change.fingerprint
         ):
@@ -219,6 +247,8 @@ class AlignmentPublisher:
                 "not proposed again",
             )
         open_pr = next((p for p in pulls if p.state == "open"), None)
+        if open_pr is None and (declined := self._declined_edits(change)):
+            return declined
         if open_pr is None and (original := self._proposed_elsewhere(change, branch)):
             if not dry_run:
                 self._save(

@@ -144,8 +144,16 @@ class Alignments:
             return int(found or 0)
 
     def decline(
-        self, recipes_repo: str, recipe_path: str, fingerprint: str, pr_number: int | None
+        self,
+        recipes_repo: str,
+        recipe_path: str,
+        fingerprint: str,
+        pr_number: int | None,
+        *,
+        edits_digest: str | None = None,
     ) -> None:
+        """Record content closed unmerged by a human: its fingerprint and, when it had YAML
+        edits, their digest (see :meth:`declined_edits`)."""
         with self.db.tx() as session:
             self.db.insert_ignore(
                 session,
@@ -154,6 +162,7 @@ class Alignments:
                     "recipes_repo": recipes_repo,
                     "recipe_path": recipe_path,
                     "fingerprint": fingerprint,
+                    "edits_digest": edits_digest or None,
                     "pr_number": pr_number,
                     "closed_at": self.db.clock(),
                 },
@@ -170,6 +179,27 @@ class Alignments:
                     )
                 )
                 is not None
+            )
+
+    def declined_edits(
+        self, recipes_repo: str, recipe_path: str, edits_digest: str
+    ) -> list[int | None]:
+        """The alignment PRs closed unmerged by a human whose content carried the YAML edits
+        of ``edits_digest`` to ``recipe_path`` (their numbers, None where not known), oldest
+        first; none for an empty digest (no YAML edit)."""
+        if not edits_digest:
+            return []
+        with self.db.tx() as session:
+            return list(
+                session.scalars(
+                    select(ClosedFingerprint.pr_number)
+                    .where(
+                        ClosedFingerprint.recipes_repo == recipes_repo,
+                        ClosedFingerprint.recipe_path == recipe_path,
+                        ClosedFingerprint.edits_digest == edits_digest,
+                    )
+                    .order_by(ClosedFingerprint.id)
+                )
             )
 
 

@@ -96,6 +96,9 @@ class ClosedFingerprint(Base):
     recipes_repo: Mapped[str] = mapped_column(String(200))
     recipe_path: Mapped[str] = mapped_column(String(400))
     fingerprint: Mapped[str] = mapped_column(String(64))
+    # bot.contract.edits_digest of the declined content's YAML edits (None: none, or not
+    # known): the same edits are not proposed again, whatever the text around them
+    edits_digest: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
     pr_number: Mapped[int | None] = mapped_column(Integer, nullable=True)
     closed_at: Mapped[float] = mapped_column(Float)
 

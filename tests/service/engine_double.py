@@ -3,7 +3,8 @@
 :class:`DeterministicTestEngine` reads every ``benchmarks/**.sh`` of the PR head that
 differs from the base, takes the recipe named by its ``# recipe: <path>`` line and the
 ``--flag value`` pairs of its launch line, and rewrites the value line that follows
-``- "--flag"`` in the recipe. Same input, same bytes out: fingerprints are stable.
+``- "--flag"`` in the recipe; each ``# guide: <text>`` line is appended to it as a comment.
+Same input, same bytes out: fingerprints are stable.
 """
 
 from __future__ import annotations
@@ -78,6 +79,10 @@ class DeterministicTestEngine:
                                     )
                                 )
             new = "".join(lines)
+            # a "# guide: <text>" line stands for content that is no YAML edit (a guide
+            # section): it changes the fingerprint, not the edits digest
+            for guide in re.findall(r"^# guide: (.+)$", text, re.M):
+                new += f"# {guide}\n"
             owner = re.search(r"^# owner: (.+)$", text, re.M)
             if new == recipe:
                 aligned.append(recipe_path)

@@ -167,3 +167,63 @@ def test_when_the_proposing_pr_changes_its_edits_the_duplicate_opens_its_own(
     assert DUPLICATE not in verify_comment(fake, second)
     [record] = harness.rt.store.alignments.for_bench_pr(BENCH, second)
     assert record.state is AlignmentState.OPEN and record.duplicate_of is None
+
+
+DECLINED = "an alignment PR with these YAML edits was closed unmerged"
+
+
+def guided(harness: Harness, fake: FakeGitHub, value: int, branch: str, guide: str) -> int:
+    """A benchmark PR like :func:`labelled` whose change also carries ``guide`` (content that
+    is no YAML edit: another fingerprint, the same edits digest)."""
+    main = fake.repos[BENCH].ref_sha("refs/heads/main")
+    fake.commit(BENCH, branch, {SCRIPT: script(value) + f"# guide: {guide}\n"}, parent=main)
+    number = fake.open_pull(BENCH, head_ref=branch)
+    assert harness.label(number).status_code == 202
+    harness.drain()
+    return number
+
+
+def close_unmerged(harness: Harness, fake: FakeGitHub, number: int) -> None:
+    """A maintainer closes alignment PR ``number`` without merging it."""
+    fake.close_pull(RECIPES, number)
+    closed = fake.pull_request_payload(RECIPES, number, "closed", sender=MAINTAINER)
+    assert harness.deliver("pull_request", closed).status_code == 202
+    harness.drain()
+
+
+def test_edits_a_maintainer_declined_are_not_proposed_again_by_another_benchmark_pr(
+    harness: Harness, fake: FakeGitHub
+) -> None:
+    labelled(harness, fake, 256, "bump")
+    [declined] = fake.pulls[RECIPES].values()
+    close_unmerged(harness, fake, declined["number"])
+
+    # the same YAML edits with another text (so another fingerprint): no PR, and why
+    second = guided(harness, fake, 256, "bump-again", "another guide section")
+    assert list(fake.pulls[RECIPES]) == [declined["number"]]
+    body = verify_comment(fake, second)
+    assert f"{DECLINED} ({RECIPES}#{declined['number']}); not proposed again" in body
+    refs = git(fake.repos[RECIPES].path, "for-each-ref", "--format=%(refname)")
+    assert f"/bench-{second}/" not in refs
+    assert harness.rt.store.alignments.for_bench_pr(BENCH, second) == []
+
+
+def test_other_edits_are_proposed_after_a_decline_of_the_same_recipe_file(
+    harness: Harness, fake: FakeGitHub
+) -> None:
+    labelled(harness, fake, 256, "bump")
+    [declined] = fake.pulls[RECIPES].values()
+    close_unmerged(harness, fake, declined["number"])
+    second = guided(harness, fake, 256, "bump-again", "another guide section")
+    assert DECLINED in verify_comment(fake, second)
+
+    # its author moves on to another value: other edits, proposed in a PR of its own
+    push(fake, 512, branch="bump-again")
+    fake.refresh_pull_head(BENCH, second)
+    harness.label(second)
+    harness.drain()
+    opened = [p for p in fake.pulls[RECIPES].values() if p["state"] == "open"]
+    assert len(opened) == 1 and f"{BENCH}#{second}@" in opened[0]["body"]
+    assert DECLINED not in verify_comment(fake, second)
+    [record] = harness.rt.store.alignments.for_bench_pr(BENCH, second)
+    assert record.state is AlignmentState.OPEN and record.pr_number == opened[0]["number"]

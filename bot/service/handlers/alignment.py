@@ -51,7 +51,11 @@ def _closed(rt: Runtime, event: PullClosed, record: AlignmentRecord) -> str:
         return "closed by recipe-sync itself" + _resync_duplicates(rt, record, event.pr_number)
     if record.fingerprint:
         rt.store.alignments.decline(
-            record.recipes_repo, record.recipe_path, record.fingerprint, event.pr_number
+            record.recipes_repo,
+            record.recipe_path,
+            record.fingerprint,
+            event.pr_number,
+            edits_digest=record.edits_digest,
         )
     _set_state(rt, record, AlignmentState.CLOSED)
     return f"alignment PR #{event.pr_number} closed unmerged: change declined"

@@ -23,12 +23,13 @@ DUPLICATE = "the same recipe change is already proposed in"
 
 
 def labelled(harness: Harness, fake: FakeGitHub, value: int, branch: str, extra: str = "") -> int:
-    """A benchmark PR from ``branch`` setting ``--max-num-seqs value``, labelled and synced."""
-    if extra:
-        main = fake.repos[BENCH].ref_sha("refs/heads/main")
-        fake.commit(BENCH, branch, {SCRIPT: script(value, extra)}, parent=main)
-    else:
-        push(fake, value, branch=branch)
+    """A benchmark PR from ``branch`` setting ``--max-num-seqs value``, labelled and synced.
+    Its commit names the branch: two branches committing the same script in the same second
+    would otherwise be one commit, with one set of check runs."""
+    main = fake.repos[BENCH].ref_sha("refs/heads/main")
+    fake.commit(
+        BENCH, branch, {SCRIPT: script(value, extra)}, parent=main, message=f"bump on {branch}"
+    )
     number = fake.open_pull(BENCH, head_ref=branch)
     assert harness.label(number).status_code == 202
     harness.drain()

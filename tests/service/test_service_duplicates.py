@@ -4,6 +4,8 @@ link the open one (signed deliveries → the app → the fake GitHub over HTTP).
 
 from __future__ import annotations
 
+from typing import Any
+
 from bot.present.posted import VERIFY_MARKER
 from bot.state.states import AlignmentState
 from tests.service.conftest import (
@@ -192,15 +194,20 @@ def close_unmerged(harness: Harness, fake: FakeGitHub, number: int) -> None:
     harness.drain()
 
 
-def test_edits_a_maintainer_declined_are_not_proposed_again_by_another_benchmark_pr(
-    harness: Harness, fake: FakeGitHub
-) -> None:
+def declined_then_repeated(harness: Harness, fake: FakeGitHub) -> tuple[dict[str, Any], int]:
+    """A maintainer closes the first benchmark PR's alignment PR unmerged; a second benchmark
+    PR then makes the same YAML edits with another text (so another fingerprint): (the
+    declined PR, the second benchmark PR's number)."""
     labelled(harness, fake, 256, "bump")
     [declined] = fake.pulls[RECIPES].values()
     close_unmerged(harness, fake, declined["number"])
+    return declined, guided(harness, fake, 256, "bump-again", "another guide section")
 
-    # the same YAML edits with another text (so another fingerprint): no PR, and why
-    second = guided(harness, fake, 256, "bump-again", "another guide section")
+
+def test_edits_a_maintainer_declined_are_not_proposed_again_by_another_benchmark_pr(
+    harness: Harness, fake: FakeGitHub
+) -> None:
+    declined, second = declined_then_repeated(harness, fake)
     assert list(fake.pulls[RECIPES]) == [declined["number"]]
     body = verify_comment(fake, second)
     assert f"{DECLINED} ({RECIPES}#{declined['number']}); not proposed again" in body
@@ -212,10 +219,7 @@ def test_edits_a_maintainer_declined_are_not_proposed_again_by_another_benchmark
 def test_other_edits_are_proposed_after_a_decline_of_the_same_recipe_file(
     harness: Harness, fake: FakeGitHub
 ) -> None:
-    labelled(harness, fake, 256, "bump")
-    [declined] = fake.pulls[RECIPES].values()
-    close_unmerged(harness, fake, declined["number"])
-    second = guided(harness, fake, 256, "bump-again", "another guide section")
+    _, second = declined_then_repeated(harness, fake)
     assert DECLINED in verify_comment(fake, second)
 
     # its author moves on to another value: other edits, proposed in a PR of its own

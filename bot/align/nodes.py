@@ -199,7 +199,7 @@ def rendering_draws(rendering: Rendering | None) -> frozenset[str]:
             found.add(unit.path)
             if unit.value is not None and unit.path.endswith("]"):
                 head, _, index = unit.path.rpartition("[")
-                if index[:-1].isdigit():
+                if index[:-1].isascii() and index[:-1].isdigit():
                     found.add(f"{head}[{int(index[:-1]) + 1}]")
         found.update(origin.path for origin in command.env_origins)
     if rendering.image_origin:

@@ -138,7 +138,7 @@ class Links:
         """None without a base: a path relative to the repository is no link from the saved
         page (the page warns instead, :func:`links_warning`)."""
         file, sep, line = at.rpartition(":")
-        if not sep or not line.isdigit() or not self.base:
+        if not sep or not (line.isascii() and line.isdigit()) or not self.base:
             return None
         return f"{self.base}{file}#L{line}"
 

@@ -63,7 +63,7 @@ def _subject_of(node: str, after: str | None, tree: dict[str, str]) -> set[str]:
     if after:
         found.add(after)
     head, _, index = node.rpartition("[")
-    if index[:-1].isdigit() and int(index[:-1]) > 0:
+    if index[:-1].isascii() and index[:-1].isdigit() and int(index[:-1]) > 0:
         previous = tree.get(f"{head}[{int(index[:-1]) - 1}]", "")
         if previous.startswith("--"):
             found.add(previous)

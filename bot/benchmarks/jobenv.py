@@ -137,7 +137,9 @@ def apply_launcher(
             base = int(launcher.port.split(":", 1)[1])
             digit = runner_node[-1:] if runner_node else ""
             out["PORT"] = (
-                str(base + int(digit)) if digit.isdigit() else placeholder("PORT", "runner-node")
+                str(base + int(digit))
+                if digit.isascii() and digit.isdigit()
+                else placeholder("PORT", "runner-node")
             )
         else:
             out["PORT"] = launcher.port

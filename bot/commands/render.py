@@ -163,7 +163,7 @@ def _pd_nodes(text: str | None) -> dict[str, int] | None:
     shape = {}
     for pair in text.split(","):
         role, _, count = pair.partition("=")
-        if role not in ("prefill", "decode") or not count.isdigit():
+        if role not in ("prefill", "decode") or not (count.isascii() and count.isdigit()):
             raise InputError(
                 Location("command line", "--pd-nodes"), f"expected prefill=N,decode=M: {text}"
             )

@@ -119,7 +119,7 @@ def _table_body(
         elif task is None:
             continue
         if shots := cell("n-shot"):
-            n_shot = int(shots) if shots.isdigit() else None
+            n_shot = int(shots) if shots.isascii() and shots.isdigit() else None
         rows.append(
             EvalRow(
                 task=task,

@@ -131,7 +131,7 @@ def create_app(
                 error="Content-Type must be application/json (the webhook's content type: JSON)",
             )
         declared = request.headers.get("content-length") or "0"
-        if not declared.isdigit() or len(declared) > 12:
+        if not (declared.isascii() and declared.isdigit()) or len(declared) > 12:
             return answer(event, "bad_request", 400, started, error="invalid Content-Length")
         if int(declared) > MAX_PAYLOAD:
             return answer(event, "bad_request", 413, started, error="payload too large")

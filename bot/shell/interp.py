@@ -309,7 +309,7 @@ class Evaluator:
 
     def param(self, name: str, index: str | None, span: SourceSpan) -> VarView:
         st = self.st
-        if name.isdigit():
+        if name.isascii() and name.isdigit():
             number = int(name)
             if number == 0:
                 return VarView([Text.lit(self.zero)], True)

@@ -185,7 +185,7 @@ def compilation_mode(value: Any) -> Any:
         return value
     if isinstance(value, str):
         text = value.strip()
-        if text.isdigit():
+        if text.isascii() and text.isdigit():  # not "¹": int() rejects it
             return int(text)
         return _COMPILATION_MODES.get(text.lower(), value)
     return value

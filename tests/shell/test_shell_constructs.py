@@ -703,3 +703,12 @@ vllm serve m --config /tmp/server.yaml
         ENV,
     )
     assert result.files == {"/tmp/server.yaml": "max-num-seqs: 16\ntp: 4\n"}
+
+
+def test_digits_bash_does_not_count_are_words_not_numbers(run_script: Runner) -> None:
+    """``str.isdigit`` is true of "¹", which ``int`` rejects: a hostile script spelling one
+    in a brace sequence or as ``shift``'s count is evaluated, not a crash (the sequence is
+    a word, as in bash)."""
+    result = run_script("set -- a b\nshift ¹\nvllm serve m {¹..3} {1..2}\n", ENV)
+    assert result.status == "launched"
+    assert list(result.argv) == ["vllm", "serve", "m", "{¹..3}", "1", "2"]

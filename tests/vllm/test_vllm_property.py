@@ -81,3 +81,8 @@ def test_diff_never_raises(
         version=version,
     )
     assert json.dumps(report.to_json(), default=str)
+
+
+def test_a_superscript_digit_is_a_value_not_a_number() -> None:
+    """Found by the property above: ``"¹".isdigit()`` is true and ``int("¹")`` fails."""
+    assert normalise(["-cc.mode", "¹"]) == normalise(["-cc.mode", "¹"])

@@ -23,11 +23,6 @@ Handler = Callable[[Interp, list[Text], SourceSpan, ParsedFile], None]
 Pure = Callable[[Interp, list[Text], SourceSpan], bool]
 
 
-def _digits(text: str) -> bool:
-    """ASCII digits (``str.isdigit`` also takes "¹", which ``int`` rejects)."""
-    return text.isascii() and text.isdigit()
-
-
 def _taints(texts: list[Text]) -> frozenset[Unresolved]:
     out: set[Unresolved] = set()
     for text in texts:
@@ -119,7 +114,7 @@ def b_set(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> Non
 
 
 def b_shift(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
-    count = int(argv[1].s) if len(argv) > 1 and _digits(argv[1].s) else 1
+    count = int(argv[1].s) if len(argv) > 1 and textutils.is_integer(argv[1].s) else 1
     current = ev.st.positional[-1]
     if count > len(current):
         ev.st.status = 1
@@ -171,7 +166,7 @@ def b_return(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> 
 
 
 def b_break(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
-    levels = int(argv[1].s) if len(argv) > 1 and _digits(argv[1].s) else 1
+    levels = int(argv[1].s) if len(argv) > 1 and textutils.is_integer(argv[1].s) else 1
     raise LoopSignal(argv[0].s, max(levels, 1))
 
 

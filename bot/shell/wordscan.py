@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from bot.shell.parse import ParsedFile
+from bot.shell.textutils import is_integer
 
 SPECIAL_PARAMS = "@*#?$!-0"
 NAME_START = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
@@ -86,13 +87,6 @@ def _top_commas(data: bytes, start: int, end: int, ends: dict[int, int]) -> list
     return commas
 
 
-def _integer(text: str) -> bool:
-    """An integer as bash spells one in a brace sequence: ASCII digits, an optional minus
-    (``str.isdigit`` also takes "¹", which ``int`` rejects)."""
-    digits = text.removeprefix("-")
-    return digits.isascii() and digits.isdigit()
-
-
 def _sequence(text: str) -> list[str] | None:
     match = _SEQUENCE.match(text)
     if match is None:
@@ -100,7 +94,7 @@ def _sequence(text: str) -> list[str] | None:
     first, last, step_text = match.groups()
     step = abs(int(step_text)) if step_text else 1
     step = step or 1
-    if _integer(first) and _integer(last):
+    if is_integer(first, signed=True) and is_integer(last, signed=True):
         a, b = int(first), int(last)
         if abs(b - a) // step > MAX_BRACE_WORDS:
             return None

@@ -16,9 +16,8 @@ The stages before argparse are in :mod:`bot.vllm.preparse`; the result types
 from __future__ import annotations
 
 import copy
+import functools
 import shlex
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -490,24 +489,37 @@ def _last_wins(
     return winners, by_dest
 
 
-# argv, version, config files → the answer and which of its settings hold a mutable value;
-# least recently used out. A replay classifies the same lines PR after PR (18,048 calls, 1,567
-# distinct in 07-01…07-03)
-_NORMALISED: OrderedDict[
-    tuple[tuple[str, ...], Version, tuple[tuple[str, str], ...] | None],
-    tuple[ServeConfig, tuple[int, ...]],
-] = OrderedDict()
-NORMALISED_ENTRIES = 4_096
-_NORMALISED_LOCK = threading.Lock()  # the App's engine classifies in worker threads
+# argv, version, config files → the answer and which of its settings hold a mutable value,
+# least recently used out (``functools.lru_cache``: bounded, safe in the App's worker
+# threads). A replay classifies the same lines PR after PR (18,048 calls, 1,567 distinct in
+# 07-01…07-03)
 _IMMUTABLE = (str, int, float, bool, type(None))
+Normalised = tuple[ServeConfig, tuple[int, ...]]
+ConfigFiles = tuple[tuple[str, str], ...] | None
+
+
+def _memo(entries: int) -> functools._lru_cache_wrapper[Normalised]:
+    @functools.lru_cache(maxsize=entries)
+    def normalised(args: tuple[str, ...], version: Version, files: ConfigFiles) -> Normalised:
+        config = _normalise(args, version, None if files is None else dict(files))
+        held = (i for i, s in enumerate(config.settings) if not isinstance(s.value, _IMMUTABLE))
+        return config, tuple(held)
+
+    return normalised
+
+
+_normalised = _memo(4_096)
 
 
 def reset_normalised(entries: int = 4_096) -> None:
     """Empty the memo of :func:`normalise`, bound it at ``entries`` (0: none, a cold run)."""
-    global NORMALISED_ENTRIES
-    with _NORMALISED_LOCK:
-        _NORMALISED.clear()
-        NORMALISED_ENTRIES = entries
+    global _normalised
+    _normalised = _memo(entries)
+
+
+def normalised_entries() -> int:
+    """How many answers the memo of :func:`normalise` holds."""
+    return _normalised.cache_info().currsize
 
 
 def normalise(
@@ -521,21 +533,8 @@ def normalise(
     Memoised: the answer depends on nothing but the arguments (the flag catalogue is static).
     A ``Setting.value`` may be a list or a dict (a JSON config) a caller could mutate: each
     call gets its own deep copy of those; the rest of a :class:`ServeConfig` is frozen."""
-    args = tuple(str(a) for a in argv)
-    key = (args, version, None if config_files is None else tuple(config_files.items()))
-    with _NORMALISED_LOCK:
-        entry = _NORMALISED.get(key)
-        if entry is not None:
-            _NORMALISED.move_to_end(key)
-    if entry is None:
-        config = _normalise(args, version, config_files)
-        held = [i for i, s in enumerate(config.settings) if not isinstance(s.value, _IMMUTABLE)]
-        entry = (config, tuple(held))
-        with _NORMALISED_LOCK:
-            _NORMALISED[key] = entry
-            while len(_NORMALISED) > NORMALISED_ENTRIES:
-                _NORMALISED.popitem(last=False)
-    config, mutable = entry
+    files = None if config_files is None else tuple(config_files.items())
+    config, mutable = _normalised(tuple(str(a) for a in argv), version, files)
     if not mutable:
         return config
     settings = list(config.settings)

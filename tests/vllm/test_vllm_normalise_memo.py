@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from bot.vllm import normalise as normalise_fn
-from bot.vllm.normalise import _NORMALISED, _normalise, normalise, reset_normalised
+from bot.vllm.normalise import _normalise, normalise, normalised_entries, reset_normalised
 
 ARGV = (
     "vllm",
@@ -38,7 +38,7 @@ def test_the_package_exports_the_memoised_function() -> None:
 def test_a_hit_answers_as_a_fresh_parse() -> None:
     first = normalise(ARGV)
     again = normalise(list(ARGV))
-    assert len(_NORMALISED) == 1
+    assert normalised_entries() == 1
     assert first == again == _normalise(ARGV, (0, 33, 0), None)
 
 
@@ -50,7 +50,7 @@ def test_the_key_holds_version_and_config_files() -> None:
     old = normalise(argv, version=(0, 12, 0), config_files={"c.yaml": "model: a\n"})
     assert (with_model.model, other.model, none.model) == ("a", "b", None)
     assert old.version == (0, 12, 0)
-    assert len(_NORMALISED) == 4
+    assert normalised_entries() == 4
 
 
 def test_callers_get_their_own_mutable_values() -> None:
@@ -73,7 +73,7 @@ def test_bounded_and_off_at_zero() -> None:
     reset_normalised(2)
     for n in range(5):
         normalise(("vllm", "serve", "m", "--max-num-seqs", str(n)))
-    assert len(_NORMALISED) == 2
+    assert normalised_entries() == 2
     reset_normalised(0)
     normalise(ARGV)
-    assert len(_NORMALISED) == 0
+    assert normalised_entries() == 0

@@ -13,10 +13,10 @@ and a kind never seen is not proposed. Only candidates whose estimate reaches th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from bot.align.model import ChangeKind, Estimate, PlannedEdit, Wait, WaitReason
+from bot.align.model import ChangeKind, Estimate, PlannedEdit, Target, Wait, WaitReason
 from bot.rules import Rules
 from bot.rules.practice import KindPractice, PracticeRules
 
@@ -114,7 +114,7 @@ def gate(
         and (
             flag_root(e.subject) in roots
             or not (
-                _inside_new_variant(e, new_variants or {})
+                inside_new_variant(e, new_variants or {})
                 or _clears(
                     estimates[(e.node, e.subject)], threshold, rules.policy.propose_min_authors
                 )
@@ -131,14 +131,27 @@ def gate(
     return Gate(proposed, offered, estimates, waiting)
 
 
-def _inside_new_variant(edit: PlannedEdit, variants: Mapping[str, frozenset[str]]) -> bool:
+def new_variant_profiles(
+    edits: Sequence[PlannedEdit], targets: Sequence[Target]
+) -> dict[str, frozenset[str]]:
+    """The variants ``edits`` add (their skeletons), each with the labels of the profiles of
+    ``targets`` that render it."""
+    return {
+        e.subject: frozenset(t.profile.label for t in targets if t.profile.variant == e.subject)
+        for e in edits
+        if e.kind == "variant"
+    }
+
+
+def inside_new_variant(edit: PlannedEdit, variants: Mapping[str, frozenset[str]]) -> bool:
     """A setting of a variant the plan adds that every profile of the variant ran: nothing
     else renders it, and maintainers who added a variant for a benchmarked checkpoint wrote
     the lane's settings into it (07-01…07-15: 2 commits by 2 authors, each with the lane's
     flags and variables; of the 3 settings this proposed, 2 adopted at the same node;
     07-16…07-31: its 2 linked leaves proposed at the same node). Its estimate, learnt from
-    edits of existing nodes, does not apply; a setting only some of its lanes ran keeps it."""
-    if edit.kind == "image":
+    edits of existing nodes, does not apply; a setting only some of its lanes ran keeps it.
+    Not the variant's skeleton (its tp), nor an image, which keeps its kind's estimate."""
+    if edit.kind in ("image", "tp", "variant"):
         return False
     return any(
         edit.node.startswith(f"variants.{key}.") and labels <= set(edit.targets)

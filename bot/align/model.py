@@ -233,14 +233,16 @@ class AlignmentPlan:
     def waits_for(self, edit: PlannedEdit) -> Wait | None:
         return next((w for n, s, w in self.waiting if (n, s) == (edit.node, edit.subject)), None)
 
+    def offered_as_tuning(self, edit: PlannedEdit) -> bool:
+        """Is ``edit`` offered as the benchmark's tuning (the benchmark's choice, not drift)?"""
+        wait = self.waits_for(edit)
+        return wait is not None and wait.reason == "tuning"
+
     @property
     def offers_drift(self) -> bool:
-        """Is an offered candidate recipe drift? Tuning is the benchmark's choice, not drift:
-        a recipe that only leaves tuning unticked is aligned."""
-        return any(
-            (wait := self.waits_for(edit)) is None or wait.reason != "tuning"
-            for edit in self.offered
-        )
+        """Is an offered candidate recipe drift? A recipe that only leaves tuning unticked is
+        aligned."""
+        return not all(self.offered_as_tuning(edit) for edit in self.offered)
 
     @property
     def status(self) -> Literal["patch", "aligned", "blocked", "failed", "offered"]:

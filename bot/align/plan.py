@@ -25,7 +25,7 @@ from functools import partial
 from typing import NamedTuple
 
 from bot.align.compare import compare
-from bot.align.confidence import flag_root, gate
+from bot.align.confidence import flag_root, gate, new_variant_profiles
 from bot.align.demands import Collector
 from bot.align.demands.image import nightly_channel
 from bot.align.demands.model import Demand, KeepDemand
@@ -116,10 +116,7 @@ def plan_recipe(
         bench=bench, provenance=provenance, structure=structure, included=included,
         history=history,
     )  # fmt: skip
-    new_variants = {
-        key: frozenset(t.profile.label for t in targets if t.profile.variant == key)
-        for key in (e.subject for e in structure if e.kind == "variant")
-    }
+    new_variants = new_variant_profiles(structure, targets)
     trusted = plan(new_variants=new_variants)
     if new_variants and trusted.failure is not None:
         return plan(new_variants={})
@@ -187,7 +184,7 @@ def _plan_recipe(
 
         floor = without(roots)
         if floor.trouble < len(conflicts) + len(problems):
-            clean = {r for r in sorted(roots) if without(roots - {r}).trouble <= floor.trouble}
+            clean = {r for r in roots if without(roots - {r}).trouble <= floor.trouble}
             best = without(roots - clean)
             if best.trouble > floor.trouble:  # each plans cleanly alone, not together
                 clean, best = set(), floor

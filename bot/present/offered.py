@@ -21,7 +21,7 @@ def offered_lines(plan: AlignmentPlan, *, command: str) -> list[str]:
         return []
     count = len(plan.offered)
     # tuning last: the benchmark's choices for its sweep are the least likely to be taken
-    offered = sorted(plan.offered, key=lambda e: _is_tuning(plan, e))
+    offered = sorted(plan.offered, key=plan.offered_as_tuning)
     items = []
     for edit in offered[:SHOWN]:
         estimate = plan.estimate_of(edit)
@@ -49,11 +49,6 @@ def offered_lines(plan: AlignmentPlan, *, command: str) -> list[str]:
         "",
         "</details>",
     ]
-
-
-def _is_tuning(plan: AlignmentPlan, edit: PlannedEdit) -> bool:
-    wait = plan.waits_for(edit)
-    return wait is not None and wait.reason == "tuning"
 
 
 def _waiting(edit: PlannedEdit, wait: Wait) -> str:

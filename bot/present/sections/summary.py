@@ -4,6 +4,7 @@ the knob's class, who takes it, what the other renderings keep)."""
 from __future__ import annotations
 
 from bot import markdown as md
+from bot.align.confidence import inside_new_variant, new_variant_profiles
 from bot.align.nodes import in_recipe
 from bot.align.plan import AlignmentPlan, PlannedEdit, Verification
 from bot.align.quoted import GeneratedCommand, RecipesNames
@@ -237,24 +238,14 @@ def summary_section(run: AlignRun, outcome: RecipeOutcome, after: GeneratedComma
 
 def _new_variant_line(plan: AlignmentPlan) -> list[str]:
     """Why a new variant's settings are proposed whatever their kind's history
-    (``bot.align.confidence.gate``, ``new_variants``)."""
+    (:func:`bot.align.confidence.inside_new_variant`)."""
     lines = []
-    for variant in (e for e in plan.edits if e.kind == "variant"):
-        inside = f"variants.{variant.subject}."
-        profiles = {t.profile.label for t in plan.targets if t.profile.variant == variant.subject}
-        names = list(
-            dict.fromkeys(
-                e.subject
-                for e in plan.edits
-                if e.node.startswith(inside)
-                and e.kind not in ("image", "tp", "variant")
-                and profiles <= set(e.targets)
-            )
-        )
+    for key, profiles in new_variant_profiles(plan.edits, plan.targets).items():
+        names = [e.subject for e in plan.edits if inside_new_variant(e, {key: profiles})]
         if names:
             lines.append(
-                f"- {', '.join(code(n) for n in names)} go with the new variant "
-                f"{code(variant.subject)} whatever the history of their kind: every benchmarked "
+                f"- {', '.join(code(n) for n in dict.fromkeys(names))} go with the new variant "
+                f"{code(key)} whatever the history of their kind: every benchmarked "
                 "profile of it ran them, and nothing else renders them."
             )
     return lines

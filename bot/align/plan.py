@@ -31,6 +31,7 @@ from bot.align.demands.image import nightly_channel
 from bot.align.demands.model import Demand, KeepDemand
 from bot.align.demands.placement import Placement
 from bot.align.edits import build_edits, merge, resolve_conflicts, unique_edits, verified_edit
+from bot.align.family import FamilyLanes
 from bot.align.model import (
     AlignmentPlan,
     EditKind,
@@ -94,6 +95,7 @@ def plan_recipe(
     structure: Sequence[PlannedEdit] = (),
     included: frozenset[str] = frozenset(),
     history: History | None = None,
+    family: FamilyLanes | None = None,
 ) -> AlignmentPlan:
     """The plan for one recipe file (all ``targets`` share ``recipe_path``).
 
@@ -106,6 +108,8 @@ def plan_recipe(
     ``provenance`` (``owner/name#N``) let a comment about a changed value quote the script's.
     ``history``: what maintainers recently removed or changed in the file; a candidate that
     would undo it is withheld (:mod:`bot.align.reverts`; None: not checked, and said so).
+    ``family``: the benchmark head's lanes by hardware family, for placing a setting by its
+    domain (:mod:`bot.align.family`; None: narrowed to the benchmarked GPU as before).
 
     A new variant's own settings go with it whatever their estimate
     (:func:`bot.align.confidence.gate`); when that plan fails its checks (the variant's lanes
@@ -114,7 +118,7 @@ def plan_recipe(
     plan = partial(
         _plan_recipe, recipes, source, rules, targets, ignored=ignored, dropped=dropped,
         bench=bench, provenance=provenance, structure=structure, included=included,
-        history=history,
+        history=history, family=family,
     )  # fmt: skip
     new_variants = new_variant_profiles(structure, targets)
     trusted = plan(new_variants=new_variants)
@@ -136,6 +140,7 @@ def _plan_recipe(
     structure: Sequence[PlannedEdit],
     included: frozenset[str],
     history: History | None,
+    family: FamilyLanes | None,
     new_variants: Mapping[str, frozenset[str]],
 ) -> AlignmentPlan:
     dropped = {
@@ -144,7 +149,7 @@ def _plan_recipe(
     assert targets, "a plan needs at least one target"
     path = targets[0].profile.recipe_path
     recipe = recipes.by_path[path]
-    planner = Collector(Placement(recipes, recipe, rules, targets))
+    planner = Collector(Placement(recipes, recipe, rules, targets, family))
     for target in targets:
         planner.tp(target)
         for comparison in target.representatives:

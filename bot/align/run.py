@@ -23,6 +23,7 @@ from bot.align.change import AffectedKey, benchmark_change, settle_unchanged
 from bot.align.compare import Comparer
 from bot.align.delta import KeyDelta, key_delta
 from bot.align.evidence import collect, evidence_for
+from bot.align.family import FamilyLanes
 from bot.align.guide_images import ImageLine, image_moves, update_image_lines
 from bot.align.model import OFFERED_WORDS
 from bot.align.new_variant import NewVariant
@@ -503,6 +504,7 @@ def align(inputs: AlignInputs) -> AlignRun:
         variants: tuple[NewVariant, ...], planned: RecipesRepo, by_recipe: dict[str, list[Target]]
     ) -> dict[str, AlignmentPlan]:
         new_keys = {(v.recipe_path, v.key) for v in variants}
+        family = FamilyLanes(head, planned, rules)
         return {
             path: plan_recipe(
                 planned,
@@ -519,6 +521,7 @@ def align(inputs: AlignInputs) -> AlignRun:
                 bench=head.source,
                 provenance=inputs.bench_ref if inputs.pr_number is not None else "",
                 history=recent_withdrawals(inputs.recipes, path),
+                family=family,
             )
             for path, targets in by_recipe.items()
         }

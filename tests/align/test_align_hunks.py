@@ -142,11 +142,11 @@ def test_seed_guide_line_naming_the_old_tag_is_left_and_listed(
     seed_out = seed_out_ungated
     lines = _patched(recipes_clone, seed_out)
     # the Prerequisites line names no hardware: it stays, and the body points at it
-    assert lines[155 - 1] == f"  - The day-0 image: `docker pull {DAY0_CUDA}`."
+    assert lines[154 - 1] == f"  - The day-0 image: `docker pull {DAY0_CUDA}`."
     assert "+  - The day-0 image" not in (seed_out / "recipe.patch").read_text()
     body = (seed_out / "pr-body.md").read_text()
     assert (
-        "- Guide lines naming the old image left for a maintainer: line 155 "
+        "- Guide lines naming the old image left for a maintainer: line 154 "
         f"(`{DAY0_CUDA}`: it names no hardware)." in body
     )
 
@@ -187,7 +187,7 @@ def test_guide_lines_about_the_repinned_gpu_are_updated_others_listed(
         f"line {pulled + 1} (`{DAY0_ROCM}` → `{NIGHTLY}`)." in body
     )
     assert (
-        "- Guide lines naming the old image left for a maintainer: line 155 "
+        "- Guide lines naming the old image left for a maintainer: line 154 "
         f"(`{DAY0_CUDA}`: it names no hardware); line {amd} (`{DAY0_ROCM}`: it is also about "
         "MI300X, MI325X, MI350X)." in body
     )

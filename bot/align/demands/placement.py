@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bot.align.delta import Subject
+from bot.align.family import FamilyLanes
 from bot.align.model import Target
 from bot.align.nodes import (
     MISSING,
@@ -32,11 +34,13 @@ class Placement:
         recipe: Recipe,
         rules: Rules,
         targets: Sequence[Target] = (),
+        family: FamilyLanes | None = None,
     ) -> None:
         self.recipes = recipes
         self.recipe = recipe
         self.rules = rules
         self.targets = tuple(targets)
+        self.family = family
         self._drawn: list[tuple[RenderingKey, frozenset[str]]] | None = None
         self._later: frozenset[str] | None = None  # config flags spelled after the variant
         self._under: list[frozenset[str]] = []  # per rendering: _containers(drawn)
@@ -96,13 +100,25 @@ class Placement:
         return [] if self.exact(path, profile) else self.unverified_users(node)
 
     def narrowed(
-        self, container: NodePath, placement: str, why: str, target: Target, subject: str = ""
+        self,
+        container: NodePath,
+        placement: str,
+        why: str,
+        target: Target,
+        subject: str = "",
+        setting: tuple[Subject, str] | None = None,
     ) -> tuple[NodePath, str, str]:
         """A new flag or variable goes where the rules place it, unless renderings nobody
         benchmarked draw from that layer: then where maintainers put one GPU's settings, the
         benchmarked variant x GPU (every strategy of that variant on that GPU takes it), or
         the variant itself when it runs on that GPU only. A variant this plan adds takes
-        the settings of its lane itself."""
+        the settings of its lane itself.
+
+        A ``setting`` (subject, value) the rules place at the generation stays there when
+        every lane of the recipe on that hardware family runs it with that value: its domain
+        is the family, not the GPU (maintainers put such settings at
+        ``hardware_overrides.amd`` / ``…blackwell``); the family's lanes running it
+        differently keep it with the benchmarked GPU."""
         if target.new_variant:
             narrow, placement = self.variant_scope(target.profile, str(container[-1]), subject)
             return narrow, placement, why + "; the variant is new: the lane's settings are its own"
@@ -117,6 +133,13 @@ class Placement:
             users = [u for u in self.reach(parent) if u not in self.verified()]
             if not users:
                 return container, placement, why
+        if placement == "generation" and setting is not None and self.family is not None:
+            generation = self.recipes.hardware[target.profile.hardware].generation
+            agreement = self.family.agreement(self.recipe.path, generation, *setting)
+            if agreement.agreed:
+                return container, placement, f"{why}; {agreement.note(generation, *setting)}"
+            if agreement.lanes:
+                why += f"; {agreement.note(generation, *setting)}"
         narrow, placement = self.variant_scope(target.profile, str(container[-1]), subject)
         why += f"; not at {format_path(parent)}: it is {self.scope_note(users)}"
         return narrow, placement, why

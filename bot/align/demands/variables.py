@@ -14,6 +14,7 @@ from bot.align.nodes import (
 )
 from bot.recipes.edit import NodePath, format_path, parse_path
 from bot.vllm import FlagDiff, Verdict
+from bot.vllm.pairs import canonical_value
 
 
 class EnvDemands(Rule):
@@ -76,7 +77,11 @@ class EnvDemands(Rule):
         ruled = rule.placement or "generation"
         why = f"rules/env.yaml {rule.pattern} ({rule.reason})"
         container, placement, why = self.place.narrowed(
-            self.place.container(ruled, target.profile, "extra_env"), ruled, why, target
+            self.place.container(ruled, target.profile, "extra_env"),
+            ruled,
+            why,
+            target,
+            setting=(("env", name), canonical_value(wanted)),
         )
         why = f"{placement} layer, {why}"
         if origin is not None:

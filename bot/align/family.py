@@ -28,29 +28,66 @@ from bot.shell import JobTooLarge
 class FamilyLane:
     key: str
     hardware: str
+    variant: str  # the recipe variant the lane's checkpoint maps to
     settings: Mapping[Subject, str]
 
 
 @dataclass(frozen=True)
-class Agreement:
-    """Whether the family's lanes run one value of a setting, with the lanes that say so."""
+class Setting:
+    """What a demand sets, as the benchmark's pairs: an env variable, or a flag with every
+    field of it the lane runs (``--attention-config`` covers ``--attention-config.*``; a
+    dotted field stands for itself)."""
 
-    agreed: bool
+    name: str
+    kind: str  # "env" | "flag"
+    pairs: Mapping[Subject, str]
+
+    def covers(self, subject: Subject) -> bool:
+        kind, name = subject
+        if kind != self.kind:
+            return False
+        return name == self.name or (kind == "flag" and name.startswith(self.name + "."))
+
+    def of(self, lane: FamilyLane) -> dict[Subject, str]:
+        return {s: v for s, v in lane.settings.items() if self.covers(s)}
+
+    def words(self, pairs: Mapping[Subject, str]) -> str:
+        if not pairs:
+            return f"no {self.name}"
+        return ", ".join(f"{name} {value}".rstrip() for (_, name), value in sorted(pairs.items()))
+
+    @classmethod
+    def env(cls, name: str, value: str) -> Setting:
+        return cls(name, "env", {("env", name): value})
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Whether the family's lanes run a setting alike, with the lanes that say so."""
+
+    setting: Setting
     lanes: tuple[FamilyLane, ...]
     differing: tuple[FamilyLane, ...] = ()
 
-    def note(self, generation: str, subject: Subject, value: str) -> str:
+    @property
+    def agreed(self) -> bool:
+        return bool(self.lanes) and bool(self.setting.pairs) and not self.differing
+
+    def note(self, generation: str) -> str:
         gpus = ", ".join(dict.fromkeys(lane.hardware for lane in self.lanes))
         if self.agreed:
             count = len(self.lanes)
             return (
-                f"every {generation} lane of the recipe in the benchmark runs {subject[1]} "
-                f"{value} ({count} lane{'s' if count != 1 else ''} on {gpus})"
+                f"every {generation} lane of the recipe in the benchmark runs "
+                f"{self.setting.words(self.setting.pairs)} "
+                f"({count} lane{'s' if count != 1 else ''} on {gpus})"
             )
+        if not self.differing:
+            return f"no {generation} lane of the recipe in the benchmark runs it"
         other = self.differing[0]
-        ran = other.settings.get(subject)
-        return f"the {generation} lanes differ: {other.key} on {other.hardware} runs " + (
-            f"{subject[1]} {ran}" if ran is not None else f"no {subject[1]}"
+        return (
+            f"the {generation} lanes differ: {other.key} on {other.hardware} runs "
+            + self.setting.words(self.setting.of(other))
         )
 
 
@@ -63,12 +100,11 @@ class FamilyLanes:
         self.rules = rules
         self._lanes: dict[tuple[str, str], tuple[FamilyLane, ...]] = {}
 
-    def agreement(
-        self, recipe_path: str, generation: str, subject: Subject, value: str
-    ) -> Agreement:
+    def agreement(self, recipe_path: str, generation: str, setting: Setting) -> Agreement:
         lanes = self.lanes(recipe_path, generation)
-        differing = tuple(lane for lane in lanes if lane.settings.get(subject) != value)
-        return Agreement(bool(lanes) and not differing, lanes, differing)
+        wanted = dict(setting.pairs)
+        differing = tuple(lane for lane in lanes if setting.of(lane) != wanted)
+        return Agreement(setting, lanes, differing)
 
     def lanes(self, recipe_path: str, generation: str) -> tuple[FamilyLane, ...]:
         found = self._lanes.get((recipe_path, generation))
@@ -81,9 +117,10 @@ class FamilyLanes:
     def _extract(self, recipe_path: str, generation: str) -> list[FamilyLane]:
         out: list[FamilyLane] = []
         for key in sorted(self.head.configs):
-            hardware = self._hardware_of(key, recipe_path, generation)
-            if hardware is None:
+            found = self._served(key, recipe_path, generation)
+            if found is None:
                 continue
+            hardware, variant = found
             try:
                 pairs = points(self.head, key)
             except RecipeSyncError:
@@ -101,12 +138,12 @@ class FamilyLanes:
                 except RecipeSyncError:
                     continue
                 if line.status == "launched":
-                    out.append(FamilyLane(key, hardware, line_subjects(line)))
+                    out.append(FamilyLane(key, hardware, variant, line_subjects(line)))
         return out
 
-    def _hardware_of(self, key: str, recipe_path: str, generation: str) -> str | None:
-        """The recipes hardware id ``key`` runs on when it is a single-node vLLM key of the
-        recipe on that generation, else None."""
+    def _served(self, key: str, recipe_path: str, generation: str) -> tuple[str, str] | None:
+        """(recipes hardware id, variant) ``key`` runs when it is a single-node vLLM key of
+        the recipe on that generation, else None."""
         try:
             entry = self.head.entry(key)
         except RecipeSyncError:
@@ -119,5 +156,5 @@ class FamilyLanes:
             return None
         found = find_recipe(self.recipes, self.rules, entry.model, entry.precision)
         if isinstance(found, tuple) and found[0].path == recipe_path:
-            return profile.id
+            return profile.id, found[1]
         return None

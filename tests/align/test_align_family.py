@@ -3,12 +3,17 @@
 
 from __future__ import annotations
 
-from bot.align.family import FamilyLanes
+import json
+from pathlib import Path
+from typing import Any, cast
+
+from bot.align.family import FamilyLanes, Setting
 from bot.benchmarks import load_bench_repo
 from bot.fixtures import SeedFixtures
 from bot.recipes import load_recipes
 from bot.rules import default_rules
 from bot.sources import GitTreeSource
+from tests.seed_cli import SEED_RECIPE, AlignCli, commit_edit
 
 GPT_OSS = "models/openai/gpt-oss-120b.yaml"
 
@@ -35,19 +40,64 @@ def test_a_setting_every_lane_runs_alike_agrees_and_one_they_differ_on_does_not(
     seed: SeedFixtures,
 ) -> None:
     family = _family(seed)
-    shared = family.agreement(GPT_OSS, "hopper", ("flag", "--tool-call-parser"), "openai")
+    parser = Setting("--tool-call-parser", "flag", {("flag", "--tool-call-parser"): "openai"})
+    shared = family.agreement(GPT_OSS, "hopper", parser)
     assert shared.agreed
-    assert shared.note("hopper", ("flag", "--tool-call-parser"), "openai") == (
+    assert shared.note("hopper") == (
         "every hopper lane of the recipe in the benchmark runs --tool-call-parser openai "
         "(2 lanes on h100, h200)"
     )
-    other_value = family.agreement(GPT_OSS, "hopper", ("flag", "--tool-call-parser"), "hermes")
-    assert not other_value.agreed
+    hermes = Setting("--tool-call-parser", "flag", {("flag", "--tool-call-parser"): "hermes"})
+    assert not family.agreement(GPT_OSS, "hopper", hermes).agreed
     # only the h200 lane sets it: the h100 lane runs vLLM's default
-    one_gpu = family.agreement(GPT_OSS, "hopper", ("flag", "--enable-log-requests"), "false")
+    logging = Setting("--enable-log-requests", "flag", {("flag", "--enable-log-requests"): "false"})
+    one_gpu = family.agreement(GPT_OSS, "hopper", logging)
     assert not one_gpu.agreed
-    assert one_gpu.note("hopper", ("flag", "--enable-log-requests"), "false") == (
+    assert one_gpu.note("hopper") == (
         "the hopper lanes differ: gptoss-fp4-h100-vllm on h100 runs no --enable-log-requests"
     )
     # no lane on the family: nothing says the setting belongs there
-    assert not family.agreement(GPT_OSS, "amd", ("flag", "--tool-call-parser"), "openai").agreed
+    none = family.agreement(GPT_OSS, "amd", parser)
+    assert not none.agreed and none.lanes == ()
+    # an env variable is its own name only
+    metrics = Setting.env("GPU_METRICS_CSV", "/workspace/results/gpu_metrics.csv")
+    assert family.agreement(GPT_OSS, "hopper", metrics).agreed
+
+
+def _env_edit(out: Path) -> dict[str, Any]:
+    (plan,) = json.loads((out / "plan.json").read_text())["plans"]
+    (edit,) = [e for e in plan["edits"] if e["subject"] == "AITER_TRITON_LOG_LEVEL"]
+    return cast(dict[str, Any], edit)
+
+
+def test_the_family_block_takes_a_setting_only_when_every_variant_it_serves_ran_it(
+    align_cli: AlignCli, recipes_clone: Path
+) -> None:
+    # the seed's only AMD lane runs AITER_TRITON_LOG_LEVEL=ERROR: the amd block takes it
+    status, out = align_cli(recipes=recipes_clone, recipes_ref="HEAD")
+    assert status == 1
+    edit = _env_edit(out)
+    assert edit["node"] == "hardware_overrides.amd.extra_env.AITER_TRITON_LOG_LEVEL"
+    assert (
+        "every amd lane of the recipe in the benchmark runs AITER_TRITON_LOG_LEVEL ERROR"
+        in (edit["placement"])
+    )
+    # a second checkpoint the amd block also serves, which no AMD lane runs: the family is
+    # a domain of GPUs, not of checkpoints, so the setting stays with the benchmarked GPU
+    commit_edit(recipes_clone, SEED_RECIPE, "\ncompatible_strategies:\n", BF16_VARIANT)
+    status, out = align_cli(recipes=recipes_clone, recipes_ref="HEAD")
+    assert status == 1
+    edit = _env_edit(out)
+    assert edit["node"] == (
+        "variants.default.hardware_overrides.mi355x.extra_env.AITER_TRITON_LOG_LEVEL"
+    )
+    assert "also serves variant bf16, which no amd lane runs" in edit["placement"]
+
+
+BF16_VARIANT = """  bf16:
+    model_id: "deepseek-ai/DeepSeek-V4.1-Flash-BF16"
+    precision: bf16
+    vram_minimum_gb: 600
+
+compatible_strategies:
+"""

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.align.delta import Subject
-from bot.align.family import FamilyLanes
+from bot.align.family import FamilyLanes, Setting
 from bot.align.model import Target
 from bot.align.nodes import (
     MISSING,
@@ -106,7 +105,7 @@ class Placement:
         why: str,
         target: Target,
         subject: str = "",
-        setting: tuple[Subject, str] | None = None,
+        setting: Setting | None = None,
     ) -> tuple[NodePath, str, str]:
         """A new flag or variable goes where the rules place it, unless renderings nobody
         benchmarked draw from that layer: then where maintainers put one GPU's settings, the
@@ -133,16 +132,40 @@ class Placement:
             users = [u for u in self.reach(parent) if u not in self.verified()]
             if not users:
                 return container, placement, why
-        if placement == "generation" and setting is not None and self.family is not None:
-            generation = self.recipes.hardware[target.profile.hardware].generation
-            agreement = self.family.agreement(self.recipe.path, generation, *setting)
-            if agreement.agreed:
-                return container, placement, f"{why}; {agreement.note(generation, *setting)}"
-            if agreement.lanes:
-                why += f"; {agreement.note(generation, *setting)}"
+        if placement == "generation" and setting is not None:
+            agreed, note = self.by_family(target, setting, container)
+            if agreed:
+                return container, placement, f"{why}; {note}"
+            if note:
+                why += f"; {note}"
         narrow, placement = self.variant_scope(target.profile, str(container[-1]), subject)
         why += f"; not at {format_path(parent)}: it is {self.scope_note(users)}"
         return narrow, placement, why
+
+    def by_family(self, target: Target, setting: Setting, container: NodePath) -> tuple[bool, str]:
+        """Does every lane of the recipe on the target's hardware family run ``setting``
+        alike, and does every variant drawing from ``container``'s layer have such a lane
+        (the family is a domain of GPUs, not of checkpoints)? With the note that says so or
+        names what does not ("" when there are no family lanes to ask)."""
+        if self.family is None:
+            return False, ""
+        generation = self.recipes.hardware[target.profile.hardware].generation
+        agreement = self.family.agreement(self.recipe.path, generation, setting)
+        if not agreement.lanes:
+            return False, ""
+        note = agreement.note(generation)
+        if not agreement.agreed:
+            return False, note
+        parent = container[:-1]
+        drawing = {ident[0] for ident in self.reach(parent)}
+        drawing |= {ident[0] for ident in self.unverified_users(format_path(parent), True)}
+        others = sorted(drawing - {lane.variant for lane in agreement.lanes})
+        if others:
+            return False, (
+                f"{note}, but {format_path(parent)} also serves variant "
+                f"{', '.join(others)}, which no {generation} lane runs"
+            )
+        return True, note
 
     def variant_scope(self, profile: Profile, kind: str, subject: str = "") -> tuple[NodePath, str]:
         """The benchmarked variant x GPU, or the variant when it is offered on that GPU

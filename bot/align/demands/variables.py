@@ -5,6 +5,7 @@ from __future__ import annotations
 from bot.align.compare import Comparison
 from bot.align.demands.model import EnvDemand, SetDemand, flag_note
 from bot.align.demands.rule import Rule
+from bot.align.family import Setting
 from bot.align.model import Target
 from bot.align.nodes import (
     has_placeholder,
@@ -81,7 +82,7 @@ class EnvDemands(Rule):
             ruled,
             why,
             target,
-            setting=(("env", name), canonical_value(wanted)),
+            setting=Setting.env(name, canonical_value(wanted)),
         )
         why = f"{placement} layer, {why}"
         if origin is not None:

@@ -9,6 +9,9 @@ file, key and line; nothing is rendered from a repository that does not load.
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -247,6 +250,49 @@ def per_gpu_memory(hardware: Mapping[str, HardwareProfile]) -> dict[str, float]:
     }
 
 
+class _LoadedRecipes:
+    """Recipe files parsed and checked once per content, for every tree that holds them.
+
+    A backtest or the App loads many recipes commits that differ in a file or two; each
+    recipe is read, checked and rendered from its own data, the taxonomy and the strategies
+    alone (what :func:`with_recipe_files` relies on too), so a :class:`Recipe` (with the
+    renderings it memoised) serves every tree with the same blob and the same context.
+    Bounded, least recently used first out; failures are never kept (each load says why)."""
+
+    def __init__(self, max_entries: int = 1_024) -> None:
+        self.max_entries = max_entries
+        self._entries: OrderedDict[tuple[str, str, str], Recipe] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str, str]) -> Recipe | None:
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None:
+                self._entries.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[str, str, str], recipe: Recipe) -> None:
+        with self._lock:
+            self._entries[key] = recipe
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+
+
+_LOADED = _LoadedRecipes()
+
+
+def _context(source: FileSource, strategies: Mapping[str, Strategy]) -> str:
+    """What a recipe's check and renderings read besides its own file: the taxonomy, the
+    strategy and kv-store files and platforms.yaml, by blob."""
+    digest = hashlib.sha256()
+    paths = ["taxonomy.yaml", *sorted(s.path for s in strategies.values())]
+    if source.exists("platforms.yaml"):
+        paths.append("platforms.yaml")
+    for path in paths:
+        digest.update(f"{path}\0{source.blob_sha(path)}\0".encode())
+    return digest.hexdigest()
+
+
 def load_recipes(source: FileSource) -> RecipesRepo:
     """Read and check a recipes checkout. Raises :class:`InputError` on any bad file."""
     taxonomy, hardware = _load_taxonomy(source)
@@ -257,15 +303,21 @@ def load_recipes(source: FileSource) -> RecipesRepo:
     if source.exists("platforms.yaml"):
         platforms = load_yaml(read_text(source, "platforms.yaml"), "platforms.yaml")
 
+    context = _context(source, strategies)
     recipes: list[Recipe] = []
     for path in source.iter_files("models"):
         if not path.endswith(".yaml"):
             continue
-        text = read_text(source, path)
-        data = _mapping(source, path, text)
-        hf_id = path[len("models/") : -len(".yaml")]
-        _check_recipe(source, path, text, data, hardware, strategies)
-        recipes.append(Recipe(path=path, hf_id=hf_id, data=data))
+        key = (path, source.blob_sha(path), context)
+        recipe = _LOADED.get(key)
+        if recipe is None:
+            text = read_text(source, path)
+            data = _mapping(source, path, text)
+            hf_id = path[len("models/") : -len(".yaml")]
+            _check_recipe(source, path, text, data, hardware, strategies)
+            recipe = Recipe(path=path, hf_id=hf_id, data=data)
+            _LOADED.put(key, recipe)
+        recipes.append(recipe)
     recipes.sort(key=lambda r: r.path)
     return RecipesRepo(
         label=source.label,

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 from bot.errors import RecipeSyncError
-from bot.recipes import RenderRequest, render
+from bot.recipes import RenderRequest, load_recipes, render
 from bot.recipes.tolerant import RecipesCache
 from bot.sources import DirectorySource
 
@@ -45,3 +45,32 @@ def test_a_failed_rendering_is_memoised_as_the_same_error() -> None:
             errors.append(err)
     assert len(errors) == 2 and str(errors[0]) == str(errors[1])
     assert "no recipe or promoted variant" in str(errors[0])
+
+
+def test_a_recipe_file_is_read_once_per_content_and_context(tmp_path: Path) -> None:
+    root = tmp_path / "recipes"
+    shutil.copytree(BASE, root)
+    first = load_recipes(DirectorySource(root))
+    other = next(r.path for r in first.recipes if r.path != MODEL)
+    # another tree with the same files: each recipe, with its memoised renderings, is shared
+    again = load_recipes(DirectorySource(root))
+    assert again is not first and again.by_path[MODEL] is first.by_path[MODEL]
+    # an edited file is read afresh; the others still come from the first load
+    text = (root / MODEL).read_text()
+    (root / MODEL).write_text(text.replace("base_args: []", 'base_args: ["--enforce-eager"]'))
+    edited = load_recipes(DirectorySource(root))
+    assert edited.by_path[MODEL] is not first.by_path[MODEL]
+    assert edited.by_path[other] is first.by_path[other]
+    # another taxonomy is another context: renderings read it, so nothing is shared
+    taxonomy = root / "taxonomy.yaml"
+    taxonomy.write_text(taxonomy.read_text() + "\n# a comment changes the blob\n")
+    assert load_recipes(DirectorySource(root)).by_path[other] is not first.by_path[other]
+    # a broken file is never kept: the next load says why again
+    (root / MODEL).write_text("variants: [")
+    for _ in range(2):
+        try:
+            load_recipes(DirectorySource(root))
+        except RecipeSyncError as err:
+            assert MODEL in str(err)
+        else:
+            raise AssertionError("a broken recipe loaded")

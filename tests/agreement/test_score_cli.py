@@ -38,7 +38,8 @@ def answered(seed_history: SeedFixtures, tmp_path_factory: pytest.TempPathFactor
     shutil.copytree(seed_history.recipes_repo, recipes)
     data = yaml.safe_load((recipes / RECIPE).read_text())
     gpu = _node(data, "variants.default.hardware_overrides.mi355x")
-    gpu.setdefault("extra_env", {})["AITER_TRITON_LOG_LEVEL"] = "ERROR"
+    # the recipe's only AMD lane runs it: the bot's node is the amd block (placement by domain)
+    _node(data, "hardware_overrides.amd.extra_env")["AITER_TRITON_LOG_LEVEL"] = "ERROR"
     _node(data, "features.aiter_moe")["args"] = ["--moe-backend", "aiter"]
     data["guide"] = data["guide"] + "### MI355X\nThe InferenceX #3058 lane runs the AITER MoE.\n"
     commit(recipes, "DeepSeek-V4.1-Flash on MI355X (#970)", "2030-01-04T00:00:00Z",

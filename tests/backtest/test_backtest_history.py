@@ -179,7 +179,8 @@ def test_cli_reports_every_pr_with_a_reason_and_resumes(
     variant = "variants.default.hardware_overrides.mi355x"
     assert {e["node"] for e in seed["edits"]} == {
         f"{variant}.docker_image",
-        f"{variant}.extra_env.AITER_TRITON_LOG_LEVEL",
+        # the recipe's only AMD lane runs it: the amd block (placement by domain)
+        "hardware_overrides.amd.extra_env.AITER_TRITON_LOG_LEVEL",
         "strategy_overrides.single_node_tp.hardware_overrides.mi355x.extra_args",
     }
     assert all(r["reason"] for r in data["prs"]) and data["counts"].get("error") is None

@@ -171,6 +171,12 @@ class VersionResolution:
     def label(self) -> str:
         return fmt_version(self.version)
 
+    @property
+    def may_be_newer(self) -> bool:
+        """Can the build that ran know arguments the newest researched release does not (a
+        nightly, an unknown version, a release past the catalogue)?"""
+        return self.source in ("nightly", "unknown") or self.version > NEWEST
+
 
 def _named(
     version: Version, source: VersionSource, reason: str, notes: Sequence[str] = ()

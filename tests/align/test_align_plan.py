@@ -348,3 +348,25 @@ def test_a_failed_plan_names_the_file_and_what_could_not_be_done(
         "failed",
         f"no alignment edit of {RECIPE} is proposed: {why}",
     )
+
+
+def test_an_argument_past_the_catalogue_on_a_nightly_lane_is_a_note_not_a_block(
+    recipes: RecipesRepo, source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    # the seed lane runs a nightly: a flag recipe-sync's vLLM catalogue lacks may be newer
+    newer = replace(
+        launch,
+        argv=(*launch.argv, "--prefix-match-unit", "64"),
+        argv_sources=(*launch.argv_sources, *launch.argv_sources[-2:]),
+    )
+    plan = plan_recipe(recipes, source, rules, [_target(recipes, rules, newer)])
+    assert plan.status == "patch" and plan.failure is None
+    assert not [s for s in plan.skipped if "--prefix-match-unit" in s]
+    (note,) = [n for n in plan.notes if "--prefix-match-unit" in n]
+    assert "the build that ran may be newer" in note and "would reject" not in note
+    # an image naming a release the catalogue knows: there vLLM would reject it, and the
+    # drift no edit closes holds the PR back
+    released = replace(newer, image="vllm/vllm-openai-rocm:v0.30.0")
+    plan = plan_recipe(recipes, source, rules, [_target(recipes, rules, released)])
+    (skipped,) = [s for s in plan.skipped if "--prefix-match-unit" in s]
+    assert skipped.endswith("vLLM would reject it")

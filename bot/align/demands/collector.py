@@ -23,6 +23,7 @@ from bot.align.nodes import (
 from bot.argv import option_name
 from bot.recipes.edit import NodePath, format_path
 from bot.vllm import FlagDiff, Verdict, canonical_flag
+from bot.vllm.versions import NEWEST, fmt_version
 
 
 class Collector:
@@ -191,12 +192,27 @@ class Collector:
                 flag = option_name(finding.tokens[0]) if finding.tokens else ""
                 if flag in ignored:
                     continue
+                unknown_to_catalogue = (
+                    side == "benchmark"
+                    and finding.code == "unknown-flag"
+                    and report.version.may_be_newer
+                )
                 if has_placeholder(*finding.tokens):
                     why = "its value is only known at run time, so it is not compared"
+                elif unknown_to_catalogue:
+                    # the build that ran may be newer than what recipe-sync knows of vLLM: the
+                    # lane launched with it, so nothing says vLLM rejects it
+                    why = (
+                        f"recipe-sync knows vLLM's arguments to {fmt_version(NEWEST)}, and the "
+                        f"build that ran may be newer ({report.version.reason}), so it is "
+                        "neither compared nor carried"
+                    )
                 else:
                     why = "vLLM would reject it"
                 text = f"{label}: the {side}'s {finding.message}: {why}"
-                if self._older_finding(target, comparison, side, flag):
+                if unknown_to_catalogue:
+                    self.out.notes.append(text)
+                elif self._older_finding(target, comparison, side, flag):
                     self.out.notes.append(f"{text} (older: not changed by this PR)")
                 else:
                     self.out.skipped.append(text)

@@ -63,82 +63,127 @@ class Setting:
 
 @dataclass(frozen=True)
 class Agreement:
-    """Whether the family's lanes run a setting alike, with the lanes that say so."""
+    """Whether the family's lanes run a setting alike, with the lanes that say so. Asked
+    lane by lane: it stops at the first lane that differs (``lanes`` then ends with it)."""
 
     setting: Setting
     lanes: tuple[FamilyLane, ...]
     differing: tuple[FamilyLane, ...] = ()
+    # variants drawing from the family's block that no lane of the family runs
+    uncovered: tuple[str, ...] = ()
 
     @property
     def agreed(self) -> bool:
-        return bool(self.lanes) and bool(self.setting.pairs) and not self.differing
-
-    def note(self, generation: str) -> str:
-        gpus = ", ".join(dict.fromkeys(lane.hardware for lane in self.lanes))
-        if self.agreed:
-            count = len(self.lanes)
-            return (
-                f"every {generation} lane of the recipe in the benchmark runs "
-                f"{self.setting.words(self.setting.pairs)} "
-                f"({count} lane{'s' if count != 1 else ''} on {gpus})"
-            )
-        if not self.differing:
-            return f"no {generation} lane of the recipe in the benchmark runs it"
-        other = self.differing[0]
         return (
-            f"the {generation} lanes differ: {other.key} on {other.hardware} runs "
-            + self.setting.words(self.setting.of(other))
+            bool(self.lanes)
+            and bool(self.setting.pairs)
+            and not self.differing
+            and not self.uncovered
+        )
+
+    def note(self, generation: str, block: str) -> str:
+        """Why the setting does or does not go to the family's ``block`` ("" when no lane of
+        the family was there to ask)."""
+        if self.uncovered:
+            return (
+                f"{block} also serves variant {', '.join(self.uncovered)}, which no "
+                f"{generation} lane runs"
+            )
+        if self.differing:
+            other = self.differing[0]
+            return (
+                f"the {generation} lanes differ: {other.key} on {other.hardware} runs "
+                + self.setting.words(self.setting.of(other))
+            )
+        if not self.lanes:
+            return ""
+        gpus = ", ".join(dict.fromkeys(lane.hardware for lane in self.lanes))
+        count = len(self.lanes)
+        return (
+            f"every {generation} lane of the recipe in the benchmark runs "
+            f"{self.setting.words(self.setting.pairs)} "
+            f"({count} lane{'s' if count != 1 else ''} on {gpus})"
         )
 
 
 class FamilyLanes:
-    """The benchmark head's lanes of each (recipe, generation), extracted on demand."""
+    """The benchmark head's lanes of each (recipe, generation): which keys (from the master
+    configs alone), and each key's launch lines when a question first needs them."""
 
     def __init__(self, head: BenchRepo, recipes: RecipesRepo, rules: Rules) -> None:
         self.head = head
         self.recipes = recipes
         self.rules = rules
-        self._lanes: dict[tuple[str, str], tuple[FamilyLane, ...]] = {}
+        self._keys: dict[tuple[str, str], tuple[tuple[str, str, str], ...]] = {}
+        self._lines: dict[str, tuple[FamilyLane, ...]] = {}
 
-    def agreement(self, recipe_path: str, generation: str, setting: Setting) -> Agreement:
-        lanes = self.lanes(recipe_path, generation)
+    def agreement(
+        self,
+        recipe_path: str,
+        generation: str,
+        setting: Setting,
+        drawing: frozenset[str] = frozenset(),
+    ) -> Agreement:
+        """Do the family's lanes run ``setting`` alike, and has every variant in
+        ``drawing`` (those the family's block would reach) a lane of the family? The
+        variants are known from the master configs, so a block serving a checkpoint no lane
+        runs is answered without extracting anything; then lanes are extracted key by key
+        until one differs."""
+        keys = self.keys(recipe_path, generation)
+        if not keys:
+            return Agreement(setting, ())
+        uncovered = tuple(sorted(drawing - {variant for _, _, variant in keys}))
+        if uncovered:
+            return Agreement(setting, (), uncovered=uncovered)
         wanted = dict(setting.pairs)
-        differing = tuple(lane for lane in lanes if setting.of(lane) != wanted)
-        return Agreement(setting, lanes, differing)
+        lanes: list[FamilyLane] = []
+        for key, hardware, variant in keys:
+            for lane in self.lines(key, hardware, variant):
+                lanes.append(lane)
+                if setting.of(lane) != wanted:
+                    return Agreement(setting, tuple(lanes), (lane,))
+        return Agreement(setting, tuple(lanes))
 
-    def lanes(self, recipe_path: str, generation: str) -> tuple[FamilyLane, ...]:
-        found = self._lanes.get((recipe_path, generation))
+    def keys(self, recipe_path: str, generation: str) -> tuple[tuple[str, str, str], ...]:
+        """(key, hardware id, variant) of every single-node vLLM key serving the recipe on
+        that generation."""
+        found = self._keys.get((recipe_path, generation))
         if found is None:
-            found = self._lanes[(recipe_path, generation)] = tuple(
-                self._extract(recipe_path, generation)
+            served = (
+                (key, self._served(key, recipe_path, generation)) for key in self.head.configs
+            )
+            found = self._keys[(recipe_path, generation)] = tuple(
+                (key, *where) for key, where in sorted(served, key=lambda kv: kv[0]) if where
             )
         return found
 
-    def _extract(self, recipe_path: str, generation: str) -> list[FamilyLane]:
+    def lines(self, key: str, hardware: str, variant: str) -> tuple[FamilyLane, ...]:
+        """One launched line per lane topology of ``key`` (its throughput arm)."""
+        found = self._lines.get(key)
+        if found is None:
+            found = self._lines[key] = tuple(self._extract(key, hardware, variant))
+        return found
+
+    def _extract(self, key: str, hardware: str, variant: str) -> list[FamilyLane]:
         out: list[FamilyLane] = []
-        for key in sorted(self.head.configs):
-            found = self._served(key, recipe_path, generation)
-            if found is None:
+        try:
+            pairs = points(self.head, key)
+        except RecipeSyncError:
+            return out
+        seen: set[Topology] = set()
+        for point, arm in pairs:
+            topology = Topology.of(point, arm)
+            if arm != "throughput" or topology in seen:
                 continue
-            hardware, variant = found
+            seen.add(topology)
             try:
-                pairs = points(self.head, key)
+                line = extract(self.head, key, point, arm)
+            except JobTooLarge:
+                raise
             except RecipeSyncError:
                 continue
-            seen: set[Topology] = set()
-            for point, arm in pairs:
-                topology = Topology.of(point, arm)
-                if arm != "throughput" or topology in seen:
-                    continue
-                seen.add(topology)
-                try:
-                    line = extract(self.head, key, point, arm)
-                except JobTooLarge:
-                    raise
-                except RecipeSyncError:
-                    continue
-                if line.status == "launched":
-                    out.append(FamilyLane(key, hardware, variant, line_subjects(line)))
+            if line.status == "launched":
+                out.append(FamilyLane(key, hardware, variant, line_subjects(line)))
         return out
 
     def _served(self, key: str, recipe_path: str, generation: str) -> tuple[str, str] | None:

@@ -26,14 +26,15 @@ def _family(seed: SeedFixtures) -> FamilyLanes:
 
 def test_a_family_is_the_recipes_lanes_on_one_generation(seed: SeedFixtures) -> None:
     family = _family(seed)
-    hopper = family.lanes(GPT_OSS, "hopper")
-    assert {(lane.key, lane.hardware) for lane in hopper} == {
-        ("gptoss-fp4-h100-vllm", "h100"),
-        ("gptoss-fp4-h200-vllm", "h200"),
-    }
-    assert [lane.hardware for lane in family.lanes(GPT_OSS, "blackwell")] == ["b200"]
+    assert family.keys(GPT_OSS, "hopper") == (
+        ("gptoss-fp4-h100-vllm", "h100", "default"),
+        ("gptoss-fp4-h200-vllm", "h200", "default"),
+    )
+    assert [hw for _, hw, _ in family.keys(GPT_OSS, "blackwell")] == ["b200"]
     # another recipe's lanes and another framework's (sglang) are not the family's
-    assert family.lanes(GPT_OSS, "amd") == ()
+    assert family.keys(GPT_OSS, "amd") == ()
+    (lane,) = family.lines("gptoss-fp4-h200-vllm", "h200", "default")
+    assert lane.settings[("flag", "--tool-call-parser")] == "openai"
 
 
 def test_a_setting_every_lane_runs_alike_agrees_and_one_they_differ_on_does_not(
@@ -43,7 +44,7 @@ def test_a_setting_every_lane_runs_alike_agrees_and_one_they_differ_on_does_not(
     parser = Setting("--tool-call-parser", "flag", {("flag", "--tool-call-parser"): "openai"})
     shared = family.agreement(GPT_OSS, "hopper", parser)
     assert shared.agreed
-    assert shared.note("hopper") == (
+    assert shared.note("hopper", "hardware_overrides.hopper") == (
         "every hopper lane of the recipe in the benchmark runs --tool-call-parser openai "
         "(2 lanes on h100, h200)"
     )
@@ -53,12 +54,19 @@ def test_a_setting_every_lane_runs_alike_agrees_and_one_they_differ_on_does_not(
     logging = Setting("--enable-log-requests", "flag", {("flag", "--enable-log-requests"): "false"})
     one_gpu = family.agreement(GPT_OSS, "hopper", logging)
     assert not one_gpu.agreed
-    assert one_gpu.note("hopper") == (
+    assert one_gpu.note("hopper", "hardware_overrides.hopper") == (
         "the hopper lanes differ: gptoss-fp4-h100-vllm on h100 runs no --enable-log-requests"
     )
     # no lane on the family: nothing says the setting belongs there
     none = family.agreement(GPT_OSS, "amd", parser)
     assert not none.agreed and none.lanes == ()
+    assert none.note("amd", "hardware_overrides.amd") == ""
+    # a block that also serves a checkpoint no lane of the family runs
+    other = family.agreement(GPT_OSS, "hopper", parser, frozenset({"default", "fp8"}))
+    assert not other.agreed and other.uncovered == ("fp8",)
+    assert other.note("hopper", "hardware_overrides.hopper") == (
+        "hardware_overrides.hopper also serves variant fp8, which no hopper lane runs"
+    )
     # an env variable is its own name only
     metrics = Setting.env("GPU_METRICS_CSV", "/workspace/results/gpu_metrics.csv")
     assert family.agreement(GPT_OSS, "hopper", metrics).agreed

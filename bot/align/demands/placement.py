@@ -150,22 +150,11 @@ class Placement:
         if self.family is None:
             return False, ""
         generation = self.recipes.hardware[target.profile.hardware].generation
-        agreement = self.family.agreement(self.recipe.path, generation, setting)
-        if not agreement.lanes:
-            return False, ""
-        note = agreement.note(generation)
-        if not agreement.agreed:
-            return False, note
         parent = container[:-1]
         drawing = {ident[0] for ident in self.reach(parent)}
         drawing |= {ident[0] for ident in self.unverified_users(format_path(parent), True)}
-        others = sorted(drawing - {lane.variant for lane in agreement.lanes})
-        if others:
-            return False, (
-                f"{note}, but {format_path(parent)} also serves variant "
-                f"{', '.join(others)}, which no {generation} lane runs"
-            )
-        return True, note
+        agreement = self.family.agreement(self.recipe.path, generation, setting, frozenset(drawing))
+        return agreement.agreed, agreement.note(generation, format_path(parent))
 
     def variant_scope(self, profile: Profile, kind: str, subject: str = "") -> tuple[NodePath, str]:
         """The benchmarked variant x GPU, or the variant when it is offered on that GPU

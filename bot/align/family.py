@@ -6,8 +6,9 @@ differently stays with the benchmarked GPU.
 The family is the recipe's generation key (docs/recipe-rendering.md: AMD's generation is
 ``amd``, NVIDIA's ``hopper``, ``blackwell``, …). Its lanes are every single-node vLLM key of
 the benchmark head that serves the recipe (any variant) on a GPU of that generation, one
-launch line per lane topology (kernel settings do not follow the concurrency sweep). They
-are extracted on the first question about the family and kept for the run.
+launch line per lane topology (kernel settings do not follow the concurrency sweep). Which
+keys those are comes from the master configs alone; a key's lines are extracted when a
+question first needs them, and kept for the run.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from bot.align.nodes import (
 from bot.argv import option_name
 from bot.recipes.edit import NodePath, format_path
 from bot.vllm import FlagDiff, Verdict, canonical_flag
-from bot.vllm.versions import NEWEST, fmt_version
+from bot.vllm.versions import NEWEST, VersionResolution, fmt_version
 
 
 class Collector:
@@ -203,9 +203,8 @@ class Collector:
                     # the build that ran may be newer than what recipe-sync knows of vLLM: the
                     # lane launched with it, so nothing says vLLM rejects it
                     why = (
-                        f"recipe-sync knows vLLM's arguments to {fmt_version(NEWEST)}, and the "
-                        f"build that ran may be newer ({report.version.reason}), so it is "
-                        "neither compared nor carried"
+                        f"recipe-sync knows vLLM's arguments to {fmt_version(NEWEST)} and "
+                        f"{_build_words(report.version)}, so it is neither compared nor carried"
                     )
                 else:
                     why = "vLLM would reject it"
@@ -216,3 +215,12 @@ class Collector:
                     self.out.notes.append(f"{text} (older: not changed by this PR)")
                 else:
                     self.out.skipped.append(text)
+
+
+def _build_words(version: VersionResolution) -> str:
+    """Why the build a lane ran may know arguments the catalogue does not."""
+    if version.source == "nightly":
+        return "the lane's image is a nightly build, which may be newer"
+    if version.source == "unknown":
+        return "the lane's vLLM version is not known"
+    return f"the lane runs vLLM {version.label}, newer than that"

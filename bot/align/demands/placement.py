@@ -113,11 +113,10 @@ class Placement:
         the variant itself when it runs on that GPU only. A variant this plan adds takes
         the settings of its lane itself.
 
-        A ``setting`` (subject, value) the rules place at the generation stays there when
-        every lane of the recipe on that hardware family runs it with that value: its domain
-        is the family, not the GPU (maintainers put such settings at
-        ``hardware_overrides.amd`` / ``…blackwell``); the family's lanes running it
-        differently keep it with the benchmarked GPU."""
+        A ``setting`` the rules place at the generation stays there when every lane of the
+        recipe on that hardware family runs it alike and every variant the block serves has
+        such a lane (:meth:`by_family`): its domain is the family, not the GPU (maintainers
+        put such settings at ``hardware_overrides.amd`` / ``…blackwell``)."""
         if target.new_variant:
             narrow, placement = self.variant_scope(target.profile, str(container[-1]), subject)
             return narrow, placement, why + "; the variant is new: the lane's settings are its own"

@@ -109,3 +109,19 @@ BF16_VARIANT = """  bf16:
 
 compatible_strategies:
 """
+
+
+def test_the_pr_body_says_which_gpus_a_family_edit_reaches_that_no_point_ran(
+    seed_out_ungated: Path,
+) -> None:
+    bullets = [
+        line
+        for line in (seed_out_ungated / "pr-body.md").read_text().splitlines()
+        if line.startswith(("- Add `AITER_TRITON_LOG_LEVEL", "- Set `--moe-backend"))
+    ]
+    log_level, backend = sorted(bullets)
+    assert log_level.endswith(
+        "; it also reaches MI300X, MI325X, MI350X, which no point of this PR ran."
+    )
+    # an override at the benchmarked GPU reaches nothing else
+    assert "no point of this PR ran" not in backend

@@ -138,8 +138,23 @@ def _bullet_parts(edit: PlannedEdit, ctx: SummaryContext | None) -> tuple[str, s
     if edit.kind == "image" and ctx is not None and ctx.upstream:
         cited = ", ".join(f"vllm-project/vllm#{n}" for n in ctx.upstream)
         line += f"; the benchmark's changelog cites upstream {cited}"
-    kept = _kept(edit, ctx) if ctx is not None else ""
+    kept = (_kept(edit, ctx) + _unbenchmarked(edit, ctx)) if ctx is not None else ""
     return line, kept
+
+
+def _unbenchmarked(edit: PlannedEdit, ctx: SummaryContext) -> str:
+    """``; it also reaches MI300X, MI325X, which no point of this PR ran``: an edit at a
+    family's block (placement by domain) moves GPUs the benchmark PR did not run; the
+    reviewer reads that here, not only in the regression table."""
+    if ctx.matrix is None or edit.kind in ("image", "verified"):
+        return ""
+    subject = canonical_flag(edit.subject) if edit.subject.startswith("-") else edit.subject
+    ran = {t.profile.hardware for t in ctx.plan.targets}
+    reached = {row.id.hardware for row in ctx.matrix.rows if subject in row.subjects} - ran
+    others = [ctx.names.hw_label(hw) for hw in ctx.names.hardware if hw in reached]
+    if not others:
+        return ""
+    return f"; it also reaches {plain(', '.join(others))}, which no point of this PR ran"
 
 
 def verified_bullet(edit: PlannedEdit, verification: Verification | None, pr: str) -> str:

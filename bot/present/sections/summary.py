@@ -143,9 +143,10 @@ def _bullet_parts(edit: PlannedEdit, ctx: SummaryContext | None) -> tuple[str, s
 
 
 def _unbenchmarked(edit: PlannedEdit, ctx: SummaryContext) -> str:
-    """``; it also reaches MI300X, MI325X, which no point of this PR ran``: an edit at a
-    family's block (placement by domain) moves GPUs the benchmark PR did not run; the
-    reviewer reads that here, not only in the regression table."""
+    """``; it also reaches MI300X, MI325X, on which this PR aligns no lane``: an edit at a
+    family's block (placement by domain) moves GPUs none of the aligned lanes ran on (the
+    PR's context points there, if any, do not stand for the recipe); the reviewer reads that
+    here, not only in the regression table."""
     if ctx.matrix is None or edit.kind in ("image", "verified"):
         return ""
     subject = canonical_flag(edit.subject) if edit.subject.startswith("-") else edit.subject
@@ -154,7 +155,7 @@ def _unbenchmarked(edit: PlannedEdit, ctx: SummaryContext) -> str:
     others = [ctx.names.hw_label(hw) for hw in ctx.names.hardware if hw in reached]
     if not others:
         return ""
-    return f"; it also reaches {plain(', '.join(others))}, which no point of this PR ran"
+    return f"; it also reaches {plain(', '.join(others))}, on which this PR aligns no lane"
 
 
 def verified_bullet(edit: PlannedEdit, verification: Verification | None, pr: str) -> str:

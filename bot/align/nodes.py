@@ -10,6 +10,7 @@ from typing import Any
 
 from bot.argv import option_name
 from bot.benchmarks import LaunchLine
+from bot.digits import is_integer
 from bot.errors import RecipeSyncError
 from bot.recipes import (
     ArgOrigin,
@@ -199,7 +200,7 @@ def rendering_draws(rendering: Rendering | None) -> frozenset[str]:
             found.add(unit.path)
             if unit.value is not None and unit.path.endswith("]"):
                 head, _, index = unit.path.rpartition("[")
-                if index[:-1].isascii() and index[:-1].isdigit():
+                if is_integer(index[:-1]):
                     found.add(f"{head}[{int(index[:-1]) + 1}]")
         found.update(origin.path for origin in command.env_origins)
     if rendering.image_origin:

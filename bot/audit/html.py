@@ -24,6 +24,7 @@ from bot.audit.groups import Entry, KeyGroup, RecipeGroup, group_report, top_fla
 from bot.audit.heatmap import heatmap_legend, heatmap_svg, text_width
 from bot.audit.markdown import TITLE
 from bot.audit.model import STATUSES, AuditReport, AuditRow, FlagRow
+from bot.digits import is_integer
 from bot.present.page import COLORS, CSS, OTHER_COLOR, HistoryPoint, history_svg
 
 # difference classes (FlagDiff.category): serving configuration first
@@ -138,7 +139,7 @@ class Links:
         """None without a base: a path relative to the repository is no link from the saved
         page (the page warns instead, :func:`links_warning`)."""
         file, sep, line = at.rpartition(":")
-        if not sep or not (line.isascii() and line.isdigit()) or not self.base:
+        if not sep or not is_integer(line) or not self.base:
             return None
         return f"{self.base}{file}#L{line}"
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from bot import gitcli
 from bot.audit.model import AuditRow, FlagRow, Introduced
 from bot.benchmarks import BenchRepo
+from bot.digits import is_integer
 
 SQUASH = re.compile(r"\(#(\d+)\)\s*$")
 MERGE = re.compile(r"^Merge pull request #(\d+) ")
@@ -41,7 +42,7 @@ def parse_log(text: str) -> list[tuple[str, int, str]]:
     out = []
     for line in text.splitlines():
         parts = line.split(SEP)
-        if len(parts) == 3 and parts[1].isascii() and parts[1].isdigit():
+        if len(parts) == 3 and is_integer(parts[1]):
             out.append((parts[0], int(parts[1]), parts[2]))
     return out
 
@@ -67,7 +68,7 @@ def sites(flag: FlagRow, lines: Sequence[str] | None, image_at: str) -> tuple[st
     if flag.kind == "image":
         return (image_at,) if image_at else ()
     file, _, number = flag.bench_at.rpartition(":")
-    if not file or not (number.isascii() and number.isdigit()) or lines is None:
+    if not file or not is_integer(number) or lines is None:
         return ()
     line = int(number)
     if flag.kind == "env":

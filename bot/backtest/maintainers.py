@@ -16,6 +16,7 @@ import yaml
 
 from bot.backtest.history import Commit, git
 from bot.backtest.model import EditRow, MaintainerEdit
+from bot.digits import is_integer
 from bot.errors import InputError
 from bot.vllm import canonical_flag
 from bot.yamlio.bounds import check_expansion
@@ -63,7 +64,7 @@ def _subject_of(node: str, after: str | None, tree: dict[str, str]) -> set[str]:
     if after:
         found.add(after)
     head, _, index = node.rpartition("[")
-    if index[:-1].isascii() and index[:-1].isdigit() and int(index[:-1]) > 0:
+    if is_integer(index[:-1]) and int(index[:-1]) > 0:
         previous = tree.get(f"{head}[{int(index[:-1]) - 1}]", "")
         if previous.startswith("--"):
             found.add(previous)

@@ -15,6 +15,7 @@ import re
 from bot.benchmarks.configs import MasterEntry
 from bot.benchmarks.matrix import AGENTIC_DURATION, Row
 from bot.benchmarks.runners import RunnersFile
+from bot.digits import is_integer
 from bot.rules.models import Launcher
 from bot.shell.text import placeholder
 
@@ -137,9 +138,7 @@ def apply_launcher(
             base = int(launcher.port.split(":", 1)[1])
             digit = runner_node[-1:] if runner_node else ""
             out["PORT"] = (
-                str(base + int(digit))
-                if digit.isascii() and digit.isdigit()
-                else placeholder("PORT", "runner-node")
+                str(base + int(digit)) if is_integer(digit) else placeholder("PORT", "runner-node")
             )
         else:
             out["PORT"] = launcher.port

@@ -33,6 +33,7 @@ from bot.commands.grammar import (
     unknown,
     write,
 )
+from bot.digits import is_integer
 from bot.errors import InputError, Location, RecipeSyncError
 from bot.words import count
 
@@ -163,7 +164,7 @@ def _pd_nodes(text: str | None) -> dict[str, int] | None:
     shape = {}
     for pair in text.split(","):
         role, _, count = pair.partition("=")
-        if role not in ("prefill", "decode") or not (count.isascii() and count.isdigit()):
+        if role not in ("prefill", "decode") or not is_integer(count):
             raise InputError(
                 Location("command line", "--pd-nodes"), f"expected prefill=N,decode=M: {text}"
             )

@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bot.digits import is_integer
 from bot.evidence.logtext import LogLine, log_lines
 
 _NUM_CONCURRENT = re.compile(r"num_concurrent=(\d+)")
@@ -119,7 +120,7 @@ def _table_body(
         elif task is None:
             continue
         if shots := cell("n-shot"):
-            n_shot = int(shots) if shots.isascii() and shots.isdigit() else None
+            n_shot = int(shots) if is_integer(shots) else None
         rows.append(
             EvalRow(
                 task=task,

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from bot.digits import is_integer
 from bot.errors import InputError, Location
 from bot.rules.knobs import KnobClass, KnobKind, KnobRules
 from bot.rules.loader import load_validated, validate
@@ -102,7 +103,7 @@ def _every_rule_classed(rules: Rules, root: Path) -> None:
     for kind, name, file, key in named:
         if rules.knobs.lookup("flag" if kind == "flag" else "env", name) is None:
             path = root / file
-            parts = [int(p) if p.isascii() and p.isdigit() else p for p in key.split(".")]
+            parts = [int(p) if is_integer(p) else p for p in key.split(".")]
             line = line_of(read_yaml_with_positions(path), parts)
             raise InputError(
                 Location(str(path), key, line),

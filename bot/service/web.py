@@ -27,6 +27,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
+from bot.digits import is_integer
 from bot.github.signature import verify
 from bot.service.ack import AckGroups
 from bot.service.bodies import (
@@ -131,7 +132,7 @@ def create_app(
                 error="Content-Type must be application/json (the webhook's content type: JSON)",
             )
         declared = request.headers.get("content-length") or "0"
-        if not (declared.isascii() and declared.isdigit()) or len(declared) > 12:
+        if not is_integer(declared) or len(declared) > 12:
             return answer(event, "bad_request", 400, started, error="invalid Content-Length")
         if int(declared) > MAX_PAYLOAD:
             return answer(event, "bad_request", 413, started, error="payload too large")

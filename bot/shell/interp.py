@@ -26,6 +26,7 @@ from typing import ClassVar
 
 from tree_sitter import Node
 
+from bot.digits import is_integer
 from bot.shell import arith
 from bot.shell.budget import Budget
 from bot.shell.commands import Commands
@@ -309,7 +310,7 @@ class Evaluator:
 
     def param(self, name: str, index: str | None, span: SourceSpan) -> VarView:
         st = self.st
-        if name.isascii() and name.isdigit():
+        if is_integer(name):
             number = int(name)
             if number == 0:
                 return VarView([Text.lit(self.zero)], True)

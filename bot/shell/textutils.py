@@ -27,13 +27,6 @@ _POSIX_CLASSES = {
 }
 
 
-def is_integer(text: str, *, signed: bool = False) -> bool:
-    """Digits as bash counts them, ASCII only (``str.isdigit`` also takes "¹", which ``int``
-    rejects), after one minus when ``signed``."""
-    digits = text.removeprefix("-") if signed else text
-    return digits.isascii() and digits.isdigit()
-
-
 def text_lines(text: str) -> list[str]:
     """The lines of a command's input or output, without their newlines."""
     if not text:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from bot.digits import is_integer
 from bot.vllm.catalogue import ValueType
 
 
@@ -185,7 +186,7 @@ def compilation_mode(value: Any) -> Any:
         return value
     if isinstance(value, str):
         text = value.strip()
-        if text.isascii() and text.isdigit():  # not "¹": int() rejects it
+        if is_integer(text):  # not "¹": int() rejects it
             return int(text)
         return _COMPILATION_MODES.get(text.lower(), value)
     return value

@@ -167,22 +167,26 @@ class PRRow:
         return self.outcome == "alignment PR"
 
     @property
+    def repeated_files(self) -> frozenset[str]:
+        """The recipe files whose change an earlier PR's open proposal already carries."""
+        return frozenset(recipe for recipe, _ in self.duplicate_of)
+
+    @property
     def duplicate(self) -> bool:
         """Is every recipe change of this alignment PR already proposed by an earlier PR's
         open one (so the App opens none: one change, one PR)?"""
-        repeated = {recipe for recipe, _ in self.duplicate_of}
-        return self.opens_pr and bool(self.files) and repeated >= set(self.files)
+        return self.opens_pr and bool(self.files) and self.repeated_files >= set(self.files)
 
     @property
     def new_edits(self) -> tuple[EditRow, ...]:
         """The YAML edits of the recipe files no earlier open proposal carries."""
-        repeated = {recipe for recipe, _ in self.duplicate_of}
+        repeated = self.repeated_files
         return tuple(e for e in self.edits if e.recipe not in repeated)
 
     @property
     def new_sections(self) -> tuple[GuideSection, ...]:
         """The sections written to the recipe files no earlier open proposal carries."""
-        repeated = {recipe for recipe, _ in self.duplicate_of}
+        repeated = self.repeated_files
         return tuple(g for g in self.sections_written if g.recipe not in repeated)
 
     @property

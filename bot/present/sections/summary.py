@@ -50,7 +50,7 @@ def _kept(edit: PlannedEdit, ctx: SummaryContext) -> str:
     """``; MI300X, MI325X, MI350X keep `…```: the renderings that still hold the benchmarked
     profile's old value (the regression matrix's ``kept``), by hardware."""
     matrix = ctx.matrix
-    subject = canonical_flag(edit.subject) if edit.subject.startswith("-") else edit.subject
+    subject = _matrix_subject(edit)
     old = dict(matrix.baseline).get(subject) if matrix is not None else None
     if matrix is None or old is None:
         return ""
@@ -81,6 +81,11 @@ def _kept(edit: PlannedEdit, ctx: SummaryContext) -> str:
         return ""
     shown = image_shown(old, edit.after or "") if edit.kind == "image" else old
     return f"; {' and '.join(plain(w) for w in who)} keep {code(value_only(subject, shown))}"
+
+
+def _matrix_subject(edit: PlannedEdit) -> str:
+    """The edit's subject as the regression matrix names it (a flag by its canonical name)."""
+    return canonical_flag(edit.subject) if edit.subject.startswith("-") else edit.subject
 
 
 def _held_state(row: Row, subject: str) -> str:
@@ -149,7 +154,7 @@ def _unbenchmarked(edit: PlannedEdit, ctx: SummaryContext) -> str:
     here, not only in the regression table."""
     if ctx.matrix is None or edit.kind in ("image", "verified"):
         return ""
-    subject = canonical_flag(edit.subject) if edit.subject.startswith("-") else edit.subject
+    subject = _matrix_subject(edit)
     ran = {t.profile.hardware for t in ctx.plan.targets}
     reached = {row.id.hardware for row in ctx.matrix.rows if subject in row.subjects} - ran
     others = [ctx.names.hw_label(hw) for hw in ctx.names.hardware if hw in reached]

@@ -38,6 +38,16 @@ def labelled(harness: Harness, fake: FakeGitHub, value: int, branch: str, extra:
     return number
 
 
+def assert_own_pr(harness: Harness, fake: FakeGitHub, number: int, *, without: str) -> None:
+    """Benchmark PR ``number`` has the one open alignment PR, its record says so, and its
+    verification comment no longer says ``without``."""
+    opened = [p for p in fake.pulls[RECIPES].values() if p["state"] == "open"]
+    assert len(opened) == 1 and f"{BENCH}#{number}@" in opened[0]["body"]
+    assert without not in verify_comment(fake, number)
+    [record] = harness.rt.store.alignments.for_bench_pr(BENCH, number)
+    assert record.state is AlignmentState.OPEN and record.pr_number == opened[0]["number"]
+
+
 def verify_comment(fake: FakeGitHub, number: int) -> str:
     found = [c for c in fake.comments_on(BENCH, number) if c["body"].startswith(VERIFY_MARKER)]
     assert len(found) == 1, found
@@ -108,11 +118,7 @@ def test_when_the_proposing_pr_is_autoclosed_the_duplicate_opens_its_own(
     assert harness.deliver("pull_request", closed).status_code == 202
     harness.drain()
 
-    opened = [p for p in fake.pulls[RECIPES].values() if p["state"] == "open"]
-    assert len(opened) == 1 and f"{BENCH}#{second}@" in opened[0]["body"]
-    assert DUPLICATE not in verify_comment(fake, second)
-    [record] = harness.rt.store.alignments.for_bench_pr(BENCH, second)
-    assert record.state is AlignmentState.OPEN and record.pr_number == opened[0]["number"]
+    assert_own_pr(harness, fake, second, without=DUPLICATE)
 
 
 def test_a_dry_run_says_it_would_duplicate_and_records_nothing(
@@ -227,8 +233,4 @@ def test_other_edits_are_proposed_after_a_decline_of_the_same_recipe_file(
     fake.refresh_pull_head(BENCH, second)
     harness.label(second)
     harness.drain()
-    opened = [p for p in fake.pulls[RECIPES].values() if p["state"] == "open"]
-    assert len(opened) == 1 and f"{BENCH}#{second}@" in opened[0]["body"]
-    assert DECLINED not in verify_comment(fake, second)
-    [record] = harness.rt.store.alignments.for_bench_pr(BENCH, second)
-    assert record.state is AlignmentState.OPEN and record.pr_number == opened[0]["number"]
+    assert_own_pr(harness, fake, second, without=DECLINED)

@@ -11,7 +11,6 @@ import posixpath
 import re
 from collections.abc import Callable, Sequence
 
-from bot.digits import is_integer
 from bot.shell import purecmd, textutils
 from bot.shell.conditions import posix_test
 from bot.shell.parse import ParsedFile
@@ -115,7 +114,7 @@ def b_set(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> Non
 
 
 def b_shift(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
-    count = int(argv[1].s) if len(argv) > 1 and is_integer(argv[1].s) else 1
+    count = int(argv[1].s) if len(argv) > 1 and textutils.is_integer(argv[1].s) else 1
     current = ev.st.positional[-1]
     if count > len(current):
         ev.st.status = 1
@@ -167,7 +166,7 @@ def b_return(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> 
 
 
 def b_break(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:
-    levels = int(argv[1].s) if len(argv) > 1 and is_integer(argv[1].s) else 1
+    levels = int(argv[1].s) if len(argv) > 1 and textutils.is_integer(argv[1].s) else 1
     raise LoopSignal(argv[0].s, max(levels, 1))
 
 

@@ -26,8 +26,7 @@ from typing import ClassVar
 
 from tree_sitter import Node
 
-from bot.digits import is_integer
-from bot.shell import arith
+from bot.shell import arith, textutils
 from bot.shell.budget import Budget
 from bot.shell.commands import Commands
 from bot.shell.control import ControlFlow
@@ -310,7 +309,7 @@ class Evaluator:
 
     def param(self, name: str, index: str | None, span: SourceSpan) -> VarView:
         st = self.st
-        if is_integer(name):
+        if textutils.is_integer(name):
             number = int(name)
             if number == 0:
                 return VarView([Text.lit(self.zero)], True)

@@ -11,6 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+# the shell's modules read bash's integer test here; it is the project's one (bot/digits.py)
+from bot.digits import is_integer as is_integer
+
 # reads an operand (None or "-": standard input); None when its text is not known
 Read = Callable[[str | None], str | None]
 

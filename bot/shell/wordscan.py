@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from bot.digits import is_integer
 from bot.shell.parse import ParsedFile
+from bot.shell.textutils import is_integer
 
 SPECIAL_PARAMS = "@*#?$!-0"
 NAME_START = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")

@@ -47,8 +47,9 @@ class Target:
 # why a candidate is offered whatever its adoption estimate: an accuracy setting no passing
 # eval covers ("eval"), drift the benchmark PR did not introduce ("older"), a setting tuned
 # for the benchmark's sweep ("tuning"), or one whose vLLM default recipe-sync cannot resolve
-# for this recipe, so it cannot tell whether the recipe already runs it ("unknown")
-WaitReason = Literal["eval", "older", "tuning", "unknown"]
+# for this recipe, so it cannot tell whether the recipe already runs it ("unknown"), or a
+# verification mark of a GPU whose eval recipe-sync has not seen ("verify")
+WaitReason = Literal["eval", "older", "tuning", "unknown", "verify"]
 # the reasons a difference is collected only to be offered (bot.align.demands.Collector)
 OfferMode = Literal["older", "unknown"]
 
@@ -60,6 +61,7 @@ OFFERED_WORDS: dict[str, tuple[str, str]] = {
     "older": ("older drift the PR did not change", "older drift this PR did not change"),
     "tuning": ("tuned for the benchmark", "tuned for the benchmark's sweep"),
     "unknown": ("vLLM's default not resolved", "vLLM's default for the recipe not resolved"),
+    "verify": ("no eval run seen to verify", "verification marks no eval run backs yet"),
 }
 
 

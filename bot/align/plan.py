@@ -40,6 +40,7 @@ from bot.align.model import (
     Target,
     Verification,
     VerificationState,
+    Wait,
 )
 from bot.align.nodes import scope_of, text_value
 from bot.align.overlay import OverlaySource
@@ -264,32 +265,21 @@ def _plan_recipe(
     if failure is not None:
         return replace(base, edits=tuple(planned), failure=failure, result=result, after=after)
     verifications = _verifications(targets, renderings, recipes, rules, recipe)
+    touched = _touched_labels(planned, base)
+    marks_offered: list[PlannedEdit] = []
     for verification in verifications:
-        if verification.state != "verified":
-            continue
-        edit = verified_edit(recipe, recipes, verification.hardware)
-        if edit is None:
-            continue
-        planned.append(
-            PlannedEdit(
-                edit=edit,
-                kind="verified",
-                subject=verification.hardware,
-                before=text_value(
-                    as_dict(as_dict(recipe.data.get("meta")).get("hardware")).get(
-                        verification.hardware
-                    )
-                ),
-                after="verified",
-                node=f"meta.hardware.{verification.hardware}",
-                scope=scope_of(("meta",), recipes),
-                reason=verification.reason,
-                placement="rules/policy.yaml mark_verified",
-                targets=tuple(
-                    t.profile.label for t in targets if t.profile.hardware == verification.hardware
-                ),
+        if f"meta.hardware.{verification.hardware}" in dropped:
+            continue  # a maintainer declined the mark on this alignment PR
+        asked = f"meta.hardware.{verification.hardware}" in included
+        if verification.state == "verified" or (asked and verification.state == "no-evidence"):
+            reason = (
+                verification.reason if verification.state == "verified" else _asked(verification)
             )
-        )
+            mark = _mark(recipe, recipes, targets, verification.hardware, reason)
+            planned += [mark] if mark is not None else []
+        elif _offers_mark(verification, rules, targets, touched):
+            mark = _mark(recipe, recipes, targets, verification.hardware, verification.reason)
+            marks_offered += [mark] if mark is not None else []
     if any(p.kind == "verified" for p in planned):
         result = apply_edits(text, unique_edits(planned), file=path)
         after = _edited_repo(recipes, source, path, result.text)
@@ -310,6 +300,67 @@ def _plan_recipe(
         result=result,
         after=after,
         comments=tuple(comments),
+        offered=(*base.offered, *marks_offered),
+        waiting=(
+            *base.waiting,
+            *((m.node, m.subject, Wait("verify", m.node, m.reason)) for m in marks_offered),
+        ),
+    )
+
+
+def _touched_labels(planned: Sequence[PlannedEdit], base: AlignmentPlan) -> set[str]:
+    """The profiles an edit of the plan, or a candidate this PR introduced, is for (not
+    older drift, nor the benchmark's tuning)."""
+    introduced = [
+        e for e in base.offered if (w := base.waits_for(e)) is None or w.reason not in _NOT_NEW
+    ]
+    return {label for edit in [*planned, *introduced] for label in edit.targets}
+
+
+_NOT_NEW = ("older", "tuning")
+
+
+def _offers_mark(
+    verification: Verification, rules: Rules, targets: Sequence[Target], touched: set[str]
+) -> bool:
+    """A verification mark is offered to tick (once an eval has passed) when no eval run was
+    seen and the plan edits, or offers a candidate the PR introduced, for a lane on that GPU
+    (older drift and tuning alone do not count): maintainers who aligned a
+    recipe with a benchmark lane marked its GPU verified in the same commit (06-01…07-15: 2
+    linked commits by 2 authors, MiniMax-M3 on B200 and Kimi-K2.6 on B300, 8 linked PRs;
+    07-16…07-31: the same 2 marks, linked to 2 more PRs; the seed's reviewers asked for one).
+    Never on its own: a recipe with nothing to align gets no checkbox."""
+    if not rules.policy.mark_verified or verification.state != "no-evidence":
+        return False
+    on_gpu = {t.profile.label for t in targets if t.profile.hardware == verification.hardware}
+    return bool(on_gpu & touched)
+
+
+def _asked(verification: Verification) -> str:
+    return (
+        f"a maintainer asked for it (add meta.hardware.{verification.hardware}); recipe-sync "
+        f"saw no eval run that verifies it: {verification.reason}"
+    )
+
+
+def _mark(
+    recipe: Recipe, recipes: RecipesRepo, targets: Sequence[Target], hw: str, reason: str
+) -> PlannedEdit | None:
+    """``meta.hardware.<hw>: verified`` as a planned edit (None: already so)."""
+    edit = verified_edit(recipe, recipes, hw)
+    if edit is None:
+        return None
+    return PlannedEdit(
+        edit=edit,
+        kind="verified",
+        subject=hw,
+        before=text_value(as_dict(as_dict(recipe.data.get("meta")).get("hardware")).get(hw)),
+        after="verified",
+        node=f"meta.hardware.{hw}",
+        scope=scope_of(("meta",), recipes),
+        reason=reason,
+        placement="rules/policy.yaml mark_verified",
+        targets=tuple(t.profile.label for t in targets if t.profile.hardware == hw),
     )
 
 

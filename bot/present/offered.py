@@ -26,7 +26,9 @@ def offered_lines(plan: AlignmentPlan, *, command: str) -> list[str]:
     for edit in offered[:SHOWN]:
         estimate = plan.estimate_of(edit)
         condition = plan.waits_for(edit)
-        if condition is not None:
+        if condition is not None and condition.reason == "verify":
+            why = f" — {_verify_waits(plan, edit, condition)}"
+        elif condition is not None:
             why = f" — {_waiting(edit, condition)}"
         else:
             why = f" — {md.text(estimate.sentence())}" if estimate is not None else ""
@@ -72,7 +74,34 @@ def _waiting(edit: PlannedEdit, wait: Wait) -> str:
     return f"{travels}{what}: proposed once an eval passes at these settings"
 
 
+def _verify_waits(plan: AlignmentPlan, mark: PlannedEdit, wait: Wait) -> str:
+    """When a verification mark may be written, and what still separates the recipe from
+    the launch the benchmark ran on that GPU (offered, or older drift left out)."""
+    on_gpu = set(mark.targets)
+    offered = [
+        e.subject
+        for e in plan.offered
+        if e.kind != "verified" and not plan.offered_as_tuning(e) and on_gpu & set(e.targets)
+    ]
+    older = [note.subject for note in plan.preexisting if note.target in on_gpu]
+    differs = list(dict.fromkeys([*offered, *older]))
+    named = ", ".join(md.code(s) for s in differs[:4])
+    more = f" and {len(differs) - 4} more" if len(differs) > 4 else ""
+    still = (
+        f", and the recipe as edited still differs from the launch the benchmark ran here in "
+        f"{named}{more}"
+        if differs
+        else ""
+    )
+    return (
+        f"{md.code('add ' + mark.node)} writes it once an eval has passed at the recipe's "
+        f"settings on this GPU; recipe-sync saw no eval run ({md.text(wait.what)}){still}"
+    )
+
+
 def _setting(edit: PlannedEdit) -> str:
+    if edit.kind == "verified":
+        return md.code(f"{edit.subject}: verified")
     if edit.kind in ("env", "env-new"):
         return md.code(f"{edit.subject}={edit.after}")
     if edit.after is None:

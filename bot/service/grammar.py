@@ -25,8 +25,11 @@ from bot.service.events import (
 
 COMMIT = re.compile(r"^[0-9a-fA-F]{7,40}$")  # the head a command approves, as the PR shows it
 
-# what a hunk command names: a flag (``--moe-backend``), an env var, or ``image``
-SUBJECT = re.compile(r"^(--[A-Za-z0-9][A-Za-z0-9._-]*|[A-Za-z_][A-Za-z0-9_]*)$")
+# what a hunk command names: a flag (``--moe-backend``), an env var, ``image``, or a GPU's
+# verification mark (``meta.hardware.b200``)
+SUBJECT = re.compile(
+    r"^(--[A-Za-z0-9][A-Za-z0-9._-]*|[A-Za-z_][A-Za-z0-9_]*|meta\.hardware\.[a-z0-9][a-z0-9_-]*)$"
+)
 MAX_SUBJECT = 200
 
 
@@ -60,7 +63,8 @@ def _hunk(event: type[DropHunk | KeepHunk | AddHunk]) -> Reader:
     def read(match: re.Match[str], comment: Comment) -> Event | Ignored:
         subject = match.group(1)
         if not SUBJECT.match(subject) or len(subject) > MAX_SUBJECT:
-            return Ignored(f"'{subject[:40]}' is not a flag or an environment variable")
+            named = f"'{subject[:40]}'"
+            return Ignored(f"{named} is not a flag, an environment variable or meta.hardware.GPU")
         return event(
             repo=comment.repo,
             action=comment.action,

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -171,6 +171,7 @@ def run_pr(
     at_base: Callable[[str], str],
     at_head: Callable[[str], str],
     included: frozenset[str] = frozenset(),
+    dropped: Mapping[str, str] | None = None,
 ) -> AlignRun:
     """A benchmark PR on the TP4 lane's script: its base is the fixture's script through
     ``at_base``, its head the base's through ``at_head``; aligned with the bundled rules (the
@@ -192,5 +193,6 @@ def run_pr(
             pr_number=4000,
             head_sha="ab" * 20,
             included={"*": included},
+            dropped={"*": dropped or {}},
         )
     )

@@ -38,6 +38,8 @@ def test_older_drift_is_offered_not_proposed(tmp_path: Path) -> None:
         "VLLM_ROCM_QUICK_REDUCE_QUANTIZATION": Wait(
             "older", "VLLM_ROCM_QUICK_REDUCE_QUANTIZATION", "INT4/FP8 quantized all-reduce"
         ),
+        # the PR's lane's GPU, edited and not verified, with no eval run seen
+        "mi355x": Wait("verify", "meta.hardware.mi355x", "no workflow-run evidence was given"),
     }
     # offered, so not also listed as older drift; tuning and harness settings still are
     older = {n.subject for n in plan.preexisting}
@@ -46,7 +48,10 @@ def test_older_drift_is_offered_not_proposed(tmp_path: Path) -> None:
 
 def test_the_pr_body_says_the_offered_difference_is_older(tmp_path: Path) -> None:
     body = present(_run(tmp_path)).prs[WIDGET].body
-    assert "**Offered, not proposed** (older drift this PR did not change):" in body
+    assert (
+        "**Offered, not proposed** (older drift this PR did not change; verification marks no "
+        "eval run backs yet):"
+    ) in body
     assert (
         "`--moe-backend triton` at `hardware_overrides.amd.extra_args[1]` — the recipe differed "
         "from the benchmark here before this PR: not part of its change"

@@ -65,14 +65,19 @@ def test_ticking_them_proposes_them(tmp_path: Path) -> None:
         "OMP_NUM_THREADS": "1",
         "--kv-cache-dtype": "--kv-cache-dtype fp8",
     }
-    assert {e.subject for e in outcome.plan.offered} == {"VLLM_ROCM_QUICK_REDUCE_QUANTIZATION"}
+    # the GPU's verification mark stays offered: no eval run was seen
+    assert {e.subject for e in outcome.plan.offered} == {
+        "VLLM_ROCM_QUICK_REDUCE_QUANTIZATION",
+        "mi355x",
+    }
 
 
 def test_the_pr_body_says_why_each_is_offered(tmp_path: Path) -> None:
     body = present(_run(tmp_path)).prs[WIDGET].body
     assert (
         "**Offered, not proposed** (older drift this PR did not change; tuned for the "
-        "benchmark's sweep; vLLM's default for the recipe not resolved):"
+        "benchmark's sweep; vLLM's default for the recipe not resolved; verification marks "
+        "no eval run backs yet):"
     ) in body
     assert (
         "`--kv-cache-dtype fp8` at `variants.default.hardware_overrides.mi355x.extra_args` — a "

@@ -148,9 +148,15 @@ def test_drop_and_keep_commands_name_a_flag_or_env_var() -> None:
     assert isinstance(trigger, AddHunk)
     assert (trigger.kind, trigger.subject) == ("add", "--linear-backend")
     assert event_from_json(event_json(trigger)) == trigger
+    # a GPU's verification mark, offered when no eval run was seen
+    body["comment"]["body"] = "/recipe-sync add meta.hardware.mi355x"
+    trigger = run("issue_comment", body)
+    assert isinstance(trigger, AddHunk) and trigger.subject == "meta.hardware.mi355x"
+    body["comment"]["body"] = "/recipe-sync add meta.hardware.$(id)"
+    assert isinstance(run("issue_comment", body), Ignored)
     body["comment"]["body"] = "/recipe-sync drop $(reboot)"
     assert run("issue_comment", body) == Ignored(
-        "'$(reboot)' is not a flag or an environment variable"
+        "'$(reboot)' is not a flag, an environment variable or meta.hardware.GPU"
     )
     body["comment"]["body"] = "/recipe-sync drop"  # no subject: not a command at all
     assert isinstance(run("issue_comment", body), Ignored)

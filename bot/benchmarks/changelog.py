@@ -10,14 +10,13 @@ Entries are quoted as the benchmark's own measurement, never re-derived.
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
 from bot.benchmarks.configs import parse_chunks, parse_yaml
 from bot.errors import InputError, Location
+from bot.memo import BoundedMemo
 from bot.sources import FileSource, read_text
 from bot.yamlio.marked import MarkedMap, MarkedSeq
 
@@ -103,9 +102,8 @@ def parse_changelog(text: str, label: str = CHANGELOG) -> tuple[ChangelogEntry, 
     return tuple(entries)
 
 
-_LOADED: OrderedDict[str, tuple[ChangelogEntry, ...]] = OrderedDict()  # blob SHA → entries
 LOADED_BLOBS = 16  # a PR's base and head, its neighbours', the App's open PRs
-_LOADED_LOCK = threading.Lock()  # the App's engine loads in worker threads
+_LOADED: BoundedMemo[str, tuple[ChangelogEntry, ...]] = BoundedMemo(LOADED_BLOBS)  # blob → entries
 
 
 def load_changelog(source: FileSource) -> tuple[ChangelogEntry, ...]:
@@ -116,17 +114,7 @@ def load_changelog(source: FileSource) -> tuple[ChangelogEntry, ...]:
     if not source.exists(CHANGELOG):
         return ()
     blob = source.blob_sha(CHANGELOG)
-    with _LOADED_LOCK:
-        found = _LOADED.get(blob)
-        if found is not None:
-            _LOADED.move_to_end(blob)
-            return found
-    found = parse_changelog(read_text(source, CHANGELOG))
-    with _LOADED_LOCK:
-        _LOADED[blob] = found
-        while len(_LOADED) > LOADED_BLOBS:
-            _LOADED.popitem(last=False)
-    return found
+    return _LOADED.get_or_make(blob, lambda: parse_changelog(read_text(source, CHANGELOG)))
 
 
 def entries_for(

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -23,6 +21,7 @@ from pydantic import (
 )
 
 from bot.errors import InputError, Location
+from bot.memo import BoundedMemo
 from bot.rules.loader import FieldError
 from bot.sources import FileSource, read_text
 from bot.yamlio.positions import MarkedMap, MarkedSeq, line_of, parse_untrusted, to_plain
@@ -173,22 +172,15 @@ class ConfigNode:
         return found + self.offset if found is not None else None
 
 
-_PARSED: OrderedDict[tuple[str, str], Any] = OrderedDict()
 PARSE_CACHE_SIZE = 8  # consecutive commits share most files: base of one PR = head of the last
+_PARSED: BoundedMemo[tuple[str, str], Any] = BoundedMemo(PARSE_CACHE_SIZE)
 
 
 def parse_yaml(text: str, display: str) -> Any:
     """The round-trip document of ``text``, from a small cache keyed by the text's hash (the
     documents are only read, never mutated; a backtest parses the same blobs over and over)."""
     key = (hashlib.sha1(text.encode("utf-8"), usedforsecurity=False).hexdigest(), display)
-    if key in _PARSED:
-        _PARSED.move_to_end(key)
-        return _PARSED[key]
-    document = _parse_yaml(text, display)
-    _PARSED[key] = document
-    while len(_PARSED) > PARSE_CACHE_SIZE:
-        _PARSED.popitem(last=False)
-    return document
+    return _PARSED.get_or_make(key, lambda: _parse_yaml(text, display))
 
 
 _TOP_KEY = re.compile(r"^[^\s#\-][^\n]*:", re.MULTILINE)
@@ -196,7 +188,7 @@ _TOP_ITEM = re.compile(r"^- ", re.MULTILINE)
 CHUNK_CACHE_SIZE = 8192  # top-level chunks kept: both master configs and the changelog
 
 
-_CHUNKS: OrderedDict[str, Any] = OrderedDict()
+_CHUNKS: BoundedMemo[str, Any] = BoundedMemo(CHUNK_CACHE_SIZE)
 
 
 def parse_chunks(text: str, display: str, *, sequence: bool) -> list[tuple[int, Any]] | None:
@@ -233,17 +225,14 @@ def _only_comments(text: str) -> bool:
 
 def _chunk(text: str, display: str) -> Any:
     key = hashlib.sha1(text.encode("utf-8"), usedforsecurity=False).hexdigest()
-    if key in _CHUNKS:
-        _CHUNKS.move_to_end(key)
-        return _CHUNKS[key]
+    return _CHUNKS.get_or_make(key, lambda: _parse_chunk(text, display))
+
+
+def _parse_chunk(text: str, display: str) -> Any:
     try:
-        document = parse_untrusted(text, display)  # alias-bounded, like the whole file
+        return parse_untrusted(text, display)  # alias-bounded, like the whole file
     except InputError:
-        document = None  # the whole-file parse names the error
-    _CHUNKS[key] = document
-    while len(_CHUNKS) > CHUNK_CACHE_SIZE:
-        _CHUNKS.popitem(last=False)
-    return document
+        return None  # the whole-file parse names the error
 
 
 def _parse_yaml(text: str, display: str) -> Any:
@@ -307,8 +296,7 @@ def load_master_configs(source: FileSource) -> dict[str, ConfigNode]:
     return nodes
 
 
-_VALID: OrderedDict[tuple[int, str], tuple[Any, MasterEntry]] = OrderedDict()
-_VALID_LOCK = threading.Lock()  # the App's engine loads in worker threads
+_VALID: BoundedMemo[tuple[int, str], tuple[Any, MasterEntry]] = BoundedMemo(CHUNK_CACHE_SIZE)
 
 
 def validate_entry(node: ConfigNode) -> MasterEntry:
@@ -319,16 +307,11 @@ def validate_entry(node: ConfigNode) -> MasterEntry:
     next PR's, validate a key's entry once. An invalid one is validated each time (its
     error names the line, which moves with the text above it)."""
     memo = (id(node.document), node.key)
-    with _VALID_LOCK:
-        found = _VALID.get(memo)
-        if found is not None and found[0] is node.document:
-            _VALID.move_to_end(memo)
-            return found[1]
+    found = _VALID.get(memo)
+    if found is not None and found[0] is node.document:
+        return found[1]
     entry = _validate_entry(node)
-    with _VALID_LOCK:
-        _VALID[memo] = (node.document, entry)  # the document kept: its id is not reused
-        while len(_VALID) > CHUNK_CACHE_SIZE:
-            _VALID.popitem(last=False)
+    _VALID.put(memo, (node.document, entry))  # the document kept: its id is not reused
     return entry
 
 

@@ -9,8 +9,6 @@ so auditing every point of every config parses each file a single time.
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
@@ -29,6 +27,7 @@ from bot.benchmarks.model import ARMS, LaunchLine, Point
 from bot.benchmarks.runners import RunnersFile, ScriptChoice, choose_script, load_runners
 from bot.benchmarks.scope import multinode_reason
 from bot.errors import InputError, Location
+from bot.memo import BoundedMemo
 from bot.rules import Rules, default_rules
 from bot.rules.models import Launcher
 from bot.shell import EvaluationCache, ScriptParser, ScriptResult
@@ -83,24 +82,18 @@ class BenchRepo:
         return entries_for(self.changelog(), key)
 
 
-_EXPANDED: OrderedDict[int, tuple[MasterEntry, list[Row]]] = OrderedDict()
-_EXPANDED_LOCK = threading.Lock()  # the App's engine loads in worker threads
+_EXPANDED: BoundedMemo[int, tuple[MasterEntry, list[Row]]] = BoundedMemo(CHUNK_CACHE_SIZE)
 
 
 def _expanded(entry: MasterEntry) -> list[Row]:
     """The rows of ``entry`` (read only), once per validated entry: one is shared by every
     commit whose text of the key is the same (:func:`~bot.benchmarks.configs.validate_entry`),
     and a backtest asks every key's rows at every PR's base and head."""
-    with _EXPANDED_LOCK:
-        found = _EXPANDED.get(id(entry))
-        if found is not None and found[0] is entry:
-            _EXPANDED.move_to_end(id(entry))
-            return found[1]
+    found = _EXPANDED.get(id(entry))
+    if found is not None and found[0] is entry:
+        return found[1]
     rows = expand(entry)
-    with _EXPANDED_LOCK:
-        _EXPANDED[id(entry)] = (entry, rows)  # the entry kept: its id is not reused
-        while len(_EXPANDED) > CHUNK_CACHE_SIZE:
-            _EXPANDED.popitem(last=False)
+    _EXPANDED.put(id(entry), (entry, rows))  # the entry kept: its id is not reused
     return rows
 
 

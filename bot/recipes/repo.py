@@ -10,14 +10,13 @@ file, key and line; nothing is rendered from a repository that does not load.
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NoReturn, TypeVar
 
 from bot.errors import InputError, Location
+from bot.memo import BoundedMemo
 from bot.recipes.jsvalues import as_dict
 from bot.sources import FileSource, read_text
 from bot.yamlio.yaml12 import line_of, load_yaml
@@ -250,37 +249,15 @@ def per_gpu_memory(hardware: Mapping[str, HardwareProfile]) -> dict[str, float]:
     }
 
 
-class _LoadedRecipes:
-    """Recipe files parsed and checked once per content, for every tree that holds them.
-
-    A backtest or the App loads many recipes commits that differ in a file or two; each
-    recipe is read, checked and rendered from its own data, the taxonomy and the strategies
-    alone (what :func:`with_recipe_files` relies on too), so a :class:`Recipe` (with the
-    renderings it memoised) serves every tree with the same blob and the same context.
-    Bounded, least recently used first out; failures are never kept (each load says why)."""
-
-    # two trees' worth (~145 recipes each): neighbouring replays share most blobs; July's
-    # score runs as fast with 1,024 and peaks 3 MiB higher
-    def __init__(self, max_entries: int = 320) -> None:
-        self.max_entries = max_entries
-        self._entries: OrderedDict[tuple[str, str, str], Recipe] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[str, str, str]) -> Recipe | None:
-        with self._lock:
-            found = self._entries.get(key)
-            if found is not None:
-                self._entries.move_to_end(key)
-            return found
-
-    def put(self, key: tuple[str, str, str], recipe: Recipe) -> None:
-        with self._lock:
-            self._entries[key] = recipe
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
-
-
-_LOADED = _LoadedRecipes()
+# Recipe files parsed and checked once per content, for every tree that holds them: a
+# backtest or the App loads many recipes commits that differ in a file or two; each recipe is
+# read, checked and rendered from its own data, the taxonomy and the strategies alone (what
+# :func:`with_recipe_files` relies on too), so a :class:`Recipe` (with the renderings it
+# memoised) serves every tree with the same blob and the same context. Failures are never
+# kept (each load says why). Key: (path, blob, context). Two trees' worth (~145 recipes each):
+# neighbouring replays share most blobs; July's score runs as fast with 1,024 and peaks 3 MiB
+# higher.
+_LOADED: BoundedMemo[tuple[str, str, str], Recipe] = BoundedMemo(320)
 
 
 def _context(source: FileSource, strategies: Mapping[str, Strategy]) -> str:

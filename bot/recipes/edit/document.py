@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -18,6 +17,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from bot.memo import BoundedMemo
 from bot.recipes.edit.errors import EditError
 from bot.recipes.edit.paths import NodePath, format_path
 from bot.recipes.edit.scalars import Style, list_family
@@ -73,9 +73,8 @@ class Located:
     line: int  # 1-based, for messages: the key's line for a mapping value
 
 
-_COMPOSED: OrderedDict[str, MappingNode] = OrderedDict()  # text → its tree, read only
 COMPOSED_TEXTS = 64  # a backtest plans the same few recipes PR after PR; the App re-syncs
-_COMPOSED_LOCK = threading.Lock()  # the App's engine plans in worker threads
+_COMPOSED: BoundedMemo[str, MappingNode] = BoundedMemo(COMPOSED_TEXTS)  # text → tree, read only
 
 
 class Document:
@@ -105,18 +104,8 @@ class Document:
         merge keys (``<<``), so a text with ``<<`` anywhere is composed afresh each time."""
         shared = "<<" not in self.text
         if shared:
-            with _COMPOSED_LOCK:
-                found = _COMPOSED.get(self.text)
-                if found is not None:
-                    _COMPOSED.move_to_end(self.text)
-                    return found
-        root = self._compose_text()
-        if shared:
-            with _COMPOSED_LOCK:
-                _COMPOSED[self.text] = root
-                while len(_COMPOSED) > COMPOSED_TEXTS:
-                    _COMPOSED.popitem(last=False)
-        return root
+            return _COMPOSED.get_or_make(self.text, self._compose_text)
+        return self._compose_text()
 
     def _compose_text(self) -> MappingNode:
         try:

@@ -27,7 +27,7 @@ def offered_lines(plan: AlignmentPlan, *, command: str) -> list[str]:
         estimate = plan.estimate_of(edit)
         condition = plan.waits_for(edit)
         if condition is not None and condition.reason == "verify":
-            why = f" — {_verify_waits(plan, edit, condition)}"
+            why = f" — {_verify_waits(plan, edit, condition, command)}"
         elif condition is not None:
             why = f" — {_waiting(edit, condition)}"
         else:
@@ -74,15 +74,11 @@ def _waiting(edit: PlannedEdit, wait: Wait) -> str:
     return f"{travels}{what}: proposed once an eval passes at these settings"
 
 
-def _verify_waits(plan: AlignmentPlan, mark: PlannedEdit, wait: Wait) -> str:
+def _verify_waits(plan: AlignmentPlan, mark: PlannedEdit, wait: Wait, command: str) -> str:
     """When a verification mark may be written, and what still separates the recipe from
     the launch the benchmark ran on that GPU (offered, or older drift left out)."""
     on_gpu = set(mark.targets)
-    offered = [
-        e.subject
-        for e in plan.offered
-        if e.kind != "verified" and not plan.offered_as_tuning(e) and on_gpu & set(e.targets)
-    ]
+    offered = [e.subject for e in plan.offered if e.kind != "verified" and on_gpu & set(e.targets)]
     older = [note.subject for note in plan.preexisting if note.target in on_gpu]
     differs = list(dict.fromkeys([*offered, *older]))
     named = ", ".join(md.code(s) for s in differs[:4])
@@ -93,9 +89,10 @@ def _verify_waits(plan: AlignmentPlan, mark: PlannedEdit, wait: Wait) -> str:
         if differs
         else ""
     )
+    ask = md.code(f"{command} add {mark.node}")
     return (
-        f"{md.code('add ' + mark.node)} writes it once an eval has passed at the recipe's "
-        f"settings on this GPU; recipe-sync saw no eval run ({md.text(wait.what)}){still}"
+        f"{ask} writes it once an eval has passed at the recipe's settings on this GPU; "
+        f"recipe-sync saw no eval run ({md.text(wait.what)}){still}"
     )
 
 

@@ -43,7 +43,8 @@ def test_the_mark_is_offered_beside_the_edit_not_written(tmp_path: Path) -> None
     body = present(_run(tmp_path / "again")).prs[WIDGET].body
     line = next(x for x in body.splitlines() if x.startswith("- `mi355x: verified`"))
     assert line.startswith(
-        "- `mi355x: verified` at `meta.hardware.mi355x` — `add meta.hardware.mi355x` writes it "
+        "- `mi355x: verified` at `meta.hardware.mi355x` — `/recipe-sync add meta.hardware.mi355x` "
+        "writes it "
         "once an eval has passed at the recipe's settings on this GPU; recipe-sync saw no eval "
         "run (no workflow-run evidence was given)"
     )

@@ -16,7 +16,11 @@ from bot.shell.result import SourceSpan
 EditKind = Literal[
     "variant", "image", "flag", "flag-new", "env", "env-new", "verified", "flag-remove", "tp"
 ]
-VerificationState = Literal["verified", "already", "not-verified", "no-evidence", "policy-off"]
+# "asked": written because a maintainer asked for the mark (``add meta.hardware.<hw>``) with
+# no eval run seen
+VerificationState = Literal[
+    "verified", "already", "asked", "not-verified", "no-evidence", "policy-off"
+]
 
 
 @dataclass(frozen=True)
@@ -196,6 +200,11 @@ class Verification:
     reason: str
     evidence: Evidence | None = None
     serving_match: str | None = None  # the computed sentence for the evidence section
+
+    @property
+    def marked(self) -> bool:
+        """The recipe is marked verified on this GPU after the PR (written or already so)."""
+        return self.state in ("verified", "already", "asked")
 
 
 @dataclass(frozen=True)

@@ -266,16 +266,13 @@ def _plan_recipe(
         return replace(base, edits=tuple(planned), failure=failure, result=result, after=after)
     verifications = _verifications(targets, renderings, recipes, rules, recipe)
     touched = _touched_labels(planned, base)
+    verifications = [_asked(v, included, dropped) for v in verifications]
     marks_offered: list[PlannedEdit] = []
     for verification in verifications:
         if f"meta.hardware.{verification.hardware}" in dropped:
             continue  # a maintainer declined the mark on this alignment PR
-        asked = f"meta.hardware.{verification.hardware}" in included
-        if verification.state == "verified" or (asked and verification.state == "no-evidence"):
-            reason = (
-                verification.reason if verification.state == "verified" else _asked(verification)
-            )
-            mark = _mark(recipe, recipes, targets, verification.hardware, reason)
+        if verification.state in ("verified", "asked"):
+            mark = _mark(recipe, recipes, targets, verification.hardware, verification.reason)
             planned += [mark] if mark is not None else []
         elif _offers_mark(verification, rules, targets, touched):
             mark = _mark(recipe, recipes, targets, verification.hardware, verification.reason)
@@ -336,11 +333,19 @@ def _offers_mark(
     return bool(on_gpu & touched)
 
 
-def _asked(verification: Verification) -> str:
-    return (
-        f"a maintainer asked for it (add meta.hardware.{verification.hardware}); recipe-sync "
-        f"saw no eval run that verifies it: {verification.reason}"
+def _asked(
+    verification: Verification, included: frozenset[str], dropped: Mapping[str, str]
+) -> Verification:
+    """A mark a maintainer asked for (``add meta.hardware.<hw>``) with no eval run seen is
+    written, and says so."""
+    key = f"meta.hardware.{verification.hardware}"
+    if verification.state != "no-evidence" or key not in included or key in dropped:
+        return verification
+    reason = (
+        f"a maintainer asked for it (add {key}); recipe-sync saw no eval run that verifies it "
+        f"({verification.reason})"
     )
+    return replace(verification, state="asked", reason=reason)
 
 
 def _mark(

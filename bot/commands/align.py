@@ -211,10 +211,10 @@ def _included_name(name: str) -> str:
 
 def _hunk_name(name: str) -> str:
     """``moe-backend`` → ``--moe-backend`` (argparse takes ``--x`` only as ``--drop=--x``);
-    an UPPER_CASE env var and ``image`` stay as they are."""
-    if name.startswith("-") or name == "image" or not any(c.islower() for c in name):
-        return name
-    return "--" + name
+    an UPPER_CASE env var, ``image`` and a verification mark (``meta.hardware.b200``) stay as
+    they are."""
+    kept = name.startswith(("-", "meta.hardware.")) or name == "image"
+    return name if kept or not any(c.islower() for c in name) else "--" + name
 
 
 def _write(out: Path, name: str, text: str | None) -> None:

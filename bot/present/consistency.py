@@ -304,7 +304,7 @@ def verified_wording(run: AlignRun, outcome: RecipeOutcome, texts: Texts) -> lis
     for verification in outcome.plan.verifications:
         hw = verification.hardware
         label = run.names.hw_label(hw)
-        if verification.state in ("verified", "already"):
+        if verification.marked:
             denials = (f"Not marked verified on {label}", f"`meta.hardware.{hw}` is not marked")
             out += [f"{label} is verified, but a text says {d!r}" for d in denials if d in every]
             continue

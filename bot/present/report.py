@@ -125,6 +125,8 @@ def _verification_line(run: AlignRun, plan: AlignmentPlan) -> list[str]:
             lines.append(f"Verified on {label}: {prose(verification.reason)}.")
         elif verification.state == "already":
             lines.append(f"{label} is already verified in the recipe.")
+        elif verification.state == "asked":
+            lines.append(f"Marked verified on {label}: {prose(verification.reason)}.")
         else:
             lines.append(f"Not marked verified on {label}: {prose(verification.reason)}.")
     return lines

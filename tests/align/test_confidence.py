@@ -145,3 +145,13 @@ def test_one_maintainers_adoptions_are_not_yet_a_practice() -> None:
         kinds={"kernel/new setting/amd": KindPractice(proposed=3, adopted=3, authors=2)}
     )
     assert gate([BACKEND], replace(rules, practice=two), VENDOR).proposed == (BACKEND,)
+
+
+def test_include_writes_an_offered_verification_mark(align_cli: AlignCli) -> None:
+    """Without evidence the seed's MI355X mark is offered; ``--include meta.hardware.mi355x``
+    (the CLI's spelling of ``/recipe-sync add``) writes it."""
+    status, out = align_cli(gated=True, evidence=False)
+    assert status == 1 and "mi355x: verified" not in (out / "recipe.patch").read_text()
+    assert "`/recipe-sync add meta.hardware.mi355x` writes it" in (out / "pr-body.md").read_text()
+    status, out = align_cli(gated=True, evidence=False, extra=["--include", "meta.hardware.mi355x"])
+    assert status == 1 and "+    mi355x: verified" in (out / "recipe.patch").read_text()

@@ -23,12 +23,11 @@ def evidence_section(
     )
     meta_key = code("meta.hardware." + target.profile.hardware)
     if target.report is None:
-        already = verification is not None and verification.state == "already"
-        consequence = (
-            f"{meta_key} is already verified in the recipe"
-            if already
-            else f"so {meta_key} is not marked verified"
-        )
+        state = verification.state if verification is not None else None
+        consequence = {
+            "already": f"{meta_key} is already verified in the recipe",
+            "asked": f"{meta_key} is marked verified because a maintainer asked for it",
+        }.get(state or "", f"so {meta_key} is not marked verified")
         return [
             f"### {plain(label)} runtime evidence",
             "",
@@ -47,6 +46,6 @@ def evidence_section(
         excerpts=budget.excerpts,
     )
     out = section.rstrip("\n").split("\n")
-    if verification is not None and verification.state not in ("verified", "already"):
+    if verification is not None and not verification.marked:
         out += ["", f"{meta_key} is not marked verified: {prose(verification.reason)}."]
     return out

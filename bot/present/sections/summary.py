@@ -244,7 +244,7 @@ def summary_section(run: AlignRun, outcome: RecipeOutcome, after: GeneratedComma
         )
     summary += hunk_lines(plan)
     for verification in plan.verifications:
-        if verification.state not in ("verified", "already"):
+        if not verification.marked:
             summary.append(
                 f"- Not marked verified on {plain(names.hw_label(verification.hardware))}: "
                 f"{prose(verification.reason)}."

@@ -17,9 +17,9 @@ EditKind = Literal[
     "variant", "image", "flag", "flag-new", "env", "env-new", "verified", "flag-remove", "tp"
 ]
 # "asked": written because a maintainer asked for the mark (``add meta.hardware.<hw>``) with
-# no eval run seen
+# no eval run seen; "declined": a maintainer declined it (``drop meta.hardware.<hw>``)
 VerificationState = Literal[
-    "verified", "already", "asked", "not-verified", "no-evidence", "policy-off"
+    "verified", "already", "asked", "declined", "not-verified", "no-evidence", "policy-off"
 ]
 
 

@@ -266,11 +266,9 @@ def _plan_recipe(
         return replace(base, edits=tuple(planned), failure=failure, result=result, after=after)
     verifications = _verifications(targets, renderings, recipes, rules, recipe)
     touched = _touched_labels(planned, base)
-    verifications = [_asked(v, included, dropped) for v in verifications]
+    verifications = [_as_asked(v, included, dropped) for v in verifications]
     marks_offered: list[PlannedEdit] = []
     for verification in verifications:
-        if f"meta.hardware.{verification.hardware}" in dropped:
-            continue  # a maintainer declined the mark on this alignment PR
         if verification.state in ("verified", "asked"):
             mark = _mark(recipe, recipes, targets, verification.hardware, verification.reason)
             planned += [mark] if mark is not None else []
@@ -322,24 +320,27 @@ def _offers_mark(
 ) -> bool:
     """A verification mark is offered to tick (once an eval has passed) when no eval run was
     seen and the plan edits, or offers a candidate the PR introduced, for a lane on that GPU
-    (older drift and tuning alone do not count): maintainers who aligned a
-    recipe with a benchmark lane marked its GPU verified in the same commit (06-01…07-15: 2
-    linked commits by 2 authors, MiniMax-M3 on B200 and Kimi-K2.6 on B300, 8 linked PRs;
-    07-16…07-31: the same 2 marks, linked to 2 more PRs; the seed's reviewers asked for one).
-    Never on its own: a recipe with nothing to align gets no checkbox."""
+    (older drift and tuning alone do not count): maintainers who aligned a recipe with a
+    benchmark lane marked its GPU verified in the same commit (06-01…07-15: 2 linked commits
+    by 2 authors, MiniMax-M3 on B200 and Kimi-K2.6 on B300, 8 linked PRs; 07-16…07-31: the
+    same 2 marks, linked to 2 more PRs; the seed's reviewers asked for one). Never on its
+    own: a recipe with nothing to align gets no checkbox."""
     if not rules.policy.mark_verified or verification.state != "no-evidence":
         return False
     on_gpu = {t.profile.label for t in targets if t.profile.hardware == verification.hardware}
     return bool(on_gpu & touched)
 
 
-def _asked(
+def _as_asked(
     verification: Verification, included: frozenset[str], dropped: Mapping[str, str]
 ) -> Verification:
-    """A mark a maintainer asked for (``add meta.hardware.<hw>``) with no eval run seen is
-    written, and says so."""
+    """The verification as a maintainer's choice leaves it: a mark declined on the alignment
+    PR (``drop meta.hardware.<hw>``) is not written, eval or not; one asked for (``add …``)
+    with no eval run seen is written, and says so."""
     key = f"meta.hardware.{verification.hardware}"
-    if verification.state != "no-evidence" or key not in included or key in dropped:
+    if key in dropped and verification.state in ("verified", "no-evidence"):
+        return replace(verification, state="declined", reason=f"a maintainer declined it ({key})")
+    if verification.state != "no-evidence" or key not in included:
         return verification
     reason = (
         f"a maintainer asked for it (add {key}); recipe-sync saw no eval run that verifies it "

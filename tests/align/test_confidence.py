@@ -155,3 +155,14 @@ def test_include_writes_an_offered_verification_mark(align_cli: AlignCli) -> Non
     assert "`/recipe-sync add meta.hardware.mi355x` writes it" in (out / "pr-body.md").read_text()
     status, out = align_cli(gated=True, evidence=False, extra=["--include", "meta.hardware.mi355x"])
     assert status == 1 and "+    mi355x: verified" in (out / "recipe.patch").read_text()
+
+
+def test_drop_declines_a_verification_mark_an_eval_backs(align_cli: AlignCli) -> None:
+    """With the seed's passing eval the MI355X mark is written; ``--drop
+    meta.hardware.mi355x`` leaves it out and every text says it is not marked."""
+    status, out = align_cli(gated=True)
+    assert status == 1 and "+    mi355x: verified" in (out / "recipe.patch").read_text()
+    status, out = align_cli(gated=True, extra=["--drop", "meta.hardware.mi355x"])
+    assert status == 1 and "mi355x: verified" not in (out / "recipe.patch").read_text()
+    body = (out / "pr-body.md").read_text()
+    assert "Not marked verified on MI355X: a maintainer declined it" in body

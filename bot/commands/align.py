@@ -79,18 +79,19 @@ def register(subparsers: Any) -> None:
         action="append",
         default=[],
         metavar="FLAG",
-        help="leave this flag (--drop=--moe-backend, or --drop moe-backend), env var or "
-        "'image' out of every patch, as a `/recipe-sync drop FLAG` comment on the alignment "
-        "PR does; the PR body lists it",
+        help="leave this flag (--drop=--moe-backend, or --drop moe-backend), env var, 'image' "
+        "or verification mark (meta.hardware.GPU) out of every patch, as a `/recipe-sync drop "
+        "FLAG` comment on the alignment PR does; the PR body lists it",
     )
     parser.add_argument(
         "--include",
         action="append",
         default=[],
         metavar="FLAG",
-        help="propose this flag, env var or 'image' even when its adoption estimate is below "
-        "the policy's propose_above (a candidate the PR body offers as a checklist item), as "
-        "ticking it or a `/recipe-sync add FLAG` comment on the alignment PR does",
+        help="propose this flag, env var, 'image' or verification mark (meta.hardware.GPU) "
+        "even when its adoption estimate is below the policy's propose_above (a candidate the "
+        "PR body offers as a checklist item), as ticking it or a `/recipe-sync add FLAG` "
+        "comment on the alignment PR does",
     )
     parser.add_argument("--bench-pr", type=int, help="benchmark PR number")
     parser.add_argument(

@@ -42,7 +42,9 @@ class Placement:
         self.family = family
         self._drawn: list[tuple[RenderingKey, frozenset[str]]] | None = None
         self._later: frozenset[str] | None = None  # config flags spelled after the variant
-        self._under: list[frozenset[str]] = []  # per rendering: _containers(drawn)
+        # the answers, by question: a plan asks about the same few nodes many times
+        self._users: dict[tuple[str, bool], list[RenderingKey]] = {}
+        self._reach: dict[NodePath, list[RenderingKey]] = {}
 
     def gen_key(self, profile: Profile, hw: HardwareProfile) -> NodePath:
         """The generation layer that applies to ``profile``: the strategy's own block
@@ -77,6 +79,23 @@ class Placement:
     def unverified_users(self, node: str, container: bool = False) -> list[RenderingKey]:
         """Renderings drawing from ``node`` (``container``: from anything under it) that no
         benchmarked point of this PR ran."""
+        found = self._users.get((node, container))
+        if found is not None:
+            return list(found)
+        verified = self.verified()
+        below = (node + ".", node + "[")
+        users = {
+            ident
+            for ident, drawn in self._drawn_by()
+            if ident not in verified
+            and (node in drawn or (container and any(p.startswith(below) for p in drawn)))
+        }
+        self._users[(node, container)] = found = sorted(users)
+        return list(found)
+
+    def _drawn_by(self) -> list[tuple[RenderingKey, frozenset[str]]]:
+        """Every rendering of the recipe (with the PR's features where a target has them) and
+        the nodes it draws from, rendered once per plan."""
         if self._drawn is None:
             requests = list(
                 {
@@ -84,14 +103,7 @@ class Placement:
                 }.values()
             )
             self._drawn = recipe_renderings(self.recipes, self.recipe.path, requests)
-            self._under = [_containers(drawn) for _, drawn in self._drawn]
-        verified = self.verified()
-        users = [
-            ident
-            for (ident, drawn), under in zip(self._drawn, self._under, strict=True)
-            if node in drawn or (container and node in under)
-        ]
-        return sorted({ident for ident in users if ident not in verified})
+        return self._drawn
 
     def others(self, path: NodePath, node: str, profile: Profile) -> list[RenderingKey]:
         """Renderings other than the benchmarked ones drawing from ``node`` (at ``path``);
@@ -192,12 +204,12 @@ class Placement:
     def reach(self, parent: NodePath) -> list[RenderingKey]:
         """Renderings a node at ``parent`` would apply to, by its path (hardware_overrides
         keys match the hardware id, generation or brand; strategy_overrides the strategy)."""
-        if self._drawn is None:
-            self.unverified_users("")
-        assert self._drawn is not None
+        found = self._reach.get(parent)
+        if found is not None:
+            return list(found)
         parts = [str(p) for p in parent]
         out: list[RenderingKey] = []
-        for ident, _ in self._drawn:
+        for ident in dict.fromkeys(ident for ident, _ in self._drawn_by()):
             variant, hw_id, strategy = ident
             hw = self.recipes.hardware.get(hw_id)
             if hw is None:
@@ -210,7 +222,8 @@ class Placement:
                     out.append(ident)
             elif parts[:2] == ["variants", variant] and (len(parts) < 4 or parts[3] in keys):
                 out.append(ident)
-        return sorted(set(out))
+        self._reach[parent] = found = sorted(set(out))
+        return list(found)
 
     @staticmethod
     def exact(path: NodePath, profile: Profile) -> bool:
@@ -263,10 +276,3 @@ def _flags_under(node: object, found: set[str]) -> None:
     elif isinstance(node, list):
         for value in node:
             _flags_under(value, found)
-
-
-def _containers(paths: frozenset[str]) -> frozenset[str]:
-    """Every node that contains one of ``paths``: each prefix ending before a ``.`` or ``[``
-    (``a.b[0].c`` → ``a``, ``a.b``, ``a.b[0]``), so "is anything drawn under ``node``" is
-    one set lookup instead of a scan of every path per question."""
-    return frozenset(p[:i] for p in paths for i, ch in enumerate(p) if ch in ".[")

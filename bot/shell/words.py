@@ -8,13 +8,13 @@ matching over the bytes are in :mod:`bot.shell.wordscan`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol
-
 from tree_sitter import Node
 
 from bot.shell import patterns
 from bot.shell.escapes import decode_ansi_c
+from bot.shell.expansion_host import ExpansionError as ExpansionError
+from bot.shell.expansion_host import ExpansionHost
+from bot.shell.expansion_host import VarView as VarView
 from bot.shell.fields import (
     BREAK,
     Field,
@@ -39,54 +39,8 @@ from bot.shell.wordscan import (
     name_end,
     offset_end,
     pattern_end,
+    plain_word,
 )
-
-
-class ExpansionError(Exception):
-    """``${x:?message}`` on an unset variable: bash prints the message and exits."""
-
-    def __init__(self, message: str, span: SourceSpan) -> None:
-        super().__init__(message)
-        self.message = message
-        self.span = span
-
-
-@dataclass
-class VarView:
-    """What an expansion sees of one parameter."""
-
-    values: list[Text]
-    is_set: bool
-    splat: str | None = None  # '@' or '*' for whole-array / positional expansions
-    taints: frozenset[Unresolved] = EMPTY_TAINTS  # uncertainty of the whole parameter
-
-
-class ExpansionHost(Protocol):
-    """What word expansion needs from the interpreter: variables, substitutions, budget."""
-
-    def param(self, name: str, index: str | None, span: SourceSpan) -> VarView: ...
-
-    def assign_scalar(self, name: str, value: Text, span: SourceSpan) -> None: ...
-
-    def substitute(self, pf: ParsedFile, node: Node | None, start: int, end: int) -> Text:
-        """Run ``$(…)`` (node, or the bytes [start, end) of the inner text) and capture it."""
-        ...
-
-    def arithmetic(self, expression: Text, span: SourceSpan) -> Text: ...
-
-    def ifs(self) -> str: ...
-
-    def unbound(self, name: str, view: VarView, span: SourceSpan) -> None:
-        """``set -u``: expanding an unset parameter without a default is fatal."""
-        ...
-
-    def home(self, span: SourceSpan) -> Text: ...
-
-    def tick(self, pf: ParsedFile, offset: int) -> None: ...
-
-    def check_size(self, text: Text, span: SourceSpan) -> None: ...
-
-    def var_names(self) -> list[str]: ...
 
 
 class Expander:
@@ -112,6 +66,10 @@ class Expander:
     ) -> tuple[list[Field], frozenset[Unresolved]]:
         """The word's fields, and every uncertainty met while expanding it (even one that
         left no field behind, like an unknown array that expanded to nothing)."""
+        kept = pf.memo.get(("plain word", node.start_byte, node.end_byte))
+        if isinstance(kept, Field):  # the same field at every evaluation (wordscan.plain_word)
+            self.host.tick(pf, node.start_byte)  # the step the scan would count
+            return [Field(kept.text, kept.glob)], EMPTY_TAINTS
         variants = brace_variants(pf, node.start_byte, node.end_byte)
         if variants is None:
             pieces = self.node_pieces(pf, node)
@@ -132,7 +90,12 @@ class Expander:
         for piece in pieces:
             if isinstance(piece, Seg):
                 taints |= piece.text.taints
-        return split_fields(pieces, self.host.ifs()), frozenset(taints)
+        fields = split_fields(pieces, self.host.ifs())
+        if len(fields) == 1 and not taints and plain_word(pf.data, node.start_byte, node.end_byte):
+            pf.memo[("plain word", node.start_byte, node.end_byte)] = Field(
+                fields[0].text, fields[0].glob
+            )
+        return fields, frozenset(taints)
 
     def string(self, pf: ParsedFile, node: Node) -> Text:
         """Expand without splitting (assignment values, redirection targets, case subjects)."""

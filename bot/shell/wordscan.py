@@ -112,6 +112,16 @@ def _sequence(text: str) -> list[str] | None:
     return None
 
 
+# bytes that open a quote, an escape, an expansion, a brace, a glob, a tilde or a redirection:
+# a word with none of them is its own text whatever the shell's state (no splitting, no
+# pathname expansion), so its field can be kept with the parsed file
+_NOT_PLAIN = re.compile(rb"[\\'\"$`~<>{}*?\[\]()]")
+
+
+def plain_word(data: bytes, start: int, end: int) -> bool:
+    return _NOT_PLAIN.search(data, start, end) is None
+
+
 def brace_variants(pf: ParsedFile, start: int, end: int) -> list[list[BracePart]] | None:
     """Bash brace expansion of the word [start, end): ``a{b,c}`` and ``{1..8}``; None if the
     word has none (the common case)."""

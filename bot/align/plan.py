@@ -270,11 +270,13 @@ def _plan_recipe(
     marks_offered: list[PlannedEdit] = []
     for verification in verifications:
         if verification.state in ("verified", "asked"):
-            mark = _mark(recipe, recipes, targets, verification.hardware, verification.reason)
-            planned += [mark] if mark is not None else []
+            into = planned
         elif _offers_mark(verification, rules, targets, touched):
-            mark = _mark(recipe, recipes, targets, verification.hardware, verification.reason)
-            marks_offered += [mark] if mark is not None else []
+            into = marks_offered
+        else:
+            continue
+        mark = _mark(recipe, recipes, targets, verification.hardware, verification.reason)
+        into += [mark] if mark is not None else []
     if any(p.kind == "verified" for p in planned):
         result = apply_edits(text, unique_edits(planned), file=path)
         after = _edited_repo(recipes, source, path, result.text)
@@ -303,6 +305,9 @@ def _plan_recipe(
     )
 
 
+_NOT_NEW = ("older", "tuning")  # offers a PR did not introduce: they bring no mark
+
+
 def _touched_labels(planned: Sequence[PlannedEdit], base: AlignmentPlan) -> set[str]:
     """The profiles an edit of the plan, or a candidate this PR introduced, is for (not
     older drift, nor the benchmark's tuning)."""
@@ -310,9 +315,6 @@ def _touched_labels(planned: Sequence[PlannedEdit], base: AlignmentPlan) -> set[
         e for e in base.offered if (w := base.waits_for(e)) is None or w.reason not in _NOT_NEW
     ]
     return {label for edit in [*planned, *introduced] for label in edit.targets}
-
-
-_NOT_NEW = ("older", "tuning")
 
 
 def _offers_mark(

@@ -66,8 +66,11 @@ class Expander:
     ) -> tuple[list[Field], frozenset[Unresolved]]:
         """The word's fields, and every uncertainty met while expanding it (even one that
         left no field behind, like an unknown array that expanded to nothing)."""
-        kept = pf.memo.get(("plain word", node.start_byte, node.end_byte))
-        if isinstance(kept, Field):  # the same field at every evaluation (wordscan.plain_word)
+        # a plain word's field (wordscan.plain_word) is the same at every evaluation; False:
+        # the word was looked at once and is not plain
+        key = ("plain word", node.start_byte, node.end_byte)
+        kept = pf.memo.get(key)
+        if isinstance(kept, Field):
             self.host.tick(pf, node.start_byte)  # the step the scan would count
             return [Field(kept.text, kept.glob)], EMPTY_TAINTS
         variants = brace_variants(pf, node.start_byte, node.end_byte)
@@ -91,10 +94,10 @@ class Expander:
             if isinstance(piece, Seg):
                 taints |= piece.text.taints
         fields = split_fields(pieces, self.host.ifs())
-        if len(fields) == 1 and not taints and plain_word(pf.data, node.start_byte, node.end_byte):
-            pf.memo[("plain word", node.start_byte, node.end_byte)] = Field(
-                fields[0].text, fields[0].glob
-            )
+        if kept is None:  # the byte test once per word, not at every evaluation
+            plain = len(fields) == 1 and not taints
+            plain = plain and plain_word(pf.data, node.start_byte, node.end_byte)
+            pf.memo[key] = Field(fields[0].text, fields[0].glob) if plain else False
         return fields, frozenset(taints)
 
     def string(self, pf: ParsedFile, node: Node) -> Text:

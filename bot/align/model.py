@@ -52,10 +52,11 @@ class Target:
 # eval covers ("eval"), drift the benchmark PR did not introduce ("older"), a setting tuned
 # for the benchmark's sweep ("tuning"), or one whose vLLM default recipe-sync cannot resolve
 # for this recipe, so it cannot tell whether the recipe already runs it ("unknown"), or a
-# verification mark of a GPU whose eval recipe-sync has not seen ("verify")
-WaitReason = Literal["eval", "older", "tuning", "unknown", "verify"]
+# verification mark of a GPU whose eval recipe-sync has not seen ("verify"), or a setting of a
+# lane that patched the installed engine before it launched ("patched")
+WaitReason = Literal["eval", "older", "tuning", "unknown", "verify", "patched"]
 # the reasons a difference is collected only to be offered (bot.align.demands.Collector)
-OfferMode = Literal["older", "unknown"]
+OfferMode = Literal["older", "unknown", "patched"]
 
 # the words for why candidates are offered, not proposed, by reason ("": an estimate below
 # the adoption threshold): (in a plan's outcome, in the heading of the offered list)
@@ -66,6 +67,7 @@ OFFERED_WORDS: dict[str, tuple[str, str]] = {
     "tuning": ("tuned for the benchmark", "tuned for the benchmark's sweep"),
     "unknown": ("vLLM's default not resolved", "vLLM's default for the recipe not resolved"),
     "verify": ("no eval run seen to verify", "verification marks no eval run backs yet"),
+    "patched": ("from a lane that patched vLLM", "the lane patched vLLM before it launched"),
 }
 
 

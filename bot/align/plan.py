@@ -305,7 +305,9 @@ def _plan_recipe(
     )
 
 
-_NOT_NEW = ("older", "tuning")  # offers a PR did not introduce: they bring no mark
+# offers that bring no verification mark: a PR did not introduce them (older drift, tuning),
+# or an eval of their lane ran a patched engine, which verifies no recipe
+_NOT_NEW = ("older", "tuning", "patched")
 
 
 def _touched_labels(planned: Sequence[PlannedEdit], base: AlignmentPlan) -> set[str]:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from bot.shell.effects import patches_engine
 from bot.shell.result import Alternative, SourceSpan, Unresolved
 
 Arm = Literal["throughput", "eval"]
@@ -92,3 +93,9 @@ class LaunchLine:
     @property
     def resolved(self) -> bool:
         return self.status == "launched" and not self.unresolved
+
+    @property
+    def engine_patch(self) -> Unresolved | None:
+        """The patch the script applied to installed code before this launch (``git apply``
+        in the container): the lane ran a patched engine, not its image as published."""
+        return next((item for item in self.assumptions if patches_engine(item)), None)

@@ -70,6 +70,11 @@ def _waiting(edit: PlannedEdit, wait: Wait) -> str:
             f"{travels}{md.text(wait.what)}: the recipe leaves it to vLLM, whose default here "
             "recipe-sync cannot resolve, so whether the recipe already runs it is not known"
         )
+    if wait.reason == "patched":
+        return (
+            f"{travels}{md.prose(wait.what)}: a recipe runs its image as published, so whether "
+            "this setting runs there as benchmarked is not known"
+        )
     what = f"an accuracy setting ({md.text(wait.what)})"
     return f"{travels}{what}: proposed once an eval passes at these settings"
 

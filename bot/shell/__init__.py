@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from bot.shell.budget import Budget, Limits, job_budget
 from bot.shell.cache import EvaluationCache
+from bot.shell.effects import patches_engine
 from bot.shell.errors import BudgetExceeded, ExtractionError, JobTooLarge
 from bot.shell.handlers import Handlers
 from bot.shell.interp import Evaluator
@@ -38,6 +39,7 @@ __all__ = [
     "Unresolved",
     "evaluate_script",
     "job_budget",
+    "patches_engine",
 ]
 
 

@@ -6,6 +6,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bot.shell.result import Unresolved
+
 
 def _names(text: str) -> list[str]:
     return text.split()
@@ -38,6 +40,15 @@ _SOURCE_EDIT = Effect(
     0,
     "a build or source-editing tool",
 )
+# a patch applied to files in place (`patch`, `git apply`, `git am`): in a benchmark container
+# that is the installed engine or its kernels, so the lane did not run the image as published
+_PATCH = Effect(
+    "engine-patch",
+    "patch applied to installed code skipped, assumed to succeed (the launch then runs a "
+    "patched engine, not the image as published)",
+    0,
+    "a patch tool",
+)
 _PYTHON = Effect(
     "python",
     "Python code not executed, assumed to succeed (it could patch the engine, write files or "
@@ -54,7 +65,8 @@ _NOOP = Effect("no-op", "", 0)
 _BY_NAME: dict[str, Effect] = {
     **dict.fromkeys(_names("pip pip3 uv conda mamba micromamba"), _INSTALL),
     **dict.fromkeys(_names("hf huggingface-cli curl wget aria2c rsync scp"), _DOWNLOAD),
-    **dict.fromkeys(_names("git patch make cmake ninja gcc g++ nvcc"), _SOURCE_EDIT),
+    **dict.fromkeys(_names("git make cmake ninja gcc g++ nvcc"), _SOURCE_EDIT),
+    "patch": _PATCH,
     **dict.fromkeys(
         _names(
             "apt-get apt yum dnf apk sudo systemctl modprobe docker enroot srun salloc sbatch "
@@ -99,4 +111,11 @@ def classify(argv: Sequence[str]) -> Effect | None:
         return _SOURCE_EDIT
     if name == "git" and len(argv) > 1 and argv[1] in ("status", "rev-parse", "log", "diff"):
         return _PROBE
+    if name == "git" and len(argv) > 1 and argv[1] in ("apply", "am"):
+        return _PATCH
     return _BY_NAME.get(name)
+
+
+def patches_engine(item: Unresolved) -> bool:
+    """Is ``item`` the assumption that a patch was applied in place before the launch?"""
+    return item.why == _PATCH.note

@@ -9,11 +9,11 @@ from bot.align.compare import DRIFT, PARALLELISM_KEYS, Comparison
 from bot.align.delta import moves_launch
 from bot.align.demands.flags import FlagDemands
 from bot.align.demands.image import ImageDemands
-from bot.align.demands.ledger import Ledger
+from bot.align.demands.ledger import NOT_FROM_PATCHED, Ledger
 from bot.align.demands.model import Collected, SetDemand, flag_note
 from bot.align.demands.placement import Placement
 from bot.align.demands.variables import EnvDemands
-from bot.align.model import OfferMode, Target
+from bot.align.model import OfferMode, Setting, Target
 from bot.align.nodes import (
     MISSING,
     has_placeholder,
@@ -21,6 +21,7 @@ from bot.align.nodes import (
     text_value,
 )
 from bot.argv import option_name
+from bot.benchmarks import LaunchLine
 from bot.recipes.edit import NodePath, format_path
 from bot.vllm import FlagDiff, Verdict, canonical_flag
 from bot.vllm.versions import NEWEST, VersionResolution, fmt_version
@@ -76,6 +77,12 @@ class Collector:
         for note in comparison.notes:
             self.out.notes.append(f"{label}: {note}")
         self._findings(target, comparison, label)
+        patch = patch_words(comparison.launch)
+        if patch is not None:
+            self.out.notes.append(
+                f"{label}: {patch}: a recipe runs its image as published, so the settings this "
+                "PR gives the lane are offered, not proposed, and its image is not pinned"
+            )
         for diff in comparison.report.diffs:
             if diff.key in PARALLELISM_KEYS:
                 continue  # representatives run the recipe's parallelism
@@ -86,6 +93,9 @@ class Collector:
             if self._older(target, comparison, diff):
                 if not self._offer_older(target, comparison, diff, label):
                     self.out.preexisting.append(flag_note(diff, label))
+                continue
+            if patch is not None and diff.verdict is Verdict.DIFFERS:
+                self._patched(target, comparison, diff, label, patch)
                 continue
             mark = self.out.mark()
             self._rule(target, comparison, diff, label)
@@ -115,6 +125,38 @@ class Collector:
         if not moves_launch(target.delta, launch.point, launch.arm, self.rules):
             return False  # the PR moved nothing of this lane's launch (#2323: metrics files)
         return self._offer(target, comparison, diff, label, "older")
+
+    def _patched(
+        self, target: Target, comparison: Comparison, diff: FlagDiff, label: str, patch: str
+    ) -> None:
+        """A setting of a lane that patched the installed engine before it launched: what the
+        lane ran is the image plus that patch, which no recipe runs, so nothing of it is
+        proposed. A flag or variable the policy edits is offered to tick (a maintainer may
+        know the setting also works unpatched); the rest, the image with it, is listed as not
+        carried. Support: a semantic guard, not a fitted rule: no lane of the choosing window
+        (06-01…07-15) patched its engine, nor of 07-16…07-31; on InferenceX main at 08-21 one
+        of the 53 vLLM keys does (``git apply`` of an MLA kernel diff)."""
+        if diff.kind == "image":
+            wanted = diff.bench_value if isinstance(diff.bench_value, str) else None
+            current = comparison.rendering.image or None
+            self.out.settings.append(
+                Setting("image", "image", "image", wanted, current,
+                        f"{patch}: the image alone is not what ran, so the recipe's is kept",
+                        label)
+            )  # fmt: skip
+            return
+        self.ledger.mode_what = patch
+        try:
+            offered = self._offer(target, comparison, diff, label, "patched")
+        finally:
+            self.ledger.mode_what = None
+        cls = comparison.knob(diff)
+        if offered or cls is None:
+            return
+        why = self.rules.knobs.reason("env" if diff.kind == "env" else "flag", diff.flag)
+        if self.rules.policy.knob_policy.action(cls) in ("recipe", "recipe-with-eval", "feature"):
+            why += f"; {NOT_FROM_PATCHED}"  # it would be carried, unpatched
+        self.ledger.setting(diff, label, cls, why)
 
     def _offer_unknown(
         self, target: Target, comparison: Comparison, diff: FlagDiff, label: str
@@ -215,6 +257,15 @@ class Collector:
                     self.out.notes.append(f"{text} (older: not changed by this PR)")
                 else:
                     self.out.skipped.append(text)
+
+
+def patch_words(launch: LaunchLine) -> str | None:
+    """ "the lane patched vLLM before it launched (`git apply …` at file:line)", or None."""
+    patch = launch.engine_patch
+    if patch is None:
+        return None
+    where = patch.file if patch.line is None else f"{patch.file}:{patch.line}"
+    return f"the lane patched vLLM before it launched ({patch.what.strip('`')} at {where})"
 
 
 def _build_words(version: VersionResolution) -> str:

@@ -18,6 +18,9 @@ from bot.recipes.repo import Recipe
 from bot.rules import KnobClass, Rules
 from bot.vllm import FlagDiff, Verdict
 
+# why a setting of a lane that patched its engine is listed where it would be carried unpatched
+NOT_FROM_PATCHED = "not carried from a lane that patched vLLM"
+
 
 class Ledger:
     """What the planner records besides demands, and the policy that decides it: differences
@@ -31,8 +34,11 @@ class Ledger:
         # (label, class, why, reason) of the difference being collected when carry() offers it
         self._offering: tuple[str, KnobClass, str, WaitReason] | None = None
         # collecting only to offer (Collector._offer): drift the benchmark PR did not
-        # introduce ("older"), or a setting whose vLLM default is not resolved ("unknown")
+        # introduce ("older"), a setting whose vLLM default is not resolved ("unknown"), or
+        # one of a lane that ran a patched engine ("patched")
         self.mode: OfferMode | None = None
+        # what the offer says the setting waits on, when not its class's reason (the patch)
+        self.mode_what: str | None = None
 
     def carry(
         self, target: Target, comparison: Comparison, diff: FlagDiff, label: str
@@ -119,13 +125,15 @@ class Ledger:
             fallback = self._not_carried(
                 diff, label, cls, f"{why}; no passing eval at these settings"
             )
+        elif reason == "patched":
+            fallback = self._not_carried(diff, label, cls, f"{why}; {NOT_FROM_PATCHED}")
         else:
             fallback = self._not_carried(diff, label, cls, why)
         if self.out.grew(mark, "skipped"):
             self.out.rollback(mark)
             self.out.fall_back(fallback)
             return True
-        self.out.offer_only.setdefault(diff.flag, (reason, why))
+        self.out.offer_only.setdefault(diff.flag, (reason, self.mode_what or why))
         self.out.offer_fallback.setdefault(diff.flag, []).append(fallback)
         return True
 

@@ -21,7 +21,10 @@ def writes_reproduction(rules: Rules, edited: bool) -> bool:
 
 def documents(rules: Rules, plan: AlignmentPlan, point: SectionPoint) -> bool:
     """With ``with_edits`` a block documents the hardware the recipe edit is for: an edit for
-    one GPU does not bring blocks for the recipe's other GPUs into its PR."""
+    one GPU does not bring blocks for the recipe's other GPUs into its PR. Never a lane that
+    patched its engine before it launched: the recipe's command and deltas do not run it."""
+    if point.launch.engine_patch is not None:
+        return False
     if rules.policy.reproduction != "with_edits":
         return True
     return point.profile.hardware in edited_hardware(plan)

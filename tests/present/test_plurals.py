@@ -81,3 +81,18 @@ def test_one_setting_left_out_of_a_guide_block_is_singular() -> None:
     note = next(line for line in lines if "not shown" in line)
     assert note.startswith("1 more setting of this lane is not shown"), note
     assert _defects(note) == []
+
+
+def test_a_group_title_never_ends_a_shortened_block() -> None:
+    """When the items under a group's title all give way, the title goes with them, and the
+    count of settings not shown counts settings, not titles (InferenceX #2590's MI355X block
+    ended on "Benchmark-only — …:" with nothing under it)."""
+    head, body, section = _long_block()
+    title = "- Benchmark-only — accuracy-sensitive / tuning; NOT part of the default command:"
+    body = [*body[:-1], title, "  - " + body[-1][2:]]
+    lines = _within(head, body, [], section)
+    assert title not in lines
+    shown = [line for line in lines if line.startswith("- Add")]
+    assert len(shown) == MAX_LINES - 4  # every short setting stays
+    note = next(line for line in lines if "not shown" in line)
+    assert note.startswith("1 more setting of this lane is not shown"), note

@@ -48,6 +48,8 @@ _DELTA_GROUPS: tuple[tuple[frozenset[str], str], ...] = (
     ),
 )
 
+# the title line of each group of deltas, as the block writes it
+_GROUP_LINES = frozenset(f"- {title}" for _, title in _DELTA_GROUPS)
 
 WRAP = 88
 
@@ -135,10 +137,13 @@ def _within(head: list[str], body: list[str], tail: list[str], section: ReproSec
         fences = [i for i, line in enumerate(kept) if line.startswith("```")]
         if len(fences) % 2:  # never leave a fence open: drop the unclosed block whole
             kept = kept[: fences[-1]]
-        while kept and not kept[-1].strip():
+        # nor a group's title without its items
+        while kept and (not kept[-1].strip() or kept[-1] in _GROUP_LINES):
             kept.pop()
         dropped = sum(
-            1 for line in body[len(kept) :] if line.lstrip().startswith(("- ", "export "))
+            1
+            for line in body[len(kept) :]
+            if line.lstrip().startswith(("- ", "export ")) and line not in _GROUP_LINES
         )
         note = [
             "",

@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from bot.align.reproduction import short_list
+from bot.align.reproduction.defaults import default_note
 from bot.align.result import RecipeOutcome
 from bot.present import present
 from bot.recipes.guide import (
@@ -16,6 +17,7 @@ from bot.recipes.guide import (
     parse_markdown,
     unbalanced_fences,
 )
+from bot.vllm import FlagDiff, Verdict
 from bot.yamlio.yaml12 import load_yaml
 from tests.align.reproduction_fixture import (
     AGENTIC_KEY,
@@ -215,6 +217,23 @@ def test_a_long_default_list_is_shown_short() -> None:
     assert short_list(sizes) == "[1, 2, 4, …, 512] (67 values)"
     assert short_list("[1,2,4]") == "[1,2,4]" and short_list("0.92") == "0.92"
     assert short_list("FULL_AND_PIECEWISE") == "FULL_AND_PIECEWISE"
+
+
+def _omitted(reason: str) -> FlagDiff:
+    return FlagDiff(
+        kind="flag", key="scheduler.async_scheduling", flag="--async-scheduling",
+        verdict=Verdict.DIFFERS, bench_value=True, recipe_value=None,
+        bench_tokens=("--async-scheduling",), recipe_tokens=(), reason=reason, category="engine",
+    )  # fmt: skip
+
+
+def test_a_default_is_named_only_when_it_holds_unconditionally() -> None:
+    """ "resolves to True only when compatible" is no "True here": the block says nothing of
+    the default rather than a value vLLM may not take (InferenceX #2590's MI355X block)."""
+    plain = "the recipe omits it, and omitted resolves to 1024 (the scheduler's default)"
+    assert default_note(_omitted(plain)) == " (the recipe's command leaves it to vLLM: 1024 here)"
+    for condition in ("only when compatible", "when not pooling", "unless PP>1", "if V1"):
+        assert default_note(_omitted(f"omitted resolves to True {condition}")) == ""
 
 
 def test_by_default_no_block_without_a_recipe_edit(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ Markdown block in ``guide:`` (:mod:`bot.recipes.guide` places it and keeps every
 (named in its headings) and parallelism, diffed under vLLM's CLI semantics.
 """
 
+from bot.align.reproduction.defaults import short_list
 from bot.align.reproduction.drift import guide_drift, hardware_named
 from bot.align.reproduction.model import (
     KIND,
@@ -31,7 +32,7 @@ from bot.align.reproduction.model import (
     SectionPoint,
 )
 from bot.align.reproduction.placing import apply_sections
-from bot.align.reproduction.sections import build_sections, section_points, short_list
+from bot.align.reproduction.sections import build_sections, section_points
 
 __all__ = [
     "KIND",

@@ -15,6 +15,7 @@ from bot import markdown as md
 from bot.align.compare import DRIFT, Comparison, compare, taxonomy_vram
 from bot.align.nodes import bench_field_tokens, hw_label, json_holder, one_line_json
 from bot.align.profile import SYNTHETIC_KEYS, Profile, synthetic_acceptance
+from bot.align.reproduction.defaults import default_note
 from bot.align.reproduction.model import ReproCommand, ReproSection, SectionPoint
 from bot.argv import option_name, value_at
 from bot.benchmarks import BenchRepo, LaunchLine, Point
@@ -577,31 +578,10 @@ def _deltas(
         elif diff.recipe_tokens:
             out.append((cls, f"Use {md.code(bench)} (the recipe's command has {md.code(recipe)})."))
         else:
-            out.append((cls, f"Add {md.code(bench)}{_default_note(diff)}."))
+            out.append((cls, f"Add {md.code(bench)}{default_note(diff)}."))
     for cls, names in env_add.items():
         out.append((cls, "Export " + ", ".join(names) + " (below)."))
     return out
-
-
-def _default_note(diff: FlagDiff) -> str:
-    match = re.search(r"resolves to (?:the default )?(\S+)", diff.reason)
-    if match is None:
-        return ""
-    value = short_list(match.group(1))
-    return f" (the recipe's command leaves it to vLLM: {md.text(value)} here)"
-
-
-def short_list(text: str, keep: int = 3) -> str:
-    """A long JSON list as its first items, the last and the count (vLLM's default capture
-    sizes are 51 numbers); anything else as it is."""
-    try:
-        items = json.loads(text)
-    except ValueError:
-        return text
-    if not isinstance(items, list) or len(items) <= 2 * keep:
-        return text
-    head = ", ".join(json.dumps(item) for item in items[:keep])
-    return f"[{head}, …, {json.dumps(items[-1])}] ({len(items)} values)"
 
 
 def _evidence_lines(

@@ -133,9 +133,10 @@ class Collector:
         lane ran is the image plus that patch, which no recipe runs, so nothing of it is
         proposed. A flag or variable the policy edits is offered to tick (a maintainer may
         know the setting also works unpatched); the rest, the image with it, is listed as not
-        carried. Support: a semantic guard, not a fitted rule: no lane of the choosing window
-        (06-01…07-15) patched its engine, nor of 07-16…07-31; on InferenceX main at 08-21 one
-        of the 53 vLLM keys does (``git apply`` of an MLA kernel diff)."""
+        carried. Support: a semantic guard, not a fitted rule: it changes no replay of June or
+        July (no proposal there came from a patched lane; July's later half: no hit, no miss);
+        on InferenceX main at 08-21 one of the 53 vLLM keys patches its engine (``git apply``
+        of an MLA kernel diff, #2508)."""
         if diff.kind == "image":
             wanted = diff.bench_value if isinstance(diff.bench_value, str) else None
             current = comparison.rendering.image or None

@@ -134,6 +134,8 @@ def propose(
     for launch in launches:
         if launch.framework != "vllm" or recipes.by_hf_id.get(launch.model) is not None:
             continue
+        if launch.engine_patch is not None:
+            continue  # served by a patched engine: nothing says the image as published can
         match = checkpoint_variant(recipes, rules, launch.model)
         hardware = rules.hardware.hardware_for_runner(launch.runner)
         if match is None or hardware is None:

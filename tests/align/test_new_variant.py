@@ -21,6 +21,8 @@ from bot.recipes import RecipesRepo, RenderRequest, load_recipes, render
 from bot.recipes.edit import apply_edits
 from bot.recipes.repo import with_recipe_files
 from bot.rules import Rules
+from bot.shell import Unresolved
+from bot.shell.effects import classify as classify_effects
 from bot.sources import GitTreeSource
 
 RECIPE = "models/deepseek-ai/DeepSeek-V4.1-Flash.yaml"
@@ -65,6 +67,13 @@ def test_a_quantised_checkpoint_of_the_recipe_model_proposes_a_variant(
     assert "    tp: 4\n" in both.split("  mxfp4:", 1)[1]
 
 
+def _note(line: str) -> str:
+    """What the evaluator records for a command it skips."""
+    effect = classify_effects(line.split())
+    assert effect is not None
+    return effect.note
+
+
 def test_nothing_else_makes_a_variant(
     recipes: RecipesRepo, rules: Rules, launch: LaunchLine
 ) -> None:
@@ -74,6 +83,12 @@ def test_nothing_else_makes_a_variant(
     assert checkpoint_variant(recipes, rules, "amd/Other-Model-MXFP4") is None
     # a tag the recipe already has a variant for is not proposed again
     assert checkpoint_variant(recipes, rules, "x/DeepSeek-V4.1-Flash-DEFAULT") is None
+    # nor a checkpoint a lane served only after patching its engine in the container
+    lane = replace(launch, model="amd/DeepSeek-V4.1-Flash-MXFP4")
+    patch = Unresolved("`git apply -p1 fix.diff`", _note("git apply -p1 fix.diff"),
+                       "benchmarks/x.sh", 3)  # fmt: skip
+    assert propose(recipes, rules, [replace(lane, assumptions=(patch,))]) == ()
+    assert len(propose(recipes, rules, [lane])) == 1
 
 
 def test_a_variant_the_lane_sets_nothing_in_is_not_proposed(

@@ -261,7 +261,8 @@ class Collector:
 
 
 def patch_words(launch: LaunchLine) -> str | None:
-    """ "the lane patched vLLM before it launched (`git apply …` at file:line)", or None."""
+    """What the lane did to its engine, in words ("the lane patched vLLM before it launched
+    (git apply … at file:line)"); None when it ran its image as published."""
     patch = launch.engine_patch
     if patch is None:
         return None

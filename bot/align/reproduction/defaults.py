@@ -11,9 +11,9 @@ from bot.vllm import FlagDiff
 
 
 def default_note(diff: FlagDiff) -> str:
-    """" (the recipe's command leaves it to vLLM: 1024 here)", from the comparison's reason;
-    "" when the reason names no default that holds unconditionally ("resolves to True only
-    when compatible" is no "True here")."""
+    """The words a block adds to an omitted flag, from the comparison's reason: "(the
+    recipe's command leaves it to vLLM: 1024 here)"; nothing when the reason names no default
+    that holds unconditionally ("resolves to True only when compatible" is no "True here")."""
     match = re.search(
         r"resolves to (?:the default )?(\S+)(?!\S)(?! (?:only|when|unless|if)\b)", diff.reason
     )

@@ -10,8 +10,11 @@ from bot.align.reproduction.lanes import documents
 from bot.rules import load_rules
 
 
-def _lane(hardware: str) -> Any:
-    return SimpleNamespace(profile=SimpleNamespace(label=f"M {hardware}", hardware=hardware))
+def _lane(hardware: str, patch: object = None) -> Any:
+    return SimpleNamespace(
+        profile=SimpleNamespace(label=f"M {hardware}", hardware=hardware),
+        launch=SimpleNamespace(engine_patch=patch),
+    )
 
 
 def test_with_edits_a_block_documents_only_the_hardware_the_edit_is_for() -> None:
@@ -26,3 +29,7 @@ def test_with_edits_a_block_documents_only_the_hardware_the_edit_is_for() -> Non
     assert not documents(rules, plan, _lane("b200"))  # type: ignore[arg-type]
     always = replace(rules, policy=rules.policy.model_copy(update={"reproduction": "always"}))
     assert documents(always, plan, _lane("b200"))  # type: ignore[arg-type]
+    # a lane that patched its engine is documented under neither policy
+    patched = _lane("mi355x", patch="git apply -p1 x.diff")
+    assert not documents(rules, plan, patched)  # type: ignore[arg-type]
+    assert not documents(always, plan, patched)  # type: ignore[arg-type]

@@ -9,7 +9,7 @@ from bot.align.compare import DRIFT, PARALLELISM_KEYS, Comparison
 from bot.align.delta import moves_launch
 from bot.align.demands.flags import FlagDemands
 from bot.align.demands.image import ImageDemands
-from bot.align.demands.ledger import NOT_FROM_PATCHED, Ledger
+from bot.align.demands.ledger import Ledger
 from bot.align.demands.model import Collected, SetDemand, flag_note
 from bot.align.demands.placement import Placement
 from bot.align.demands.variables import EnvDemands
@@ -152,12 +152,8 @@ class Collector:
         finally:
             self.ledger.mode_what = None
         cls = comparison.knob(diff)
-        if offered or cls is None:
-            return
-        why = self.rules.knobs.reason("env" if diff.kind == "env" else "flag", diff.flag)
-        if self.rules.policy.knob_policy.action(cls) in ("recipe", "recipe-with-eval", "feature"):
-            why += f"; {NOT_FROM_PATCHED}"  # it would be carried, unpatched
-        self.ledger.setting(diff, label, cls, why)
+        if not offered and cls is not None:
+            self.out.settings.append(self.ledger.from_patched(diff, label, cls))
 
     def _offer_unknown(
         self, target: Target, comparison: Comparison, diff: FlagDiff, label: str

@@ -18,8 +18,8 @@ from bot.recipes.repo import Recipe
 from bot.rules import KnobClass, Rules
 from bot.vllm import FlagDiff, Verdict
 
-# why a setting of a lane that patched its engine is listed where it would be carried unpatched
-NOT_FROM_PATCHED = "not carried from a lane that patched vLLM"
+# the knob policy's actions that carry a setting into the recipe (an edit or a feature)
+_CARRIES = ("recipe", "recipe-with-eval", "feature")
 
 
 class Ledger:
@@ -55,7 +55,7 @@ class Ledger:
             self.setting(diff, label, cls, f"{local}: the benchmark host's, not a recipe's")
             return None
         action = self.rules.policy.knob_policy.action(cls)
-        why = self.rules.knobs.reason("env" if diff.kind == "env" else "flag", diff.flag)
+        why = self._knob_reason(diff)
         if self.mode is not None:
             # drift the PR did not introduce, or a default recipe-sync cannot resolve: offered
             # when the policy edits its class, and then only as a recipe edit (no pin, no
@@ -126,7 +126,7 @@ class Ledger:
                 diff, label, cls, f"{why}; no passing eval at these settings"
             )
         elif reason == "patched":
-            fallback = self._not_carried(diff, label, cls, f"{why}; {NOT_FROM_PATCHED}")
+            fallback = self.from_patched(diff, label, cls)
         else:
             fallback = self._not_carried(diff, label, cls, why)
         if self.out.grew(mark, "skipped"):
@@ -140,6 +140,18 @@ class Ledger:
     def forget_offer(self) -> None:
         """carry() offered a difference nothing was planned for: there is nothing to settle."""
         self._offering = None
+
+    def from_patched(self, diff: FlagDiff, label: str, cls: KnobClass) -> Setting:
+        """A setting of a lane that patched its engine, as not carried: its class's reason,
+        and, where the policy would carry it from an unpatched lane, that the patch is why."""
+        why = self._knob_reason(diff)
+        if self.rules.policy.knob_policy.action(cls) in _CARRIES:
+            why += "; not carried from a lane that patched vLLM"
+        return self._not_carried(diff, label, cls, why)
+
+    def _knob_reason(self, diff: FlagDiff) -> str:
+        """What the setting is, as rules/knobs.yaml says."""
+        return self.rules.knobs.reason("env" if diff.kind == "env" else "flag", diff.flag)
 
     def setting(self, diff: FlagDiff, label: str, cls: KnobClass, why: str) -> None:
         self.out.settings.append(self._not_carried(diff, label, cls, why))

@@ -275,3 +275,32 @@ def host_local(value: Any) -> str | None:
     if found:
         return f"{found.group(1)} is the benchmark host's own address"
     return None
+
+
+def only_host_copies(bench: Any, recipe: Any) -> bool:
+    """``bench`` is ``recipe`` but for absolute paths on the benchmark host that end in the
+    recipe's name (``/data/models/MiniMax-M3-EAGLE3`` for ``Inferact/MiniMax-M3-EAGLE3``: a
+    staged copy of the same checkpoint), looking into JSON: the benchmark ran the recipe's
+    value from a local copy."""
+    bench, recipe = _parsed(bench), _parsed(recipe)
+    if isinstance(bench, Mapping) and isinstance(recipe, Mapping):
+        return bench.keys() == recipe.keys() and all(
+            only_host_copies(bench[k], recipe[k]) for k in bench
+        )
+    if isinstance(bench, list | tuple) and isinstance(recipe, list | tuple):
+        return len(bench) == len(recipe) and all(map(only_host_copies, bench, recipe))
+    if isinstance(bench, str) and isinstance(recipe, str) and bench != recipe:
+        name = recipe.rstrip("/").rsplit("/", 1)[-1]
+        local = host_local(bench) is not None and bench.startswith("/")
+        return local and bool(name) and bench.rstrip("/").rsplit("/", 1)[-1] == name
+    return bool(bench == recipe)
+
+
+def _parsed(value: Any) -> Any:
+    """A JSON object or list spelled as text, parsed; anything else as it is."""
+    if isinstance(value, str) and value.strip()[:1] in "{[":
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value

@@ -4,11 +4,15 @@ behind a router with synthetic-acceptance arms, a hand-written section that drif
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
+from bot.align.nodes import only_host_copies
 from bot.align.reproduction import short_list
-from bot.align.reproduction.defaults import default_note
+from bot.align.reproduction.defaults import default_note, run_time_note
+from bot.align.reproduction.sections import _deltas
 from bot.align.result import RecipeOutcome
 from bot.present import present
 from bot.recipes.guide import (
@@ -17,6 +21,7 @@ from bot.recipes.guide import (
     parse_markdown,
     unbalanced_fences,
 )
+from bot.rules import default_rules
 from bot.vllm import FlagDiff, Verdict
 from bot.yamlio.yaml12 import load_yaml
 from tests.align.reproduction_fixture import (
@@ -234,6 +239,10 @@ def test_a_default_is_named_only_when_it_holds_unconditionally() -> None:
     assert default_note(_omitted(plain)) == " (the recipe's command leaves it to vLLM: 1024 here)"
     for condition in ("only when compatible", "when not pooling", "unless PP>1", "if V1"):
         assert default_note(_omitted(f"omitted resolves to True {condition}")) == ""
+    # a rule of the model is no value "here" (25 since-June blocks printed this one)
+    rule = "None resolves to model.is_prefix_caching_supported (True for typical decoder LMs)"
+    assert default_note(_omitted(rule)) == ""
+    assert default_note(_omitted("resolves to 0.92 (CacheConfig)")).endswith(": 0.92 here)")
 
 
 def test_by_default_no_block_without_a_recipe_edit(tmp_path: Path) -> None:
@@ -244,3 +253,53 @@ def test_by_default_no_block_without_a_recipe_edit(tmp_path: Path) -> None:
     assert outcome.status == "offered" and outcome.patch == "" and outcome.guide == ()
     never = _only(run(bench, recipes, (TP4_KEY,), guide_rules("never")).outcomes)
     assert never.guide == () and never.patch == ""
+
+
+def test_a_value_known_only_when_the_script_runs_is_said_so_never_printed() -> None:
+    """A block does not print the evaluator's placeholder as a value to export (InferenceX
+    #2213's MI355X block said "Export `HSA_NO_SCRATCH_RECLAIM=<HSA_NO_SCRATCH_RECLAIM:
+    opaque:undecidable-branch>`")."""
+    assert run_time_note("1") is None
+    placeholder = "<HSA_NO_SCRATCH_RECLAIM:opaque:undecidable-branch>"
+    why = "it differs between branches of a condition that cannot be decided"
+    assert run_time_note(placeholder) == f"its value is known only when the script runs ({why})"
+    diffs = [
+        FlagDiff(
+            kind="env",
+            key=name,
+            flag=name,
+            verdict=Verdict.DIFFERS,
+            bench_value=value,
+            recipe_value=None,
+            bench_tokens=(),
+            recipe_tokens=(),
+            reason="",
+            category="env",
+        )
+        for name, value in (("HSA_NO_SCRATCH_RECLAIM", placeholder), ("NCCL_MIN_NCHANNELS", "4"))
+    ]
+    comparison = SimpleNamespace(report=SimpleNamespace(diffs=diffs), floating_image=False)
+    texts = [text for _, text in _deltas(comparison, default_rules())]  # type: ignore[arg-type]
+    assert (
+        f"Export `HSA_NO_SCRATCH_RECLAIM` as the script does: {run_time_note(placeholder)}."
+        in texts
+    )
+    assert "Export `NCCL_MIN_NCHANNELS=4` (below)." in texts
+    assert not any("opaque" in text for text in texts)
+
+
+def test_a_staged_copy_of_the_recipes_checkpoint_is_no_delta() -> None:
+    """A draft model the benchmark read from its host's disk under the recipe's name is the
+    recipe's value (InferenceX #1929's block told readers to use /data/models/…)."""
+    recipe = {
+        "method": "eagle3",
+        "model": "Inferact/MiniMax-M3-EAGLE3",
+        "num_speculative_tokens": 3,
+    }
+    staged = {**recipe, "model": "/data/models/MiniMax-M3-EAGLE3"}
+    assert only_host_copies(staged, recipe)
+    assert only_host_copies(json.dumps(staged), json.dumps(recipe))
+    assert not only_host_copies({**staged, "num_speculative_tokens": 2}, recipe)
+    assert not only_host_copies({**staged, "model": "/data/models/Other-EAGLE3"}, recipe)
+    assert not only_host_copies({**recipe, "model": "Other/MiniMax-M3-EAGLE3"}, recipe)
+    assert not only_host_copies("/data/models/3", 3)

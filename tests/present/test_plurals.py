@@ -96,3 +96,32 @@ def test_a_group_title_never_ends_a_shortened_block() -> None:
     assert len(shown) == MAX_LINES - 4  # every short setting stays
     note = next(line for line in lines if "not shown" in line)
     assert note.startswith("1 more setting of this lane is not shown"), note
+
+
+def test_a_shortened_block_points_at_no_export_block_it_dropped() -> None:
+    """When the exports' block gives way, no bullet still says "(below)", and a variable a
+    kept bullet names is not counted as not shown (InferenceX #2213's MI355X block counted
+    "3 more settings", one of them on screen)."""
+    head, _, section = _long_block()
+    short = [f"- Add `--flag-{n}`" for n in range(MAX_LINES - 6)]
+    exports = ["```bash", "# Tuning", "export OMP_NUM_THREADS=1", "export AITER_X=auto", "```"]
+    body = [*short, "- Export `OMP_NUM_THREADS=1` (below).", "", *exports]
+    assert len(wrap([*head, *body])) > MAX_LINES
+    lines = _within(head, body, [], section)
+    assert "- Export `OMP_NUM_THREADS=1`." in lines
+    assert not any("(below)" in line or line.startswith("```") for line in lines)
+    note = next(line for line in lines if "not shown" in line)
+    assert note.startswith("1 more setting of this lane is not shown"), note
+
+
+def test_a_block_that_drops_only_repeated_exports_hides_nothing() -> None:
+    """The exports' block repeats variables the bullets name: when only it gives way, the
+    block says nothing of settings not shown (InferenceX #1929's B300 block said "0 more
+    settings of this lane are not shown")."""
+    head, _, section = _long_block()
+    short = [f"- Add `--flag-{n}`" for n in range(MAX_LINES - 4)]
+    exports = ["```bash", "# Tuning", "export OMP_NUM_THREADS=1", "```"]
+    body = [*short, "- Export `OMP_NUM_THREADS=1` (below).", "", *exports]
+    lines = _within(head, body, [], section)
+    assert "- Export `OMP_NUM_THREADS=1`." in lines
+    assert not any("not shown" in line for line in lines)

@@ -140,19 +140,35 @@ def _within(head: list[str], body: list[str], tail: list[str], section: ReproSec
         # nor a group's title without its items
         while kept and (not kept[-1].strip() or kept[-1] in _GROUP_LINES):
             kept.pop()
-        dropped = sum(
-            1
-            for line in body[len(kept) :]
-            if line.lstrip().startswith(("- ", "export ")) and line not in _GROUP_LINES
-        )
+        dropped = _not_shown(body[len(kept) :], kept)
+        if not any(line.startswith("```") for line in kept):
+            # the exports' block is gone: a bullet may not point at it
+            kept = [line.replace(" (below).", ".") for line in kept]
         note = [
             "",
             f"{count(dropped, 'more setting')} of this lane {'is' if dropped == 1 else 'are'} "
             f"not shown (a block is at most {MAX_LINES} lines): the launch in {ref} has them all.",
         ]
+        if not dropped:  # only a repetition gave way (the exports' block): nothing is hidden
+            note = []
         if len(wrap([*head, *kept, *note, *tail])) <= MAX_LINES:
             return [*head, *kept, *note, *tail]
     return [*head, *tail]
+
+
+def _not_shown(dropped: Sequence[str], kept: Sequence[str]) -> int:
+    """The settings among ``dropped`` lines a reader no longer sees: a bullet, or an export
+    whose variable no kept bullet names (the block below the bullets repeats them)."""
+    shown = "\n".join(kept)
+    count = 0
+    for line in dropped:
+        item = line.lstrip()
+        if item.startswith("export "):
+            name = item[len("export ") :].partition("=")[0]
+            count += f"`{name}=" not in shown and f"`{name}`" not in shown
+        elif item.startswith("- ") and line not in _GROUP_LINES:
+            count += 1
+    return count
 
 
 def command_text(section: ReproSection, command: ReproCommand) -> list[str]:

@@ -1,5 +1,5 @@
-"""How a block shows a value the recipe leaves to vLLM: the default it resolves to, a long
-list shortened."""
+"""How a block shows a value: the default a value the recipe leaves to vLLM resolves to, a
+long list shortened, a value known only when the benchmark script runs."""
 
 from __future__ import annotations
 
@@ -7,17 +7,23 @@ import json
 import re
 
 from bot import markdown as md
+from bot.shell.text import PLACEHOLDER_RE, REASONS
 from bot.vllm import FlagDiff
+
+# a default vLLM computes from the model or the config (``model.is_prefix_caching_supported``)
+# is a rule, not a value to print as "here"
+_EXPRESSION = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 
 
 def default_note(diff: FlagDiff) -> str:
     """The words a block adds to an omitted flag, from the comparison's reason: "(the
     recipe's command leaves it to vLLM: 1024 here)"; nothing when the reason names no default
-    that holds unconditionally ("resolves to True only when compatible" is no "True here")."""
+    that holds unconditionally ("resolves to True only when compatible" is no "True here") or
+    names a rule rather than a value ("resolves to model.is_prefix_caching_supported")."""
     match = re.search(
         r"resolves to (?:the default )?(\S+)(?!\S)(?! (?:only|when|unless|if)\b)", diff.reason
     )
-    if match is None:
+    if match is None or _EXPRESSION.fullmatch(match.group(1)):
         return ""
     value = short_list(match.group(1))
     return f" (the recipe's command leaves it to vLLM: {md.text(value)} here)"
@@ -34,3 +40,14 @@ def short_list(text: str, keep: int = 3) -> str:
         return text
     head = ", ".join(json.dumps(item) for item in items[:keep])
     return f"[{head}, …, {json.dumps(items[-1])}] ({len(items)} values)"
+
+
+def run_time_note(value: str) -> str | None:
+    """Why a value the benchmark script exports cannot be shown ("its value is known only
+    when the script runs (…)"), or None for a value known statically. A block never prints
+    the evaluator's placeholder (``<NAME:opaque:reason>``) as if it were the value."""
+    found = PLACEHOLDER_RE.search(value)
+    if found is None:
+        return None
+    why = REASONS.get(found.group(2), found.group(2))
+    return f"its value is known only when the script runs ({why})"

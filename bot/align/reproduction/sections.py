@@ -13,9 +13,15 @@ from typing import Any
 
 from bot import markdown as md
 from bot.align.compare import DRIFT, Comparison, compare, taxonomy_vram
-from bot.align.nodes import bench_field_tokens, hw_label, json_holder, one_line_json
+from bot.align.nodes import (
+    bench_field_tokens,
+    hw_label,
+    json_holder,
+    one_line_json,
+    only_host_copies,
+)
 from bot.align.profile import SYNTHETIC_KEYS, Profile, synthetic_acceptance
-from bot.align.reproduction.defaults import default_note
+from bot.align.reproduction.defaults import default_note, run_time_note
 from bot.align.reproduction.model import ReproCommand, ReproSection, SectionPoint
 from bot.argv import option_name, value_at
 from bot.benchmarks import BenchRepo, LaunchLine, Point
@@ -525,7 +531,12 @@ def _deltas(
             continue
         if diff.kind == "env":
             if diff.verdict is Verdict.DIFFERS and diff.bench_value is not None:
-                if diff.recipe_value is None:
+                at_run_time = run_time_note(str(diff.bench_value))
+                if at_run_time is not None:
+                    out.append(
+                        (cls, f"Export {md.code(diff.flag)} as the script does: {at_run_time}.")
+                    )
+                elif diff.recipe_value is None:
                     env_add.setdefault(cls, []).append(md.code(f"{diff.flag}={diff.bench_value}"))
                 else:
                     out.append(
@@ -541,6 +552,8 @@ def _deltas(
         unknown = diff.verdict is Verdict.UNKNOWN and bool(diff.bench_tokens)
         if diff.verdict not in DRIFT and not unknown:
             continue
+        if diff.recipe_value is not None and only_host_copies(diff.bench_value, diff.recipe_value):
+            continue  # the recipe's value, read from a copy on the benchmark host
         variable = _per_conc(diff, conc_values)
         if variable is not None:
             out.append(

@@ -110,6 +110,10 @@ def test_a_shortened_block_points_at_no_export_block_it_dropped() -> None:
     lines = _within(head, body, [], section)
     assert "- Export `OMP_NUM_THREADS=1`." in lines
     assert not any("(below)" in line or line.startswith("```") for line in lines)
+    # an earlier command's exports stay, and so does its pointer at them
+    first = ["- Export `A=1` (below).", "", "```bash", "export A=1", "```"]
+    lines = _within(head, [*first, *body[len(first) :]], [], section)
+    assert "- Export `A=1` (below)." in lines and "- Export `OMP_NUM_THREADS=1`." in lines
     note = next(line for line in lines if "not shown" in line)
     assert note.startswith("1 more setting of this lane is not shown"), note
 

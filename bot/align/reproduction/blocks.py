@@ -141,9 +141,10 @@ def _within(head: list[str], body: list[str], tail: list[str], section: ReproSec
         while kept and (not kept[-1].strip() or kept[-1] in _GROUP_LINES):
             kept.pop()
         dropped = _not_shown(body[len(kept) :], kept)
-        if not any(line.startswith("```") for line in kept):
-            # the exports' block is gone: a bullet may not point at it
-            kept = [line.replace(" (below).", ".") for line in kept]
+        # the last command's exports' block is gone: its bullets may not point at it
+        fences = [i for i, line in enumerate(kept) if line.startswith("```")]
+        after = fences[-1] + 1 if fences else 0
+        kept[after:] = [line.replace(" (below).", ".") for line in kept[after:]]
         note = [
             "",
             f"{count(dropped, 'more setting')} of this lane {'is' if dropped == 1 else 'are'} "

@@ -31,6 +31,7 @@ RULES = Path(__file__).resolve().parents[2] / "rules"
         ("flag", "--kv-cache-dtype", KnobClass.ACCURACY),
         ("flag", "--tool-call-parser", KnobClass.SERVING),
         ("flag", "--port", KnobClass.HARNESS),
+        ("flag", "--enable-prompt-tokens-details", KnobClass.HARNESS),  # usage reporting
         ("flag", "--made-up-flag", KnobClass.UNCLASSIFIED),
         ("env", "VLLM_ROCM_USE_AITER_MOE", KnobClass.KERNEL),
         ("env", "AITER_TRITON_LOG_LEVEL", KnobClass.SERVING),  # exact name beats AITER_*

@@ -123,6 +123,7 @@ def _planned(demand: Demand, edit: Edit, recipes: RecipesRepo, after: str | None
         targets=demand.targets or (demand.target,),
         sources=demand.sources,
         shadows=demand.shadows,
+        wider=demand.wider,
     )
 
 

@@ -92,6 +92,8 @@ class PlannedEdit:
     targets: tuple[str, ...]  # labels of the profiles that demand it
     sources: tuple[SourceSpan, ...] = ()  # benchmark script lines of the value
     shadows: NodePath | None = None  # a narrower override: the shared node it overrides
+    # narrowed from the layer the rules name: why not there, for the reviewer ("" otherwise)
+    wider: str = ""
 
     def operation(self) -> dict[str, Any]:
         """The editor operation as JSON: ``{"op": "SetScalar", "path": "a.b[0]", …}``."""

@@ -90,6 +90,7 @@ def test_the_family_block_takes_a_setting_only_when_every_variant_it_serves_ran_
         "every amd lane of the recipe in the benchmark runs AITER_TRITON_LOG_LEVEL ERROR"
         in (edit["placement"])
     )
+    assert "kept to the benchmarked GPU" not in _bullet(out)
     # a second checkpoint the amd block also serves, which no AMD lane runs: the family is
     # a domain of GPUs, not of checkpoints, so the setting stays with the benchmarked GPU
     commit_edit(recipes_clone, SEED_RECIPE, "\ncompatible_strategies:\n", BF16_VARIANT)
@@ -100,6 +101,16 @@ def test_the_family_block_takes_a_setting_only_when_every_variant_it_serves_ran_
         "variants.default.hardware_overrides.mi355x.extra_env.AITER_TRITON_LOG_LEVEL"
     )
     assert "also serves variant bf16, which no amd lane runs" in edit["placement"]
+    # the reviewer reads why not the amd block beside the edit, not only in plan.json
+    assert _bullet(out).endswith(
+        "; kept to the benchmarked GPU because `hardware_overrides.amd` also serves variant "
+        "bf16, which no amd lane runs."
+    )
+
+
+def _bullet(out: Path) -> str:
+    lines = (out / "pr-body.md").read_text().splitlines()
+    return next(line for line in lines if line.startswith("- Add `AITER_TRITON_LOG_LEVEL"))
 
 
 BF16_VARIANT = """  bf16:

@@ -433,7 +433,7 @@ class FlagDemands(Rule):
         if items is None:
             return
         placement, why = self.place.flag_placement(diff.flag)
-        path, placement, why = self.place.narrowed(
+        path, placement, why, wider = self.place.narrowed(
             self.place.container(placement, target.profile, "extra_args", diff.flag),
             placement,
             why,
@@ -453,6 +453,7 @@ class FlagDemands(Rule):
                 placement=f"{placement} layer, {why}",
                 target=label,
                 sources=spans,
+                wider=wider,
             )
         )
 

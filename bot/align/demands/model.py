@@ -34,6 +34,8 @@ class _Demand:
     sources: tuple[SourceSpan, ...] = ()
     targets: tuple[str, ...] = ()  # after merging: every profile demanding the same
     shadows: NodePath | None = None  # a narrower override: the shared node it overrides
+    # narrowed from the layer the rules name: why not there, for the reviewer ("" otherwise)
+    wider: str = ""
     keep: ClassVar[bool] = False
 
 

@@ -118,7 +118,7 @@ class Placement:
         target: Target,
         subject: str = "",
         setting: Setting | None = None,
-    ) -> tuple[NodePath, str, str]:
+    ) -> tuple[NodePath, str, str, str]:
         """A new flag or variable goes where the rules place it, unless renderings nobody
         benchmarked draw from that layer: then where maintainers put one GPU's settings, the
         benchmarked variant x GPU (every strategy of that variant on that GPU takes it), or
@@ -128,30 +128,37 @@ class Placement:
         A ``setting`` the rules place at the generation stays there when every lane of the
         recipe on that hardware family runs it alike and every variant the block serves has
         such a lane (:meth:`by_family`): its domain is the family, not the GPU (maintainers
-        put such settings at ``hardware_overrides.amd`` / ``…blackwell``)."""
+        put such settings at ``hardware_overrides.amd`` / ``…blackwell``).
+
+        The fourth value says, for a reviewer, why not the layer the rules named when the
+        setting was narrowed ("" otherwise): the family's disagreement, else who else draws
+        from that layer."""
         if target.new_variant:
             narrow, placement = self.variant_scope(target.profile, str(container[-1]), subject)
-            return narrow, placement, why + "; the variant is new: the lane's settings are its own"
+            why += "; the variant is new: the lane's settings are its own"
+            return narrow, placement, why, ""
         if self.exact(container, target.profile):
-            return container, placement, why
+            return container, placement, why, ""
         parent = container[:-1]
         users = self.unverified_users(format_path(parent), container=True)
         if not users and lookup(self.recipe.data, parent) is not MISSING:
-            return container, placement, why
+            return container, placement, why, ""
         if not users:
             # a new layer: which renderings it would reach is decided by its path
             users = [u for u in self.reach(parent) if u not in self.verified()]
             if not users:
-                return container, placement, why
+                return container, placement, why, ""
+        family = ""
         if placement == "generation" and setting is not None:
-            agreed, note = self.by_family(target, setting, container)
+            agreed, family = self.by_family(target, setting, container)
             if agreed:
-                return container, placement, f"{why}; {note}"
-            if note:
-                why += f"; {note}"
+                return container, placement, f"{why}; {family}", ""
+            if family:
+                why += f"; {family}"
         narrow, placement = self.variant_scope(target.profile, str(container[-1]), subject)
-        why += f"; not at {format_path(parent)}: it is {self.scope_note(users)}"
-        return narrow, placement, why
+        scope = self.scope_note(users)
+        why += f"; not at {format_path(parent)}: it is {scope}"
+        return narrow, placement, why, family or f"{format_path(parent)} is {scope}"
 
     def by_family(self, target: Target, setting: Setting, container: NodePath) -> tuple[bool, str]:
         """Does every lane of the recipe on the target's hardware family run ``setting``

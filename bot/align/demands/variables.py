@@ -77,7 +77,7 @@ class EnvDemands(Rule):
         rule = classified[1]
         ruled = rule.placement or "generation"
         why = f"rules/env.yaml {rule.pattern} ({rule.reason})"
-        container, placement, why = self.place.narrowed(
+        container, placement, why, wider = self.place.narrowed(
             self.place.container(ruled, target.profile, "extra_env"),
             ruled,
             why,
@@ -87,7 +87,7 @@ class EnvDemands(Rule):
         why = f"{placement} layer, {why}"
         if origin is not None:
             why += f"; overrides {origin.path}, defined outside the recipe"
-        self._env_demand(container, name, wanted, diff, label, why, order)
+        self._env_demand(container, name, wanted, diff, label, why, order, wider=wider)
 
     def _env_demand(
         self,
@@ -99,6 +99,7 @@ class EnvDemands(Rule):
         why: str,
         order: tuple[str, ...],
         shadows: NodePath | None = None,
+        wider: str = "",
     ) -> None:
         self.out.demands.append(
             EnvDemand(
@@ -112,5 +113,6 @@ class EnvDemands(Rule):
                 target=label,
                 env_order=order,
                 shadows=shadows,
+                wider=wider,
             )
         )

@@ -127,7 +127,8 @@ def summary_bullet(edit: PlannedEdit, ctx: SummaryContext | None = None) -> str:
     renderings keep. Where it lands and the old value are the change table's
     (:mod:`bot.present.sections.changes`). The reason only where the values do not say it (a
     removal by policy, a parallelism) and the upstream vLLM change of a new image; never
-    the placement rule (plan.json has it)."""
+    the placement rule (plan.json has it), only why not the layer the rules name when the
+    edit was narrowed to the benchmarked GPU."""
     what, kept = _bullet_parts(edit, ctx)
     return f"{what}{kept}."
 
@@ -140,6 +141,8 @@ def _bullet_parts(edit: PlannedEdit, ctx: SummaryContext | None) -> tuple[str, s
         line += _knob(edit, ctx.rules)
     if edit.kind in ("flag-remove", "tp"):
         line += f": {prose(edit.reason)}"
+    if edit.wider:  # a reviewer asks why not the shared block the recipe has for this
+        line += f"; kept to the benchmarked GPU because {prose(edit.wider)}"
     if edit.kind == "image" and ctx is not None and ctx.upstream:
         cited = ", ".join(f"vllm-project/vllm#{n}" for n in ctx.upstream)
         line += f"; the benchmark's changelog cites upstream {cited}"

@@ -126,3 +126,14 @@ def test_every_knob_the_real_vllm_scripts_set_is_classified(tmp_path: Path) -> N
         if rules.knob_class("flag" if kind == "flag" else "env", name) is KnobClass.UNCLASSIFIED
     )
     assert unclassified == []
+
+
+def test_a_knob_without_its_own_reason_gets_a_description_not_a_claim() -> None:
+    """A variable a pattern classes (``VLLM_ROCM_*``) has no reason of its own: the PR text
+    shows its class's description, which claims nothing about the variable ("without it the
+    recipe runs a different kernel" was said of variables whose default may be the same;
+    issue #31)."""
+    knobs = load_rules(RULES).knobs
+    reason = knobs.reason("env", "VLLM_ROCM_SHUFFLE_KV_CACHE_LAYOUT")
+    assert reason == "kernel/backend selection: which kernel or backend vLLM runs for the setting"
+    assert knobs.reason("flag", "--moe-backend") == "MoE kernel selection"  # its own

@@ -5,12 +5,16 @@ item 5). The seed's texts carried "1 models", "1 offered setting and their histo
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
+from bot.align.model import FlagNote
 from bot.align.reproduction.blocks import MAX_LINES, _within, wrap
 from bot.align.reproduction.model import ReproSection
-from bot.align.result import RecipeOutcome
+from bot.align.result import AlignRun, RecipeOutcome
 from bot.present.pr_text import pr_contents
+from bot.present.sections.common import FULL
+from bot.present.sections.lists import UNKNOWN_WHY, lists_section
 from tests.align.reproduction_fixture import TP4_KEY, WIDGET, build, run
 
 # "1 <noun>s": a plural after one (the words of the texts that end in s but are singular
@@ -129,3 +133,16 @@ def test_a_block_that_drops_only_repeated_exports_hides_nothing() -> None:
     lines = _within(head, body, [], section)
     assert "- Export `OMP_NUM_THREADS=1`." in lines
     assert not any("not shown" in line for line in lines)
+
+
+def test_an_undecided_comparison_is_not_called_unclassified(seed_run: AlignRun) -> None:
+    """``--moe-backend aiter`` against the recipe's auto is a kernel setting whose equivalence
+    recipe-sync cannot decide: the list says that, not "not classified" (InferenceX #2187)."""
+    outcome = next(o for o in seed_run.outcomes if o.status == "patch")
+    note = FlagNote(
+        kind="flag", subject="--moe-backend", bench="--moe-backend aiter", recipe=None,
+        verdict="unknown", reason="auto runs a per-quant-scheme oracle", target="t", node=None,
+    )  # fmt: skip
+    lines = lists_section(replace(outcome.plan, unknown=(note,)), FULL)
+    assert f"**Unknown** ({UNKNOWN_WHY}):" in lines
+    assert not any("not classified" in line for line in lines)

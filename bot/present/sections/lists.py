@@ -35,6 +35,11 @@ def defaults_section(plan: AlignmentPlan) -> list[str]:
     )
 
 
+# a comparison recipe-sync cannot decide (an explicit value against a default it cannot
+# resolve): the knob is classified, the answer is what is unknown
+UNKNOWN_WHY = "whether the recipe's command already runs it is not known; not copied"
+
+
 def _notes_list(name: str, notes: Sequence[FlagNote], why: str, listed: int) -> list[str]:
     if not notes:
         return []
@@ -89,7 +94,7 @@ def lists_section(plan: AlignmentPlan, budget: TextBudget) -> list[str]:
             listed,
         ),
         *_names_line("Front-end only", plan.front_end, "not serving configuration", listed),
-        *_notes_list("Unknown", plan.unknown, "not classified; not copied", listed),
+        *_notes_list("Unknown", plan.unknown, UNKNOWN_WHY, listed),
         *_texts_list("Not edited", plan.skipped, listed),
         *_texts_list("Notes", plan.notes, listed),
     ]

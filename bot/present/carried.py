@@ -6,6 +6,7 @@ from __future__ import annotations
 from bot import markdown as md
 from bot.align.model import Setting
 from bot.align.plan import AlignmentPlan
+from bot.align.reproduction import short_list
 from bot.rules.knobs import CLASSIFIED
 from bot.words import count
 
@@ -60,9 +61,19 @@ def _item(same: list[Setting], listed: int) -> str:
         if head and all(_number(t) is not None for t in texts):
             texts.sort(key=lambda t: _number(t) or 0.0)
         more = f", {len(texts) - listed} more" if len(texts) > listed else ""
-        codes = ", ".join(md.code(t) for t in texts[:listed])
+        codes = ", ".join(_code(t) for t in texts[:listed])
         parts.append(f"{codes}{more} ({md.text(reason.rstrip('.'))})")
     return head + ", ".join(parts)
+
+
+def _code(text: str) -> str:
+    """A value in a code span; a long list as its first items, the last and the count (a
+    capture-size list of 135 numbers is no reading for a reviewer)."""
+    short = short_list(text)
+    if short == text:
+        return md.code(text)
+    items, _, counted = short.rpartition(" (")
+    return f"{md.code(items)} ({counted}"
 
 
 def _value(item: Setting, shown: str) -> str | None:

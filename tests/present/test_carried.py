@@ -59,3 +59,17 @@ def test_one_value_keeps_its_launch_spelling_and_reasons_stay_with_their_values(
         "vllm/vllm-openai-rocm:latest: it keeps floating; the benchmark's tag is cited, not "
         "pinned)"
     )
+
+
+def test_a_long_list_value_is_shown_short_with_its_count() -> None:
+    """InferenceX #2616's comment listed six capture-size lists in full, one of 134 numbers;
+    each is its first items, its last and how many."""
+    sizes = "tuning: capture sizes built from the benchmark's concurrency list"
+    flag = "--compilation-config.cudagraph_capture_sizes"
+    long = "[" + ",".join(str(n) for n in range(1, 129)) + ",256,512]"
+    plan = _plan(
+        Setting("tuning", "flag", flag, f"{flag} {long}", None, sizes, "K3 b300 tp"),
+        Setting("tuning", "flag", flag, f"{flag} [8,16]", None, sizes, "K3 b300 tp"),
+    )
+    (line,) = settings_lines(plan)[2:]
+    assert line == (f"- tuning: `{flag}` `[1, 2, 3, …, 512]` (130 values), `[8,16]` ({sizes})")

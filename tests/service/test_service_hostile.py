@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -184,6 +185,9 @@ def test_a_delivery_that_never_reached_the_queue_is_enqueued_by_the_reconciler(
     rt, http = service
     accepted = post(http, json.dumps(labeled()).encode(), delivery="queued-1")
     assert accepted.status_code == 202
+    # the ack marks a delivery queued after answering (off the answer's path): on a loaded
+    # machine the mark may land a moment after the 202
+    _until_queued(rt, "queued-1")
     assert rt.store.deliveries.claim(
         "lost-2", event="pull_request", action="labeled", repo="o/r", trigger="{}"
     )
@@ -197,6 +201,13 @@ def test_a_delivery_that_never_reached_the_queue_is_enqueued_by_the_reconciler(
     assert len(rt.huey.pending()) == 1
     assert reconcile_once(rt)["deliveries"] == []  # queued now
     assert rt.store.deliveries.get("lost-2") is not None
+
+
+def _until_queued(rt: Runtime, delivery_id: str, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while (found := rt.store.deliveries.get(delivery_id)) is None or found[1] != "queued":
+        assert time.monotonic() < deadline, f"{delivery_id} not marked queued: {found}"
+        time.sleep(0.01)
 
 
 def test_a_delivery_is_processed_by_one_worker_at_a_time(

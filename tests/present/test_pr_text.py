@@ -222,3 +222,27 @@ def test_the_image_bullet_cites_the_upstream_vllm_change(seed_run: AlignRun) -> 
     (image,) = [line for line in text.splitlines() if line.startswith("- Pin the MI355X image")]
     assert image.count("; the benchmark's changelog cites upstream vllm-project/vllm#56503") == 1
     assert text.count("vllm-project/vllm#56503") == 1  # a live reference once; the quote escapes
+
+
+def test_a_title_of_variables_alone_names_them_while_it_reads_short(seed_run: AlignRun) -> None:
+    """InferenceX #2590's title said "Align env"; a reviewer scanning a PR list wants the
+    variable. One or two variables are named while the title stays within 100 characters;
+    more, or longer, say "env"."""
+    (outcome,) = seed_run.patches
+    plan = outcome.plan
+    edit = plan.edits[0]
+
+    def titled(*names: str) -> str:
+        edits = tuple(replace(edit, kind="env-new", subject=name) for name in names)
+        return title(replace(plan, edits=edits), seed_run.names, "acme/InferenceX", 2590)
+
+    assert titled("VLLM_ROCM_USE_AITER_FUSION_SHARED_EXPERTS") == (
+        "[DeepSeek-V4.1-Flash][MI355X] Align VLLM_ROCM_USE_AITER_FUSION_SHARED_EXPERTS with "
+        "InferenceX #2590"
+    )
+    assert titled("AITER_A", "AITER_B") == (
+        "[DeepSeek-V4.1-Flash][MI355X] Align AITER_A and AITER_B with InferenceX #2590"
+    )
+    assert "Align env with" in titled("AITER_A", "AITER_B", "AITER_C")
+    long = ("VLLM_ROCM_USE_AITER_FUSION_SHARED_EXPERTS", "VLLM_ROCM_SHUFFLE_KV_CACHE_LAYOUT")
+    assert titled(*long) == "[DeepSeek-V4.1-Flash][MI355X] Align env with InferenceX #2590"

@@ -33,10 +33,13 @@ FLAG_WORDS = {
 
 
 MAX_TITLE_ITEMS = 3
+# a title that names its variables stays readable in a PR list: past this, "env" instead
+READABLE_TITLE = 100
 
 
-def _changes(plan: AlignmentPlan, names: RecipesNames) -> list[str]:
-    """What the edits change, in words, most visible first (image, flags, features, env)."""
+def _changes(plan: AlignmentPlan, names: RecipesNames, *, name_env: bool = True) -> list[str]:
+    """What the edits change, in words, most visible first (image, flags, features, env);
+    an edit of variables alone names them (``name_env``), else says "env"."""
     hws = _hardware(plan, names)
     brands = {names.hardware[h].brand for h in hws}
     words: list[str] = [f"new {e.subject} variant" for e in plan.edits if e.kind == "variant"]
@@ -57,8 +60,10 @@ def _changes(plan: AlignmentPlan, names: RecipesNames) -> list[str]:
             words.append(FLAG_WORDS.get(base, base.lstrip("-")))
         elif edit.kind == "flag-new" and edit.node == "opt_in_features":
             words.append(f"opt-in {edit.subject} feature")
-    if not words and any(e.kind in ("env", "env-new") for e in plan.edits):
-        words.append("env")
+    env = [e.subject for e in plan.edits if e.kind in ("env", "env-new")]
+    if not words and env:
+        named = list(dict.fromkeys(env))
+        words.extend(named if name_env and len(named) <= 2 else ["env"])
     words = list(dict.fromkeys(words))
     if not words and any(e.kind == "verified" for e in plan.edits):
         words.append("verified hardware")
@@ -94,9 +99,14 @@ def title(
     tags = f"[{names.recipes[plan.recipe_path].title}]" + (f"[{labels}]" if labels else "")
     bench = bench_repo.rsplit("/", 1)[-1] if bench_repo else "benchmark"
     source = f"{bench} #{pr}" if pr is not None else f"{bench} {plan.targets[0].key}"
-    words = _changes(plan, names)
+    text = _align_text(tags, _changes(plan, names), source)
+    if len(text) > READABLE_TITLE:
+        text = _align_text(tags, _changes(plan, names, name_env=False), source)
+    return text[:TITLE_LIMIT]
+
+
+def _align_text(tags: str, words: list[str], source: str) -> str:
     what = (
         ", ".join(words[:-1]) + f" and {words[-1]}" if len(words) > 1 else "".join(words)
     ) or "recipe"
-    text = f"{tags} Align {what} with {source}"
-    return " ".join(text.split())[:TITLE_LIMIT]
+    return " ".join(f"{tags} Align {what} with {source}".split())

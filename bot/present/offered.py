@@ -112,6 +112,9 @@ def _setting(edit: PlannedEdit) -> str:
         # a whole args list written (an override replacing its layer's list): the flag's own
         value = new_value(edit)
         return md.code(edit.subject if value == edit.after else f"{edit.subject} {value}".strip())
-    if edit.kind in ("flag", "flag-new") and not edit.after.startswith(edit.subject):
+    # a value that is a flag itself is another spelling of the subject (``--no-x`` for
+    # ``--x``): shown as it is, not after the subject
+    spelled = edit.after.startswith(edit.subject) or edit.after.startswith("--")
+    if edit.kind in ("flag", "flag-new") and not spelled:
         return md.code(f"{edit.subject} {edit.after}")
     return md.code(edit.after)

@@ -37,3 +37,18 @@ def test_a_flag_offered_in_a_whole_args_list_is_named_by_its_own_tokens() -> Non
     )
     assert "speculative" not in lines[0]
     assert f"- `--max-num-seqs 48` at `{node}`" in "\n".join(lines)
+
+
+def test_a_negated_flag_is_named_as_the_benchmark_spelled_it() -> None:
+    """InferenceX #2224's comment offered "`--enable-flashinfer-autotune
+    --no-enable-flashinfer-autotune`": the value is the subject's negated spelling, shown
+    alone."""
+    node = "strategy_overrides.single_node_dep.hardware_overrides.b200.extra_args"
+    autotune = _edit(
+        "flag-new", "--enable-flashinfer-autotune", node, None, "--no-enable-flashinfer-autotune"
+    )
+    lines = offered_lines(replace(empty_plan("models/x/M.yaml"), offered=(autotune,)), command="/x")
+    assert lines[0].startswith(
+        "**Offered, not proposed** (kinds rarely taken): `--no-enable-flashinfer-autotune`;"
+    ), lines[0]
+    assert not any("--enable-flashinfer-autotune --no" in line for line in lines)

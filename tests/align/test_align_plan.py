@@ -374,3 +374,30 @@ def test_an_argument_past_the_catalogue_on_a_nightly_lane_is_a_note_not_a_block(
     plan = plan_recipe(recipes, source, rules, [_target(recipes, rules, released)])
     (skipped,) = [s for s in plan.skipped if "--prefix-match-unit" in s]
     assert skipped.endswith("vLLM would reject it")
+
+
+def test_a_config_key_outside_its_releases_on_a_nightly_lane_is_a_note_not_a_block(
+    recipes: RecipesRepo, source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    """InferenceX #2224 and #2241 ran `use_fp4_indexer_cache` (vLLM 0.22–0.27.1) on nightly
+    images; recipe-sync judged it on the 0.33 it assumes for a nightly and blocked both PRs
+    with "vLLM would reject it", which the lanes that launched with it contradict."""
+    key = "--attention-config.use_fp4_indexer_cache=True"
+    nightly = replace(
+        launch,
+        argv=(*launch.argv, key),
+        argv_sources=(*launch.argv_sources, launch.argv_sources[-1]),
+    )
+    plan = plan_recipe(recipes, source, rules, [_target(recipes, rules, nightly)])
+    assert not [s for s in plan.skipped if "use_fp4_indexer_cache" in s]
+    (note,) = [n for n in plan.notes if "use_fp4_indexer_cache" in n]
+    assert note.endswith(
+        "the lane's image is a nightly build of a vLLM version not known (recipe-sync assumed "
+        f"{fmt_version(NEWEST)}), so whether it accepts the key is not known; it is neither "
+        "compared nor carried"
+    )
+    # a release the catalogue knows to lack the key: there vLLM would reject it
+    released = replace(nightly, image=f"vllm/vllm-openai-rocm:v{fmt_version(NEWEST)}")
+    plan = plan_recipe(recipes, source, rules, [_target(recipes, rules, released)])
+    (skipped,) = [s for s in plan.skipped if "use_fp4_indexer_cache" in s]
+    assert skipped.endswith("vLLM would reject it")

@@ -236,6 +236,13 @@ class Collector:
                     and finding.code == "unknown-flag"
                     and report.version.may_be_newer
                 )
+                # a config key outside its releases, judged on a version only assumed for the
+                # build that ran (a nightly of any date): the lane launched with it
+                assumed_version = (
+                    side == "benchmark"
+                    and finding.code == "unknown-config-key"
+                    and report.version.source in ("nightly", "unknown")
+                )
                 if has_placeholder(*finding.tokens):
                     why = "its value is only known at run time, so it is not compared"
                 elif unknown_to_catalogue:
@@ -244,6 +251,12 @@ class Collector:
                     why = (
                         f"recipe-sync knows vLLM's arguments to {fmt_version(NEWEST)} and "
                         f"{_build_words(report.version)}, so it is neither compared nor carried"
+                    )
+                elif assumed_version:
+                    unknown_to_catalogue = True
+                    why = (
+                        f"{_build_words(report.version, assumed=True)}, so whether it accepts "
+                        "the key is not known; it is neither compared nor carried"
                     )
                 else:
                     why = "vLLM would reject it"
@@ -266,8 +279,15 @@ def patch_words(launch: LaunchLine) -> str | None:
     return f"the lane patched vLLM before it launched ({patch.what.strip('`')} at {where})"
 
 
-def _build_words(version: VersionResolution) -> str:
-    """Why the build a lane ran may know arguments the catalogue does not."""
+def _build_words(version: VersionResolution, *, assumed: bool = False) -> str:
+    """Why the build a lane ran may know arguments the catalogue does not; ``assumed``: why
+    the version a finding was judged on is only assumed for it."""
+    if assumed:
+        build = "a nightly build" if version.source == "nightly" else "a build"
+        return (
+            f"the lane's image is {build} of a vLLM version not known (recipe-sync assumed "
+            f"{version.label})"
+        )
     if version.source == "nightly":
         return "the lane's image is a nightly build, which may be newer"
     if version.source == "unknown":

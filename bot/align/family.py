@@ -85,6 +85,7 @@ class Agreement:
     def note(self, generation: str, block: str) -> str:
         """Why the setting does or does not go to the family's ``block`` ("" when no lane of
         the family was there to ask)."""
+        generation = generation_words(generation)
         if self.uncovered:
             return (
                 f"{block} also serves variant {', '.join(self.uncovered)}, which no "
@@ -105,6 +106,12 @@ class Agreement:
             f"{self.setting.words(self.setting.pairs)} "
             f"({count} lane{'s' if count != 1 else ''} on {gpus})"
         )
+
+
+def generation_words(generation: str) -> str:
+    """A generation key as a reader writes it: ``amd`` → AMD (a brand's acronym),
+    ``blackwell`` → Blackwell."""
+    return generation.upper() if len(generation) <= 3 else generation.capitalize()
 
 
 class FamilyLanes:

@@ -45,7 +45,7 @@ def test_a_setting_every_lane_runs_alike_agrees_and_one_they_differ_on_does_not(
     shared = family.agreement(GPT_OSS, "hopper", parser)
     assert shared.agreed
     assert shared.note("hopper", "hardware_overrides.hopper") == (
-        "every hopper lane of the recipe in the benchmark runs --tool-call-parser openai "
+        "every Hopper lane of the recipe in the benchmark runs --tool-call-parser openai "
         "(2 lanes on h100, h200)"
     )
     hermes = Setting("--tool-call-parser", "flag", {("flag", "--tool-call-parser"): "hermes"})
@@ -55,7 +55,7 @@ def test_a_setting_every_lane_runs_alike_agrees_and_one_they_differ_on_does_not(
     one_gpu = family.agreement(GPT_OSS, "hopper", logging)
     assert not one_gpu.agreed
     assert one_gpu.note("hopper", "hardware_overrides.hopper") == (
-        "the hopper lanes differ: gptoss-fp4-h100-vllm on h100 runs no --enable-log-requests"
+        "the Hopper lanes differ: gptoss-fp4-h100-vllm on h100 runs no --enable-log-requests"
     )
     # no lane on the family: nothing says the setting belongs there
     none = family.agreement(GPT_OSS, "amd", parser)
@@ -65,7 +65,7 @@ def test_a_setting_every_lane_runs_alike_agrees_and_one_they_differ_on_does_not(
     other = family.agreement(GPT_OSS, "hopper", parser, frozenset({"default", "fp8"}))
     assert not other.agreed and other.uncovered == ("fp8",)
     assert other.note("hopper", "hardware_overrides.hopper") == (
-        "hardware_overrides.hopper also serves variant fp8, which no hopper lane runs"
+        "hardware_overrides.hopper also serves variant fp8, which no Hopper lane runs"
     )
     # an env variable is its own name only
     metrics = Setting.env("GPU_METRICS_CSV", "/workspace/results/gpu_metrics.csv")
@@ -87,7 +87,7 @@ def test_the_family_block_takes_a_setting_only_when_every_variant_it_serves_ran_
     edit = _env_edit(out)
     assert edit["node"] == "hardware_overrides.amd.extra_env.AITER_TRITON_LOG_LEVEL"
     assert (
-        "every amd lane of the recipe in the benchmark runs AITER_TRITON_LOG_LEVEL ERROR"
+        "every AMD lane of the recipe in the benchmark runs AITER_TRITON_LOG_LEVEL ERROR"
         in (edit["placement"])
     )
     assert "kept to the benchmarked GPU" not in _bullet(out)
@@ -100,11 +100,11 @@ def test_the_family_block_takes_a_setting_only_when_every_variant_it_serves_ran_
     assert edit["node"] == (
         "variants.default.hardware_overrides.mi355x.extra_env.AITER_TRITON_LOG_LEVEL"
     )
-    assert "also serves variant bf16, which no amd lane runs" in edit["placement"]
+    assert "also serves variant bf16, which no AMD lane runs" in edit["placement"]
     # the reviewer reads why not the amd block beside the edit, not only in plan.json
     assert _bullet(out).endswith(
         "; kept to the benchmarked GPU because `hardware_overrides.amd` also serves variant "
-        "bf16, which no amd lane runs."
+        "bf16, which no AMD lane runs."
     )
 
 

@@ -226,7 +226,7 @@ def test_plan_json_explains_every_edit(seed_out: Path) -> None:
     # the seed's own author put it (the PR's MI350X rendering "identical to MI355X except no
     # --max-num-seqs"), not the MI355X layer
     assert offered["node"] == "hardware_overrides.amd.extra_env.AITER_TRITON_LOG_LEVEL"
-    assert "every amd lane of the recipe in the benchmark runs" in offered["placement"]
+    assert "every AMD lane of the recipe in the benchmark runs" in offered["placement"]
     assert offered["estimate"]["kind"] == "serving/new setting/amd"
     assert offered["estimate"]["probability"] < 0.5
     assert (tuning["subject"], tuning["after"]) == ("--max-num-seqs", "--max-num-seqs 128")

@@ -117,8 +117,10 @@ class ChangeKind:
         return f"{self.knob}/{self.change}/{self.vendor or 'any'}"
 
     def words(self) -> str:
+        """``kernel, new setting, AMD``; ``image, NVIDIA`` (an image is its own change)."""
         vendor = f", {self.vendor.upper()}" if self.vendor else ""
-        return f"{self.knob}, {self.change}{vendor}"
+        what = self.knob if self.knob == self.change else f"{self.knob}, {self.change}"
+        return what + vendor
 
     def name(self) -> str:
         """``kernel new setting (AMD)``; ``image (AMD)``."""

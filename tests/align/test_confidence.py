@@ -50,6 +50,9 @@ def test_the_kind_names_class_change_and_vendor() -> None:
     assert kind_of(BACKEND, rules, "amd") == ChangeKind("kernel", "new setting", "amd")
     image = _edit("image", "image", "model.docker_image.amd", "a:1", "a:2")
     assert kind_of(image, rules, "amd").key == "image/image/amd"
+    # an image is its own change: "(image, AMD)", not "(image, image, AMD)" (#1978's PR)
+    assert kind_of(image, rules, "amd").words() == "image, AMD"
+    assert ChangeKind("kernel", "new setting", "").words() == "kernel, new setting"
     feature = _edit("flag-new", "--max-num-seqs", "features.agentic.args", None, "8")
     assert kind_of(feature, rules, "").change == "opt-in feature"
 

@@ -10,8 +10,6 @@ links). Annotations point at the benchmark script lines of the differing flags
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -25,6 +23,7 @@ from bot.present.carried import settings_lines
 from bot.present.consistency import Finding, bug_note, check_texts
 from bot.present.guide import guide_section
 from bot.present.offered import offered_lines
+from bot.present.points import ERROR_STATUSES, STATUS_TEXT, points_section
 from bot.present.posted import body_room
 from bot.present.pr_text import branch_of, cap, pr_contents, pull_request_text
 from bot.present.secrets import Masker, run_credentials
@@ -35,69 +34,9 @@ from bot.present.texts import AlignTexts, CheckRun
 from bot.vllm import FlagDiff
 from bot.words import count
 
-STATUS_TEXT = {
-    "patch": "alignment PR proposed",
-    "aligned": "already aligned",
-    "blocked": "blocked",
-    "failed": "no edit proposed",
-    "offered": "candidates offered, none proposed",
-}
-ERROR_STATUSES = ("error",)
-
-
-def _point_label(results: Sequence[PointResult]) -> str:
-    first = results[0].point.label()
-    if len(results) == 1:
-        return first
-    concs = [str(r.point.conc) for r in results]
-    return re.sub(r"conc=\d+", "conc=" + "/".join(concs), first)
-
-
-def _outcome_for(run: AlignRun, result: PointResult) -> RecipeOutcome | None:
-    if result.profile is None:
-        return None
-    return next((o for o in run.outcomes if o.recipe_path == result.profile.recipe_path), None)
-
-
-def _status(run: AlignRun, result: PointResult) -> str:
-    if result.status == "represents":
-        found = _outcome_for(run, result)
-        if found is None:
-            return "compared"
-        drift = len(result.drift)
-        differences = f"{count(drift, 'difference')}: " if drift else ""
-        if found.status == "patch":
-            # what the PR holds in pr_contents' words (the CLI's and the comment's), and how
-            # many of this point's differences it edits: the table's rows say which
-            edited = sum(1 for diff in result.drift if edit_for(found.plan, diff) is not None)
-            differences = f"{count(drift, 'difference')}, {edited} edited: " if drift else ""
-            return f"{differences}alignment PR with {pr_contents(found)}"
-        extra = f" ({found.reason})" if found.status in ("blocked", "failed") else ""
-        return f"{differences}{STATUS_TEXT[found.status]}{extra}"
-    names = {"context": "context", "other-point": "other point", "unmapped": "not mapped"}
-    return f"{names.get(result.status, result.status)}: {result.reason}"
-
 
 def _context(run: AlignRun, found: RecipeOutcome) -> SummaryContext:
     return SummaryContext(run.names, run.inputs.rules, found.plan, found.matrix)
-
-
-def points_table(run: AlignRun) -> list[str]:
-    rows = ["| Config key | Arm | Points | Recipe profile | Status |", "|---|---|---|---|---|"]
-    for key in run.keys:
-        if key.problem is not None:
-            rows.append(f"| {code(key.key.key)} | | | | {md.text(key.problem)} |")
-            continue
-        groups: dict[tuple[str, str, str], list[PointResult]] = {}
-        for result in key.points:
-            label = result.profile.label if result.profile is not None else ""
-            groups.setdefault((result.arm, label, _status(run, result)), []).append(result)
-        for (arm, label, status), results in groups.items():
-            rows.append(
-                f"| {code(key.key.key)} | {arm} | {md.text(_point_label(results))} | "
-                f"{plain(label) or '—'} | {md.text(status)} |"
-            )
-    return rows
 
 
 def _older(plan: AlignmentPlan) -> set[tuple[str, str]]:
@@ -167,7 +106,7 @@ def comment(run: AlignRun) -> str:
             "nothing to align for them.",
             "",
         ]
-    out += points_table(run)
+    out += points_section(run)
     for found in run.outcomes:
         plan = found.plan
         profiles = ", ".join(plain(t.profile.label) for t in plan.targets)

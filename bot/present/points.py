@@ -1,0 +1,114 @@
+"""The comment's table of compared points: each key's points grouped by arm, profile and
+status, with what happened to the recipe they stand for."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Collection, Sequence
+
+from bot import markdown as md
+from bot.align.result import AlignRun, KeyResult, PointResult, RecipeOutcome
+from bot.present.pr_text import pr_contents
+from bot.present.sections.changes import edit_for
+from bot.present.sections.common import code, details, plain
+from bot.words import count
+
+STATUS_TEXT = {
+    "patch": "alignment PR proposed",
+    "aligned": "already aligned",
+    "blocked": "blocked",
+    "failed": "no edit proposed",
+    "offered": "candidates offered, none proposed",
+}
+ERROR_STATUSES = ("error",)
+
+
+def _point_label(results: Sequence[PointResult]) -> str:
+    first = results[0].point.label()
+    if len(results) == 1:
+        return first
+    concs = [str(r.point.conc) for r in results]
+    return re.sub(r"conc=\d+", "conc=" + "/".join(concs), first)
+
+
+def _outcome_for(run: AlignRun, result: PointResult) -> RecipeOutcome | None:
+    if result.profile is None:
+        return None
+    return next((o for o in run.outcomes if o.recipe_path == result.profile.recipe_path), None)
+
+
+def _status(run: AlignRun, result: PointResult) -> str:
+    if result.status == "represents":
+        found = _outcome_for(run, result)
+        if found is None:
+            return "compared"
+        drift = len(result.drift)
+        differences = f"{count(drift, 'difference')}: " if drift else ""
+        if found.status == "patch":
+            # what the PR holds in pr_contents' words (the CLI's and the comment's), and how
+            # many of this point's differences it edits: the table's rows say which
+            edited = sum(1 for diff in result.drift if edit_for(found.plan, diff) is not None)
+            differences = f"{count(drift, 'difference')}, {edited} edited: " if drift else ""
+            return f"{differences}alignment PR with {pr_contents(found)}"
+        extra = f" ({found.reason})" if found.status in ("blocked", "failed") else ""
+        return f"{differences}{STATUS_TEXT[found.status]}{extra}"
+    names = {"context": "context", "other-point": "other point", "unmapped": "not mapped"}
+    return f"{names.get(result.status, result.status)}: {result.reason}"
+
+
+# other frameworks' keys a comment names in its table; more go in one folded list (a
+# harness-wide PR such as InferenceX #2323 touched 77 SGLang, TensorRT-LLM and ATOM keys)
+OTHER_FRAMEWORKS_IN_TABLE = 3
+# rows a comment without an alignment PR shows open; more are folded (#2323: 118 rows)
+ROWS_OPEN = 12
+
+
+def _other_framework(key: KeyResult) -> bool:
+    return key.key.out_of_scope is not None and key.problem == key.key.out_of_scope
+
+
+def points_section(run: AlignRun) -> list[str]:
+    """The table of compared points; a long list of other frameworks' keys and, when no
+    alignment PR is proposed, a long table folded: the benchmark author reads the outcome
+    first (:data:`OTHER_FRAMEWORKS_IN_TABLE`, :data:`ROWS_OPEN`)."""
+    others = [k for k in run.keys if _other_framework(k)]
+    folded = others if len(others) > OTHER_FRAMEWORKS_IN_TABLE else []
+    table = points_table(run, skip={id(k) for k in folded})
+    out: list[str] = []
+    rows = len(table) - 2
+    if rows > ROWS_OPEN and not any(o.status == "patch" for o in run.outcomes):
+        keys = len(run.keys) - len(folded)
+        out += details(f"Launch lines compared: {count(keys, 'key')}, {rows} rows", table)
+    elif rows:
+        out += table
+    if folded:
+        by = Counter(k.key.framework or "?" for k in folded)
+        names = ", ".join(f"{name} {n}" for name, n in by.most_common())
+        items = [f"- {code(k.key.key)}: {md.text(k.problem or '')}" for k in folded]
+        summary = (
+            f"{count(len(folded), 'key')} of other frameworks ({names}): not rendered by vLLM "
+            "recipes"
+        )
+        out += ["", *details(summary, items)]
+    return out
+
+
+def points_table(run: AlignRun, skip: Collection[int] = ()) -> list[str]:
+    rows = ["| Config key | Arm | Points | Recipe profile | Status |", "|---|---|---|---|---|"]
+    for key in run.keys:
+        if id(key) in skip:
+            continue
+        if key.problem is not None:
+            rows.append(f"| {code(key.key.key)} | | | | {md.text(key.problem)} |")
+            continue
+        groups: dict[tuple[str, str, str], list[PointResult]] = {}
+        for result in key.points:
+            label = result.profile.label if result.profile is not None else ""
+            groups.setdefault((result.arm, label, _status(run, result)), []).append(result)
+        for (arm, label, status), results in groups.items():
+            rows.append(
+                f"| {code(key.key.key)} | {arm} | {md.text(_point_label(results))} | "
+                f"{plain(label) or '—'} | {md.text(status)} |"
+            )
+    return rows

@@ -1,0 +1,47 @@
+"""The comment's table of compared points (bot/present/points.py): what a benchmark author
+reads first is the outcome, so long lists fold."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from bot.align.result import AlignRun, KeyResult
+from bot.present.points import OTHER_FRAMEWORKS_IN_TABLE, ROWS_OPEN, points_section
+
+SGLANG = "framework sglang is not rendered by vLLM recipes"
+
+
+def _other(key: KeyResult, n: int, framework: str = "sglang") -> KeyResult:
+    reason = f"framework {framework} is not rendered by vLLM recipes"
+    affected = replace(key.key, key=f"k{n}-{framework}", framework=framework, out_of_scope=reason)
+    return KeyResult(affected, (), problem=reason)
+
+
+def test_many_keys_of_other_frameworks_fold_into_one_list(seed_run: AlignRun) -> None:
+    """InferenceX #2323 (a harness change to every key) listed 77 SGLang, TensorRT-LLM and
+    ATOM keys as rows of the table; past a few they are one folded list, counted by
+    framework, each key still named."""
+    key = seed_run.keys[0]
+    few = [_other(key, n) for n in range(OTHER_FRAMEWORKS_IN_TABLE)]
+    lines = points_section(replace(seed_run, keys=(key, *few)))
+    assert sum(SGLANG in line and line.startswith("| `k") for line in lines) == len(few)
+    many = [*few, _other(key, 7, "trt"), _other(key, 8, "sglang")]
+    lines = points_section(replace(seed_run, keys=(key, *many)))
+    assert not any(line.startswith("| `k") for line in lines)
+    summary = next(line for line in lines if "of other frameworks" in line)
+    assert "5 keys of other frameworks (sglang 4, trt 1): not rendered by vLLM recipes" in summary
+    assert f"- `k8-sglang`: {SGLANG}" in lines
+
+
+def test_a_long_table_folds_when_no_alignment_pr_is_proposed(seed_run: AlignRun) -> None:
+    """#2323's comment opened with 118 rows for a PR that needed nothing: without an
+    alignment PR, a table past a dozen rows is folded; with one it stays open."""
+    (key,) = [k for k in seed_run.keys if k.points]
+    copies = tuple(replace(key, key=replace(key.key, key=f"copy-{n}")) for n in range(ROWS_OPEN))
+    wide = replace(seed_run, keys=copies)
+    assert any(o.status == "patch" for o in wide.outcomes)
+    assert points_section(wide)[0].startswith("| Config key")
+    aligned = tuple(replace(o, status="aligned") for o in wide.outcomes)
+    lines = points_section(replace(wide, outcomes=aligned))
+    assert lines[0].startswith("<details><summary>Launch lines compared: 12 keys, ")
+    assert lines[-1] == "</details>"

@@ -60,7 +60,8 @@ def _status(run: AlignRun, result: PointResult) -> str:
 # other frameworks' keys a comment names in its table; more go in one folded list (a
 # harness-wide PR such as InferenceX #2323 touched 77 SGLang, TensorRT-LLM and ATOM keys)
 OTHER_FRAMEWORKS_IN_TABLE = 3
-# rows a comment without an alignment PR shows open; more are folded (#2323: 118 rows)
+# rows a comment shows open; more are folded, the recipes' sections below carry the outcome
+# (#2323: 118 rows for a PR that needed nothing; #1571: 149 keys)
 ROWS_OPEN = 12
 
 
@@ -69,15 +70,15 @@ def _other_framework(key: KeyResult) -> bool:
 
 
 def points_section(run: AlignRun) -> list[str]:
-    """The table of compared points; a long list of other frameworks' keys and, when no
-    alignment PR is proposed, a long table folded: the benchmark author reads the outcome
-    first (:data:`OTHER_FRAMEWORKS_IN_TABLE`, :data:`ROWS_OPEN`)."""
+    """The table of compared points; a long list of other frameworks' keys and a long table
+    folded: the benchmark author reads the outcome first, in each recipe's section below
+    (:data:`OTHER_FRAMEWORKS_IN_TABLE`, :data:`ROWS_OPEN`)."""
     others = [k for k in run.keys if _other_framework(k)]
     folded = others if len(others) > OTHER_FRAMEWORKS_IN_TABLE else []
     table = points_table(run, skip={id(k) for k in folded})
     out: list[str] = []
     rows = len(table) - 2
-    if rows > ROWS_OPEN and not any(o.status == "patch" for o in run.outcomes):
+    if rows > ROWS_OPEN:
         keys = len(run.keys) - len(folded)
         out += details(f"Launch lines compared: {count(keys, 'key')}, {rows} rows", table)
     elif rows:

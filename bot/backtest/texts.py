@@ -13,6 +13,7 @@ from bot.align.result import AlignInputs
 from bot.align.run import align
 from bot.backtest.history import changed_paths
 from bot.backtest.run import RELEVANT, Backtester, Job, Settings
+from bot.markdown import visible_words
 from bot.present import present
 from bot.present.consistency import Finding
 from bot.sources import GitTreeSource
@@ -38,6 +39,9 @@ class CheckedPR:
     number: int
     prs: tuple[PullText, ...]  # one per alignment PR (none: nothing to open)
     error: str = ""  # the replay failed (bad input, an engine error)
+    # the benchmark PR's comment, in words a reader sees without opening anything (None: no
+    # comment, the PR reaches no benchmark config, script or runner file)
+    comment_words: int | None = None
 
 
 def pull_texts(tester: Backtester, job: Job) -> CheckedPR:
@@ -72,7 +76,8 @@ def pull_texts(tester: Backtester, job: Job) -> CheckedPR:
         return CheckedPR(pr.number, (), f"{type(err).__name__}: {err}")
     return CheckedPR(
         pr.number,
-        tuple(
+        comment_words=visible_words(texts.comment),
+        prs=tuple(
             PullText(
                 found.recipe_path,
                 texts.prs[found.recipe_path].title,

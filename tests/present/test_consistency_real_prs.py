@@ -74,3 +74,14 @@ def test_a_sample_of_the_backtest_is_consistent(histories: tuple[Path, Path]) ->
     assert len(prs) >= 5, len(prs)  # the week opens alignment PRs to check
     assert not [c.number for c in checked if c.error]
     assert [(n, pr.findings) for n, pr in prs if pr.findings] == []
+
+
+def test_a_harness_wide_pr_gets_a_comment_read_at_a_glance(histories: tuple[Path, Path]) -> None:
+    """InferenceX #2323 (power telemetry in benchmark_lib.sh) reaches every key and changes
+    no launch setting: its comment was 4,267 visible words (118 table rows, 77 keys of other
+    frameworks); folded, what is open fits the 800-word budget of a PR body."""
+    settings = settings_for(*histories)
+    jobs, _ = plan_jobs(settings, only=(2323,))
+    checked = pull_texts(Backtester(settings), jobs[0])
+    assert not checked.error and checked.prs == ()
+    assert checked.comment_words is not None and checked.comment_words <= 800

@@ -282,7 +282,7 @@ def only_host_copies(bench: Any, recipe: Any) -> bool:
     recipe's name (``/data/models/MiniMax-M3-EAGLE3`` for ``Inferact/MiniMax-M3-EAGLE3``: a
     staged copy of the same checkpoint), looking into JSON: the benchmark ran the recipe's
     value from a local copy."""
-    bench, recipe = _parsed(bench), _parsed(recipe)
+    bench, recipe = parsed_json(bench), parsed_json(recipe)
     if isinstance(bench, Mapping) and isinstance(recipe, Mapping):
         return bench.keys() == recipe.keys() and all(
             only_host_copies(bench[k], recipe[k]) for k in bench
@@ -296,7 +296,7 @@ def only_host_copies(bench: Any, recipe: Any) -> bool:
     return bool(bench == recipe)
 
 
-def _parsed(value: Any) -> Any:
+def parsed_json(value: Any) -> Any:
     """A JSON object or list spelled as text, parsed; anything else as it is."""
     if isinstance(value, str) and value.strip()[:1] in "{[":
         try:

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 from bot.align.nodes import only_host_copies
 from bot.align.reproduction import short_list
-from bot.align.reproduction.defaults import default_note, run_time_note
+from bot.align.reproduction.defaults import default_note, json_fields_note, run_time_note
 from bot.align.reproduction.sections import _deltas
 from bot.align.result import RecipeOutcome
 from bot.present import present
@@ -303,3 +303,27 @@ def test_a_staged_copy_of_the_recipes_checkpoint_is_no_delta() -> None:
     assert not only_host_copies({**staged, "model": "/data/models/Other-EAGLE3"}, recipe)
     assert not only_host_copies({**recipe, "model": "Other/MiniMax-M3-EAGLE3"}, recipe)
     assert not only_host_copies("/data/models/3", 3)
+
+
+def test_two_json_objects_that_differ_in_a_few_fields_are_shown_by_field() -> None:
+    """InferenceX #2006's block showed both speculative configs whole, one with a host path,
+    where only `num_speculative_tokens` differed; #1756's where the recipe's adds one field."""
+    recipe = {
+        "method": "eagle3",
+        "model": "Inferact/MiniMax-M3-EAGLE3",
+        "num_speculative_tokens": 3,
+    }
+    staged = {**recipe, "model": "/data/models/MiniMax-M3-EAGLE3", "num_speculative_tokens": 2}
+    assert json_fields_note("--speculative-config", staged, json.dumps(recipe)) == (
+        "In the `--speculative-config` JSON: set `num_speculative_tokens` to `2` (the recipe's "
+        "command: `3`)."
+    )
+    backend = {**recipe, "attention_backend": "FLASH_ATTN"}
+    assert json_fields_note("--speculative-config", recipe, backend) == (
+        "In the `--speculative-config` JSON: remove `attention_backend`."
+    )
+    added = json_fields_note("--speculative-config", backend, recipe)
+    assert added == 'In the `--speculative-config` JSON: set `attention_backend` to `"FLASH_ATTN"`.'
+    many = {k: f"{v}x" for k, v in backend.items()}
+    assert json_fields_note("--speculative-config", many, backend) is None  # shown whole
+    assert json_fields_note("--max-num-seqs", "64", "128") is None

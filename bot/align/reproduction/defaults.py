@@ -1,12 +1,16 @@
 """How a block shows a value: the default a value the recipe leaves to vLLM resolves to, a
-long list shortened, a value known only when the benchmark script runs."""
+long list shortened, a value known only when the benchmark script runs, the few fields in
+which two JSON objects differ."""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from bot import markdown as md
+from bot.align.nodes import only_host_copies, parsed_json
 from bot.shell.text import PLACEHOLDER_RE, REASONS
 from bot.vllm import FlagDiff
 
@@ -51,3 +55,35 @@ def run_time_note(value: str) -> str | None:
         return None
     why = REASONS.get(found.group(2), found.group(2))
     return f"its value is known only when the script runs ({why})"
+
+
+# fields a block names one by one; an object that differs in more is shown whole
+MAX_FIELDS = 3
+
+
+def json_fields_note(flag: str, bench: Any, recipe: Any) -> str | None:
+    """For two JSON objects that differ in a few fields, what to change inside the recipe's:
+    "In the `--speculative-config` JSON: set `num_speculative_tokens` to `2` (the recipe's
+    command: `3`)."; None otherwise. A field the benchmark read from a copy on its host
+    (``/data/models/<the recipe's name>``) is no difference."""
+    bench, recipe = parsed_json(bench), parsed_json(recipe)
+    if not isinstance(bench, Mapping) or not isinstance(recipe, Mapping):
+        return None
+    parts = []
+    for key in [*bench, *(k for k in recipe if k not in bench)]:
+        if key not in recipe:
+            parts.append(f"set {md.code(key)} to {md.code(_compact(bench[key]))}")
+        elif key not in bench:
+            parts.append(f"remove {md.code(key)}")
+        elif not only_host_copies(bench[key], recipe[key]):
+            parts.append(
+                f"set {md.code(key)} to {md.code(_compact(bench[key]))} (the recipe's "
+                f"command: {md.code(_compact(recipe[key]))})"
+            )
+    if not parts or len(parts) > MAX_FIELDS:
+        return None
+    return f"In the {md.code(flag)} JSON: {'; '.join(parts)}."
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(", ", ": "), ensure_ascii=False)

@@ -21,7 +21,7 @@ from bot.align.nodes import (
     only_host_copies,
 )
 from bot.align.profile import SYNTHETIC_KEYS, Profile, synthetic_acceptance
-from bot.align.reproduction.defaults import default_note, run_time_note
+from bot.align.reproduction.defaults import default_note, json_fields_note, run_time_note
 from bot.align.reproduction.model import ReproCommand, ReproSection, SectionPoint
 from bot.argv import option_name, value_at
 from bot.benchmarks import BenchRepo, LaunchLine, Point
@@ -589,7 +589,9 @@ def _deltas(
         if diff.verdict is Verdict.RECIPE_ONLY or not diff.bench_tokens:
             out.append((cls, f"Drop {md.code(recipe)} (the benchmark does not pass it)."))
         elif diff.recipe_tokens:
-            out.append((cls, f"Use {md.code(bench)} (the recipe's command has {md.code(recipe)})."))
+            fields = json_fields_note(diff.flag, diff.bench_value, diff.recipe_value)
+            use = f"Use {md.code(bench)} (the recipe's command has {md.code(recipe)})."
+            out.append((cls, fields or use))
         else:
             out.append((cls, f"Add {md.code(bench)}{default_note(diff)}."))
     for cls, names in env_add.items():

@@ -6,7 +6,7 @@ from __future__ import annotations
 from bot import markdown as md
 from bot.align.model import Setting
 from bot.align.plan import AlignmentPlan
-from bot.align.reproduction import short_list
+from bot.align.reproduction import shortened
 from bot.rules.knobs import CLASSIFIED
 from bot.words import count
 
@@ -69,11 +69,11 @@ def _item(same: list[Setting], listed: int) -> str:
 def _code(text: str) -> str:
     """A value in a code span; a long list as its first items, the last and the count (a
     capture-size list of 135 numbers is no reading for a reviewer)."""
-    short = short_list(text)
-    if short == text:
+    found = shortened(text)
+    if found is None:
         return md.code(text)
-    items, _, counted = short.rpartition(" (")
-    return f"{md.code(items)} ({counted}"
+    items, length = found
+    return f"{md.code(items)} ({length} values)"
 
 
 def _value(item: Setting, shown: str) -> str | None:

@@ -243,7 +243,8 @@ class Collector:
                     and finding.code == "unknown-config-key"
                     and report.version.source in ("nightly", "unknown")
                 )
-                if has_placeholder(*finding.tokens):
+                run_time = has_placeholder(*finding.tokens)
+                if run_time:
                     why = "its value is only known at run time, so it is not compared"
                 elif unknown_to_catalogue:
                     # the build that ran may be newer than what recipe-sync knows of vLLM: the
@@ -253,15 +254,15 @@ class Collector:
                         f"{_build_words(report.version)}, so it is neither compared nor carried"
                     )
                 elif assumed_version:
-                    unknown_to_catalogue = True
                     why = (
-                        f"{_build_words(report.version, assumed=True)}, so whether it accepts "
-                        "the key is not known; it is neither compared nor carried"
+                        f"{_assumed_build_words(report.version)}, so whether it accepts the key "
+                        "is not known; it is neither compared nor carried"
                     )
                 else:
                     why = "vLLM would reject it"
                 text = f"{label}: the {side}'s {finding.message}: {why}"
-                if unknown_to_catalogue:
+                # the lane launched with it: nothing says vLLM rejects it, so a note
+                if unknown_to_catalogue or (assumed_version and not run_time):
                     self.out.notes.append(text)
                 elif self._older_finding(target, comparison, side, flag):
                     self.out.notes.append(f"{text} (older: not changed by this PR)")
@@ -279,15 +280,17 @@ def patch_words(launch: LaunchLine) -> str | None:
     return f"the lane patched vLLM before it launched ({patch.what.strip('`')} at {where})"
 
 
-def _build_words(version: VersionResolution, *, assumed: bool = False) -> str:
-    """Why the build a lane ran may know arguments the catalogue does not; ``assumed``: why
-    the version a finding was judged on is only assumed for it."""
-    if assumed:
-        build = "a nightly build" if version.source == "nightly" else "a build"
-        return (
-            f"the lane's image is {build} of a vLLM version not known (recipe-sync assumed "
-            f"{version.label})"
-        )
+def _assumed_build_words(version: VersionResolution) -> str:
+    """Why the version a finding was judged on is only assumed for the build a lane ran."""
+    build = "a nightly build" if version.source == "nightly" else "a build"
+    return (
+        f"the lane's image is {build} of a vLLM version not known (recipe-sync assumed "
+        f"{version.label})"
+    )
+
+
+def _build_words(version: VersionResolution) -> str:
+    """Why the build a lane ran may know arguments the catalogue does not."""
     if version.source == "nightly":
         return "the lane's image is a nightly build, which may be newer"
     if version.source == "unknown":

@@ -21,7 +21,7 @@ Markdown block in ``guide:`` (:mod:`bot.recipes.guide` places it and keeps every
 (named in its headings) and parallelism, diffed under vLLM's CLI semantics.
 """
 
-from bot.align.reproduction.defaults import short_list
+from bot.align.reproduction.defaults import short_list, shortened
 from bot.align.reproduction.drift import guide_drift, hardware_named
 from bot.align.reproduction.model import (
     KIND,
@@ -47,4 +47,5 @@ __all__ = [
     "hardware_named",
     "section_points",
     "short_list",
+    "shortened",
 ]

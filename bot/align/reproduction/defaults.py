@@ -36,14 +36,21 @@ def default_note(diff: FlagDiff) -> str:
 def short_list(text: str, keep: int = 3) -> str:
     """A long JSON list as its first items, the last and the count (vLLM's default capture
     sizes are 51 numbers); anything else as it is."""
+    found = shortened(text, keep)
+    return text if found is None else f"{found[0]} ({found[1]} values)"
+
+
+def shortened(text: str, keep: int = 3) -> tuple[str, int] | None:
+    """A long JSON list as ``[first items, …, last]`` and its length; None for anything
+    else (a short list, not a list)."""
     try:
         items = json.loads(text)
     except ValueError:
-        return text
+        return None
     if not isinstance(items, list) or len(items) <= 2 * keep:
-        return text
+        return None
     head = ", ".join(json.dumps(item) for item in items[:keep])
-    return f"[{head}, …, {json.dumps(items[-1])}] ({len(items)} values)"
+    return f"[{head}, …, {json.dumps(items[-1])}]", len(items)
 
 
 def run_time_note(value: str) -> str | None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -142,10 +143,12 @@ class Collected:
         else:
             self.preexisting.append(record)
 
-    def give_up_offers(self, subjects: set[str]) -> None:
+    def give_up_offers(self, subjects: Collection[str]) -> None:
         """These offered-only settings are not planned after all: each is recorded as what it
-        would have been without the offer."""
-        for subject in subjects:
+        would have been without the offer, in the order they were offered (not the set's,
+        which varies with the process's string hashing)."""
+        offered = dict.fromkeys([*self.offer_only, *self.offer_fallback])
+        for subject in [s for s in offered if s in subjects]:
             for record in self.offer_fallback.pop(subject, []):
                 self.fall_back(record)
             self.offer_only.pop(subject, None)

@@ -72,10 +72,14 @@ class LinkedChange:
     bot_section: str | None  # the bot's section for the same recipe and GPU, if any
 
 
+# scalars a rendering spells as one flag: `tp: 8` is `--tensor-parallel-size 8` in the command
+_SCALAR_FLAGS = {"tp": "--tensor-parallel-size"}
+
+
 def _restated(leaf: Leaf, row: PRRow | None, taxonomy: Taxonomy) -> bool:
     """The replay's lanes on the leaf's GPUs launched its value and the recipe already
     rendered that subject alike."""
-    if row is None or leaf.slot == "scalar":
+    if row is None or (leaf.slot == "scalar" and leaf.subject not in _SCALAR_FLAGS):
         return False
     gpus = taxonomy.gpus_of_scope(leaf.scope)
     for digest in row.launches:
@@ -84,6 +88,9 @@ def _restated(leaf: Leaf, row: PRRow | None, taxonomy: Taxonomy) -> bool:
         subject = "image" if leaf.slot == "image" else leaf.subject
         if leaf.slot == "image":
             launched = digest.image == leaf.value
+        elif leaf.slot == "scalar":
+            subject = _SCALAR_FLAGS[leaf.subject]
+            launched = (subject, leaf.value) in digest.args
         else:
             pairs = digest.env if leaf.slot == "env" else digest.args
             launched = (leaf.subject, leaf.value) in pairs
@@ -114,6 +121,8 @@ def _why_missed(
     if leaf.slot == "scalar":
         if leaf.subject.startswith("meta.hardware."):
             return "verification mark not proposed"
+        if leaf.subject in _SCALAR_FLAGS:  # the bot proposes a TP where the lanes ran another
+            return f"{leaf.subject}: the replay proposed no {leaf.subject} edit here"
         return f"{leaf.subject}: not a setting the bot carries"
     gpus = taxonomy.gpus_of_scope(leaf.scope)
     launched = [

@@ -257,3 +257,32 @@ def test_linked_leaves_count_the_diff_and_the_checklist_apart(tmp_path: Path) ->
 def test_git_dates_are_the_moments_the_tests_assume(tmp_path: Path) -> None:
     recipes = Recipes(tmp_path / "r", {"model": {"hf_id": "org/M"}})
     assert int(git(recipes.path, "log", "-1", "--format=%ct")) == moment(1)
+
+
+@pytest.mark.parametrize(("tp", "status"), [("8", "restated"), ("4", "missed")])
+def test_a_tp_the_lane_already_rendered_is_restated_not_missed(
+    tmp_path: Path, tp: str, status: str
+) -> None:
+    """A maintainer's ``tp`` equal to the TP the benchmarked lane launched and the recipe
+    already rendered for it (``--tensor-parallel-size`` agreed) restates it, as a flag
+    already rendered does; another TP is a setting the bot could have proposed."""
+    base = {"model": {"hf_id": "org/M"}, "variants": {"mxfp8": {"model_id": "org/M-FP8"}}}
+    recipes = Recipes(tmp_path / "r", base)
+    theirs = env_at(MI355X, {"VLLM_A": "1"}, base)
+    theirs["variants"]["mxfp8"]["tp"] = int(tp)  # type: ignore[index]
+    recipes.commit(MERGED + 2, theirs, "Tune M (InferenceX #100)")
+    launched = replace(
+        lane({"VLLM_A": "1"}, {"--tensor-parallel-size": "8"}),
+        agrees=("--tensor-parallel-size",),
+    )
+    proposed = row(edit("env-new", "VLLM_A", f"{MI355X}.extra_env.VLLM_A", "1"))
+    replay = Replay(replace(proposed, launches=(launched,)), recipes.base, moment(10), 0,
+                    moment(MERGED))  # fmt: skip
+    pr = BenchmarkPR(PR, "Tune M", moment(10), moment(MERGED), (launched,))
+    _, links = recipes.history([replay], [pr])
+    [change] = score_links(links, {(PR, links[0].sha): replay}, default_rules(), TAXONOMY, STRICT)
+    verdicts = {v.leaf.subject: (v.status, v.why) for v in change.leaves}
+    assert verdicts["VLLM_A"][0] == "same node"
+    assert verdicts["tp"][0] == status
+    if status == "missed":
+        assert verdicts["tp"][1] == "tp: the replay proposed no tp edit here"

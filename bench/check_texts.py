@@ -47,9 +47,13 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     texts = failed = errors = 0
     comments: list[int] = []
+    comments_wrong = 0
     for checked in checked_prs(settings, jobs, args.jobs):
         if checked.comment_words is not None:
             comments.append(checked.comment_words)
+        comments_wrong += bool(checked.comment_findings)
+        for finding in checked.comment_findings:
+            print(f"#{checked.number} comment: {finding}")
         if checked.error:
             errors += 1
             print(f"#{checked.number}: replay error: {checked.error}")
@@ -69,9 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{len(words)} benchmark-PR comments, visible words: median "
             f"{statistics.median(words):.0f}, 90th percentile {words[len(words) * 9 // 10]}, "
-            f"max {words[-1]}, {sum(w > MAX_VISIBLE for w in words)} over {MAX_VISIBLE}"
+            f"max {words[-1]}, {sum(w > MAX_VISIBLE for w in words)} over {MAX_VISIBLE}; "
+            f"{comments_wrong} with findings"
         )
-    return 1 if failed or errors else 0
+    return 1 if failed or errors or comments_wrong else 0
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from bot.align.compare import Comparison
 from bot.align.delta import KeyDelta
 from bot.align.profile import Profile
 from bot.evidence.model import Evidence, EvidenceReport
+from bot.placeholders import as_variables
 from bot.recipes import RecipesRepo
 from bot.recipes.edit import Edit, EditResult, NodePath, edit_as_dict
 from bot.shell.result import SourceSpan
@@ -181,6 +182,12 @@ class FlagNote:
     reason: str
     target: str  # profile label
     node: str | None = None  # where the recipe defines it
+
+    @property
+    def shown(self) -> str:
+        """The value a list names it by: the benchmark's (its run-time parts as the script's
+        variables), else the recipe's, else the flag."""
+        return as_variables(self.bench) if self.bench else self.recipe or self.subject
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from bot.argv import option_name
 from bot.benchmarks import LaunchLine
 from bot.digits import is_integer
 from bot.errors import RecipeSyncError
+from bot.placeholders import PLACEHOLDER_RE
 from bot.recipes import (
     ArgOrigin,
     Coordinates,
@@ -24,7 +25,6 @@ from bot.recipes import (
 from bot.recipes.edit import NodePath
 from bot.recipes.render import RenderingKey
 from bot.shell.result import SourceSpan
-from bot.shell.text import PLACEHOLDER_RE
 from bot.vllm import FlagDiff, canonical_flag
 
 _EXTERNAL = re.compile(r"^(generated|request|default-image):|^[\w./-]+\.ya?ml:")

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from bot.argv import option_of
 from bot.benchmarks import LaunchLine, Unresolved
+from bot.placeholders import PLACEHOLDER_RE
 from bot.rules import Rules
-from bot.shell.text import PLACEHOLDER_RE
 from bot.vllm.catalogue import V0_33, flag_table
 
 INERT_CATEGORIES = frozenset({"front-end", "benchmark"})

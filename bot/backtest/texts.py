@@ -15,7 +15,7 @@ from bot.backtest.history import changed_paths
 from bot.backtest.run import RELEVANT, Backtester, Job, Settings
 from bot.markdown import visible_words
 from bot.present import present
-from bot.present.consistency import Finding
+from bot.present.consistency import Finding, shown_placeholders
 from bot.sources import GitTreeSource
 
 
@@ -42,6 +42,7 @@ class CheckedPR:
     # the benchmark PR's comment, in words a reader sees without opening anything (None: no
     # comment, the PR reaches no benchmark config, script or runner file)
     comment_words: int | None = None
+    comment_findings: tuple[str, ...] = ()  # what the comment shows that it must not
 
 
 def pull_texts(tester: Backtester, job: Job) -> CheckedPR:
@@ -77,6 +78,7 @@ def pull_texts(tester: Backtester, job: Job) -> CheckedPR:
     return CheckedPR(
         pr.number,
         comment_words=visible_words(texts.comment),
+        comment_findings=tuple(shown_placeholders(texts.comment)),
         prs=tuple(
             PullText(
                 found.recipe_path,

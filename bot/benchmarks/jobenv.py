@@ -16,8 +16,8 @@ from bot.benchmarks.configs import MasterEntry
 from bot.benchmarks.matrix import AGENTIC_DURATION, Row
 from bot.benchmarks.runners import RunnersFile
 from bot.digits import is_integer
+from bot.placeholders import placeholder
 from bot.rules.models import Launcher
-from bot.shell.text import placeholder
 
 # Constants of the benchmark template's env block that every job gets.
 TEMPLATE_CONSTANTS: dict[str, str] = {

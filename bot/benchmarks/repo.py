@@ -28,11 +28,12 @@ from bot.benchmarks.runners import RunnersFile, ScriptChoice, choose_script, loa
 from bot.benchmarks.scope import multinode_reason
 from bot.errors import InputError, Location
 from bot.memo import BoundedMemo
+from bot.placeholders import placeholder
 from bot.rules import Rules, default_rules
 from bot.rules.models import Launcher
 from bot.shell import EvaluationCache, ScriptParser, ScriptResult
 from bot.shell.result import Unresolved
-from bot.shell.text import REASONS, placeholder
+from bot.shell.text import REASONS
 from bot.sources import FileSource
 
 

@@ -7,6 +7,7 @@ from bot import markdown as md
 from bot.align.model import Setting
 from bot.align.plan import AlignmentPlan
 from bot.align.reproduction import shortened
+from bot.present.sections.common import code
 from bot.rules.knobs import CLASSIFIED
 from bot.words import count
 
@@ -71,7 +72,7 @@ def _code(text: str) -> str:
     capture-size list of 135 numbers is no reading for a reviewer)."""
     found = shortened(text)
     if found is None:
-        return md.code(text)
+        return code(text)
     items, length = found
     return f"{md.code(items)} ({length} values)"
 

@@ -21,6 +21,7 @@ from bot.align.reproduction.blocks import command_text
 from bot.align.reproduction.model import ReproCommand, ReproSection
 from bot.align.reproduction.sections import recipe_label, topology_label
 from bot.align.result import AlignRun, RecipeOutcome
+from bot.placeholders import PLACEHOLDER_RE
 from bot.vllm.argv import flag_value, option_name
 
 
@@ -359,7 +360,21 @@ def no_rejected_value_passed(run: AlignRun, outcome: RecipeOutcome, texts: Texts
     return list(dict.fromkeys(out))
 
 
+def shown_placeholders(text: str) -> list[str]:
+    """What ``text`` prints of the evaluator's placeholders: a value known only at run time
+    is named as the script names it (``$PORT``) or said to be unknown, never printed so."""
+    return [
+        f"the evaluator's placeholder {found!r} is shown as a value"
+        for found in dict.fromkeys(m.group(0) for m in PLACEHOLDER_RE.finditer(text))
+    ]
+
+
+def no_placeholder_shown(run: AlignRun, outcome: RecipeOutcome, texts: Texts) -> list[str]:
+    return [found for text in texts.all() for found in shown_placeholders(text)]
+
+
 CHECKS: tuple[Check, ...] = (
+    no_placeholder_shown,
     benchmark_only_absent,
     counts_agree,
     conc_lists_own,

@@ -51,7 +51,9 @@ def _status(run: AlignRun, result: PointResult) -> str:
             edited = sum(1 for diff in result.drift if edit_for(found.plan, diff) is not None)
             differences = f"{count(drift, 'difference')}, {edited} edited: " if drift else ""
             return f"{differences}alignment PR with {pr_contents(found)}"
-        extra = f" ({found.reason})" if found.status in ("blocked", "failed") else ""
+        # why: once, in the recipe's own section below (a block reason named in every row
+        # made #1970's comment 60 KB, past what GitHub takes)
+        extra = " (why below)" if found.status in ("blocked", "failed") and found.reason else ""
         return f"{differences}{STATUS_TEXT[found.status]}{extra}"
     names = {"context": "context", "other-point": "other point", "unmapped": "not mapped"}
     return f"{names.get(result.status, result.status)}: {result.reason}"
@@ -75,14 +77,22 @@ def points_section(run: AlignRun) -> list[str]:
     (:data:`OTHER_FRAMEWORKS_IN_TABLE`, :data:`ROWS_OPEN`)."""
     others = [k for k in run.keys if _other_framework(k)]
     folded = others if len(others) > OTHER_FRAMEWORKS_IN_TABLE else []
-    table = points_table(run, skip={id(k) for k in folded})
+    # the comment's opening counts them; a row each said the same of 37 keys in #1970
+    unchanged = [k for k in run.keys if k.key.out_of_scope is None and k.key.unchanged]
+    table = points_table(run, skip={id(k) for k in (*folded, *unchanged)})
     out: list[str] = []
     rows = len(table) - 2
     if rows > ROWS_OPEN:
-        keys = len(run.keys) - len(folded)
+        keys = len(run.keys) - len(folded) - len(unchanged)
         out += details(f"Launch lines compared: {count(keys, 'key')}, {rows} rows", table)
     elif rows:
         out += table
+    if unchanged:
+        names = ", ".join(code(k.key.key) for k in unchanged)
+        out += [
+            "",
+            *details(f"{count(len(unchanged), 'key')} whose launch lines did not change", [names]),
+        ]
     if folded:
         by = Counter(k.key.framework or "?" for k in folded)
         names = ", ".join(f"{name} {n}" for name, n in by.most_common())

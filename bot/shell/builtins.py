@@ -11,13 +11,14 @@ import posixpath
 import re
 from collections.abc import Callable, Sequence
 
+from bot.placeholders import placeholder
 from bot.shell import purecmd, textutils
 from bot.shell.conditions import posix_test
 from bot.shell.parse import ParsedFile
 from bot.shell.protocols import Interp
 from bot.shell.result import SourceSpan, Unresolved
 from bot.shell.signals import ExitSignal, LoopSignal, ReturnSignal
-from bot.shell.text import EMPTY, Text, opaque, placeholder
+from bot.shell.text import EMPTY, Text, opaque
 
 Handler = Callable[[Interp, list[Text], SourceSpan, ParsedFile], None]
 Pure = Callable[[Interp, list[Text], SourceSpan], bool]

@@ -7,18 +7,13 @@ import re
 
 from tree_sitter import Node
 
+from bot.placeholders import PLACEHOLDER_RE, placeholder
 from bot.shell.fields import join_pieces
 from bot.shell.host import Host
 from bot.shell.parse import ParsedFile, first_token, named_children
 from bot.shell.result import SourceSpan
 from bot.shell.state import Var
-from bot.shell.text import (
-    EMPTY,
-    PLACEHOLDER_RE,
-    Text,
-    opaque,
-    placeholder,
-)
+from bot.shell.text import EMPTY, Text, opaque
 
 
 class Declarations:

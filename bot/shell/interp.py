@@ -26,6 +26,7 @@ from typing import ClassVar
 
 from tree_sitter import Node
 
+from bot.placeholders import placeholder
 from bot.shell import arith, textutils
 from bot.shell.budget import Budget
 from bot.shell.commands import Commands
@@ -40,16 +41,7 @@ from bot.shell.redirects import Redirections
 from bot.shell.result import ScriptResult, SourceSpan, Status, Unresolved, item_key, mentions
 from bot.shell.signals import ExitSignal, Launch, LaunchSignal, LoopSignal, ReturnSignal
 from bot.shell.state import Capture, FileSystem, State, Var
-from bot.shell.text import (
-    EMPTY,
-    EMPTY_TAINTS,
-    REASONS,
-    Run,
-    Text,
-    opaque,
-    placeholder,
-    taints_in_input,
-)
+from bot.shell.text import EMPTY, EMPTY_TAINTS, REASONS, Run, Text, opaque, taints_in_input
 from bot.shell.vfs import VirtualFiles
 from bot.shell.words import Expander, ExpansionError, VarView
 from bot.sources import FileSource

@@ -21,11 +21,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from bot.argv import option_name, option_of
+from bot.placeholders import placeholder
 from bot.shell.budget import Budget, Limits
 from bot.shell.fork import Choice
 from bot.shell.interp import Evaluator
 from bot.shell.result import Alternative, ScriptResult, Unresolved, mentions
-from bot.shell.text import placeholder
 
 MAX_PATHS = 64  # evaluations of one script for one input environment (each a full run)
 

@@ -9,10 +9,10 @@ the item that explains them, so a placeholder can never pass for a real value.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from bot.placeholders import PLACEHOLDER_RE, placeholder
 from bot.shell.result import SourceSpan, Unresolved
 
 EMPTY_TAINTS: frozenset[Unresolved] = frozenset()
@@ -135,10 +135,6 @@ class Text:
 
 EMPTY = Text()
 
-# `<NAME:opaque:reason>`: NAME may be a variable, a command or a short expression; no spaces,
-# so word splitting never cuts a placeholder apart.
-PLACEHOLDER_RE = re.compile(r"<([^\s<>:]+):opaque:([a-z0-9][a-z0-9.-]*)>")
-
 # Human explanations of the reason slugs used by the evaluator and the benchmark model.
 REASONS: dict[str, str] = {
     "slurm-job-id": "the launcher derives it from the Slurm job id, known only once the job runs",
@@ -163,11 +159,6 @@ REASONS: dict[str, str] = {
     "secret": "a repository secret, never known statically",
     "workflow-input": "a workflow input or PR label chosen when the sweep is dispatched",
 }
-
-
-def placeholder(name: str, reason: str) -> str:
-    compact = re.sub(r"[\s<>:]+", "", name) or "value"
-    return f"<{compact}:opaque:{reason}>"
 
 
 def opaque(name: str, reason: str, item: Unresolved) -> Text:

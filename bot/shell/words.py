@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
+from bot.placeholders import placeholder
 from bot.shell import patterns
 from bot.shell.escapes import decode_ansi_c
 from bot.shell.expansion_host import ExpansionError as ExpansionError
@@ -28,7 +29,7 @@ from bot.shell.fields import (
 )
 from bot.shell.parse import ParsedFile
 from bot.shell.result import SourceSpan, Unresolved
-from bot.shell.text import EMPTY, EMPTY_TAINTS, Run, Text, opaque, placeholder
+from bot.shell.text import EMPTY, EMPTY_TAINTS, Run, Text, opaque
 from bot.shell.wordscan import (
     DIGITS,
     NAME_CHARS,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from bot.placeholders import as_variables
 from bot.rules import KnobClass, Rules
 from bot.vllm.defaults import load_vllm_defaults, scenarios_for
 from bot.vllm.diff_report import DeviceContext, DiffReport, FlagDiff, LaunchSide, Verdict
@@ -96,7 +97,7 @@ def _model_diff(ctx: DiffContext) -> FlagDiff | None:
             f"local path {path} vs Hugging Face id {hf}: cannot tell statically whether the path "
             "holds that checkpoint",
         )
-    return make(Verdict.DIFFERS, f"the benchmark serves {b}, the recipe {r}")
+    return make(Verdict.DIFFERS, f"the benchmark serves {as_variables(b)}, the recipe {r}")
 
 
 def _env_diffs(bench: LaunchSide, recipe: LaunchSide, ctx: DiffContext) -> list[FlagDiff]:

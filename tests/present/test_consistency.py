@@ -49,6 +49,16 @@ def test_a_benchmark_only_setting_the_generated_command_sets_is_found(
     assert _checks(seed_run, outcome, other) == set()  # another value: not the command's
 
 
+def test_a_run_time_placeholder_shown_as_a_value_is_found(
+    seed_run: AlignRun, seed_pr: tuple[RecipeOutcome, str]
+) -> None:
+    outcome, body = seed_pr
+    leaked = body + "\n- `URL=http://localhost:<PORT:opaque:runner-node>/metrics`\n"
+    assert _checks(seed_run, outcome, leaked) == {"no_placeholder_shown"}
+    spelled = body + "\n- `URL=http://localhost:$PORT/metrics`\n"
+    assert _checks(seed_run, outcome, spelled) == set()
+
+
 def test_counts_and_all_expected_follow_the_matrix(
     seed_run: AlignRun, seed_pr: tuple[RecipeOutcome, str]
 ) -> None:

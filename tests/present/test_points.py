@@ -44,3 +44,20 @@ def test_a_long_table_folds(seed_run: AlignRun) -> None:
     assert lines[0].startswith("<details><summary>Launch lines compared: 12 keys, ")
     assert lines[-1] == "</details>"
     assert sum(line.startswith("| `copy-") for line in lines) > ROWS_OPEN  # all still there
+
+
+def test_keys_whose_launch_lines_did_not_change_are_named_not_rowed(seed_run: AlignRun) -> None:
+    """A library change reaches every key that sources it (#1970: 37 vLLM keys, each a row
+    saying "… changed and … sources it, but none of its launch lines did"); the comment's
+    opening counts them, the table keeps the keys to look at, and the rest are named once."""
+    (key,) = [k for k in seed_run.keys if k.points]
+    why = "benchmarks/benchmark_lib.sh changed, but none of its launch lines did"
+    same = [
+        KeyResult(replace(key.key, key=f"same-{n}", unchanged=why), (), problem=why)
+        for n in range(2)
+    ]
+    lines = points_section(replace(seed_run, keys=(key, *same)))
+    assert not any(line.startswith("| `same-") for line in lines)
+    assert sum(line.startswith(f"| {'`' + key.key.key}") for line in lines) >= 1
+    assert "<details><summary>2 keys whose launch lines did not change</summary>" in lines
+    assert "`same-0`, `same-1`" in lines

@@ -318,3 +318,13 @@ def test_filtering_an_unknown_text_stays_unknown(run_script: Runner) -> None:
     )
     assert whats(result.unresolved) == ["output of `nvidia-smi -L`"]
     assert result.unresolved[0].line == 1
+
+
+def test_a_placeholder_reads_as_the_variable_the_script_wrote() -> None:
+    from bot.placeholders import as_variables, placeholder
+
+    url = f"http://localhost:{placeholder('PORT', 'runner-node')}/metrics"
+    assert as_variables(url) == "http://localhost:$PORT/metrics"
+    expression = placeholder("$((TP*2))", "arithmetic")
+    assert as_variables(expression) == "<$((TP*2))>"  # no variable: named, not expanded
+    assert as_variables("plain value") == "plain value"

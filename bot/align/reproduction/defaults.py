@@ -11,7 +11,8 @@ from typing import Any
 
 from bot import markdown as md
 from bot.align.nodes import only_host_copies, parsed_json
-from bot.shell.text import PLACEHOLDER_RE, REASONS
+from bot.placeholders import PLACEHOLDER_RE
+from bot.shell.text import REASONS
 from bot.vllm import FlagDiff
 
 # a default vLLM computes from the model or the config (``model.is_prefix_caching_supported``)

@@ -28,14 +28,13 @@ from bot.benchmarks import BenchRepo, LaunchLine, Point
 from bot.benchmarks.router import router_command
 from bot.errors import RecipeSyncError
 from bot.evidence.model import Evidence, EvidenceReport
+from bot.placeholders import PLACEHOLDER_RE, as_variables
 from bot.recipes import RecipesRepo
 from bot.recipes.command_text import quote_value
 from bot.recipes.jsvalues import js_str
 from bot.rules import Rules
 from bot.rules.knobs import KNOB_SPECS, KnobClass
 from bot.vllm import FlagDiff, Verdict
-
-_OPAQUE = re.compile(r"<([A-Za-z_][A-Za-z0-9_]*):opaque:[^>]*>")
 
 # the class of an env export the recipe's command already sets to the same value
 IN_RECIPE = "recipe"
@@ -256,7 +255,7 @@ def _command(
         dict.fromkeys(
             (option_name(display[i - 1][0]), m.group(1))
             for i in range(3, len(display))
-            for m in _OPAQUE.finditer(display[i][0])
+            for m in PLACEHOLDER_RE.finditer(display[i][0])
             if display[i - 1][0].startswith("-")
         )
     )
@@ -311,8 +310,8 @@ def _command(
 
 def shell_word(token: str) -> str:
     """A token as a shell word; run-time placeholders become ``"$NAME"``."""
-    if _OPAQUE.search(token):
-        return '"' + _OPAQUE.sub(lambda m: "$" + m.group(1), token) + '"'
+    if PLACEHOLDER_RE.search(token):
+        return '"' + as_variables(token) + '"'
     return quote_value(token)
 
 

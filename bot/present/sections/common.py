@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot import markdown as md
+from bot.placeholders import as_variables
 
 MAX_TABLE_ROWS = 12  # regression groups shown before the rest go into <details>
 
@@ -30,7 +31,8 @@ COMPACT = TextBudget(table_rows=3, detail_rows=0, listed=5, excerpts=False)
 
 
 def code(value: object) -> str:
-    return md.code(str(value))
+    """A value in a code span; a part known only at run time as the script's variable."""
+    return md.code(as_variables(str(value)))
 
 
 _PLAIN = re.compile(r"[A-Za-z0-9_ .,:;()=+/\-—]*")
@@ -49,8 +51,9 @@ def plain(text: str) -> str:
 
 def prose(text: str) -> str:
     """Text with identifiers in code spans (:func:`bot.markdown.prose`), without its final
-    period (the caller ends the sentence)."""
-    return md.prose(text.strip().rstrip("."))
+    period (the caller ends the sentence); a part known only at run time as the script's
+    variable."""
+    return md.prose(as_variables(text.strip().rstrip(".")))
 
 
 _REF = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+#[0-9]+")

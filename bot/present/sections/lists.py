@@ -45,8 +45,7 @@ def _notes_list(name: str, notes: Sequence[FlagNote], why: str, listed: int) -> 
         return []
     out = [f"**{name}** ({why}):", ""]
     for note in notes[:listed]:
-        value = note.bench or note.recipe or note.subject
-        out.append(f"- {code(value)}: {prose(note.reason)}.")
+        out.append(f"- {code(note.shown)}: {prose(note.reason)}.")
     if len(notes) > listed:
         out.append(f"- … and {len(notes) - listed} more (see plan.json)")
     return [*out, ""]
@@ -56,7 +55,7 @@ def _names_line(name: str, notes: Sequence[FlagNote], why: str, listed: int) -> 
     """One line of values for a class whose name is its reason (front-end, benchmark-only)."""
     if not notes:
         return []
-    values = ", ".join(code(n.bench or n.recipe or n.subject) for n in notes[:listed])
+    values = ", ".join(code(n.shown) for n in notes[:listed])
     more = f" and {len(notes) - listed} more (see plan.json)" if len(notes) > listed else ""
     return [f"**{name}** ({why}): {values}{more}.", ""]
 

@@ -37,6 +37,8 @@ PointStatus = Literal[
     "error",
 ]
 OutcomeStatus = Literal["patch", "aligned", "blocked", "failed", "offered"]
+# a blocked outcome's reason: these words, then the plan's skipped differences
+UNCLOSED_DRIFT = "drift remains that no safe edit closes"
 Builder = Callable[[Mapping[str, bytes], RecipesRepo], BuilderReport]
 
 

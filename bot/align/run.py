@@ -43,6 +43,7 @@ from bot.align.reproduction import (
 )
 from bot.align.reproduction.lanes import changed_lane, documents, writes_reproduction
 from bot.align.result import (
+    UNCLOSED_DRIFT,
     AlignInputs,
     AlignRun,
     BenchLines,
@@ -355,7 +356,7 @@ def outcome(
     )
     if not node_patch and not guide_changed:
         if plan.skipped:
-            reason = "drift remains that no safe edit closes: " + "; ".join(plan.skipped)
+            reason = f"{UNCLOSED_DRIFT}: " + "; ".join(plan.skipped)
             return RecipeOutcome(plan, None, "blocked", reason, guide=placements, guide_drift=drift)
         if plan.offers_drift:
             count = len(plan.offered)

@@ -10,6 +10,9 @@ from bot.align.guide_images import ImageLine
 from bot.align.reproduction import GuideDrift, GuidePlacement, ReproCommand
 from bot.align.reproduction.sections import IN_RECIPE
 from bot.align.result import RecipeOutcome
+from bot.present.sections.common import code, details
+from bot.vllm import FlagDiff
+from bot.words import count
 
 ACTIONS = {
     "inserted": "adds",
@@ -17,10 +20,6 @@ ACTIONS = {
     "adopted": "adopts (replaces in place)",
     "unchanged": "keeps (unchanged)",
 }
-
-
-def code(value: object) -> str:
-    return md.code(str(value))
 
 
 def _command_summary(command: ReproCommand) -> str:
@@ -82,8 +81,20 @@ def placement_lines(placements: Sequence[GuidePlacement]) -> list[str]:
     return out
 
 
+# settings a drifted guide command's bullet names inline; more are listed folded below it
+# (#2487's bullet ran to 10 settings and ~200 words, a JSON connector config among them)
+DRIFT_INLINE = 3
+
+
+def _drift_setting(diff: FlagDiff) -> str:
+    bench = code(" ".join(diff.bench_tokens)) if diff.bench_tokens else "omits it"
+    guide = code(" ".join(diff.recipe_tokens)) if diff.recipe_tokens else "omits it"
+    return f"{code(diff.flag)}: the benchmark {bench}, the guide {guide}"
+
+
 def drift_lines(drift: Sequence[GuideDrift], policy: str) -> list[str]:
-    """Bullets for hand-written guide commands that differ from the launch line."""
+    """Bullets for hand-written guide commands that differ from the launch line; past
+    :data:`DRIFT_INLINE` settings the differences are folded under the bullet."""
     out: list[str] = []
     for item in drift:
         if item.managed or not item.drifted:
@@ -93,17 +104,26 @@ def drift_lines(drift: Sequence[GuideDrift], policy: str) -> list[str]:
             if policy == "adopt" and item.cites_benchmark
             else "not rewritten (hand-written; policy guide_sections: report)"
         )
-        shown = item.summary()
-        out.append(
+        where = (
             f"- Guide command under {code(item.heading or '(no heading)')} (line {item.line}) "
-            f"vs {code(item.key)} {md.text(item.point)}: {md.text(shown)}; {action}."
+            f"vs {code(item.key)} {md.text(item.point)}"
         )
+        folded = len(item.diffs) > DRIFT_INLINE
+        if folded:
+            out.append(f"{where}: {count(len(item.diffs), 'setting')} differ; {action}.")
+        else:
+            shown = "; ".join(_drift_setting(d) for d in item.diffs)
+            out.append(f"{where}: {shown}; {action}.")
         if item.not_compared:
             out[-1] += (
                 " Not compared (shell variables in the guide): "
                 + ", ".join(code(f) for f in item.not_compared)
                 + "."
             )
+        if folded:
+            settings = count(len(item.diffs), "setting")
+            summary = f"The {settings} the guide command at line {item.line} differs in"
+            out += ["", *details(summary, [f"- {_drift_setting(d)}" for d in item.diffs])]
     return out
 
 

@@ -10,13 +10,14 @@ links). Annotations point at the benchmark script lines of the differing flags
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from typing import Any
 
 from bot import markdown as md
 from bot.align.nodes import bench_spans
 from bot.align.plan import AlignmentPlan, FlagNote, PlannedEdit, Target
-from bot.align.result import AlignRun, KeyResult, PointResult, RecipeOutcome
+from bot.align.result import UNCLOSED_DRIFT, AlignRun, KeyResult, PointResult, RecipeOutcome
 from bot.contract import Annotation
 from bot.markdown import MAX_BODY, neutralize, truncate
 from bot.present.carried import settings_lines
@@ -79,6 +80,20 @@ def _broken_recipes(run: AlignRun) -> list[str]:
     return ["**Recipe files that do not load** (left out, not aligned):", "", *lines, ""]
 
 
+# profiles a recipe's section names one by one; more are counted by GPU (#1970: 16 profiles
+# of MiniMax-M3, a paragraph of labels)
+PROFILES_NAMED = 4
+
+
+def _represented(run: AlignRun, plan: AlignmentPlan) -> str:
+    """The profiles the points stand for: named when few, else counted by GPU."""
+    if len(plan.targets) <= PROFILES_NAMED:
+        return ", ".join(plain(t.profile.label) for t in plan.targets)
+    by_gpu = Counter(run.names.hw_label(t.profile.hardware) for t in plan.targets)
+    gpus = ", ".join(f"{plain(gpu)} ({n})" for gpu, n in by_gpu.items())
+    return f"{count(len(plan.targets), 'profile')} on {gpus}"
+
+
 def comment(run: AlignRun) -> str:
     """The verification comment body (the service adds its marker, metadata and PR links)."""
     inputs = run.inputs
@@ -109,7 +124,7 @@ def comment(run: AlignRun) -> str:
     out += points_section(run)
     for found in run.outcomes:
         plan = found.plan
-        profiles = ", ".join(plain(t.profile.label) for t in plan.targets)
+        profiles = _represented(run, plan)
         out += ["", f"#### {code(found.recipe_path)} — {STATUS_TEXT[found.status]}", ""]
         if profiles:
             out.append(f"Represented by {profiles}.")
@@ -126,6 +141,9 @@ def comment(run: AlignRun) -> str:
                 f"Alignment PR{where}{repo}: {pr_contents(found)}, "
                 f"fingerprint {code(found.fingerprint[:12])}."
             )
+        elif found.status == "blocked" and 0 < len(plan.skipped) <= SKIPPED_SHOWN:
+            # the reason is the "Not edited" list below: said once
+            out.append(f"{UNCLOSED_DRIFT.capitalize()}: each is listed under “Not edited” below.")
         elif found.reason:
             out.append(prose(found.reason[:2000]) + ".")
         table = change_table(_context(run, found), with_unedited=True)

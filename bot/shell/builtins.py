@@ -490,11 +490,10 @@ def _filter(name: str) -> Pure:
         elif name in ("head", "tail", "wc", "sort", "uniq", "cut", "tr"):
             operands = [a for a in args if not a.startswith("-")]
             option_values = _option_values(name, args)
-            files = [Text.lit(p) for p in operands if p not in option_values]
-            if name == "tr":
-                files = []
-            else:
-                args = [a for a in args if a not in [f.s for f in files]]
+            files = (
+                [] if name == "tr" else [Text.lit(p) for p in operands if p not in option_values]
+            )
+            args = [a for a in args if a not in [f.s for f in files]]
         source = _filter_input(ev, files, span, name)
         if not source.known:
             # filtering an unknown text gives an unknown text: never compute on a guess

@@ -10,7 +10,9 @@ from bot.vllm import FlagDiff, Verdict
 
 def _diff(n: int) -> FlagDiff:
     flag = f"--knob-{n}"
-    return FlagDiff("flag", f"k{n}", flag, Verdict.DIFFERS, n, None, (flag, str(n)), (), "", "engine")
+    return FlagDiff(
+        "flag", f"k{n}", flag, Verdict.DIFFERS, n, None, (flag, str(n)), (), "", "engine"
+    )
 
 
 def _drift(settings: int) -> GuideDrift:
@@ -27,8 +29,9 @@ def test_a_few_differences_are_named_inline() -> None:
 
 def test_many_differences_are_counted_and_folded_under_the_bullet() -> None:
     lines = drift_lines([_drift(DRIFT_INLINE + 7)], "report")
-    assert "10 settings differ; not rewritten (hand-written; policy guide_sections: report)" in (
-        lines[0]
+    assert (
+        "10 settings differ; not rewritten (hand-written; policy guide_sections: report)"
+        in (lines[0])
     )
     assert "--knob-0 0" not in lines[0]
     assert "<details><summary>The 10 settings the guide command at line 12 differs in" in lines[2]

@@ -49,16 +49,6 @@ def test_a_benchmark_only_setting_the_generated_command_sets_is_found(
     assert _checks(seed_run, outcome, other) == set()  # another value: not the command's
 
 
-def test_a_run_time_placeholder_shown_as_a_value_is_found(
-    seed_run: AlignRun, seed_pr: tuple[RecipeOutcome, str]
-) -> None:
-    outcome, body = seed_pr
-    leaked = body + "\n- `URL=http://localhost:<PORT:opaque:runner-node>/metrics`\n"
-    assert _checks(seed_run, outcome, leaked) == {"no_placeholder_shown"}
-    spelled = body + "\n- `URL=http://localhost:$PORT/metrics`\n"
-    assert _checks(seed_run, outcome, spelled) == set()
-
-
 def test_counts_and_all_expected_follow_the_matrix(
     seed_run: AlignRun, seed_pr: tuple[RecipeOutcome, str]
 ) -> None:
@@ -94,14 +84,27 @@ def test_verification_words_follow_the_marks(
     assert "verified_wording" in _checks(seed_run, replace(outcome, plan=plan), claimed)
 
 
-def test_a_rejection_of_what_the_command_passes_is_found(
-    seed_run: AlignRun, seed_pr: tuple[RecipeOutcome, str]
+@pytest.mark.parametrize(
+    ("check", "said", "near_miss"),
+    [
+        (  # vLLM would reject what the generated command passes
+            "no_rejected_value_passed",
+            "- the recipe's `--tensor-parallel-size 4`: vLLM would reject it.",
+            "- the benchmark's `--tensor-parallel-size 3`: vLLM would reject it.",
+        ),
+        (  # a run-time value printed as the evaluator's placeholder, not as the variable
+            "no_placeholder_shown",
+            "- `URL=http://localhost:<PORT:opaque:runner-node>/metrics`",
+            "- `URL=http://localhost:$PORT/metrics`",
+        ),
+    ],
+)
+def test_a_check_finds_its_contradiction_and_not_a_near_miss(
+    seed_run: AlignRun, seed_pr: tuple[RecipeOutcome, str], check: str, said: str, near_miss: str
 ) -> None:
     outcome, body = seed_pr
-    said = body + "\n- the recipe's `--tensor-parallel-size 4`: vLLM would reject it.\n"
-    assert _checks(seed_run, outcome, said) == {"no_rejected_value_passed"}
-    other = body + "\n- the benchmark's `--tensor-parallel-size 3`: vLLM would reject it.\n"
-    assert _checks(seed_run, outcome, other) == set()
+    assert _checks(seed_run, outcome, f"{body}\n{said}\n") == {check}
+    assert _checks(seed_run, outcome, f"{body}\n{near_miss}\n") == set()
 
 
 def test_a_failed_check_is_a_visible_note_and_a_nonzero_status(

@@ -42,7 +42,8 @@ class CheckedPR:
     # the benchmark PR's comment, in words a reader sees without opening anything (None: no
     # comment, the PR reaches no benchmark config, script or runner file)
     comment_words: int | None = None
-    comment_findings: tuple[str, ...] = ()  # what the comment shows that it must not
+    # what the comment or the check run shows that it must not
+    comment_findings: tuple[str, ...] = ()
 
 
 def pull_texts(tester: Backtester, job: Job) -> CheckedPR:
@@ -78,7 +79,16 @@ def pull_texts(tester: Backtester, job: Job) -> CheckedPR:
     return CheckedPR(
         pr.number,
         comment_words=visible_words(texts.comment),
-        comment_findings=tuple(shown_placeholders(texts.comment)),
+        comment_findings=tuple(
+            found
+            for text in (
+                texts.comment,
+                texts.check.title,
+                texts.check.summary,
+                *(f"{a.title}: {a.message}" for a in texts.check.annotations),
+            )
+            for found in shown_placeholders(text)
+        ),
         prs=tuple(
             PullText(
                 found.recipe_path,

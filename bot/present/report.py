@@ -20,6 +20,7 @@ from bot.align.plan import AlignmentPlan, FlagNote, PlannedEdit, Target
 from bot.align.result import UNCLOSED_DRIFT, AlignRun, KeyResult, PointResult, RecipeOutcome
 from bot.contract import Annotation
 from bot.markdown import MAX_BODY, neutralize, truncate
+from bot.placeholders import as_variables
 from bot.present.carried import settings_lines
 from bot.present.consistency import Finding, bug_note, check_texts
 from bot.present.guide import guide_section
@@ -275,7 +276,8 @@ def check_annotations(run: AlignRun) -> tuple[Annotation, ...]:
                 for diff in comparison.drift:
                     edit = edit_for(plan, diff)
                     where = f"{edit.kind} at {edit.node}" if edit else "not edited"
-                    message = f"{diff.reason} ({outcome.recipe_path}: {where})"
+                    reason = as_variables(diff.reason)  # plain text: no code span spells it
+                    message = f"{reason} ({outcome.recipe_path}: {where})"
                     title = f"{diff.flag} differs from {target.profile.label}"
                     for path, line in _places(run, target, launch, diff):
                         found.setdefault(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bot.align.result import UNCLOSED_DRIFT, AlignRun
-from bot.present.report import PROFILES_NAMED, comment
+from bot.present.report import PROFILES_NAMED, check_annotations, comment
 
 
 def test_a_blocked_recipe_lists_what_stays_open_once(seed_run: AlignRun) -> None:
@@ -32,3 +32,21 @@ def test_many_profiles_are_counted_by_gpu(seed_run: AlignRun) -> None:
         replace(seed_run, outcomes=(replace(found, plan=replace(found.plan, targets=many)),))
     )
     assert "Represented by 5 profiles on MI355X (5)." in text
+
+
+def test_a_check_annotation_names_a_run_time_value_as_the_script_does(seed_run: AlignRun) -> None:
+    """The check run's annotations are plain text: a reason holding the evaluator's
+    placeholder (#2508's `HSA_NO_SCRATCH_RECLAIM`) says the variable instead."""
+    (found,) = seed_run.outcomes
+    target = found.plan.targets[0]
+    comparison = target.representatives[0]
+    diff = comparison.drift[0]
+    leaking = replace(diff, reason="the benchmark sets <X_FLAG:opaque:undecidable-branch>")
+    diffs = tuple(leaking if d is diff else d for d in comparison.report.diffs)
+    comparison = replace(comparison, report=replace(comparison.report, diffs=diffs))
+    target = replace(target, representatives=(comparison, *target.representatives[1:]))
+    plan = replace(found.plan, targets=(target, *found.plan.targets[1:]))
+    run = replace(seed_run, outcomes=(replace(found, plan=plan),))
+    messages = [a.message for a in check_annotations(run)]
+    assert any(m.startswith("the benchmark sets $X_FLAG (") for m in messages), messages
+    assert not any("opaque" in m for m in messages)

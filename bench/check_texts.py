@@ -6,9 +6,10 @@
 Replays the merged benchmark PRs as ``recipe-sync backtest`` does (the recipes main current
 at each merge), renders each alignment PR's texts as the App would post them and prints one
 line per alignment PR (title, visible words, findings), then the totals, with the visible
-words of the comment each replayed benchmark PR would get. Exit status 1 when
-any text contradicts itself or a replay failed. The suite checks three PRs and a sample
-(tests/present/test_consistency_real_prs.py); this checks them all.
+words of the comment each replayed benchmark PR would get, and what a comment or its check
+run shows that it must not (an evaluator's placeholder). Exit status 1 when any text
+contradicts itself, shows what it must not, or a replay failed. The suite checks three PRs
+and a sample (tests/present/test_consistency_real_prs.py); this checks them all.
 
 Measured 2026-12-05 on the shared 2-CPU machine, ``--since 2026-06-01 --jobs 2`` with the
 recipes history up to 2026-07-31: 581 merged PRs, 100 alignment PRs, 0 with findings,
@@ -16,7 +17,9 @@ recipes history up to 2026-07-31: 581 merged PRs, 100 alignment PRs, 0 with find
 Measured 2026-12-07, same command, idle machine: 581 merged PRs, 30 alignment PRs, 0 with
 findings, 0 replay errors, 93 s; 399 benchmark-PR comments, visible words median 57, 90th
 percentile 422, max 1,345, 3 over 800 (before the comment's table folded: median 58, 90th
-percentile 1,771, max 6,497, 44 over 800).
+percentile 1,771, max 6,497, 44 over 800). Third session of 2026-12-07: 0 alignment PRs and
+0 comments or check runs with findings (before its fixes: 2 PRs, 8 comments or check runs
+showed a placeholder), comments median 57, 90th percentile 406, max 1,345, 2 over 800; 118 s.
 """
 
 from __future__ import annotations

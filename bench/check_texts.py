@@ -18,8 +18,9 @@ Measured 2026-12-07, same command, idle machine: 581 merged PRs, 30 alignment PR
 findings, 0 replay errors, 93 s; 399 benchmark-PR comments, visible words median 57, 90th
 percentile 422, max 1,345, 3 over 800 (before the comment's table folded: median 58, 90th
 percentile 1,771, max 6,497, 44 over 800). Third session of 2026-12-07: 0 alignment PRs and
-0 comments or check runs with findings (before its fixes: 2 PRs, 8 comments or check runs
-showed a placeholder), comments median 57, 90th percentile 406, max 1,345, 2 over 800; 118 s.
+0 comments or check runs with findings (before its fixes: 2 PRs, and the comments or check
+runs of 7 benchmark PRs showed a placeholder), comments median 57, 90th percentile 406, max
+1,345, 2 over 800; 118 s.
 """
 
 from __future__ import annotations

@@ -55,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     for checked in checked_prs(settings, jobs, args.jobs):
         if checked.comment_words is not None:
             comments.append(checked.comment_words)
+            if checked.comment_words > MAX_VISIBLE:
+                print(f"#{checked.number} comment: {checked.comment_words} visible words")
         comments_wrong += bool(checked.comment_findings)
         for finding in checked.comment_findings:
             print(f"#{checked.number} comment: {finding}")

@@ -68,12 +68,35 @@ def neutralize(text: str) -> str:
     return _outside_code(no_markers(text), _defuse)
 
 
+_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.M)
+
+
 def truncate(text: str, limit: int = MAX_BODY) -> str:
-    """Cut ``text`` to ``limit`` characters with a visible note (never mid-way silently)."""
+    """Cut ``text`` to ``limit`` characters with a visible note (never mid-way silently), at a
+    line's end, closing the code fence and the ``<details>`` blocks the cut leaves open (an
+    unclosed block would fold the note and everything a later edit appends)."""
     if len(text) <= limit:
         return text
     note = f"\n\n… truncated: {len(text) - limit:,} more characters were not shown.\n"
-    return text[: limit - len(note)] + note
+    room = max(0, limit - len(note))
+    kept, closers = text[:room], ""
+    for _ in range(2):  # closing may need room the first cut took
+        kept = text[: max(0, room - len(closers))]
+        kept = kept[: kept.rfind("\n") + 1] if "\n" in kept else kept
+        closers = _closers(kept)
+        if len(kept) + len(closers) <= room:
+            break
+    return kept + closers + note
+
+
+def _closers(kept: str) -> str:
+    """What closes the code fence and the ``<details>`` blocks ``kept`` leaves open."""
+    closers = ""
+    fences = _FENCE_LINE.findall(kept)
+    if len(fences) % 2:
+        closers += "\n" + fences[-1]
+    open_blocks = kept.count("<details>") + kept.count("<details ") - kept.count("</details>")
+    return closers + "\n</details>" * max(0, open_blocks)
 
 
 def truncate_utf8(text: str, max_bytes: int, suffix: str = " …") -> str:

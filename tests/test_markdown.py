@@ -84,3 +84,16 @@ def test_fences_and_spans_survive_any_backticks() -> None:
 def test_truncate_says_so() -> None:
     out = truncate("x" * 1000, 200)
     assert len(out) <= 200 and "truncated" in out and truncate("short", 200) == "short"
+
+
+def test_truncate_cuts_at_a_line_and_closes_what_it_leaves_open() -> None:
+    """#2263's comment (60 KB) was cut inside a folded list: its <details> never closed."""
+    rows = "".join(f"- `key-{n}`: a reason\n" for n in range(400))
+    text = f"head\n\n<details><summary>400 keys</summary>\n\n{rows}</details>\n\ntail\n"
+    out = truncate(text, 3000)
+    assert len(out) <= 3000
+    kept, note = out.split("\n\n… truncated: ")
+    assert kept.endswith("a reason\n\n</details>") and note.endswith("were not shown.\n")
+    fenced = "intro\n```bash\n" + "vllm serve x \\\n  --flag y \\\n" * 200 + "```\n"
+    out = truncate(fenced, 1000)
+    assert out.split("\n\n… truncated")[0].endswith("\\\n\n```")

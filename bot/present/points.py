@@ -65,6 +65,8 @@ OTHER_FRAMEWORKS_IN_TABLE = 3
 # rows a comment shows open; more are folded, the recipes' sections below carry the outcome
 # (#2323: 118 rows for a PR that needed nothing; #1571: 149 keys)
 ROWS_OPEN = 12
+# rows a comment shows at all; the recipes' sections below carry every outcome
+ROWS_SHOWN = 100
 
 
 def _other_framework(key: KeyResult) -> bool:
@@ -82,6 +84,13 @@ def points_section(run: AlignRun) -> list[str]:
     table = points_table(run, skip={id(k) for k in (*folded, *unchanged)})
     out: list[str] = []
     rows = len(table) - 2
+    if rows > ROWS_SHOWN:  # #2263: 216 rows, 49 KB of a comment GitHub cuts at 64 KB
+        hidden = rows - ROWS_SHOWN
+        table = table[: 2 + ROWS_SHOWN]
+        table.append(
+            f"| … | | | | {count(hidden, 'more row')} not shown: `recipe-sync align` of this PR "
+            "lists every point in plan.json |"
+        )
     if rows > ROWS_OPEN:
         keys = len(run.keys) - len(folded) - len(unchanged)
         out += details(f"Launch lines compared: {count(keys, 'key')}, {rows} rows", table)
@@ -96,7 +105,12 @@ def points_section(run: AlignRun) -> list[str]:
     if folded:
         by = Counter(k.key.framework or "?" for k in folded)
         names = ", ".join(f"{name} {n}" for name, n in by.most_common())
-        items = [f"- {code(k.key.key)}: {md.text(k.problem or '')}" for k in folded]
+        # one line per reason (the framework's), its keys named: #2263 listed 142 keys with
+        # the same few reasons each, and its comment was cut at GitHub's size limit
+        by_reason: dict[str, list[str]] = {}
+        for k in folded:
+            by_reason.setdefault(k.problem or "", []).append(code(k.key.key))
+        items = [f"- {md.text(why)}: {', '.join(keys)}" for why, keys in by_reason.items()]
         summary = (
             f"{count(len(folded), 'key')} of other frameworks ({names}): not rendered by vLLM "
             "recipes"

@@ -6,7 +6,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bot.align.result import AlignRun, KeyResult
-from bot.present.points import OTHER_FRAMEWORKS_IN_TABLE, ROWS_OPEN, points_section
+from bot.present.points import (
+    OTHER_FRAMEWORKS_IN_TABLE,
+    ROWS_OPEN,
+    ROWS_SHOWN,
+    points_section,
+    points_table,
+)
 
 SGLANG = "framework sglang is not rendered by vLLM recipes"
 
@@ -30,7 +36,7 @@ def test_many_keys_of_other_frameworks_fold_into_one_list(seed_run: AlignRun) ->
     assert not any(line.startswith("| `k") for line in lines)
     summary = next(line for line in lines if "of other frameworks" in line)
     assert "5 keys of other frameworks (sglang 4, trt 1): not rendered by vLLM recipes" in summary
-    assert f"- `k8-sglang`: {SGLANG}" in lines
+    assert f"- {SGLANG}: `k0-sglang`, `k1-sglang`, `k2-sglang`, `k8-sglang`" in lines
 
 
 def test_a_long_table_folds(seed_run: AlignRun) -> None:
@@ -61,3 +67,20 @@ def test_keys_whose_launch_lines_did_not_change_are_named_not_rowed(seed_run: Al
     assert sum(line.startswith(f"| {'`' + key.key.key}") for line in lines) >= 1
     assert "<details><summary>2 keys whose launch lines did not change</summary>" in lines
     assert "`same-0`, `same-1`" in lines
+
+
+def test_a_table_past_what_a_comment_can_hold_says_how_many_rows_it_leaves_out(
+    seed_run: AlignRun,
+) -> None:
+    """#2263 (configs deprecated on 48 keys) made 216 rows, 49 KB of a comment GitHub cuts at
+    64 KB, and the cut lost every recipe's section: past ROWS_SHOWN the rest are counted."""
+    (key,) = [k for k in seed_run.keys if k.points]
+    copies = tuple(replace(key, key=replace(key.key, key=f"copy-{n}")) for n in range(ROWS_SHOWN))
+    lines = points_section(replace(seed_run, keys=copies))
+    rows = [line for line in lines if line.startswith("| `copy-")]
+    assert len(rows) == ROWS_SHOWN
+    hidden = len(points_table(replace(seed_run, keys=copies))) - 2 - ROWS_SHOWN
+    assert hidden > 0
+    assert (
+        f"| … | | | | {hidden} more rows not shown: `recipe-sync align` of this PR " in (lines[-3])
+    )

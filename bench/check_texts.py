@@ -20,7 +20,7 @@ percentile 422, max 1,345, 3 over 800 (before the comment's table folded: median
 percentile 1,771, max 6,497, 44 over 800). Third session of 2026-12-07: 0 alignment PRs and
 0 comments or check runs with findings (before its fixes: 2 PRs, and the comments or check
 runs of 7 benchmark PRs showed a placeholder), comments median 57, 90th percentile 406, max
-1,345, 2 over 800; 118 s.
+1,258, 2 over 800 (#1970, #1571: whole now, each cut at 60 KB before); 138 s.
 """
 
 from __future__ import annotations

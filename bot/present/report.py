@@ -142,8 +142,9 @@ def comment(run: AlignRun) -> str:
                 f"Alignment PR{where}{repo}: {pr_contents(found)}, "
                 f"fingerprint {code(found.fingerprint[:12])}."
             )
-        elif found.status == "blocked" and 0 < len(plan.skipped) <= SKIPPED_SHOWN:
-            # the reason is the "Not edited" list below: said once
+        elif (
+            found.reason.startswith(f"{UNCLOSED_DRIFT}:") and 0 < len(plan.skipped) <= SKIPPED_SHOWN
+        ):  # the reason is the "Not edited" list below: said once
             out.append(f"{UNCLOSED_DRIFT.capitalize()}: each is listed under “Not edited” below.")
         elif found.reason:
             out.append(prose(found.reason[:2000]) + ".")

@@ -20,6 +20,11 @@ def test_a_blocked_recipe_lists_what_stays_open_once(seed_run: AlignRun) -> None
     )
     assert text.count("the benchmark serves") == 1  # in the list, not again in a paragraph
     assert "Not edited:" in text
+    # blocked for another reason (the regression matrix): that reason is said
+    moved = replace(blocked, reason="an unplanned rendering moved: H100 single_node_tp")
+    text = comment(replace(seed_run, outcomes=(moved,)))
+    assert "an unplanned rendering moved" in text
+    assert "each is listed under" not in text
 
 
 def test_many_profiles_are_counted_by_gpu(seed_run: AlignRun) -> None:

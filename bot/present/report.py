@@ -59,17 +59,25 @@ def older_line(plan: AlignmentPlan) -> list[str]:
 
 
 def _verification_line(run: AlignRun, plan: AlignmentPlan) -> list[str]:
-    lines = []
+    """One line per verification outcome and reason, naming its GPUs (#1571's recipe said
+    "… is already verified in the recipe." four times over)."""
+    gpus: dict[tuple[str, str], list[str]] = {}
     for verification in plan.verifications:
         label = plain(run.names.hw_label(verification.hardware))
-        if verification.state == "verified":
-            lines.append(f"Verified on {label}: {prose(verification.reason)}.")
-        elif verification.state == "already":
-            lines.append(f"{label} is already verified in the recipe.")
-        elif verification.state == "asked":
-            lines.append(f"Marked verified on {label}: {prose(verification.reason)}.")
+        reason = "" if verification.state == "already" else verification.reason
+        gpus.setdefault((verification.state, reason), []).append(label)
+    lines = []
+    for (state, reason), labels in gpus.items():
+        named = ", ".join(labels)
+        if state == "verified":
+            lines.append(f"Verified on {named}: {prose(reason)}.")
+        elif state == "already":
+            verb = "is" if len(labels) == 1 else "are"
+            lines.append(f"{named} {verb} already verified in the recipe.")
+        elif state == "asked":
+            lines.append(f"Marked verified on {named}: {prose(reason)}.")
         else:
-            lines.append(f"Not marked verified on {label}: {prose(verification.reason)}.")
+            lines.append(f"Not marked verified on {named}: {prose(reason)}.")
     return lines
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from bot.align.model import Verification
 from bot.align.result import UNCLOSED_DRIFT, AlignRun
 from bot.present.report import PROFILES_NAMED, check_annotations, comment
 
@@ -55,3 +56,20 @@ def test_a_check_annotation_names_a_run_time_value_as_the_script_does(seed_run: 
     messages = [a.message for a in check_annotations(run)]
     assert any(m.startswith("the benchmark sets $X_FLAG (") for m in messages), messages
     assert not any("opaque" in m for m in messages)
+
+
+def test_verification_outcomes_name_their_gpus_once_each(seed_run: AlignRun) -> None:
+    """#1571's recipe said "… is already verified in the recipe." four times over."""
+    (found,) = seed_run.outcomes
+    why = "no workflow-run evidence was given"
+    verifications = (
+        Verification("b200", "no-evidence", why),
+        Verification("b300", "no-evidence", why),
+        Verification("h200", "already", "meta.hardware.h200 is already verified"),
+        Verification("mi355x", "already", "meta.hardware.mi355x is already verified"),
+    )
+    plan = replace(found.plan, verifications=verifications)
+    text = comment(replace(seed_run, outcomes=(replace(found, plan=plan),)))
+    assert f"Not marked verified on B200, B300: {why}." in text
+    assert "H200, MI355X are already verified in the recipe." in text
+    assert text.count("verified in the recipe") == 1

@@ -79,14 +79,18 @@ def truncate(text: str, limit: int = MAX_BODY) -> str:
         return text
     note = f"\n\n… truncated: {len(text) - limit:,} more characters were not shown.\n"
     room = max(0, limit - len(note))
-    kept, closers = text[:room], ""
-    for _ in range(2):  # closing may need room the first cut took
-        kept = text[: max(0, room - len(closers))]
-        kept = kept[: kept.rfind("\n") + 1] if "\n" in kept else kept
+    kept = _at_line(text, room)
+    closers = _closers(kept)
+    if len(kept) + len(closers) > room:  # closing needs room the first cut took
+        kept = _at_line(text, room - len(closers))
         closers = _closers(kept)
-        if len(kept) + len(closers) <= room:
-            break
     return kept + closers + note
+
+
+def _at_line(text: str, size: int) -> str:
+    """``text`` cut to at most ``size`` characters, at the end of a line when it has one."""
+    kept = text[: max(0, size)]
+    return kept[: kept.rfind("\n") + 1] if "\n" in kept else kept
 
 
 def _closers(kept: str) -> str:

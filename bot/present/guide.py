@@ -104,24 +104,21 @@ def drift_lines(drift: Sequence[GuideDrift], policy: str) -> list[str]:
             if policy == "adopt" and item.cites_benchmark
             else "not rewritten (hand-written; policy guide_sections: report)"
         )
-        where = (
-            f"- Guide command under {code(item.heading or '(no heading)')} (line {item.line}) "
-            f"vs {code(item.key)} {md.text(item.point)}"
-        )
         folded = len(item.diffs) > DRIFT_INLINE
-        if folded:
-            out.append(f"{where}: {count(len(item.diffs), 'setting')} differ; {action}.")
-        else:
-            shown = "; ".join(_drift_setting(d) for d in item.diffs)
-            out.append(f"{where}: {shown}; {action}.")
+        settings = count(len(item.diffs), "setting")
+        shown = f"{settings} differ" if folded else "; ".join(map(_drift_setting, item.diffs))
+        line = (
+            f"- Guide command under {code(item.heading or '(no heading)')} (line {item.line}) "
+            f"vs {code(item.key)} {md.text(item.point)}: {shown}; {action}."
+        )
         if item.not_compared:
-            out[-1] += (
+            line += (
                 " Not compared (shell variables in the guide): "
                 + ", ".join(code(f) for f in item.not_compared)
                 + "."
             )
+        out.append(line)
         if folded:
-            settings = count(len(item.diffs), "setting")
             summary = f"The {settings} the guide command at line {item.line} differs in"
             out += ["", *details(summary, [f"- {_drift_setting(d)}" for d in item.diffs])]
     return out

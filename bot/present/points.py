@@ -80,7 +80,8 @@ def points_section(run: AlignRun) -> list[str]:
     others = [k for k in run.keys if _other_framework(k)]
     folded = others if len(others) > OTHER_FRAMEWORKS_IN_TABLE else []
     # the comment's opening counts them; a row each said the same of 37 keys in #1970
-    unchanged = [k for k in run.keys if k.key.out_of_scope is None and k.key.unchanged]
+    same = set(run.change.unchanged)
+    unchanged = [k for k in run.keys if k.key in same]
     table = points_table(run, skip={id(k) for k in (*folded, *unchanged)})
     out: list[str] = []
     rows = len(table) - 2

@@ -62,7 +62,9 @@ def test_keys_whose_launch_lines_did_not_change_are_named_not_rowed(seed_run: Al
         KeyResult(replace(key.key, key=f"same-{n}", unchanged=why), (), problem=why)
         for n in range(2)
     ]
-    lines = points_section(replace(seed_run, keys=(key, *same)))
+    # as align() hands them over: the change that reached them says their launch lines held
+    change = replace(seed_run.change, keys=(*seed_run.change.keys, *(k.key for k in same)))
+    lines = points_section(replace(seed_run, keys=(key, *same), change=change))
     assert not any(line.startswith("| `same-") for line in lines)
     assert sum(line.startswith(f"| {'`' + key.key.key}") for line in lines) >= 1
     assert "<details><summary>2 keys whose launch lines did not change</summary>" in lines

@@ -29,7 +29,8 @@ from bot.align.plan import plan_recipe
 from bot.align.quoted import recipes_names
 from bot.align.regression import BuilderReport, regression_matrix
 from bot.align.result import AlignInputs, AlignRun
-from bot.align.run import align, key_result, outcome, targets_by_recipe
+from bot.align.run import align, key_result, outcome
+from bot.align.targets import targets_by_recipe
 from bot.benchmarks import load_bench_repo
 from bot.evidence.source import DirRunSource
 from bot.fixtures import BENCH_REPO_NAME, RECIPES_REPO_NAME, build_seed_fixtures

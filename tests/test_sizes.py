@@ -18,7 +18,6 @@ MAX_PUBLIC_METHODS = 25
 LONG_MODULES: dict[str, int] = {
     "audit/run.py": 734,
     "shell/interp.py": 719,
-    "align/run.py": 633,
     "align/regression.py": 685,
     "vllm/defaults.py": 676,
     "align/reproduction/sections.py": 663,

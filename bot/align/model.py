@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -43,6 +44,9 @@ class Target:
     # the profile's variant is one this plan adds (bot/align/new_variant.py): no rendering
     # draws from it yet, so what the lane runs is its default, accuracy settings included
     new_variant: bool = False
+    # (kind, key) → which value ran where, for the settings the lane launched with several
+    # values at this profile's parallelism (bot/align/targets.py): offered, never proposed
+    per_point: Mapping[tuple[str, str], str] = field(default_factory=dict, compare=False)
 
     @property
     def comparison(self) -> Comparison:
@@ -54,8 +58,9 @@ class Target:
 # for the benchmark's sweep ("tuning"), or one whose vLLM default recipe-sync cannot resolve
 # for this recipe, so it cannot tell whether the recipe already runs it ("unknown"), or a
 # verification mark of a GPU whose eval recipe-sync has not seen ("verify"), or a setting of a
-# lane that patched the installed engine before it launched ("patched")
-WaitReason = Literal["eval", "older", "tuning", "unknown", "verify", "patched"]
+# lane that patched the installed engine before it launched ("patched"), or a setting the lane
+# launched with several values at one profile's parallelism ("workload")
+WaitReason = Literal["eval", "older", "tuning", "unknown", "verify", "patched", "workload"]
 # the reasons a difference is collected only to be offered (bot.align.demands.Collector)
 OfferMode = Literal["older", "unknown", "patched"]
 
@@ -69,6 +74,7 @@ OFFERED_WORDS: dict[str, tuple[str, str]] = {
     "unknown": ("vLLM's default not resolved", "vLLM's default for the recipe not resolved"),
     "verify": ("no eval run seen to verify", "verification marks no eval run backs yet"),
     "patched": ("from a lane that patched vLLM", "the lane patched vLLM before it launched"),
+    "workload": ("launched with several values", "the lane launched several values of each"),
 }
 
 

@@ -13,16 +13,15 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
 
 from bot.align.caches import LineMemo
 from bot.align.change import AffectedKey, benchmark_change, settle_unchanged
 from bot.align.compare import Comparer
-from bot.align.delta import KeyDelta, key_delta
-from bot.align.evidence import collect, evidence_for
+from bot.align.delta import key_delta
+from bot.align.evidence import collect
 from bot.align.family import FamilyLanes
 from bot.align.guide_images import ImageLine, image_moves, update_image_lines
 from bot.align.model import OFFERED_WORDS
@@ -52,6 +51,7 @@ from bot.align.result import (
     RecipeOutcome,
 )
 from bot.align.skeletons import with_new_variants
+from bot.align.targets import representatives, targets_by_recipe
 from bot.benchmarks import BenchRepo, LaunchLine, extract, load_bench_repo, points
 from bot.benchmarks.changelog import ChangelogEntry, entries_for
 from bot.benchmarks.scope import multinode_reason
@@ -62,7 +62,6 @@ from bot.recipes.edit.splice import unified_diff
 from bot.recipes.repo import with_recipe_files
 from bot.recipes.tolerant import RecipesCache, load_recipes_tolerant
 from bot.recipes.withdrawals import recent_withdrawals
-from bot.rules import Rules
 from bot.shell import EvaluationCache, JobTooLarge, job_budget
 from bot.sources import FileSource, WithoutFiles
 from bot.words import count as count_of
@@ -162,117 +161,6 @@ def key_result(
         except RecipeSyncError as err:
             results.append(PointResult(key.key, point, arm, "error", str(err), launch=launch))
     return KeyResult(key, representatives(tuple(results)))
-
-
-def representatives(results: tuple[PointResult, ...]) -> tuple[PointResult, ...]:
-    """The eval arms represent their profile; throughput arms only when no eval arm does."""
-    eval_profiles = {
-        r.profile.key
-        for r in results
-        if r.status == "represents" and r.arm == "eval" and r.profile is not None
-    }
-    out: list[PointResult] = []
-    for result in results:
-        if (
-            result.status == "represents"
-            and result.arm != "eval"
-            and result.profile is not None
-            and result.profile.key in eval_profiles
-        ):
-            result = replace(
-                result, status="context", reason="the eval arm represents this profile"
-            )
-        out.append(result)
-    return tuple(out)
-
-
-def targets_by_recipe(
-    keys: Sequence[KeyResult],
-    head: BenchRepo,
-    evidence: EvidenceReport | None,
-    rules: Rules,
-    deltas: Mapping[str, KeyDelta] | None = None,
-) -> dict[str, list[Target]]:
-    grouped: dict[tuple[str, tuple[Any, ...]], list[PointResult]] = {}
-    for found in keys:
-        for result in found.points:
-            if result.status == "represents" and result.profile is not None:
-                grouped.setdefault((found.key.key, result.profile.key), []).append(result)
-    _other_parallelism(keys, grouped)
-    _synthetic_only(keys, grouped)
-    by_recipe: dict[str, list[Target]] = {}
-    for (key, _), results in grouped.items():
-        profile = results[0].profile
-        assert profile is not None
-        comparisons = tuple(r.comparison for r in results if r.comparison is not None)
-        cited, note, narrowed = evidence_for(evidence, head, key, profile, rules)
-        tp = _single_tp(results)
-        if tp is not None and cited is None:
-            # another parallelism without a passing eval: its TP stays the recipe's (the
-            # reproduction section has it), its other settings are the lane's as the recipes
-            # history carries them (MiniMax-M3 #581 took the TP4 lane's AITER settings
-            # into the TP8 recipe)
-            tp = None
-        delta = (deltas or {}).get(key)
-        target = Target(key, profile, comparisons, cited, note, narrowed, tp, delta)
-        by_recipe.setdefault(profile.recipe_path, []).append(target)
-    return by_recipe
-
-
-def _single_tp(results: Sequence[PointResult]) -> int | None:
-    """The one TP every point of a profile runs when it is not the recipe's (else None)."""
-    if not results or any(r.status != "other-point" for r in results):
-        return None
-    tps = {r.launch.point.tp for r in results if r.launch is not None}
-    return tps.pop() if len(tps) == 1 else None
-
-
-def _synthetic_only(
-    keys: Sequence[KeyResult], grouped: dict[tuple[str, tuple[Any, ...]], list[PointResult]]
-) -> None:
-    """A profile only synthetic-acceptance arms ran stands on them for everything but the
-    acceptance: the diff strips the synthetic keys of --speculative-config
-    (rules/flags.yaml benchmark_only_json_keys), the rest of the launch is what ran (Kimi-K2.6
-    #634 took the B300 attention settings of InferenceX #2158's synthetic arms)."""
-    for found in keys:
-        for result in found.points:
-            profile, comparison = result.profile, result.comparison
-            if result.status != "context" or profile is None or comparison is None:
-                continue
-            if profile.represents_recipe or comparison.parallelism_differs:
-                continue  # context because another arm represents the profile
-            if (found.key.key, profile.key) in grouped and not all(
-                r.status == "context" for r in grouped[(found.key.key, profile.key)]
-            ):
-                continue
-            grouped.setdefault((found.key.key, profile.key), []).append(result)
-
-
-def _other_parallelism(
-    keys: Sequence[KeyResult], grouped: dict[tuple[str, tuple[Any, ...]], list[PointResult]]
-) -> None:
-    """Points at another parallelism than the recipe renders stand for their profile when
-    no point represents it, every one of them runs one TP (and only TP differs) on
-    single_node_tp, and an eval arm is among them (docs/alignment.md: parallelism)."""
-    for found in keys:
-        others: dict[tuple[Any, ...], list[PointResult]] = {}
-        for result in found.points:
-            if result.status != "other-point" or result.profile is None:
-                continue
-            if result.comparison is None or result.profile.strategy != "single_node_tp":
-                continue
-            keys_differ = {d.key for d in result.comparison.parallelism_differs}
-            if keys_differ != {"parallel.tensor_parallel_size"}:
-                continue
-            others.setdefault(result.profile.key, []).append(result)
-        for profile_key, results in others.items():
-            if (found.key.key, profile_key) in grouped:
-                continue
-            if not any(r.arm == "eval" for r in results):
-                continue
-            if len({r.launch.point.tp for r in results if r.launch is not None}) != 1:
-                continue  # the sweep runs several TPs: none of them is the recipe's
-            grouped[(found.key.key, profile_key)] = [r for r in results if r.arm == "eval"]
 
 
 # ------------------------------------------------------------------------------ outcomes

@@ -75,6 +75,11 @@ def _waiting(edit: PlannedEdit, wait: Wait) -> str:
             f"{travels}{md.prose(wait.what)}: a recipe runs its image as published, so whether "
             "this setting runs there as benchmarked is not known"
         )
+    if wait.reason == "workload":
+        return (
+            f"{travels}the lane launched {md.text(wait.what)}: a recipe holds one value, "
+            "so which is the model's is a maintainer's choice"
+        )
     what = f"an accuracy setting ({md.text(wait.what)})"
     return f"{travels}{what}: proposed once an eval passes at these settings"
 

@@ -56,6 +56,12 @@ class Ledger:
             return None
         action = self.rules.policy.knob_policy.action(cls)
         why = self._knob_reason(diff)
+        per_point = target.per_point.get((diff.kind, diff.key))
+        if per_point is not None and action in ("recipe", "recipe-with-eval"):
+            # the lane launched several values at this profile's parallelism: none of them
+            # is the benchmark's, so a maintainer picks (bot/align/targets.py)
+            self._offering = (label, cls, per_point, "workload")
+            return "edit"
         if self.mode is not None:
             # drift the PR did not introduce, or a default recipe-sync cannot resolve: offered
             # when the policy edits its class, and then only as a recipe edit (no pin, no

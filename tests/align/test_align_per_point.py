@@ -1,0 +1,100 @@
+"""A setting the lane launched with several values at the recipe's parallelism (the script
+chose it per concurrency) has no single benchmarked value: it is offered with the values and
+where each ran, never proposed (InferenceX #2187 set VLLM_ROCM_SHUFFLE_KV_CACHE_LAYOUT by
+concurrency; maintainers wrote it as guide notes, not YAML)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.align.result import AlignRun
+from bot.align.targets import launched_value
+from bot.present import present
+from bot.vllm import FlagDiff, Verdict
+from tests.align.reproduction_fixture import WIDGET, run_pr
+
+_ALWAYS = "export VLLM_ROCM_USE_AITER_MHA=0\n"
+# the fixture's lane runs conc 16, 32 and 64 (fixtures/reproduction/bench)
+_BY_CONC = 'if [ "$CONC" -ge 64 ]; then\n  export VLLM_ROCM_USE_AITER_MHA=0\nfi\n'
+
+
+def _run(tmp_path: Path, added: str, included: frozenset[str] = frozenset()) -> AlignRun:
+    return run_pr(
+        tmp_path,
+        lambda text: text,
+        lambda text: text.replace(
+            "export VLLM_ROCM_USE_AITER=1\n", f"export VLLM_ROCM_USE_AITER=1\n{added}"
+        ),
+        included,
+    )
+
+
+def test_a_value_every_point_ran_is_proposed(tmp_path: Path) -> None:
+    (outcome,) = [o for o in _run(tmp_path, _ALWAYS).outcomes if o.plan.recipe_path == WIDGET]
+    assert [e.subject for e in outcome.plan.edits] == ["VLLM_ROCM_USE_AITER_MHA"]
+
+
+def test_a_value_chosen_by_concurrency_is_offered_with_where_each_ran(tmp_path: Path) -> None:
+    run = _run(tmp_path, _BY_CONC)
+    (outcome,) = [o for o in run.outcomes if o.plan.recipe_path == WIDGET]
+    plan = outcome.plan
+    assert plan.edits == () and outcome.status == "offered" and not outcome.patch
+    assert "1 launched with several values" in outcome.reason
+    (offer,) = [e for e in plan.offered if e.subject == "VLLM_ROCM_USE_AITER_MHA"]
+    wait = plan.waits_for(offer)
+    assert wait is not None and wait.reason == "workload"
+    assert wait.what == "it unset (as the recipe) at conc 16, 32; 0 at conc 64"
+    comment = present(_run(tmp_path / "again", _BY_CONC)).comment
+    assert "the lane launched it unset (as the recipe) at conc 16, 32; 0 at conc 64" in comment
+    assert "a recipe holds one value" in comment
+
+
+def test_ticking_it_writes_it(tmp_path: Path) -> None:
+    run = _run(tmp_path, _BY_CONC, frozenset({"VLLM_ROCM_USE_AITER_MHA"}))
+    (outcome,) = [o for o in run.outcomes if o.plan.recipe_path == WIDGET]
+    assert [(e.subject, e.after) for e in outcome.plan.edits] == [("VLLM_ROCM_USE_AITER_MHA", "0")]
+
+
+def test_keys_only_a_benchmark_sets_do_not_make_a_json_flag_vary() -> None:
+    def spec(value: dict[str, object]) -> FlagDiff:
+        return FlagDiff(
+            kind="flag",
+            key="speculative_config",
+            flag="--speculative-config",
+            verdict=Verdict.BENCHMARK_ONLY,
+            bench_value=value,
+            recipe_value=None,
+            bench_tokens=("--speculative-config", "{}"),
+            recipe_tokens=(),
+            reason="",
+            category="engine",
+            benchmark_only_keys=("rejection_sample_method", "synthetic_acceptance_length"),
+        )
+
+    mtp = {"method": "mtp", "num_speculative_tokens": 3}
+    synthetic = {**mtp, "rejection_sample_method": "synthetic", "synthetic_acceptance_length": 2.5}
+    assert launched_value(spec(synthetic)) == launched_value(spec(mtp))
+    assert launched_value(spec({**mtp, "num_speculative_tokens": 1})) != launched_value(spec(mtp))
+
+
+def test_a_field_of_a_json_flag_is_compared_as_that_field() -> None:
+    # the diff of one field holds the field's value, or the flag's JSON text, and the whole
+    # flag's tokens: capture sizes chosen per concurrency do not make cudagraph_mode vary
+    def field(value: str, sizes: str) -> FlagDiff:
+        whole = f'{{"cudagraph_mode":"FULL_DECODE_ONLY","cudagraph_capture_sizes":{sizes}}}'
+        return FlagDiff(
+            kind="flag",
+            key="compilation.cudagraph_mode",
+            flag="--compilation-config.cudagraph_mode",
+            verdict=Verdict.DIFFERS,
+            bench_value=whole if value == "json" else value,
+            recipe_value=None,
+            bench_tokens=("--compilation-config", whole),
+            recipe_tokens=(),
+            reason="",
+            category="engine",
+        )
+
+    assert launched_value(field("FULL_DECODE_ONLY", "[4]")) == "FULL_DECODE_ONLY"
+    assert launched_value(field("FULL_DECODE_ONLY", "[4,8]")) == "FULL_DECODE_ONLY"
+    assert launched_value(field("json", "[4,8,12]")) == "FULL_DECODE_ONLY"

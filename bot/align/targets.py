@@ -149,7 +149,10 @@ def per_point_settings(
     than one value at the parallelism its profile stands on (the key's points of that
     profile, any arm). A recipe holds one value per profile: the script chose this one per
     point (by concurrency, sequence length or arm), so no single value is what the benchmark
-    ran, and the planner offers it instead of proposing it (bot/align/demands/ledger.py)."""
+    ran, and the planner offers it instead of proposing it (bot/align/demands/ledger.py).
+    A guard on what the bot may claim, not chosen on history: on 07-01…07-15 it touches no
+    proposal and no linked leaf; on 07-16…07-31 it keeps 1 proposal out, which maintainers
+    did not adopt (they wrote it as guide notes); docs/measurements.md."""
     profile = results[0].profile
     if profile is None:
         return {}

@@ -221,13 +221,23 @@ def _field(key: str, value: Any) -> Any:
 
 
 def _where(name: tuple[str, str], seen: Sequence[tuple[PointResult, Any]], recipe: str) -> str:
-    """'0 at conc 1, 2, 4; 1 at conc 64, 128': each value with the concurrencies that ran it."""
-    by_value: dict[str, set[int]] = {}
+    """'0 at conc 1, 2, 4; 1 at conc 64, 128': each value with the concurrencies that ran it;
+    with their arms when a concurrency ran two values ('1 at conc 128 (eval); 0 at conc 1,
+    128 (throughput)')."""
+    by_value: dict[str, set[tuple[int, str]]] = {}
     for result, launched in seen:
         value = launched.get(name) or recipe
-        by_value.setdefault(value, set()).add(result.point.conc)
-    parts = [
-        f"{value} at conc {', '.join(str(c) for c in sorted(concs))}"
-        for value, concs in sorted(by_value.items(), key=lambda item: min(item[1]))
-    ]
+        by_value.setdefault(value, set()).add((result.point.conc, result.arm))
+    concs = [{conc for conc, _ in runs} for runs in by_value.values()]
+    arms = sum(len(c) for c in concs) > len(set().union(*concs))  # a conc under two values
+    parts = []
+    for value, runs in sorted(by_value.items(), key=lambda item: min(item[1])):
+        by_arm: dict[str, set[int]] = {}
+        for conc, arm in runs:
+            by_arm.setdefault(arm if arms else "", set()).add(conc)
+        where = ", ".join(
+            f"conc {', '.join(str(c) for c in sorted(cs))}" + (f" ({arm})" if arm else "")
+            for arm, cs in sorted(by_arm.items(), key=lambda item: min(item[1]))
+        )
+        parts.append(f"{value} at {where}")
     return "; ".join(parts)

@@ -98,3 +98,17 @@ def test_a_field_of_a_json_flag_is_compared_as_that_field() -> None:
     assert launched_value(field("FULL_DECODE_ONLY", "[4]")) == "FULL_DECODE_ONLY"
     assert launched_value(field("FULL_DECODE_ONLY", "[4,8]")) == "FULL_DECODE_ONLY"
     assert launched_value(field("json", "[4,8,12]")) == "FULL_DECODE_ONLY"
+
+
+def test_a_value_only_the_eval_arm_ran_names_the_arms(tmp_path: Path) -> None:
+    eval_only = 'if [ "${EVAL_ONLY:-false}" = "true" ]; then\n'
+    eval_only += "  export VLLM_ROCM_USE_AITER_MHA=0\nfi\n"
+    run = _run(tmp_path, eval_only)
+    (outcome,) = [o for o in run.outcomes if o.plan.recipe_path == WIDGET]
+    (offer,) = [e for e in outcome.plan.offered if e.subject == "VLLM_ROCM_USE_AITER_MHA"]
+    wait = outcome.plan.waits_for(offer)
+    assert wait is not None and wait.reason == "workload"
+    # the fixture's eval arm runs conc 32 and 64, beside the throughput arm's 16 to 64
+    assert wait.what == (
+        "it unset (as the recipe) at conc 16, 32, 64 (throughput); 0 at conc 32, 64 (eval)"
+    )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -174,7 +174,7 @@ def per_point_settings(
                 recipe.setdefault((d.kind, d.key), _as_recipe(d))
     names = {name for _, launched in seen for name in launched}
     return {
-        name: _where(name, seen, recipe[name])
+        name: where_values_ran(name, seen, recipe[name])
         for name in sorted(names)
         if len({launched.get(name) for _, launched in seen}) > 1
     }
@@ -220,24 +220,45 @@ def _field(key: str, value: Any) -> Any:
     return found
 
 
-def _where(name: tuple[str, str], seen: Sequence[tuple[PointResult, Any]], recipe: str) -> str:
-    """'0 at conc 1, 2, 4; 1 at conc 64, 128': each value with the concurrencies that ran it;
-    with their arms when a concurrency ran two values ('1 at conc 128 (eval); 0 at conc 1,
-    128 (throughput)')."""
-    by_value: dict[str, set[tuple[int, str]]] = {}
+def where_values_ran(
+    name: tuple[str, str], seen: Sequence[tuple[PointResult, Any]], recipe: str
+) -> str:
+    """'0 at conc 1, 2, 4; 1 at conc 64, 128': each value with the concurrencies that ran it,
+    labelled with the arm, then the sequence lengths too, when concurrency alone does not
+    tell the values apart ('1 at conc 128 (eval); 0 at conc 1, 128 (throughput)')."""
+    by_value: dict[str, list[PointResult]] = {}
     for result, launched in seen:
-        value = launched.get(name) or recipe
-        by_value.setdefault(value, set()).add((result.point.conc, result.arm))
-    concs = [{conc for conc, _ in runs} for runs in by_value.values()]
-    arms = sum(len(c) for c in concs) > len(set().union(*concs))  # a conc under two values
+        by_value.setdefault(launched.get(name) or recipe, []).append(result)
+    label = next((each for each in _LABELS if _separates(by_value, each)), _LABELS[-1])
     parts = []
-    for value, runs in sorted(by_value.items(), key=lambda item: min(item[1])):
-        by_arm: dict[str, set[int]] = {}
-        for conc, arm in runs:
-            by_arm.setdefault(arm if arms else "", set()).add(conc)
+    for value, results in sorted(
+        by_value.items(), key=lambda item: min(r.point.conc for r in item[1])
+    ):
+        by_label: dict[str, set[int]] = {}
+        for result in results:
+            by_label.setdefault(label(result), set()).add(result.point.conc)
         where = ", ".join(
-            f"conc {', '.join(str(c) for c in sorted(cs))}" + (f" ({arm})" if arm else "")
-            for arm, cs in sorted(by_arm.items(), key=lambda item: min(item[1]))
+            f"conc {', '.join(str(c) for c in sorted(concs))}" + (f" ({tag})" if tag else "")
+            for tag, concs in sorted(by_label.items(), key=lambda item: min(item[1]))
         )
         parts.append(f"{value} at {where}")
     return "; ".join(parts)
+
+
+def _arm_and_lengths(result: PointResult) -> str:
+    point = result.point
+    if point.isl is None or point.osl is None:
+        return result.arm
+    return f"{result.arm}, ISL {point.isl} / OSL {point.osl}"
+
+
+# how a run is labelled beside its concurrency, coarsest first: the first that tells the
+# values apart is used
+_Label = Callable[[PointResult], str]
+_LABELS: tuple[_Label, ...] = (lambda result: "", lambda result: result.arm, _arm_and_lengths)
+
+
+def _separates(by_value: Mapping[str, Sequence[PointResult]], label: _Label) -> bool:
+    """No (label, concurrency) ran two of the values."""
+    runs = [{(label(r), r.point.conc) for r in results} for results in by_value.values()]
+    return sum(len(each) for each in runs) == len(set().union(*runs))

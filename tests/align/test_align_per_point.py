@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.align.result import AlignRun
-from bot.align.targets import launched_value
+from bot.align.result import AlignRun, PointResult
+from bot.align.targets import launched_value, where_values_ran
+from bot.benchmarks import Point
 from bot.present import present
 from bot.vllm import FlagDiff, Verdict
 from tests.align.reproduction_fixture import WIDGET, run_pr
@@ -112,3 +113,23 @@ def test_a_value_only_the_eval_arm_ran_names_the_arms(tmp_path: Path) -> None:
     assert wait.what == (
         "it unset (as the recipe) at conc 16, 32, 64 (throughput); 0 at conc 32, 64 (eval)"
     )
+
+
+def test_values_chosen_by_sequence_length_name_the_lengths() -> None:
+    def ran(conc: int, isl: int, arm: str = "throughput") -> PointResult:
+        point = Point(4, 1, False, conc, "none", "fixed-seq-len", isl, 1024, None, None)
+        return PointResult("key", point, arm, "context", "")
+
+    name = ("flag", "attention.backend")
+    short, long = {name: "FLASHINFER"}, {name: "FLASH_ATTN"}
+    seen = [(ran(1, 1024), short), (ran(64, 1024), short), (ran(1, 8192), long)]
+    seen.append((ran(64, 8192, "eval"), long))
+    assert where_values_ran(name, seen, "unset") == (
+        "FLASHINFER at conc 1, 64 (throughput, ISL 1024 / OSL 1024); "
+        "FLASH_ATTN at conc 1 (throughput, ISL 8192 / OSL 1024), "
+        "conc 64 (eval, ISL 8192 / OSL 1024)"
+    )
+    # concurrency alone tells these apart: no label
+    assert where_values_ran(
+        name, [(ran(1, 1024), short), (ran(64, 1024), {})], "8 (as the recipe)"
+    ) == ("FLASHINFER at conc 1; 8 (as the recipe) at conc 64")

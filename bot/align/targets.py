@@ -228,7 +228,7 @@ def where_values_ran(
     tell the values apart ('1 at conc 128 (eval); 0 at conc 1, 128 (throughput)')."""
     by_value: dict[str, list[PointResult]] = {}
     for result, launched in seen:
-        by_value.setdefault(launched.get(name) or recipe, []).append(result)
+        by_value.setdefault(launched.get(name, recipe), []).append(result)
     label = next((each for each in _LABELS if _separates(by_value, each)), _LABELS[-1])
     parts = []
     for value, results in sorted(

@@ -202,7 +202,7 @@ def _words(key: str, value: Any, benchmark_only: tuple[str, ...]) -> str:
         kept = {k: v for k, v in value.items() if k not in benchmark_only}
         return json.dumps(kept, sort_keys=True, separators=(",", ":"))
     if isinstance(value, str):
-        return value
+        return value or '""'  # an empty export is a value, shown as one
     return json.dumps(value, separators=(",", ":"))  # a list, a number, true or false
 
 

@@ -225,7 +225,8 @@ def where_values_ran(
 ) -> str:
     """'0 at conc 1, 2, 4; 1 at conc 64, 128': each value with the concurrencies that ran it,
     labelled with the arm, then the sequence lengths too, when concurrency alone does not
-    tell the values apart ('1 at conc 128 (eval); 0 at conc 1, 128 (throughput)')."""
+    tell the values apart ('0 at conc 1, 128 (throughput); 1 at conc 128 (eval)'), values in
+    the order of their lowest concurrency."""
     by_value: dict[str, list[PointResult]] = {}
     for result, launched in seen:
         by_value.setdefault(launched.get(name, recipe), []).append(result)

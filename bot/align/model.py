@@ -59,8 +59,8 @@ class Target:
 # for this recipe, so it cannot tell whether the recipe already runs it ("unknown"), or a
 # verification mark of a GPU whose eval recipe-sync has not seen ("verify"), or a setting of a
 # lane that patched the installed engine before it launched ("patched"), or a setting the lane
-# launched with several values at one profile's parallelism ("workload")
-WaitReason = Literal["eval", "older", "tuning", "unknown", "verify", "patched", "workload"]
+# launched with several values at one profile's parallelism ("per-point")
+WaitReason = Literal["eval", "older", "tuning", "unknown", "verify", "patched", "per-point"]
 # the reasons a difference is collected only to be offered (bot.align.demands.Collector)
 OfferMode = Literal["older", "unknown", "patched"]
 
@@ -74,7 +74,7 @@ OFFERED_WORDS: dict[str, tuple[str, str]] = {
     "unknown": ("vLLM's default not resolved", "vLLM's default for the recipe not resolved"),
     "verify": ("no eval run seen to verify", "verification marks no eval run backs yet"),
     "patched": ("from a lane that patched vLLM", "the lane patched vLLM before it launched"),
-    "workload": ("launched with several values", "the lane launched several values of each"),
+    "per-point": ("launched with several values", "the lane launched several values of each"),
 }
 
 

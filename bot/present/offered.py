@@ -75,7 +75,7 @@ def _waiting(edit: PlannedEdit, wait: Wait) -> str:
             f"{travels}{md.prose(wait.what)}: a recipe runs its image as published, so whether "
             "this setting runs there as benchmarked is not known"
         )
-    if wait.reason == "workload":
+    if wait.reason == "per-point":
         return (
             f"{travels}the lane launched {md.text(wait.what)}: a recipe holds one value, "
             "so which is the model's is a maintainer's choice"

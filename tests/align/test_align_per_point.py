@@ -43,7 +43,7 @@ def test_a_value_chosen_by_concurrency_is_offered_with_where_each_ran(tmp_path: 
     assert "1 launched with several values" in outcome.reason
     (offer,) = [e for e in plan.offered if e.subject == "VLLM_ROCM_USE_AITER_MHA"]
     wait = plan.waits_for(offer)
-    assert wait is not None and wait.reason == "workload"
+    assert wait is not None and wait.reason == "per-point"
     assert wait.what == "it unset (as the recipe) at conc 16, 32; 0 at conc 64"
     comment = present(_run(tmp_path / "again", _BY_CONC)).comment
     assert "the lane launched it unset (as the recipe) at conc 16, 32; 0 at conc 64" in comment
@@ -108,7 +108,7 @@ def test_a_value_only_the_eval_arm_ran_names_the_arms(tmp_path: Path) -> None:
     (outcome,) = [o for o in run.outcomes if o.plan.recipe_path == WIDGET]
     (offer,) = [e for e in outcome.plan.offered if e.subject == "VLLM_ROCM_USE_AITER_MHA"]
     wait = outcome.plan.waits_for(offer)
-    assert wait is not None and wait.reason == "workload"
+    assert wait is not None and wait.reason == "per-point"
     # the fixture's eval arm runs conc 32 and 64, beside the throughput arm's 16 to 64
     assert wait.what == (
         "it unset (as the recipe) at conc 16, 32, 64 (throughput); 0 at conc 32, 64 (eval)"

@@ -60,7 +60,7 @@ class Ledger:
         if per_point is not None and action in ("recipe", "recipe-with-eval"):
             # the lane launched several values at this profile's parallelism: none of them
             # is the benchmark's, so a maintainer picks (bot/align/targets.py)
-            self._offering = (label, cls, per_point, "workload")
+            self._offering = (label, cls, per_point, "per-point")
             return "edit"
         if self.mode is not None:
             # drift the PR did not introduce, or a default recipe-sync cannot resolve: offered

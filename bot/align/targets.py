@@ -141,6 +141,9 @@ def _other_parallelism(
 
 # ------------------------------------------------------------------------------ per point
 
+# one point's launched values, in words, of the settings that differ from the recipe there
+Launched = Mapping[tuple[str, str], str]
+
 
 def per_point_settings(
     keys: Sequence[KeyResult], key: str, results: Sequence[PointResult]
@@ -157,8 +160,8 @@ def per_point_settings(
     if profile is None:
         return {}
     shapes = {(r.point.tp, r.point.ep, r.point.dp_attn) for r in results}
-    seen: list[tuple[PointResult, dict[tuple[str, str], str]]] = []
-    recipe: dict[tuple[str, str], str] = {}  # the recipe's value, where a point agrees
+    seen: list[tuple[PointResult, Launched]] = []
+    first: dict[tuple[str, str], FlagDiff] = {}  # a diff of each setting: the recipe's side
     for found in keys:
         if found.key.key != key:
             continue
@@ -168,14 +171,14 @@ def per_point_settings(
                 continue
             if (result.point.tp, result.point.ep, result.point.dp_attn) not in shapes:
                 continue
-            launched = {(d.kind, d.key): launched_value(d) for d in comparison.differences}
-            seen.append((result, launched))
+            launched: dict[tuple[str, str], str] = {}
             for d in comparison.differences:
-                recipe.setdefault((d.kind, d.key), _as_recipe(d))
-    names = {name for _, launched in seen for name in launched}
+                launched[(d.kind, d.key)] = launched_value(d)
+                first.setdefault((d.kind, d.key), d)
+            seen.append((result, launched))
     return {
-        name: where_values_ran(name, seen, recipe[name])
-        for name in sorted(names)
+        name: where_values_ran(name, seen, _as_recipe(first[name]))
+        for name in sorted(first)
         if len({launched.get(name) for _, launched in seen}) > 1
     }
 
@@ -221,7 +224,7 @@ def _field(key: str, value: Any) -> Any:
 
 
 def where_values_ran(
-    name: tuple[str, str], seen: Sequence[tuple[PointResult, Any]], recipe: str
+    name: tuple[str, str], seen: Sequence[tuple[PointResult, Launched]], recipe: str
 ) -> str:
     """'0 at conc 1, 2, 4; 1 at conc 64, 128': each value with the concurrencies that ran it,
     labelled with the arm, then the sequence lengths too, when concurrency alone does not

@@ -19,6 +19,7 @@ from bot.align.plan import AlignmentPlan, PlannedEdit, Target, plan_recipe
 from bot.align.profile import Profile, map_profile
 from bot.benchmarks import LaunchLine
 from bot.evidence.model import Evidence
+from bot.present.sections.summary import other_parallelism_note
 from bot.recipes import RecipesRepo, RenderRequest, load_recipes, render
 from bot.recipes.edit import apply_edits
 from bot.rules import Rules
@@ -295,6 +296,24 @@ def test_variant_tp_is_proposed_when_every_point_runs_it_and_the_eval_passed(
     assert edit.node == "variants.default.tp.mi355x" and edit.after == "8"
     assert plan.after is not None and "--tensor-parallel-size 8" in _render(plan.after, "mi355x")
     assert "--tensor-parallel-size 4" in _render(plan.after, "mi350x")
+
+
+def test_settings_taken_from_another_parallelism_are_said_to_be(
+    source: GitTreeSource, rules: Rules, launch: LaunchLine
+) -> None:
+    """Without a passing eval the recipe keeps its TP and takes the lane's other settings:
+    the PR's opening paragraph says they were benchmarked at another TP only."""
+    at = launch.argv.index("--tensor-parallel-size")
+    argv = (*launch.argv[: at + 1], "8", *launch.argv[at + 2 :])
+    tp8 = replace(launch, argv=argv, point=replace(launch.point, tp=8))
+    assert other_parallelism_note(_plan(source, rules, launch)[1]) == ""  # the recipe's TP
+    _, plan = _plan(source, rules, tp8)
+    note = other_parallelism_note(plan)
+    ran, kept = "`--tensor-parallel-size 8`", "`--tensor-parallel-size 4`"
+    assert f"`{KEY}` ran {ran}, the recipe renders {kept}" in note
+    assert "benchmarked only at the lane's" in note
+    _, proposing_tp = _plan(source, rules, tp8, evidence=PASSED, tp=8)
+    assert other_parallelism_note(proposing_tp) == ""  # the tp edit says so itself
 
 
 def test_a_workload_flag_without_a_feature_end_to_end_is_documented_not_edited(

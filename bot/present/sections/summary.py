@@ -225,10 +225,28 @@ def intro(run: AlignRun, plan: AlignmentPlan) -> list[str]:
         f"Aligns {code(plan.recipe_path)} with the launch line {ref(inputs.bench_ref)} ran for "
         f"{points}{head}. {code(target.key)} is affected: {prose('; '.join(change.reasons))}."
     )
+    text += other_parallelism_note(plan)
     if inputs.recipes_sha:
         where = f"{md.text(inputs.recipes_repo)} " if inputs.recipes_repo else ""
         text += f" Branched from {where}at {code(inputs.recipes_sha)}."
     return [text]
+
+
+def other_parallelism_note(plan: AlignmentPlan) -> str:
+    """A point at another parallelism than the recipe's stands for its profile (bot/align/
+    targets.py): a reviewer is told the settings come from a run the recipe does not render."""
+    out = ""
+    for target in plan.targets:
+        differs = target.comparison.parallelism_differs
+        if not differs or target.tp is not None:  # a planned tp edit says so itself
+            continue
+        ran = ", ".join(code(f"{d.flag} {d.bench_value}") for d in differs)
+        kept = ", ".join(code(f"{d.flag} {d.recipe_value}") for d in differs)
+        out += (
+            f" {code(target.key)} ran {ran}, the recipe renders {kept}: the recipe keeps its"
+            " parallelism, and the settings below were benchmarked only at the lane's."
+        )
+    return out
 
 
 def summary_section(run: AlignRun, outcome: RecipeOutcome, after: GeneratedCommand) -> list[str]:

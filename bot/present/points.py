@@ -25,11 +25,19 @@ ERROR_STATUSES = ("error",)
 
 
 def _point_label(results: Sequence[PointResult]) -> str:
-    first = results[0].point.label()
-    if len(results) == 1:
-        return first
-    concs = [str(r.point.conc) for r in results]
-    return re.sub(r"conc=\d+", "conc=" + "/".join(concs), first)
+    """The points' labels with their concurrencies joined: ``tp=4,…,conc=1/2/5``; points
+    that differ in anything else (TP, sequence lengths) keep their own labels, ``; ``-joined."""
+    concs: dict[str, list[str]] = {}
+    for result in results:
+        label = result.point.label()
+        concs.setdefault(_CONC.sub("conc=*", label, count=1), []).append(str(result.point.conc))
+    return "; ".join(
+        shape.replace("conc=*", "conc=" + "/".join(dict.fromkeys(found)), 1)
+        for shape, found in concs.items()
+    )
+
+
+_CONC = re.compile(r"conc=\d+")
 
 
 def _outcome_for(run: AlignRun, result: PointResult) -> RecipeOutcome | None:

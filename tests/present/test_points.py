@@ -86,3 +86,21 @@ def test_a_table_past_what_a_comment_can_hold_says_how_many_rows_it_leaves_out(
     assert (
         f"| … | | | | {hidden} more rows not shown: `recipe-sync align` of this PR " in (lines[-3])
     )
+
+
+def test_points_of_one_row_keep_every_tp_and_workload(seed_run: AlignRun) -> None:
+    """One row holds the points of an arm, a profile and a status; their concurrencies are
+    joined, but #2328's context row (TP 2 and TP 4) read "tp=4,…,conc=1/2/5/…/1/2/5" as if
+    every point ran TP 4: points differing in more than concurrency keep their labels."""
+    (key,) = [k for k in seed_run.keys if k.points]
+    throughput = [p for p in key.points if p.arm == "throughput"]
+    first, second = throughput[0], throughput[1]
+    other_tp = [replace(p, point=replace(p.point, tp=2)) for p in (first, second)]
+    offload = [replace(first, point=replace(first.point, conc=999, kv_offloading="dram"))]
+    mixed = replace(key, points=(*throughput, *other_tp, *offload))
+    (row,) = [r for r in points_table(replace(seed_run, keys=(mixed,))) if "| throughput |" in r]
+    concs = "/".join(str(p.point.conc) for p in throughput)
+    assert f"tp=4,ep=1,dp-attn=false,conc={concs},spec" in row
+    assert f"; tp=2,ep=1,dp-attn=false,conc={first.point.conc}/{second.point.conc},spec" in row
+    assert "conc=999,spec-decoding=mtp,scenario=agentic-coding,kv-offloading=dram" in row
+    assert row.count("tp=") == 3

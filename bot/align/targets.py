@@ -116,11 +116,15 @@ def _other_parallelism(
     keys: Sequence[KeyResult], grouped: dict[tuple[str, tuple[Any, ...]], list[PointResult]]
 ) -> None:
     """Points at another parallelism than the recipe renders stand for their profile when
-    no point represents it, every one of them runs one TP (and only TP differs) on
-    single_node_tp, and an eval arm is among them (docs/alignment.md: parallelism)."""
+    no point represents it, only TP differs on single_node_tp, an eval arm is among them, and
+    the key ran the profile at that one TP (its context arms too: a sweep over several TPs
+    has none that is the model's) (docs/alignment.md: parallelism)."""
     for found in keys:
         others: dict[tuple[Any, ...], list[PointResult]] = {}
+        swept: dict[tuple[Any, ...], set[int]] = {}  # every TP the key ran at the profile
         for result in found.points:
+            if result.profile is not None and result.launch is not None:
+                swept.setdefault(result.profile.key, set()).add(result.launch.point.tp)
             if result.status != "other-point" or result.profile is None:
                 continue
             if result.comparison is None or result.profile.strategy != "single_node_tp":
@@ -134,8 +138,11 @@ def _other_parallelism(
                 continue
             if not any(r.arm == "eval" for r in results):
                 continue
-            if len({r.launch.point.tp for r in results if r.launch is not None}) != 1:
-                continue  # the sweep runs several TPs: none of them is the recipe's
+            # the sweep runs several TPs (context arms too): none is the recipe's. Support:
+            # the rule's own premise, not history: it fires on no PR of July 01-15 or 16-31;
+            # since August on 3 MiniMax-M3 AgentX lanes (docs/alignment.md: parallelism)
+            if len(swept[profile_key]) != 1:
+                continue
             grouped[(found.key.key, profile_key)] = [r for r in results if r.arm == "eval"]
 
 

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal, get_args
 
+from bot.align.reproduction.model import SECTION_WRITTEN
 from bot.contract import edits_digest
 
 Outcome = Literal[
@@ -97,9 +98,6 @@ class LaunchDigest:
         )
 
 
-WRITTEN = ("inserted", "updated", "adopted")
-
-
 @dataclass(frozen=True)
 class GuideSection:
     """A reproduction section the alignment PR writes (or keeps) in a recipe's guide."""
@@ -112,7 +110,7 @@ class GuideSection:
     @property
     def written(self) -> bool:
         """Does the alignment PR write this section (a new or rewritten block)?"""
-        return self.action in WRITTEN
+        return self.action in SECTION_WRITTEN
 
     @property
     def hardware(self) -> str:

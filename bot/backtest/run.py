@@ -152,8 +152,7 @@ def classify(run: AlignRun) -> tuple[str, str]:
     if patches:
         files = ", ".join(o.recipe_path for o in patches)
         edits = sum(len(o.plan.edits) for o in patches)
-        written = ("inserted", "updated", "adopted")
-        sections = sum(1 for o in patches for g in o.guide if g.action in written)
+        sections = sum(1 for o in patches for g in o.guide if g.written)
         guide = f" and {count(sections, 'reproduction section')} in the guide" if sections else ""
         return "alignment PR", f"{count(edits, 'edit')}{guide} to {files}"
     failed = [o for o in run.outcomes if o.status == "failed"]
@@ -165,8 +164,9 @@ def classify(run: AlignRun) -> tuple[str, str]:
     offered = [o for o in run.outcomes if o.status == "offered"]
     if offered:
         return "offered", "; ".join(f"{o.recipe_path}: {o.reason}" for o in offered)
-    if run.outcomes:
-        return "aligned", ", ".join(f"{o.recipe_path}: {o.reason}" for o in run.outcomes)
+    compared = [o for o in run.outcomes if o.plan.targets]  # the rest is context only
+    if compared:
+        return "aligned", ", ".join(f"{o.recipe_path}: {o.reason}" for o in compared)
     if not run.change.keys:
         removed = run.change.removed_keys
         if removed:

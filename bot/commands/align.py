@@ -274,7 +274,7 @@ def summary_lines(run: AlignRun, texts: AlignTexts, written: list[Path]) -> list
             for edit in found.plan.edits:
                 lines.append(f"  {edit.kind}: {edit.node} = {edit.after}")
             for placed in found.guide:
-                if placed.action in ("inserted", "updated", "adopted"):
+                if placed.written:
                     lines.append(
                         f"  guide: {placed.action} “{placed.section.heading}” ({placed.where})"
                     )

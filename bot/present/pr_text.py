@@ -222,7 +222,7 @@ def pr_contents(found: RecipeOutcome) -> str:
     """What an alignment PR holds, in the same words in the CLI's summary and the comment:
     ``3 edits and 1 guide section``; a PR that only adds a guide section says so (its
     differences are documented, not edited)."""
-    sections = sum(1 for p in found.guide if p.action in ("inserted", "updated", "adopted"))
+    sections = sum(1 for p in found.guide if p.written)
     guide = count(sections, "guide section")
     if not found.plan.edits:
         return f"no YAML edit, {guide}" if sections else "no YAML edit"

@@ -134,13 +134,16 @@ def comment(run: AlignRun) -> str:
     for found in run.outcomes:
         plan = found.plan
         profiles = _represented(run, plan)
-        out += ["", f"#### {code(found.recipe_path)} — {STATUS_TEXT[found.status]}", ""]
+        status = STATUS_TEXT[found.status] if plan.targets else "context only"
+        out += ["", f"#### {code(found.recipe_path)} — {status}", ""]
         if profiles:
             out.append(f"Represented by {profiles}.")
         else:
+            written = any(g.written for g in found.guide)
             out.append(
                 "None of the points is this recipe's profile (another parallelism or synthetic "
-                "acceptance); they are documented in the guide's reproduction section."
+                "acceptance): nothing in the recipe is compared with them"
+                + ("; the reproduction section this PR writes documents them." if written else ".")
             )
         if found.status == "patch":
             branch = branch_of(run, found.recipe_path)
@@ -154,7 +157,7 @@ def comment(run: AlignRun) -> str:
             found.reason.startswith(f"{UNCLOSED_DRIFT}:") and 0 < len(plan.skipped) <= SKIPPED_SHOWN
         ):  # the reason is the "Not edited" list below: said once
             out.append(f"{UNCLOSED_DRIFT.capitalize()}: each is listed under “Not edited” below.")
-        elif found.reason:
+        elif found.reason and (plan.targets or found.status != "aligned"):  # else: said above
             out.append(prose(found.reason[:2000]) + ".")
         table = change_table(_context(run, found), with_unedited=True)
         if table:

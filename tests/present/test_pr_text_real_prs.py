@@ -263,3 +263,33 @@ def test_a_new_checkpoint_gets_its_variant_with_the_settings_its_lanes_ran(
     ) in body
     # its tuning stays out, offered (listed last)
     assert "`--gpu-memory-utilization 0.90` at `variants.nvfp4.extra_args` — tuning (" in body
+
+
+def test_a_lane_that_swept_several_tps_is_context_and_its_comment_says_so(
+    histories: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """#2328 ran MiniMax-M3 NVFP4 on B300 at TP 2 and TP 4 (synthetic-acceptance arms) and
+    evaluated at TP 4; the recipe of its day renders TP 1. No TP of the sweep is the model's,
+    so no point stands for the recipe: the comment says nothing was compared (it said
+    "already aligned", and that a guide section documented the points, which none did), and
+    the table row names both TPs."""
+    recipes = tmp_path / "recipes"
+    bundle = shared_dir() / "data" / "history" / "recipes-main-upto-2026-07-31.bundle"
+    subprocess.run(["git", "clone", "-q", str(bundle), str(recipes)], check=True)
+    out = tmp_path / "out"
+    status = main(
+        [
+            "align", "--bench-repo", str(histories[0]),
+            "--bench-ref", "64c618996e535c814e6accaffb5afa0d4bbb6b40",
+            "--bench-base", "86d7a413d90f88d21ec0a427d6247eefe348dc92", "--bench-pr", "2328",
+            "--recipes", str(recipes), "--recipes-ref", "47f5be70426c5bc626ffdefc39744c369e345bdf",
+            "--out", str(out),
+        ]
+    )  # fmt: skip
+    assert status == 0 and not (out / "recipe.patch").exists()
+    comment = (out / "comment.md").read_text()
+    assert "#### `models/MiniMaxAI/MiniMax-M3.yaml` — context only" in comment
+    assert "nothing in the recipe is compared with them." in comment
+    assert "already aligned" not in comment and "documented in the guide" not in comment
+    (row,) = [r for r in comment.splitlines() if "| throughput |" in r]
+    assert "tp=4,ep=1" in row and "; tp=2,ep=1" in row

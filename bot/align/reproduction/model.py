@@ -79,6 +79,14 @@ class GuidePlacement:
     where: str
     reason: str = ""
 
+    @property
+    def written(self) -> bool:
+        """The PR writes this section into the guide (new, replaced or taken over)."""
+        return self.action in SECTION_WRITTEN
+
+
+SECTION_WRITTEN = ("inserted", "updated", "adopted")
+
 
 @dataclass(frozen=True)
 class GuideDrift:

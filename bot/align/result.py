@@ -164,6 +164,12 @@ class RecipeOutcome:
     def recipe_path(self) -> str:
         return self.plan.recipe_path
 
+    @property
+    def unclosed_drift(self) -> bool:
+        """Blocked before any patch: drift remains that no safe edit closes (``plan.skipped``
+        names each); a patch the regression matrix blocks has its matrix."""
+        return self.status == "blocked" and self.matrix is None and bool(self.plan.skipped)
+
 
 @dataclass(frozen=True)
 class BenchLines:

@@ -154,7 +154,7 @@ def comment(run: AlignRun) -> str:
                 f"fingerprint {code(found.fingerprint[:12])}."
             )
         elif (
-            found.reason.startswith(f"{UNCLOSED_DRIFT}:") and 0 < len(plan.skipped) <= SKIPPED_SHOWN
+            found.unclosed_drift and len(plan.skipped) <= SKIPPED_SHOWN
         ):  # the reason is the "Not edited" list below: said once
             out.append(f"{UNCLOSED_DRIFT.capitalize()}: each is listed under “Not edited” below.")
         elif found.reason and (plan.targets or found.status != "aligned"):  # else: said above

@@ -14,7 +14,9 @@ def test_a_blocked_recipe_lists_what_stays_open_once(seed_run: AlignRun) -> None
     (found,) = seed_run.outcomes
     skipped = ("a h200 lane: the benchmark serves $MODEL_PATH", "b lane: another reason")
     plan = replace(found.plan, skipped=skipped)
-    blocked = replace(found, plan=plan, status="blocked", reason=f"{UNCLOSED_DRIFT}: x; y")
+    blocked = replace(
+        found, plan=plan, status="blocked", reason=f"{UNCLOSED_DRIFT}: x; y", matrix=None
+    )  # blocked before a patch was written: no regression matrix
     text = comment(replace(seed_run, outcomes=(blocked,)))
     assert (
         "Drift remains that no safe edit closes: each is listed under “Not edited” below." in text
@@ -22,7 +24,9 @@ def test_a_blocked_recipe_lists_what_stays_open_once(seed_run: AlignRun) -> None
     assert text.count("the benchmark serves") == 1  # in the list, not again in a paragraph
     assert "Not edited:" in text
     # blocked for another reason (the regression matrix): that reason is said
-    moved = replace(blocked, reason="an unplanned rendering moved: H100 single_node_tp")
+    moved = replace(
+        blocked, reason="an unplanned rendering moved: H100 single_node_tp", matrix=found.matrix
+    )
     text = comment(replace(seed_run, outcomes=(moved,)))
     assert "an unplanned rendering moved" in text
     assert "each is listed under" not in text

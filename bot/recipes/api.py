@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.recipes.deploy import render_profile
+from bot.recipes.hardware_view import hardware_view
 from bot.recipes.jsvalues import as_dict
 from bot.recipes.layers import RenderError
 from bot.recipes.rendering import Rendered
@@ -117,12 +118,15 @@ def _all_variant_jobs(repo: RecipesRepo) -> tuple[tuple[VariantJob, ...], tuple[
 
 
 class _Renderer:
-    """Renders profiles, reusing results a promoted variant shares with its parent."""
+    """Renders profiles, reusing results a promoted variant shares with its parent, and
+    the rendering of a GPU that looks alike to this one (bot/recipes/hardware_view.py)."""
 
-    def __init__(self, repo: RecipesRepo) -> None:
+    def __init__(self, repo: RecipesRepo, share_hardware: bool = True) -> None:
         self.repo = repo
         self.plans: dict[tuple[str, str, str], HardwarePlan | None] = {}
         self.results: dict[tuple[Any, ...], Rendered | str] = {}
+        self.share_hardware = share_hardware
+        self.by_view: dict[tuple[Any, ...], Rendered] = {}
 
     def plan(self, recipe: Recipe, variant_key: str, hw_id: str) -> HardwarePlan | None:
         key = (recipe.path, variant_key, hw_id)
@@ -146,11 +150,27 @@ class _Renderer:
         )
         found = self.results.get(key)
         if found is None:
-            try:
-                found = render_profile(self.repo, profile_for(self.repo, recipe, plan, choice))
-            except RenderError as err:
-                found = str(err)
+            found = self._render(recipe, plan, choice, key)
             self.results[key] = found
+        return found
+
+    def _render(
+        self, recipe: Recipe, plan: HardwarePlan, choice: Choice, key: tuple[Any, ...]
+    ) -> Rendered | str:
+        hw = plan.hw
+        view: tuple[Any, ...] = ()
+        if self.share_hardware:
+            view = (*key[:2], *key[3:], hardware_view(self.repo, recipe, plan.variant_key, hw))
+            alike = self.by_view.get(view)
+            if alike is not None:  # the same JSON but for the GPU it names
+                data = {**alike.json, "hardware": hw.id}  # keeps the key's place
+                return Rendered(data, alike.commands, alike.image, alike.image_origin)
+        try:
+            found = render_profile(self.repo, profile_for(self.repo, recipe, plan, choice))
+        except RenderError as err:
+            return str(err)
+        if view:
+            self.by_view[view] = found
         return found
 
 

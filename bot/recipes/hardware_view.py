@@ -6,8 +6,8 @@ resolves to, the TP a VRAM floor gives, and the generation or id only where the 
 strategy keys a mapping by them (``hardware_overrides.mi355x``, ``hardware_overrides.
 blackwell``, a mode's ``hardware`` gate). Two profiles with one :func:`hardware_view` render
 the same JSON but for its ``hardware`` field: over the corpus of 2026-08-21, 15,075
-renderings come from 6,967 views, and rendering each view once is what keeps
-``render --api-out`` near a third of the upstream builder's time.
+renderings come from 6,967 views, and rendering each view once takes about a third off the
+time the JSON API spends rendering (docs/speed.md).
 
 Everything the rendering modules (deploy, nodes, pd, mooncake, layers, rendering,
 command_text) read of a :class:`HardwareProfile` must be in the view; a new read of the

@@ -77,3 +77,23 @@ def test_verification_outcomes_name_their_gpus_once_each(seed_run: AlignRun) -> 
     assert f"Not marked verified on B200, B300: {why}." in text
     assert "H200, MI355X are already verified in the recipe." in text
     assert text.count("verified in the recipe") == 1
+
+
+def test_a_recipe_no_point_stands_for_is_context_only_unless_its_pr_is_written(
+    seed_run: AlignRun,
+) -> None:
+    """A recipe only context points reach (another parallelism, synthetic arms) is headed
+    "context only" and nothing is claimed about a guide section; one whose reproduction
+    section a PR writes (a guide-only PR the repository asked for) keeps the PR's heading."""
+    (found,) = seed_run.outcomes
+    bare = replace(found.plan, targets=(), edits=())
+    aligned = replace(found, plan=bare, status="aligned", reason="no point …", guide=())
+    text = comment(replace(seed_run, outcomes=(aligned,)))
+    assert "— context only" in text and "no point …" not in text
+    assert "nothing in the recipe is compared with them." in text
+    assert "reproduction section" not in text.split("— context only", 1)[1].split("\n\n")[1]
+    patch = replace(aligned, status="patch", guide=found.guide)
+    text = comment(replace(seed_run, outcomes=(patch,)))
+    assert "— context only" not in text
+    assert any(g.written for g in found.guide)  # the seed's PR writes its section
+    assert "the reproduction section this PR writes documents them." in text

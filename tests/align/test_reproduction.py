@@ -21,6 +21,7 @@ from bot.recipes.guide import (
     parse_markdown,
     unbalanced_fences,
 )
+from bot.recipes.layers import ArgOrigin
 from bot.rules import default_rules
 from bot.vllm import FlagDiff, Verdict
 from bot.yamlio.yaml12 import load_yaml
@@ -327,3 +328,43 @@ def test_two_json_objects_that_differ_in_a_few_fields_are_shown_by_field() -> No
     many = {k: f"{v}x" for k, v in backend.items()}
     assert json_fields_note("--speculative-config", many, backend) is None  # shown whole
     assert json_fields_note("--max-num-seqs", "64", "128") is None
+
+
+def test_a_field_of_a_json_the_recipe_spells_whole_is_worded_like_any_json_field() -> None:
+    """A dotted ``--compilation-config.cudagraph_mode`` against the recipe's whole
+    ``--compilation-config '{…}'`` is changed inside the JSON, in the words a JSON flag's
+    fields get elsewhere in the block ("In the `--x` JSON: set `k` to `v` (the recipe's
+    command: `w`)."); it read "Set `k` to `v` in the `--x` JSON (…)" beside them."""
+    whole = ArgOrigin(
+        "--compilation-config", '{"cudagraph_mode":"PIECEWISE"}', "variants.v.extra_args[0]"
+    )
+
+    def diff(bench: object, recipe: object, verdict: Verdict = Verdict.DIFFERS) -> FlagDiff:
+        flag = "--compilation-config.cudagraph_mode"
+        return FlagDiff(
+            kind="flag", key="compilation_config.cudagraph_mode", flag=flag, verdict=verdict,
+            bench_value=bench, recipe_value=recipe,
+            bench_tokens=(flag, str(bench)) if bench is not None else (),
+            recipe_tokens=(flag, str(recipe)) if recipe is not None else (), reason="",
+            category="engine",
+        )  # fmt: skip
+
+    def texts(*diffs: FlagDiff) -> list[str]:
+        comparison = SimpleNamespace(
+            report=SimpleNamespace(diffs=list(diffs)),
+            floating_image=False,
+            command=SimpleNamespace(args=(whole,)),
+        )
+        return [text for _, text in _deltas(comparison, default_rules())]  # type: ignore[arg-type]
+
+    assert texts(diff("FULL_DECODE_ONLY", "PIECEWISE")) == [
+        'In the `--compilation-config` JSON: set `cudagraph_mode` to `"FULL_DECODE_ONLY"` '
+        '(the recipe\'s command: `"PIECEWISE"`).'
+    ]
+    assert texts(diff("FULL", None)) == [
+        'In the `--compilation-config` JSON: set `cudagraph_mode` to `"FULL"`.'
+    ]
+    assert texts(diff(None, "PIECEWISE", Verdict.RECIPE_ONLY)) == [
+        "In the `--compilation-config` JSON: remove `cudagraph_mode` (the benchmark does not "
+        "set it)."
+    ]

@@ -80,16 +80,31 @@ def json_fields_note(flag: str, bench: Any, recipe: Any) -> str | None:
     parts = []
     for key in [*bench, *(k for k in recipe if k not in bench)]:
         if key not in recipe:
-            parts.append(f"set {md.code(key)} to {md.code(_compact(bench[key]))}")
+            parts.append(field_words(key, bench[key]))
         elif key not in bench:
-            parts.append(f"remove {md.code(key)}")
+            parts.append(field_words(key, removed=True))
         elif not only_host_copies(bench[key], recipe[key]):
-            parts.append(
-                f"set {md.code(key)} to {md.code(_compact(bench[key]))} (the recipe's "
-                f"command: {md.code(_compact(recipe[key]))})"
-            )
+            parts.append(field_words(key, bench[key], recipe[key]))
     if not parts or len(parts) > MAX_FIELDS:
         return None
+    return in_json(flag, parts)
+
+
+_ABSENT = object()
+
+
+def field_words(key: str, value: Any = None, before: Any = _ABSENT, removed: bool = False) -> str:
+    """One field's change inside a JSON flag, as every block words it: "set `k` to `v`
+    (the recipe's command: `w`)", "set `k` to `v`", "remove `k`"."""
+    if removed:
+        return f"remove {md.code(key)}"
+    text = f"set {md.code(key)} to {md.code(_compact(value))}"
+    if before is not _ABSENT:
+        text += f" (the recipe's command: {md.code(_compact(before))})"
+    return text
+
+
+def in_json(flag: str, parts: list[str]) -> str:
     return f"In the {md.code(flag)} JSON: {'; '.join(parts)}."
 
 

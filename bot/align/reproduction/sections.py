@@ -21,7 +21,13 @@ from bot.align.nodes import (
     only_host_copies,
 )
 from bot.align.profile import SYNTHETIC_KEYS, Profile, synthetic_acceptance
-from bot.align.reproduction.defaults import default_note, json_fields_note, run_time_note
+from bot.align.reproduction.defaults import (
+    default_note,
+    field_words,
+    in_json,
+    json_fields_note,
+    run_time_note,
+)
 from bot.align.reproduction.model import ReproCommand, ReproSection, SectionPoint
 from bot.argv import option_name, value_at
 from bot.benchmarks import BenchRepo, LaunchLine, Point
@@ -463,19 +469,12 @@ def _json_field_delta(comparison: Comparison, diff: FlagDiff) -> str | None:
         return None
     key = diff.flag.split(".", 1)[1]
     if diff.verdict is Verdict.RECIPE_ONLY or not diff.bench_tokens:
-        return (
-            f"Remove {md.code(key)} from the {md.code(holder.flag)} JSON (the benchmark "
-            "does not set it)."
+        return in_json(
+            holder.flag, [field_words(key, removed=True) + " (the benchmark does not set it)"]
         )
-    before = ""
-    if diff.recipe_value is not None:
-        before = f" (the recipe's command: {md.code(_compact(diff.recipe_value))})"
-    value = md.code(_compact(diff.bench_value))
-    return f"Set {md.code(key)} to {value} in the {md.code(holder.flag)} JSON{before}."
-
-
-def _compact(value: object) -> str:
-    return json.dumps(value, separators=(",", ":"))
+    if diff.recipe_value is None:
+        return in_json(holder.flag, [field_words(key, diff.bench_value)])
+    return in_json(holder.flag, [field_words(key, diff.bench_value, diff.recipe_value)])
 
 
 def _per_conc(

@@ -54,7 +54,8 @@ BUILDER_SCRIPT = "scripts/build-recipes-api.mjs"
 # the recipe data the builder reads from its working directory
 CORPUS_ENTRIES = ("models", "strategies", "kv_store", "quickstart", "taxonomy.yaml")
 CORPUS_ENTRIES += ("platforms.yaml",)
-GOAL_RATIO = 0.5
+WALL_GOAL = 0.35  # issue #32: render --api-out at most 0.35x the builder's wall time
+RSS_GOAL = 0.5  # the earlier goal for peak memory, which #32 keeps (not above today's)
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -283,9 +284,9 @@ def report(
             f"  per rendering: {per:.2f}x the builder's wall time per rendering (ours "
             f"{mine:,}, the builder's {builders:,}: their versions render different sets)"
         )
-    met = wall <= GOAL_RATIO and rss <= GOAL_RATIO
+    met = wall <= WALL_GOAL and rss <= RSS_GOAL
     print(
-        f"  goal (<= {GOAL_RATIO}x wall and peak RSS) {'met' if met else 'NOT met'}: "
+        f"  goal (<= {WALL_GOAL}x wall, <= {RSS_GOAL}x peak RSS) {'met' if met else 'NOT met'}: "
         f"{wall:.2f}x wall, {rss:.2f}x peak RSS"
     )
 

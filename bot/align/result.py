@@ -165,6 +165,12 @@ class RecipeOutcome:
         return self.plan.recipe_path
 
     @property
+    def context_only(self) -> bool:
+        """No point stands for the recipe's profile (another parallelism, synthetic arms)
+        and nothing is written for it: nothing in the recipe was compared."""
+        return self.status == "aligned" and not self.plan.targets
+
+    @property
     def unclosed_drift(self) -> bool:
         """Blocked before any patch: drift remains that no safe edit closes (``plan.skipped``
         names each); a patch the regression matrix blocks has its matrix."""

@@ -258,7 +258,7 @@ def outcome(
             reason = f"{edits} offered to tick ({why}); none proposed"
             return RecipeOutcome(plan, None, "offered", reason, guide=placements, guide_drift=drift)
         reason = "already aligned"
-        if not plan.targets:  # only reproduction context (another parallelism, synthetic arms)
+        if not plan.targets:  # only reproduction context: RecipeOutcome.context_only
             reason = "no point of this PR stands for the recipe's profile: nothing to compare"
         if plan.preexisting:
             count = len({(n.kind, n.subject) for n in plan.preexisting})

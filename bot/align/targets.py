@@ -18,6 +18,7 @@ from typing import Any
 from bot.align.delta import KeyDelta
 from bot.align.evidence import evidence_for
 from bot.align.model import Target
+from bot.align.nodes import text_value
 from bot.align.result import KeyResult, PointResult
 from bot.benchmarks import BenchRepo
 from bot.evidence.model import EvidenceReport
@@ -206,14 +207,12 @@ def _words(key: str, value: Any, benchmark_only: tuple[str, ...]) -> str:
     without the keys only a benchmark sets (synthetic acceptance: throughput arms with them
     and the eval arm without run one configuration)."""
     value = _field(key, value)
-    if value is None:
-        return "unset"
     if isinstance(value, dict):
-        kept = {k: v for k, v in value.items() if k not in benchmark_only}
-        return json.dumps(kept, sort_keys=True, separators=(",", ":"))
-    if isinstance(value, str):
-        return value or '""'  # an empty export is a value, shown as one
-    return json.dumps(value, separators=(",", ":"))  # a list, a number, true or false
+        value = {k: v for k, v in value.items() if k not in benchmark_only}
+    text = text_value(value)
+    if text is None:
+        return "unset"
+    return text or '""'  # an empty export is a value, shown as one
 
 
 def _field(key: str, value: Any) -> Any:

@@ -164,7 +164,7 @@ def classify(run: AlignRun) -> tuple[str, str]:
     offered = [o for o in run.outcomes if o.status == "offered"]
     if offered:
         return "offered", "; ".join(f"{o.recipe_path}: {o.reason}" for o in offered)
-    compared = [o for o in run.outcomes if o.plan.targets]  # the rest is context only
+    compared = [o for o in run.outcomes if not o.context_only]
     if compared:
         return "aligned", ", ".join(f"{o.recipe_path}: {o.reason}" for o in compared)
     if not run.change.keys:

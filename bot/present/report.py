@@ -134,8 +134,7 @@ def comment(run: AlignRun) -> str:
     for found in run.outcomes:
         plan = found.plan
         profiles = _represented(run, plan)
-        context_only = not plan.targets and found.status == "aligned"  # nothing compared
-        status = "context only" if context_only else STATUS_TEXT[found.status]
+        status = "context only" if found.context_only else STATUS_TEXT[found.status]
         out += ["", f"#### {code(found.recipe_path)} — {status}", ""]
         if profiles:
             out.append(f"Represented by {profiles}.")
@@ -158,7 +157,7 @@ def comment(run: AlignRun) -> str:
             found.unclosed_drift and len(plan.skipped) <= SKIPPED_SHOWN
         ):  # the reason is the "Not edited" list below: said once
             out.append(f"{UNCLOSED_DRIFT.capitalize()}: each is listed under “Not edited” below.")
-        elif found.reason and not context_only:  # else the sentence above says it all
+        elif found.reason and not found.context_only:  # else the sentence above says it all
             out.append(prose(found.reason[:2000]) + ".")
         table = change_table(_context(run, found), with_unedited=True)
         if table:

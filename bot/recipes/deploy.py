@@ -21,7 +21,7 @@ from typing import Any
 from bot.recipes.mooncake import render_kv
 from bot.recipes.nodes import HEAD_ADDR, render_multi, render_single
 from bot.recipes.pd import render_pd
-from bot.recipes.rendering import Rendered, ResolvedRendering, resolve_image
+from bot.recipes.rendering import Rendered, ResolvedRendering, variant_image
 from bot.recipes.repo import RecipesRepo
 
 
@@ -33,9 +33,7 @@ def render_profile(
     With ``provenance`` every command also carries the origin of each unit and env var.
     """
     recipe, variant_key, hw = profile.recipe, profile.variant_key, profile.hw
-    image, image_origin = recipe.memoised(
-        ("image", variant_key, hw.id), resolve_image, recipe, variant_key, hw
-    )
+    image, image_origin = variant_image(recipe, variant_key, hw)
     common: dict[str, Any] = {
         "hardware": profile.hw.id,
         "strategy": profile.strategy.name,

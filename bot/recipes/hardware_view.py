@@ -24,7 +24,7 @@ from bot.recipes.command_text import docker_flags_key
 from bot.recipes.jsvalues import as_dict
 from bot.recipes.layers import NVL4_HARDWARE
 from bot.recipes.nodes import single_node_size
-from bot.recipes.rendering import resolve_image
+from bot.recipes.rendering import variant_image
 from bot.recipes.repo import HardwareProfile, Recipe, RecipesRepo
 
 # compared by value, not looked up: a CPU's TP is not capped at its GPU count, an XPU's
@@ -46,9 +46,7 @@ def _view(
 ) -> tuple[Hashable, ...]:
     keys = mapping_keys(repo, recipe)
     generation = hw.generation
-    image, origin = recipe.memoised(
-        ("image", variant_key, hw.id), resolve_image, recipe, variant_key, hw
-    )
+    image, origin = variant_image(recipe, variant_key, hw)
     tp = single_node_size(recipe, as_dict(recipe.variants.get(variant_key)), hw, "single_node_tp")
     return (
         hw.id if hw.id in keys else None,

@@ -82,6 +82,14 @@ class Rendered:
 # ---------------------------------------------------------------------------- images
 
 
+def variant_image(
+    recipe: Recipe, variant_key: str, hw: HardwareProfile
+) -> tuple[str | None, str | None]:
+    """:func:`resolve_image`, once per (variant, hardware) of ``recipe``: every rendering of
+    them reads it, and the JSON API's hardware view too (bot/recipes/hardware_view.py)."""
+    return recipe.memoised(("image", variant_key, hw.id), resolve_image, recipe, variant_key, hw)
+
+
 def resolve_image(
     recipe: Recipe, variant_key: str, hw: HardwareProfile
 ) -> tuple[str | None, str | None]:

@@ -129,8 +129,11 @@ def _api_out(source: Any, out: Path, workers: int | None) -> int:
     and left out (exit 1), so one malformed file does not cost the other recipes."""
     from bot.recipes.api import write_api
     from bot.recipes.tolerant import load_recipes_tolerant
+    from bot.sources import DirectorySource
 
-    loaded = load_recipes_tolerant(source)
+    # this process runs no threads, so it may fork to parse; a git tree is read through one
+    # `git cat-file` process a child must not share
+    loaded = load_recipes_tolerant(source, two_way=isinstance(source, DirectorySource))
     if loaded.repo is None:  # the taxonomy or strategies do not load: nothing to render
         print(f"recipe-sync: error: {loaded.error}", file=sys.stderr)
         return 2

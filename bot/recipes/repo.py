@@ -19,6 +19,7 @@ from bot.errors import InputError, Location
 from bot.memo import BoundedMemo
 from bot.recipes.jsvalues import as_dict
 from bot.sources import FileSource, read_text
+from bot.yamlio.twoway import load_yaml_twoway
 from bot.yamlio.yaml12 import line_of, load_yaml
 
 BRAND_KEYS = ("nvidia", "amd", "intel", "google", "huawei")
@@ -272,8 +273,12 @@ def _context(source: FileSource, strategies: Mapping[str, Strategy]) -> str:
     return digest.hexdigest()
 
 
-def load_recipes(source: FileSource) -> RecipesRepo:
-    """Read and check a recipes checkout. Raises :class:`InputError` on any bad file."""
+def load_recipes(source: FileSource, *, two_way: bool = False) -> RecipesRepo:
+    """Read and check a recipes checkout. Raises :class:`InputError` on any bad file.
+
+    ``two_way``: parse the recipe files in this process and a forked child, which reads
+    its half through ``source`` (only for a process with no other threads and a source
+    that holds no channel a child would share: the CLI's render of a directory)."""
     taxonomy, hardware = _load_taxonomy(source)
 
     strategies = _load_strategies(source, "strategies")
@@ -283,15 +288,20 @@ def load_recipes(source: FileSource) -> RecipesRepo:
         platforms = load_yaml(read_text(source, "platforms.yaml"), "platforms.yaml")
 
     context = _context(source, strategies)
+    paths = [path for path in source.iter_files("models") if path.endswith(".yaml")]
+    parsed: dict[str, Any] = {}
+    if two_way:  # a fresh process (the CLI): nothing is memoised yet
+        names = {f"{source.label}:{path}": path for path in paths}
+        parsed = load_yaml_twoway(list(names), lambda name: read_text(source, names[name]))
     recipes: list[Recipe] = []
-    for path in source.iter_files("models"):
-        if not path.endswith(".yaml"):
-            continue
+    for path in paths:
         key = (path, source.blob_sha(path), context)
         recipe = _LOADED.get(key)
         if recipe is None:
             text = read_text(source, path)
-            data = _mapping(source, path, text)
+            data = parsed.get(f"{source.label}:{path}")
+            if not isinstance(data, dict):  # not parsed yet, or not a mapping: say why
+                data = _mapping(source, path, text)
             hf_id = path[len("models/") : -len(".yaml")]
             _check_recipe(source, path, text, data, hardware, strategies)
             recipe = Recipe(path=path, hf_id=hf_id, data=data)

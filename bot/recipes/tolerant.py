@@ -44,12 +44,17 @@ def _failed_recipe(err: InputError, label: str) -> str | None:
     return path if path.startswith("models/") and path.endswith(".yaml") else None
 
 
-def load_recipes_tolerant(source: FileSource) -> RecipesLoad:
-    """``load_recipes``, leaving out each recipe file that does not load (and saying why)."""
+def load_recipes_tolerant(source: FileSource, *, two_way: bool = False) -> RecipesLoad:
+    """``load_recipes``, leaving out each recipe file that does not load (and saying why).
+    ``two_way`` as in ``load_recipes``, for the first attempt (the recipes it loaded are
+    memoised; a retry parses only the rest)."""
     broken: dict[str, str] = {}
     for _ in range(MAX_BROKEN_RECIPES + 1):
         try:
-            repo = load_recipes(WithoutFiles(source, broken) if broken else source)
+            if broken:
+                repo = load_recipes(WithoutFiles(source, broken))
+            else:
+                repo = load_recipes(source, two_way=two_way)
         except InputError as err:
             path = _failed_recipe(err, source.label)
             if path is None or path in broken:

@@ -98,7 +98,10 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # = --format json
     parser.add_argument(
-        "--workers", type=int, default=None, help="worker processes for --api-out (default 2)"
+        "--workers",
+        type=int,
+        default=None,
+        help="worker processes for --api-out (default 2; 1: one process, parsing included)",
     )
     parser.set_defaults(func=run)
 
@@ -131,9 +134,10 @@ def _api_out(source: Any, out: Path, workers: int | None) -> int:
     from bot.recipes.tolerant import load_recipes_tolerant
     from bot.sources import DirectorySource
 
-    # this process runs no threads, so it may fork to parse; a git tree is read through one
-    # `git cat-file` process a child must not share
-    loaded = load_recipes_tolerant(source, two_way=isinstance(source, DirectorySource))
+    # this process runs no threads, so it may fork to parse (unless asked for one process);
+    # a git tree is read through one `git cat-file` process a child must not share
+    two_way = isinstance(source, DirectorySource) and workers != 1
+    loaded = load_recipes_tolerant(source, two_way=two_way)
     if loaded.repo is None:  # the taxonomy or strategies do not load: nothing to render
         print(f"recipe-sync: error: {loaded.error}", file=sys.stderr)
         return 2

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -81,6 +83,7 @@ def test_few_documents_are_parsed_here() -> None:
 
 
 def _checkout(corpus: Path, root: Path, count: int) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
     shutil.copy(corpus / "taxonomy.yaml", root / "taxonomy.yaml")
     for folder in ("strategies", "kv_store"):
         shutil.copytree(corpus / folder, root / folder)
@@ -119,3 +122,26 @@ def test_a_broken_recipe_is_named_as_on_one_cpu(tmp_path: Path) -> None:
     tolerant = load_recipes_tolerant(DirectorySource(root), two_way=True)
     assert tolerant.broken == load_recipes_tolerant(DirectorySource(root)).broken
     assert len(tolerant.broken) == 2 and tolerant.repo is not None
+
+
+@needs_fork
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_render_forks_to_parse_only_when_it_may_use_two_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: str
+) -> None:
+    from bot.commands.main import main
+    from tests.shared import corpus_dir
+
+    root = _checkout(corpus_dir(), tmp_path / "recipes", MIN_DOCUMENTS * 2)
+    parsed_twoway: list[int] = []
+
+    def spy(names: list[str], read: Callable[[str], str]) -> dict[str, Any]:
+        parsed_twoway.append(len(names))
+        return load_yaml_twoway(names, read)
+
+    monkeypatch.setattr("bot.recipes.repo.load_yaml_twoway", spy)
+    out = tmp_path / "api"
+    args = ["render", "--recipes", str(root), "--api-out", str(out), "--workers", workers]
+    assert main(args) == 0
+    assert parsed_twoway == ([] if workers == "1" else [MIN_DOCUMENTS * 2])
+    assert (out / "models.json").is_file()

@@ -443,7 +443,7 @@ def write_api(
     if workers > 1 and len(groups) > 1 and "fork" in multiprocessing.get_all_start_methods():
         _WORKER_REPO, _WORKER_OUT = repo, out
         # Each task is a round trip through the pool's pipes and the parent's handler
-        # threads, which compete with the workers for the CPUs: ~0.2 ms a task, 9 % of the
+        # threads, which compete with the workers for the CPUs: ~0.2 ms a task, 8 % of the
         # corpus's wall with one recipe a task. About 8 tasks a worker keep that small, and
         # with the biggest recipes first the last tasks are still the shortest.
         chunk = max(1, len(groups) // (workers * _TASKS_PER_WORKER))

@@ -47,11 +47,12 @@ def load_yaml_twoway(names: Sequence[str], read: Callable[[str], str]) -> dict[s
         finally:
             os._exit(status)
     os.close(write_end)
+    pipe = os.fdopen(read_end, "rb")
     try:
         found = _parse(ours, read)
-        with os.fdopen(read_end, "rb") as pipe:
-            payload = pipe.read()
-    finally:
+        payload = pipe.read()
+    finally:  # closed first: a child still writing gets EPIPE and exits, never blocks
+        pipe.close()
         os.waitpid(pid, 0)
     with contextlib.suppress(EOFError, ValueError, TypeError):  # the child failed: parse here
         sent = marshal.loads(payload)

@@ -145,3 +145,20 @@ def test_render_forks_to_parse_only_when_it_may_use_two_processes(
     assert main(args) == 0
     assert parsed_twoway == ([] if workers == "1" else [MIN_DOCUMENTS * 2])
     assert (out / "models.json").is_file()
+
+
+@needs_fork
+@pytest.mark.timeout(30)  # the fault this guards against is a hang
+def test_a_parent_that_fails_does_not_wait_for_a_blocked_child() -> None:
+    # the child's answer is larger than a pipe holds: had the parent waited for it before
+    # closing its end, the child would block on the write and the parent on the wait
+    texts = {f"doc{i}.yaml": "values: [" + ", ".join(["x" * 50] * 400) + "]\n" for i in range(20)}
+    parent = os.getpid()
+
+    def read(name: str) -> str:
+        if os.getpid() == parent and name == "doc4.yaml":
+            raise KeyboardInterrupt  # not an error of the document: it goes up
+        return texts[name]
+
+    with pytest.raises(KeyboardInterrupt):
+        load_yaml_twoway(list(texts), read)

@@ -41,18 +41,18 @@ def load_yaml_twoway(names: Sequence[str], read: Callable[[str], str]) -> dict[s
         try:
             os.close(read_end)
             payload = marshal.dumps(_parse(theirs, read))
-            with os.fdopen(write_end, "wb") as pipe:
-                pipe.write(payload)
+            with os.fdopen(write_end, "wb") as sending:
+                sending.write(payload)
             status = 0
         finally:
             os._exit(status)
     os.close(write_end)
-    pipe = os.fdopen(read_end, "rb")
+    receiving = os.fdopen(read_end, "rb")
     try:
         found = _parse(ours, read)
-        payload = pipe.read()
+        payload = receiving.read()
     finally:  # closed first: a child still writing gets EPIPE and exits, never blocks
-        pipe.close()
+        receiving.close()
         os.waitpid(pid, 0)
     with contextlib.suppress(EOFError, ValueError, TypeError):  # the child failed: parse here
         sent = marshal.loads(payload)

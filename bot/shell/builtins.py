@@ -19,6 +19,7 @@ from bot.shell.protocols import Interp
 from bot.shell.result import SourceSpan, Unresolved
 from bot.shell.signals import ExitSignal, LoopSignal, ReturnSignal
 from bot.shell.text import EMPTY, Text, opaque
+from bot.shell.usage import positions_read
 
 Handler = Callable[[Interp, list[Text], SourceSpan, ParsedFile], None]
 Pure = Callable[[Interp, list[Text], SourceSpan], bool]
@@ -144,12 +145,11 @@ def b_eval(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> No
 
 
 def _exit_message(ev: Interp, span: SourceSpan) -> str | None:
-    if ev.last_message is None:
+    if ev.last_message is None or ev.last_message[1].file != span.file:
         return None
     message, where = ev.last_message
-    if where.file == span.file and 0 <= span.line - where.line <= 6:
-        return message.splitlines()[0][:200]
-    return None
+    positions_read()  # a distance between two lines: an edit between them changes it
+    return message.splitlines()[0][:200] if 0 <= span.line - where.line <= 6 else None
 
 
 def b_exit(ev: Interp, argv: list[Text], span: SourceSpan, pf: ParsedFile) -> None:

@@ -17,8 +17,10 @@ A sourced library (a file the handlers register) is the exception to "every byte
 also holds the library's digest with only what the evaluation read of its functions (bodies
 run in full, bodies only analysed by their signature, the others by name:
 :func:`library_digest`, :mod:`bot.shell.usage`), and holds for a library blob of the same
-digest. InferenceX's benchmark library changes in a third of the PRs, mostly in helpers run
-after the launch; every point of every key sourcing it would otherwise be evaluated again.
+digest, its library lines moved with their statements when the edit moved them
+(:mod:`bot.shell.shift`). InferenceX's benchmark library changes in a third of the PRs,
+mostly in helpers run after the launch; every point of every key sourcing it would
+otherwise be evaluated again.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import posixpath
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.errors import InputError
 from bot.shell.budget import Limits, charge_job, metered
@@ -36,12 +38,15 @@ from bot.shell.errors import BudgetExceeded, ExtractionError
 from bot.shell.handlers import Handlers
 from bot.shell.parse import ParsedFile, ScriptParser
 from bot.shell.result import ScriptResult
-from bot.shell.shared import Reading, SharedEvaluations, Variable, token
+from bot.shell.shared import LibraryRead, Reading, SharedEvaluations, Variable, token
+from bot.shell.shift import Layout, shift_result
 from bot.shell.usage import Usage, recording
 from bot.sources import FileSource, ReadKey, RecordingSource, file_state
 
 Key = tuple[object, ...]
 _Names = tuple[tuple[str, str], ...]  # the input variables an entry read, and how
+# a library whose counted statements moved: its layout then and now, and its blob now
+_Moves = dict[str, tuple[Layout, Layout, str]]
 
 
 @dataclass(frozen=True)
@@ -51,21 +56,23 @@ class _Entry:
     error: ExtractionError | None  # a script that cannot be evaluated fails the same way
     steps: int  # what the evaluation charged the job budget
     handlers: Handlers | None  # the registry the key names by id (kept alive with the entry)
-    # sourced libraries: path → (their reading, library_digest)
-    libraries: Mapping[str, tuple[Reading, str]]
+    libraries: Mapping[str, LibraryRead]  # sourced libraries, by path
     # the input variables the evaluation read (looked up, compared, listed), with their values
     variables: tuple[Variable, ...]
 
 
-def library_digest(pf: ParsedFile, reading: Reading) -> str:
+def library_digest(pf: ParsedFile, reading: Reading, placed: bool = True) -> tuple[str, Layout]:
     """The digest of what running a library can depend on, for an evaluation that read it as
-    ``reading`` says: its top-level statements in order, each with its text and where it
-    starts (line, column), except function definitions: of a function whose body was read
-    (``reading.bodies``) all counts; of one only analysed, its name and the signature of its
-    body (what the analysis reads); of any other, its name (defining a function reads
-    neither its body nor its line). Comments never run. Two texts of one digest run the same
-    top level at the same lines, define the same functions, and those the evaluation read
-    read the same. A text that does not parse cleanly counts whole."""
+    ``reading`` says, and where its counted statements are: its top-level statements in
+    order, each with its text and the column it starts at, except function definitions: of
+    a function whose body was read (``reading.bodies``) all counts; of one only analysed, its
+    name and the signature of its body (what the analysis reads); of any other, its name
+    (defining a function reads neither its body nor its line). Comments never run. Two texts
+    of one digest run the same top level, define the same functions, and those the
+    evaluation read read the same; a result moves to the other text's lines with its
+    statements (:mod:`bot.shell.shift`). ``placed``: the rows count too, for an evaluation
+    whose result depends on them (``$LINENO``). A text that does not parse cleanly counts
+    whole."""
     digest = hashlib.sha256()
 
     def piece(data: bytes) -> None:  # length-prefixed: no two cuts give one digest
@@ -73,7 +80,8 @@ def library_digest(pf: ParsedFile, reading: Reading) -> str:
 
     if pf.root.has_error:
         piece(pf.data)
-        return "whole:" + digest.hexdigest()
+        return "whole:" + digest.hexdigest(), ()
+    layout: list[tuple[int, int]] = []
     for child in pf.root.children:
         if child.type == "comment":
             continue
@@ -91,9 +99,11 @@ def library_digest(pf: ParsedFile, reading: Reading) -> str:
                     piece(pf.data[body.start_byte : body.end_byte])
                 continue
         row, column = child.start_point
-        piece(f"{row}:{column}".encode())
+        piece((f"{row}:{column}" if placed else f":{column}").encode())
         piece(pf.data[child.start_byte : child.end_byte])
-    return "projected:" + digest.hexdigest()
+        layout.append((row, child.end_point[0]))
+    kind = "placed:" if placed else "projected:"
+    return kind + digest.hexdigest(), tuple(layout)
 
 
 class EvaluationCache:
@@ -114,8 +124,11 @@ class EvaluationCache:
         self.hits = 0
         self.misses = 0
         self.library_hits = 0  # hits on another blob of a library, of the same digest
+        self.moved_hits = 0  # … of them, those whose library lines moved (bot/shell/shift.py)
         self._lock = threading.Lock()  # the App's engine runs jobs in worker threads
-        self._digests: OrderedDict[tuple[str, Reading, Limits], str | None] = OrderedDict()
+        self._digests: OrderedDict[tuple[str, Reading, Limits, bool], tuple[str, Layout] | None] = (
+            OrderedDict()
+        )
         self._parsed: OrderedDict[tuple[str, Limits], ParsedFile | None] = OrderedDict()
         self._digest_lock = threading.Lock()  # one tree-sitter parser, one thread at a time
 
@@ -184,14 +197,18 @@ class EvaluationCache:
         for entry in variants:  # the file checks outside the lock: they may read git
             if entry.handlers is not handlers:
                 continue
-            holds = self._holds(source, key, entry)
-            if holds:
+            holds, moves = self._holds(source, key, entry)
+            found = _moved(entry, moves) if holds else None
+            if found is not None:
                 with self._lock:
                     self.hits += 1
                     self.library_hits += holds == "library"
-                    if shape in self._entries:
+                    self.moved_hits += bool(moves)
+                    if moves:  # kept as moved: the next lookup on this blob is a plain hit
+                        self._store_locked(key, found)
+                    elif shape in self._entries:
                         self._entries.move_to_end(shape)
-                return entry
+                return found
         if self.shared is not None:
             for stored in self.shared.candidates(shape, handlers, env):
                 if any(token(how, env.get(name)) != found for name, how, found in stored.variables):
@@ -205,32 +222,40 @@ class EvaluationCache:
                     stored.libraries,
                     stored.variables,
                 )
-                if self._holds(source, key, entry):
+                holds, moves = self._holds(source, key, entry)
+                found = _moved(entry, moves) if holds else None
+                if found is not None:
                     with self._lock:
                         self.shared.hits += 1
-                        self._store_locked(key, entry)
-                    return entry
+                        self._store_locked(key, found)
+                    return found
         with self._lock:
             self.misses += 1
         return None
 
-    def _holds(self, source: FileSource, key: Key, entry: _Entry) -> str:
+    def _holds(self, source: FileSource, key: Key, entry: _Entry) -> tuple[str, _Moves]:
         """Whether ``entry`` holds in ``source``: "same" (every read in its recorded state),
-        "library" (a sourced library differs only in bodies the evaluation did not read), or
-        "" (it does not)."""
+        "library" (a sourced library differs only in bodies the evaluation did not read, or
+        in where the statements it counts are: the moves say how they moved, with the
+        library's blob now), or "" (it does not)."""
         how = "same"
+        moves: _Moves = {}
         for read, state in entry.reads:
             now = file_state(source, read)
             if now == state:
                 continue
             library = entry.libraries.get(read[1]) if read[0] == "file" else None
             if library is None or not isinstance(now, str):
-                return ""
-            reading, digest = library
-            if self._digest(source, read[1], now, reading, _parser_limits(key)) != digest:
-                return ""
+                return "", {}
+            found = self._digest(
+                source, read[1], now, library.reading, _parser_limits(key), library.placed
+            )
+            if found is None or found[0] != library.digest:
+                return "", {}
+            if found[1] != library.layout:
+                moves[read[1]] = (library.layout, found[1], now)
             how = "library"
-        return how
+        return how, moves
 
     def _libraries(
         self,
@@ -239,12 +264,12 @@ class EvaluationCache:
         handlers: Handlers | None,
         reads: tuple[tuple[ReadKey, object], ...],
         usage: Usage,
-    ) -> dict[str, tuple[Reading, str]]:
+    ) -> dict[str, LibraryRead]:
         """The digest of each registered library the evaluation read only by running it (one
         read as data, ``cat``, counts byte for byte)."""
         if handlers is None:
             return {}
-        found: dict[str, tuple[Reading, str]] = {}
+        found: dict[str, LibraryRead] = {}
         for (kind, path), state in reads:
             if kind != "file" or not isinstance(state, str) or path in usage.data:
                 continue
@@ -253,23 +278,30 @@ class EvaluationCache:
                 continue
             bodies = frozenset(usage.functions)
             reading = Reading(bodies, frozenset(usage.analysed) - bodies, library.signature)
-            digest = self._digest(source, path, state, reading, _parser_limits(key))
+            placed = usage.positions
+            digest = self._digest(source, path, state, reading, _parser_limits(key), placed)
             if digest is not None:
-                found[path] = (reading, digest)
+                found[path] = LibraryRead(reading, digest[0], digest[1], placed)
         return found
 
     def _digest(
-        self, source: FileSource, path: str, blob: str, reading: Reading, limits: Limits
-    ) -> str | None:
+        self,
+        source: FileSource,
+        path: str,
+        blob: str,
+        reading: Reading,
+        limits: Limits,
+        placed: bool,
+    ) -> tuple[str, Layout] | None:
         """:func:`library_digest` of ``path`` (blob ``blob``) in ``source``; None when the
         evaluation's parser would refuse it (too large, not UTF-8, unreadable)."""
-        memo = (blob, reading, limits)
+        memo = (blob, reading, limits, placed)
         with self._digest_lock:
             if memo in self._digests:
                 self._digests.move_to_end(memo)
                 return self._digests[memo]
             pf = self._parse(source, path, blob, limits)
-            digest = library_digest(pf, reading) if pf is not None else None
+            digest = library_digest(pf, reading, placed) if pf is not None else None
             self._digests[memo] = digest
             while len(self._digests) > self.DIGESTS:
                 self._digests.popitem(last=False)
@@ -318,6 +350,28 @@ class EvaluationCache:
                 del oldest[oldest_names]
             if not oldest:
                 del self._entries[oldest_shape]
+
+
+def _moved(entry: _Entry, moves: _Moves) -> _Entry | None:
+    """``entry`` as it holds for the libraries' blobs now: its library lines where they are
+    now, its reads and layouts those of the blobs; None when the lines cannot be moved (a
+    failed evaluation's message is not moved: it is evaluated again)."""
+    if not moves:
+        return entry
+    if entry.result is None:
+        return None
+    result = shift_result(entry.result, {path: move[:2] for path, move in moves.items()})
+    if result is None:
+        return None
+    reads = tuple(
+        (read, moves[read[1]][2] if read[0] == "file" and read[1] in moves else state)
+        for read, state in entry.reads
+    )
+    libraries = {
+        path: replace(library, layout=moves[path][1]) if path in moves else library
+        for path, library in entry.libraries.items()
+    }
+    return replace(entry, result=result, reads=reads, libraries=libraries)
 
 
 def _variables(items: tuple[tuple[str, str], ...], usage: Usage) -> tuple[Variable, ...]:

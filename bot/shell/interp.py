@@ -42,6 +42,7 @@ from bot.shell.result import ScriptResult, SourceSpan, Status, Unresolved, item_
 from bot.shell.signals import ExitSignal, Launch, LaunchSignal, LoopSignal, ReturnSignal
 from bot.shell.state import Capture, FileSystem, State, Var
 from bot.shell.text import EMPTY, EMPTY_TAINTS, REASONS, Run, Text, opaque, taints_in_input
+from bot.shell.usage import positions_read
 from bot.shell.vfs import VirtualFiles
 from bot.shell.words import Expander, ExpansionError, VarView
 from bot.sources import FileSource
@@ -360,6 +361,7 @@ class Evaluator:
     def _dynamic(self, name: str, span: SourceSpan) -> Var | None:
         st = self.st
         if name == "LINENO":
+            positions_read()
             return Var(scalar=Text.lit(str(span.line)))
         if name == "BASH_SOURCE":
             return Var(items=tuple((i, Text.lit(s)) for i, s in enumerate(st.sources)))

@@ -33,6 +33,7 @@ from bot.shell.errors import ExtractionError
 from bot.shell.handlers import Handlers
 from bot.shell.parse import ParsedFile
 from bot.shell.result import ScriptResult
+from bot.shell.shift import Layout
 from bot.sources import ReadKey
 
 Key = tuple[object, ...]
@@ -59,6 +60,16 @@ class Reading:
 
 
 @dataclass(frozen=True)
+class LibraryRead:
+    """What an evaluation read of a sourced library, as its cache entry holds it."""
+
+    reading: Reading
+    digest: str  # :func:`bot.shell.cache.library_digest` of the blob it read
+    layout: Layout  # where the counted statements were in that blob
+    placed: bool  # the digest counts positions (the result depends on them)
+
+
+@dataclass(frozen=True)
 class Stored:
     """One evaluation as another process wrote it (its handlers are the reader's)."""
 
@@ -66,7 +77,7 @@ class Stored:
     result: ScriptResult | None
     error: tuple[str, int | None, str] | None  # ExtractionError(file, line, reason)
     steps: int
-    libraries: Mapping[str, tuple[Reading, str]]
+    libraries: Mapping[str, LibraryRead]
     variables: tuple[Variable, ...]  # the input variables read, with what was found
 
     def extraction_error(self) -> ExtractionError | None:
@@ -143,7 +154,7 @@ class SharedEvaluations:
         result: ScriptResult | None,
         error: ExtractionError | None,
         steps: int,
-        libraries: Mapping[str, tuple[Reading, str]],
+        libraries: Mapping[str, LibraryRead],
     ) -> None:
         folder = self._folder(shape, handlers)
         if folder is None:

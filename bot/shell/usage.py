@@ -36,6 +36,7 @@ class Usage:
     every_variable: bool = False  # the variables were listed (or passed on) wholesale
     tested: set[str] = field(default_factory=set)  # input variables only tested for emptiness
     quiet: int = 0  # >0: lookups are not recorded (a model records what it read itself)
+    positions: bool = False  # the result depends on where lines are, not only on their text
 
 
 _CURRENT: ContextVar[Usage | None] = ContextVar("bot_shell_usage", default=None)
@@ -89,6 +90,14 @@ def unrecorded() -> Iterator[None]:
         yield
     finally:
         usage.quiet -= 1
+
+
+def positions_read() -> None:
+    """The evaluation used a line number as a value (``$LINENO``) or compared two (an exit
+    message echoed a few lines before): its result holds only where the lines are."""
+    usage = _CURRENT.get()
+    if usage is not None:
+        usage.positions = True
 
 
 def every_variable_read() -> None:

@@ -152,9 +152,10 @@ def _evaluate(root: Path, cache: EvaluationCache | None) -> tuple[object, ...]:
 
 def test_a_library_edit_in_what_the_evaluation_never_read_reuses_it(tmp_path: Path) -> None:
     """The library changes in the body of a helper the evaluation never read, or in one it
-    only analysed without changing what the analysis reads: the cached result holds (and
-    equals a fresh evaluation). A change to what the analysis reads, to a body the
-    evaluation ran, or that moves what it ran to other lines, evaluates again."""
+    only analysed without changing what the analysis reads, or a helper above moves what it
+    ran to other lines: the cached result holds (and equals a fresh evaluation, its library
+    lines moved). A change to what the analysis reads or to a body the evaluation ran
+    evaluates again."""
     _write(tmp_path, {SCRIPT: USES_LIB, LIB: _library()})
     cache = EvaluationCache()
     first = _evaluate(tmp_path, cache)
@@ -169,15 +170,19 @@ def test_a_library_edit_in_what_the_evaluation_never_read_reuses_it(tmp_path: Pa
         _write(tmp_path, {LIB: text})
         assert _evaluate(tmp_path, cache) == first == _evaluate(tmp_path, None)
         assert (cache.hits, cache.misses, cache.library_hits) == (hits, 1, hits)
+    # everything the evaluation ran two lines lower: reused, its library lines moved
+    _write(tmp_path, {LIB: _library(gpu="echo one\n  echo two\n  echo three")})
+    moved = _evaluate(tmp_path, cache)
+    assert cache.moved_hits == 1 and moved != first and moved == _evaluate(tmp_path, None)
+    hits = cache.hits
     evaluated = [
         _library(seqs="SEQS=1024; BLOCK=32"),  # the analysis finds another assignment
         _library(serve=SERVE + " --enforce-eager"),  # the body run to the launch
-        _library(gpu="echo one\n  echo two"),  # everything the evaluation ran a line lower
     ]
     for misses, text in enumerate(evaluated, start=2):
         _write(tmp_path, {LIB: text})
         _evaluate(tmp_path, cache)
-        assert (cache.hits, cache.misses) == (len(reused), misses)
+        assert (cache.hits, cache.misses) == (hits, misses)
 
 
 def test_a_library_read_as_data_counts_byte_for_byte(tmp_path: Path) -> None:

@@ -78,6 +78,8 @@ class _Mover:
 def shift_result(result: ScriptResult, moves: Moves) -> ScriptResult | None:
     """``result`` with every line of the libraries in ``moves`` moved with its statement;
     None when a line cannot be moved (the caller evaluates again)."""
+    if not moves:
+        return result
     mover = _Mover(moves)
     try:
         for word in (*result.argv, *result.env.values(), *result.files.values()):

@@ -107,6 +107,11 @@ def test_every_kind_of_line_moves() -> None:
     assert moved.reason == f"exit at {LIB}:11"
 
 
+def test_no_moves_leave_the_result_as_it_is() -> None:
+    result = _result(reason="exit at benchmarks/case.sh:3")
+    assert shift_result(result, {}) is result
+
+
 def test_a_line_it_cannot_place_is_evaluated_again() -> None:
     moves = {LIB: (LAYOUT_THEN, LAYOUT_NOW)}
     outside = Unresolved("x", "y", LIB, 4)  # between the two statements: not counted

@@ -291,15 +291,16 @@ def load_recipes(source: FileSource, *, two_way: bool = False) -> RecipesRepo:
     paths = [path for path in source.iter_files("models") if path.endswith(".yaml")]
     parsed: dict[str, Any] = {}
     if two_way:  # a fresh process (the CLI): nothing is memoised yet
-        names = {f"{source.label}:{path}": path for path in paths}
-        parsed = load_yaml_twoway(list(names), lambda name: read_text(source, names[name]))
+        names = {f"{source.label}:{path}": path for path in paths}  # as errors name them
+        found = load_yaml_twoway(list(names), lambda name: read_text(source, names[name]))
+        parsed = {names[name]: data for name, data in found.items()}
     recipes: list[Recipe] = []
     for path in paths:
         key = (path, source.blob_sha(path), context)
         recipe = _LOADED.get(key)
         if recipe is None:
             text = read_text(source, path)
-            data = parsed.get(f"{source.label}:{path}")
+            data = parsed.get(path)
             if not isinstance(data, dict):  # not parsed yet, or not a mapping: say why
                 data = _mapping(source, path, text)
             hf_id = path[len("models/") : -len(".yaml")]

@@ -61,7 +61,7 @@ class _Entry:
     variables: tuple[Variable, ...]
 
 
-def library_digest(pf: ParsedFile, reading: Reading, placed: bool = True) -> tuple[str, Layout]:
+def library_digest(pf: ParsedFile, reading: Reading, *, placed: bool) -> tuple[str, Layout]:
     """The digest of what running a library can depend on, for an evaluation that read it as
     ``reading`` says, and where its counted statements are: its top-level statements in
     order, each with its text and the column it starts at, except function definitions: of
@@ -301,7 +301,7 @@ class EvaluationCache:
                 self._digests.move_to_end(memo)
                 return self._digests[memo]
             pf = self._parse(source, path, blob, limits)
-            digest = library_digest(pf, reading, placed) if pf is not None else None
+            digest = library_digest(pf, reading, placed=placed) if pf is not None else None
             self._digests[memo] = digest
             while len(self._digests) > self.DIGESTS:
                 self._digests.popitem(last=False)

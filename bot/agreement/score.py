@@ -78,13 +78,22 @@ _SCALAR_FLAGS = {"tp": "--tensor-parallel-size"}
 
 def _restated(leaf: Leaf, row: PRRow | None, taxonomy: Taxonomy) -> bool:
     """The replay's lanes on the leaf's GPUs launched its value and the recipe already
-    rendered that subject alike."""
+    rendered that subject alike; or, for an image, the recipe already rendered the leaf's
+    image for them (a floating tag a new node writes again: the lanes run what they ran)."""
     if row is None or (leaf.slot == "scalar" and leaf.subject not in _SCALAR_FLAGS):
         return False
     gpus = taxonomy.gpus_of_scope(leaf.scope)
     for digest in row.launches:
         if digest.recipe != leaf.recipe or (gpus is not None and digest.hardware not in gpus):
             continue
+        if leaf.slot == "image" and digest.recipe_image == leaf.value:
+            lane = Lanes(
+                frozenset({digest.hardware}),
+                frozenset({digest.variant} - {""}),
+                frozenset({digest.strategy} - {""}),
+            )
+            if taxonomy.covers(leaf.scope, lane):
+                return True
         subject = "image" if leaf.slot == "image" else leaf.subject
         if leaf.slot == "image":
             launched = digest.image == leaf.value

@@ -58,9 +58,16 @@ def launch_digests(run: AlignRun) -> tuple[LaunchDigest, ...]:
                 new=subjects is None,
                 model=launch.model,
                 agrees=_agrees(point),
+                recipe_image=_recipe_image(point),
             )
             found[digest] = None
     return tuple(found)
+
+
+def _recipe_image(point: PointResult) -> str:
+    if point.comparison is None:
+        return ""
+    return point.comparison.rendering.image or ""
 
 
 def _agrees(point: PointResult) -> tuple[str, ...]:

@@ -84,6 +84,9 @@ class LaunchDigest:
     model: str = ""  # the checkpoint the benchmark serves (an unmapped lane has no recipe)
     # subjects the recipe already renders with the benchmark's value (or its vLLM default)
     agrees: tuple[str, ...] = ()
+    # the image the recipe renders for the lane ("" when not compared): a maintainer's image
+    # equal to it changes nothing there (a floating tag written again at a new node)
+    recipe_image: str = ""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LaunchDigest:

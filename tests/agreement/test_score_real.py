@@ -68,3 +68,7 @@ def test_strict_adoptions_are_linked_changed_covering_and_the_same_choice(
                 for pr in proposal.prs
             ), proposal
     assert strict.totals.adopted_any_node <= loose.totals.adopted_any_node
+    # each lane a replay compared records the image the recipe rendered for it, which a
+    # maintainer's image at their own node may only restate
+    compared = [d for r in strict.replays for d in r.row.launches if d.status == "represents"]
+    assert compared and all(d.recipe_image.startswith("vllm/") for d in compared), compared

@@ -286,3 +286,39 @@ def test_a_tp_the_lane_already_rendered_is_restated_not_missed(
     assert verdicts["tp"][0] == status
     if status == "missed":
         assert verdicts["tp"][1] == "tp: the replay proposed no tp edit here"
+
+
+@pytest.mark.parametrize(
+    ("rendered", "variant", "status"),
+    [
+        ("vllm/vllm-openai-rocm:nightly", "mxfp8", "restated"),
+        ("vllm/vllm-openai-rocm:v0.20.0", "mxfp8", "missed"),
+        # the image the recipe rendered for a lane of another variant says nothing of this one
+        ("vllm/vllm-openai-rocm:nightly", "mxfp4", "missed"),
+    ],
+)
+def test_an_image_the_lane_already_rendered_is_restated_not_missed(
+    tmp_path: Path, rendered: str, variant: str, status: str
+) -> None:
+    """A maintainer writing the floating tag the lane already ran at a node of their own (a
+    new variant's GPU block) changes nothing for it, though the benchmark launched a pinned
+    build of that tag: not a setting the bot could have proposed, so not a miss."""
+    base = {"model": {"hf_id": "org/M"}, "variants": {"mxfp8": {"model_id": "org/M-FP8"}}}
+    recipes = Recipes(tmp_path / "r", base)
+    theirs = env_at(MI355X, {"VLLM_A": "1"}, base)
+    theirs["variants"]["mxfp8"]["hardware_overrides"]["mi355x"]["docker_image"] = (  # type: ignore[index]
+        "vllm/vllm-openai-rocm:nightly"
+    )
+    recipes.commit(MERGED + 2, theirs, "Tune M (InferenceX #100)")
+    launched = replace(
+        digest("mi355x", {"VLLM_A": "1"}, key="m-fp8-mi355x-vllm", variant=variant),
+        recipe_image=rendered,
+    )
+    proposed = row(edit("env-new", "VLLM_A", f"{MI355X}.extra_env.VLLM_A", "1"))
+    replay = Replay(replace(proposed, launches=(launched,)), recipes.base, moment(10), 0,
+                    moment(MERGED))  # fmt: skip
+    pr = BenchmarkPR(PR, "Tune M", moment(10), moment(MERGED), (launched,))
+    _, links = recipes.history([replay], [pr])
+    [change] = score_links(links, {(PR, links[0].sha): replay}, default_rules(), TAXONOMY, STRICT)
+    verdicts = {v.leaf.subject: v.status for v in change.leaves}
+    assert verdicts["image"] == status

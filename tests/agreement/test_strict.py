@@ -275,13 +275,7 @@ def test_a_tp_the_lane_already_rendered_is_restated_not_missed(
         lane({"VLLM_A": "1"}, {"--tensor-parallel-size": "8"}),
         agrees=("--tensor-parallel-size",),
     )
-    proposed = row(edit("env-new", "VLLM_A", f"{MI355X}.extra_env.VLLM_A", "1"))
-    replay = Replay(replace(proposed, launches=(launched,)), recipes.base, moment(10), 0,
-                    moment(MERGED))  # fmt: skip
-    pr = BenchmarkPR(PR, "Tune M", moment(10), moment(MERGED), (launched,))
-    _, links = recipes.history([replay], [pr])
-    [change] = score_links(links, {(PR, links[0].sha): replay}, default_rules(), TAXONOMY, STRICT)
-    verdicts = {v.leaf.subject: (v.status, v.why) for v in change.leaves}
+    verdicts = _linked_verdicts(recipes, launched)
     assert verdicts["VLLM_A"][0] == "same node"
     assert verdicts["tp"][0] == status
     if status == "missed":
@@ -314,11 +308,16 @@ def test_an_image_the_lane_already_rendered_is_restated_not_missed(
         digest("mi355x", {"VLLM_A": "1"}, key="m-fp8-mi355x-vllm", variant=variant),
         recipe_image=rendered,
     )
+    assert _linked_verdicts(recipes, launched)["image"][0] == status
+
+
+def _linked_verdicts(recipes: Recipes, launched: LaunchDigest) -> dict[str, tuple[str, str]]:
+    """Each leaf of the one maintainer commit linked to PR 100 (which proposed VLLM_A=1 at
+    the MI355X block and launched ``launched``): its status and why."""
     proposed = row(edit("env-new", "VLLM_A", f"{MI355X}.extra_env.VLLM_A", "1"))
     replay = Replay(replace(proposed, launches=(launched,)), recipes.base, moment(10), 0,
                     moment(MERGED))  # fmt: skip
     pr = BenchmarkPR(PR, "Tune M", moment(10), moment(MERGED), (launched,))
     _, links = recipes.history([replay], [pr])
     [change] = score_links(links, {(PR, links[0].sha): replay}, default_rules(), TAXONOMY, STRICT)
-    verdicts = {v.leaf.subject: v.status for v in change.leaves}
-    assert verdicts["image"] == status
+    return {v.leaf.subject: (v.status, v.why) for v in change.leaves}

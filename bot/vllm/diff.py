@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from bot.placeholders import as_variables
+from bot.placeholders import PLACEHOLDER_RE, as_variables
 from bot.rules import KnobClass, Rules
 from bot.vllm.defaults import load_vllm_defaults, scenarios_for
 from bot.vllm.diff_report import DeviceContext, DiffReport, FlagDiff, LaunchSide, Verdict
@@ -82,6 +82,12 @@ def _model_diff(ctx: DiffContext) -> FlagDiff | None:
         return make(verdict, f"only {side_name(b is not None)} names a model ({b or r})")
     if b == r:
         return make(Verdict.SAME, f"both sides serve {b}")
+    if PLACEHOLDER_RE.search(b):
+        return make(
+            Verdict.UNKNOWN,
+            f"the benchmark serves {as_variables(b)}, known only when its script runs; the "
+            f"recipe {r}: cannot tell statically whether they are the same checkpoint",
+        )
     local = [m for m in (b, r) if _LOCAL_PATH.match(m)]
     if len(local) == 1:
         path = local[0]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.placeholders import placeholder
 from bot.rules import Rules, load_rules
 from bot.vllm.diff import device_context, diff_launch
 from bot.vllm.diff_report import DiffReport, FlagDiff, LaunchSide, Verdict
@@ -533,6 +534,15 @@ def test_env_prefix_in_argv_joins_the_env(rules: Rules) -> None:
 def test_model_ids_and_local_paths(rules: Rules, bench_model: str, verdict: Verdict) -> None:
     report = run(rules, ("vllm", "serve", bench_model), serve())
     assert only(report, "model").verdict is verdict
+
+
+def test_a_model_known_only_at_run_time_is_unknown_not_drift(rules: Rules) -> None:
+    """A checkpoint a script resolves when it runs (a Python helper's output) may well be the
+    recipe's: the diff says it cannot tell, and names the value as the script spelled it."""
+    served = placeholder("MODEL_PATH", "command-output")
+    d = only(run(rules, ("vllm", "serve", served), serve()), "model")
+    assert d.verdict is Verdict.UNKNOWN
+    assert "$MODEL_PATH" in d.reason and "known only when its script runs" in d.reason
 
 
 @pytest.mark.parametrize(

@@ -171,6 +171,18 @@ def _env_diff(name: str, b: str | None, r: str | None, ctx: DiffContext) -> Flag
         return make(verdict, f"{name} is front-end only: {rule.reason}", "front-end")
     if b == r:
         return make(Verdict.SAME, with_notes(f"both sides set {name}={b}", note_text), "env")
+    if b is not None and PLACEHOLDER_RE.search(b):
+        # a value a script decides when it runs (a firmware check, a command's output)
+        recipe_side = f"the recipe sets {r}" if r is not None else "the recipe leaves it unset"
+        return make(
+            Verdict.UNKNOWN,
+            with_notes(
+                f"the benchmark's {name} is known only when its script runs; {recipe_side}: "
+                f"cannot tell statically whether they differ ({rule.reason})",
+                note_text,
+            ),
+            "env",
+        )
     if b is not None and r is not None:
         return make(
             Verdict.DIFFERS,

@@ -536,6 +536,27 @@ def test_model_ids_and_local_paths(rules: Rules, bench_model: str, verdict: Verd
     assert only(report, "model").verdict is verdict
 
 
+@pytest.mark.parametrize("recipe_env", [{}, {"HSA_NO_SCRATCH_RECLAIM": "1"}])
+def test_a_variable_a_script_decides_when_it_runs_is_unknown(
+    rules: Rules, recipe_env: dict[str, str]
+) -> None:
+    """`export HSA_NO_SCRATCH_RECLAIM=1` under a firmware check is set on some hosts only:
+    whether the recipe differs is not known, and the text never shows the evaluator's
+    internal spelling of the value."""
+    decided = placeholder("HSA_NO_SCRATCH_RECLAIM", "undecidable-branch")
+    report = run(
+        rules,
+        serve(),
+        serve(),
+        bench_env={"HSA_NO_SCRATCH_RECLAIM": decided},
+        recipe_env=recipe_env,
+    )
+    d = only(report, "HSA_NO_SCRATCH_RECLAIM")
+    assert d.verdict is Verdict.UNKNOWN
+    assert "known only when its script runs" in d.reason
+    assert ":opaque:" not in d.reason
+
+
 def test_a_model_known_only_at_run_time_is_unknown_not_drift(rules: Rules) -> None:
     """A checkpoint a script resolves when it runs (a Python helper's output) may well be the
     recipe's: the diff says it cannot tell, and names the value as the script spelled it."""

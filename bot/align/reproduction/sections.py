@@ -528,13 +528,15 @@ def _deltas(
         if not KNOB_SPECS[cls].reproduced:
             continue
         if diff.kind == "env":
-            if diff.verdict is Verdict.DIFFERS and diff.bench_value is not None:
-                at_run_time = run_time_note(str(diff.bench_value))
-                if at_run_time is not None:
-                    out.append(
-                        (cls, f"Export {md.code(diff.flag)} as the script does: {at_run_time}.")
-                    )
-                elif diff.recipe_value is None:
+            # a value the script decides when it runs is unknown to the diff, yet the
+            # benchmark set it: the reader is told to set it as the script does
+            at_run_time = (
+                run_time_note(str(diff.bench_value)) if diff.bench_value is not None else None
+            )
+            if diff.verdict in (Verdict.DIFFERS, Verdict.UNKNOWN) and at_run_time is not None:
+                out.append((cls, f"Export {md.code(diff.flag)} as the script does: {at_run_time}."))
+            elif diff.verdict is Verdict.DIFFERS and diff.bench_value is not None:
+                if diff.recipe_value is None:
                     env_add.setdefault(cls, []).append(md.code(f"{diff.flag}={diff.bench_value}"))
                 else:
                     out.append(

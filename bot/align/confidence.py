@@ -14,7 +14,7 @@ and a kind never seen is not proposed. Only candidates whose estimate reaches th
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bot.align.model import ChangeKind, Estimate, PlannedEdit, Target, Wait, WaitReason
 from bot.rules import Rules
@@ -100,8 +100,9 @@ def gate(
     estimates: dict[tuple[str, str], Estimate] = {}
     for edit in edits:
         vendor = _vendor(edit, vendor_of)
-        estimates[(edit.node, edit.subject)] = estimate(
-            kind_of(edit, rules, vendor), rules.practice
+        estimates[(edit.node, edit.subject)] = replace(
+            estimate(kind_of(edit, rules, vendor), rules.practice),
+            authors_needed=rules.policy.propose_min_authors,
         )
     only = offer_only or {}
     roots = {flag_root(subject) for subject in only}

@@ -67,7 +67,7 @@ OfferMode = Literal["older", "unknown", "patched"]
 # the words for why candidates are offered, not proposed, by reason ("": an estimate below
 # the adoption threshold): (in a plan's outcome, in the heading of the offered list)
 OFFERED_WORDS: dict[str, tuple[str, str]] = {
-    "": ("below the adoption threshold", "kinds rarely taken"),
+    "": ("below the adoption threshold", "kinds with too little adoption history"),
     "eval": ("without a passing eval", "no passing eval at these settings"),
     "older": ("older drift the PR did not change", "older drift this PR did not change"),
     "tuning": ("tuned for the benchmark", "tuned for the benchmark's sweep"),
@@ -142,6 +142,9 @@ class Estimate:
     proposed: int
     adopted: int
     authors: int
+    # adoptions by this many maintainers a proposal of the kind needs (policy
+    # propose_min_authors; 0: not weighed), so a text can say why a well-taken kind waits
+    authors_needed: int = 0
 
     @property
     def probability(self) -> float:
@@ -156,10 +159,17 @@ class Estimate:
         adopted 6`` — or that history has none."""
         if not self.proposed:
             return f"no scored proposal of this kind ({self.kind.words()}) in the history"
-        return (
+        said = (
             f"of {self.proposed} scored proposal{'s' * (self.proposed != 1)} of this kind "
             f"({self.kind.words()}), maintainers adopted {self.adopted}"
         )
+        if self.adopted and self.authors < self.authors_needed:
+            who = "one maintainer" if self.authors == 1 else f"{self.authors} maintainers"
+            said += (
+                f", all by {who} (a kind is proposed once {self.authors_needed} maintainers "
+                "have taken it)"
+            )
+        return said
 
 
 @dataclass(frozen=True)

@@ -144,6 +144,15 @@ def test_one_maintainers_adoptions_are_not_yet_a_practice() -> None:
     )
     split = gate([BACKEND], replace(rules, practice=practice), VENDOR)
     assert split.proposed == () and split.offered == (BACKEND,)  # 0.67, but one author
+    # the offer says why a kind taken 3 times in 3 waits (a reader saw only "adopted 3")
+    assert (
+        split.estimates[(BACKEND.node, BACKEND.subject)]
+        .sentence()
+        .endswith(
+            "maintainers adopted 3, all by one maintainer (a kind is proposed once 2 maintainers "
+            "have taken it)"
+        )
+    )
     two = PracticeRules(
         kinds={"kernel/new setting/amd": KindPractice(proposed=3, adopted=3, authors=2)}
     )

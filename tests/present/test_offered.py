@@ -18,7 +18,10 @@ def _marlin(gpu: str) -> PlannedEdit:
 def test_a_setting_offered_for_two_gpus_is_named_once_and_listed_per_node() -> None:
     plan = replace(empty_plan("models/x/M.yaml"), offered=(_marlin("h100"), _marlin("h200")))
     lines = offered_lines(plan, command="/recipe-sync")
-    head = "**Offered, not proposed** (kinds rarely taken): `VLLM_MXFP4_USE_MARLIN=1`; "
+    head = (
+        "**Offered, not proposed** (kinds with too little adoption history): "
+        "`VLLM_MXFP4_USE_MARLIN=1`; "
+    )
     assert lines[0].startswith(head)  # was the same setting twice, once per GPU
     assert "2 offered settings" in lines[2]
     assert sum(".h100." in line or ".h200." in line for line in lines) == 2  # one per node
@@ -33,7 +36,7 @@ def test_a_flag_offered_in_a_whole_args_list_is_named_by_its_own_tokens() -> Non
     seqs = _edit("flag", "--max-num-seqs", node, None, after)
     lines = offered_lines(replace(empty_plan("models/x/M.yaml"), offered=(seqs,)), command="/x")
     assert lines[0].startswith(
-        "**Offered, not proposed** (kinds rarely taken): `--max-num-seqs 48`;"
+        "**Offered, not proposed** (kinds with too little adoption history): `--max-num-seqs 48`;"
     )
     assert "speculative" not in lines[0]
     assert f"- `--max-num-seqs 48` at `{node}`" in "\n".join(lines)
@@ -49,6 +52,7 @@ def test_a_negated_flag_is_named_as_the_benchmark_spelled_it() -> None:
     )
     lines = offered_lines(replace(empty_plan("models/x/M.yaml"), offered=(autotune,)), command="/x")
     assert lines[0].startswith(
-        "**Offered, not proposed** (kinds rarely taken): `--no-enable-flashinfer-autotune`;"
+        "**Offered, not proposed** (kinds with too little adoption history): "
+        "`--no-enable-flashinfer-autotune`;"
     ), lines[0]
     assert not any("--enable-flashinfer-autotune --no" in line for line in lines)

@@ -102,6 +102,7 @@ def gate(
         vendor = _vendor(edit, vendor_of)
         estimates[(edit.node, edit.subject)] = replace(
             estimate(kind_of(edit, rules, vendor), rules.practice),
+            threshold=threshold,
             authors_needed=rules.policy.propose_min_authors,
         )
     only = offer_only or {}

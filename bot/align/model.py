@@ -142,8 +142,9 @@ class Estimate:
     proposed: int
     adopted: int
     authors: int
-    # adoptions by this many maintainers a proposal of the kind needs (policy
-    # propose_min_authors; 0: not weighed), so a text can say why a well-taken kind waits
+    # the policy the estimate was weighed against (propose_above, propose_min_authors; 0:
+    # not weighed), so a text can say why a kind taken often enough still waits
+    threshold: float = 0.0
     authors_needed: int = 0
 
     @property
@@ -163,7 +164,7 @@ class Estimate:
             f"of {self.proposed} scored proposal{'s' * (self.proposed != 1)} of this kind "
             f"({self.kind.words()}), maintainers adopted {self.adopted}"
         )
-        if self.adopted and self.authors < self.authors_needed:
+        if self.probability >= self.threshold and self.authors < self.authors_needed:
             who = "one maintainer" if self.authors == 1 else f"{self.authors} maintainers"
             said += (
                 f", all by {who} (a kind is proposed once {self.authors_needed} maintainers "

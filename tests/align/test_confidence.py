@@ -153,6 +153,13 @@ def test_one_maintainers_adoptions_are_not_yet_a_practice() -> None:
             "have taken it)"
         )
     )
+    # a kind whose rate is under the threshold as well is not told it waits only for authors
+    rare = PracticeRules(
+        kinds={"kernel/new setting/amd": KindPractice(proposed=10, adopted=1, authors=1)}
+    )
+    split = gate([BACKEND], replace(rules, practice=rare), VENDOR)
+    said = split.estimates[(BACKEND.node, BACKEND.subject)].sentence()
+    assert said.endswith("maintainers adopted 1"), said
     two = PracticeRules(
         kinds={"kernel/new setting/amd": KindPractice(proposed=3, adopted=3, authors=2)}
     )

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 
 from bot.align.model import ChangeKind, Estimate, PlannedEdit, Target, Wait, WaitReason
 from bot.rules import Rules
+from bot.rules.knobs import Together
 from bot.rules.practice import KindPractice, PracticeRules
 
 # kinds whose precision is their evidence, not history: a verification mark is written only
@@ -107,29 +108,38 @@ def gate(
         )
     only = offer_only or {}
     roots = {flag_root(subject) for subject in only}
-    ticked = {e.subject for e in edits if {e.subject, flag_root(e.subject)} & included}
-    below = {
-        flag_root(e.subject)
-        for e in edits
-        if e.subject not in ticked
-        and e.kind not in EVIDENCE_ONLY
-        and (
+    authors = rules.policy.propose_min_authors
+
+    def waits(e: PlannedEdit) -> bool:
+        """Offered on its own account: its setting waits, or its kind is not taken enough."""
+        return e.kind not in EVIDENCE_ONLY and (
             flag_root(e.subject) in roots
             or not (
                 inside_new_variant(e, new_variants or {})
-                or _clears(
-                    estimates[(e.node, e.subject)], threshold, rules.policy.propose_min_authors
-                )
+                or _clears(estimates[(e.node, e.subject)], threshold, authors)
             )
         )
+
+    units = _units(edits, rules)
+    ticked = {
+        u for u, e in zip(units, edits, strict=True) if {e.subject, flag_root(e.subject)} & included
     }
-    proposed = tuple(e for e in edits if flag_root(e.subject) not in below)
-    offered = tuple(e for e in edits if flag_root(e.subject) in below)
-    waiting = {
-        (e.node, e.subject): _waits_for(e.subject, only)
-        for e in offered
-        if flag_root(e.subject) in roots
-    }
+    below = {u for u, e in zip(units, edits, strict=True) if u not in ticked and waits(e)}
+    proposed = tuple(e for u, e in zip(units, edits, strict=True) if u not in below)
+    offered = tuple(e for u, e in zip(units, edits, strict=True) if u in below)
+    waiting: dict[tuple[str, str], Wait] = {}
+    for unit, edit in zip(units, edits, strict=True):
+        if unit not in below:
+            continue
+        if flag_root(edit.subject) in roots:
+            waiting[(edit.node, edit.subject)] = _waits_for(edit.subject, only)
+        elif not waits(edit):
+            # offered only because a setting it runs with is (a field of the same flag
+            # elsewhere keeps its estimate's sentence, as before)
+            mate = next((e for e in edits if waits(e) and _run_together(edit, e, rules)), None)
+            group = _together(edit, rules)
+            if mate is not None and group is not None:
+                waiting[(edit.node, edit.subject)] = Wait("together", mate.subject, group.reason)
     return Gate(proposed, offered, estimates, waiting)
 
 
@@ -158,6 +168,49 @@ def inside_new_variant(edit: PlannedEdit, variants: Mapping[str, frozenset[str]]
     return any(
         edit.node.startswith(f"variants.{key}.") and labels <= set(edit.targets)
         for key, labels in variants.items()
+    )
+
+
+def _together(edit: PlannedEdit, rules: Rules) -> Together | None:
+    """The rules/knobs.yaml `together` group of an edit's setting, if any."""
+    if edit.kind in ("env", "env-new"):
+        return rules.knobs.together_with("env", edit.subject)
+    if edit.kind in ("flag", "flag-new", "flag-remove"):
+        return rules.knobs.together_with("flag", edit.subject)
+    return None
+
+
+def _units(edits: Sequence[PlannedEdit], rules: Rules) -> list[int]:
+    """Each edit's unit (an index): edits of one flag (its dotted fields), and settings of
+    one `together` group a common lane demands, go into the diff or stay offered as one."""
+    parent = list(range(len(edits)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first_of_root: dict[str, int] = {}
+    for i, edit in enumerate(edits):
+        root = flag_root(edit.subject)
+        if root in first_of_root:
+            parent[find(i)] = find(first_of_root[root])
+        else:
+            first_of_root[root] = i
+        for j in range(i):
+            if _run_together(edit, edits[j], rules):
+                parent[find(i)] = find(j)
+    return [find(i) for i in range(len(edits))]
+
+
+def _run_together(edit: PlannedEdit, other: PlannedEdit, rules: Rules) -> bool:
+    """Two settings of one `together` group that a common lane demands."""
+    group = _together(edit, rules)
+    return (
+        group is not None
+        and group is _together(other, rules)
+        and bool(set(edit.targets) & set(other.targets))
     )
 
 

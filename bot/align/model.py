@@ -60,7 +60,10 @@ class Target:
 # verification mark of a GPU whose eval recipe-sync has not seen ("verify"), or a setting of a
 # lane that patched the installed engine before it launched ("patched"), or a setting the lane
 # launched with several values at one profile's parallelism ("per-point")
-WaitReason = Literal["eval", "older", "tuning", "unknown", "verify", "patched", "per-point"]
+# ("together": offered only because a setting it runs with is, rules/knobs.yaml `together`)
+WaitReason = Literal[
+    "eval", "older", "tuning", "unknown", "verify", "patched", "per-point", "together"
+]
 # the reasons a difference is collected only to be offered (bot.align.demands.Collector)
 OfferMode = Literal["older", "unknown", "patched"]
 
@@ -75,6 +78,7 @@ OFFERED_WORDS: dict[str, tuple[str, str]] = {
     "verify": ("no eval run seen to verify", "verification marks no eval run backs yet"),
     "patched": ("from a lane that patched vLLM", "the lane patched vLLM before it launched"),
     "per-point": ("launched with several values", "the lane launched several values of each"),
+    "together": ("going with an offered setting", "settings that go or stay together"),
 }
 
 

@@ -80,6 +80,11 @@ def _waiting(edit: PlannedEdit, wait: Wait) -> str:
             f"{travels}the lane launched {md.text(wait.what)}: a recipe holds one value, "
             "so which is the model's is a maintainer's choice"
         )
+    if wait.reason == "together":
+        return (
+            f"{travels}which is offered: {md.text(wait.what)}, so they go into the recipe "
+            "together or not at all"
+        )
     what = f"an accuracy setting ({md.text(wait.what)})"
     return f"{travels}{what}: proposed once an eval passes at these settings"
 

@@ -140,6 +140,21 @@ class EnvKnob(Strict):
     reason: str = ""
 
 
+class Together(Strict):
+    """Settings one launch runs together: one without the others is a command no benchmark
+    ran (and may not start), so a plan proposes or offers them as one."""
+
+    name: str = Field(min_length=1)
+    reason: str = Field(min_length=1, description="why they only work together, with a source")
+    flags: list[str] = Field(default_factory=list)  # canonical spellings (a dotted key or not)
+    env: list[str] = Field(default_factory=list)  # names, or PREFIX* patterns
+
+    def holds(self, kind: KnobKind, name: str) -> bool:
+        if kind == "env":
+            return any(fnmatch.fnmatchcase(name, pattern) for pattern in self.env)
+        return _flag_key(name) in self.flags
+
+
 class KnobRules(Strict):
     classes: dict[KnobClass, str] = Field(description="class → what it means (one sentence)")
     flags: dict[KnobClass, list[FlagKnob]]
@@ -147,6 +162,7 @@ class KnobRules(Strict):
     # serving features a recipe offers its chat clients; a benchmark that leaves them out
     # sends no such request, so only a *different* value is drift, not a recipe-only one
     recipe_features: list[FlagKnob] = Field(default_factory=list)
+    together: list[Together] = Field(default_factory=list)
     # (the env table it was filled from, name → lookup_env's answer): every launch line's env
     # is classed, each name against every pattern; a copy with another table starts afresh
     _env_memo: tuple[object, dict[str, tuple[KnobClass, EnvKnob] | None]] = PrivateAttr(
@@ -183,7 +199,26 @@ class KnobRules(Strict):
                     ("recipe_features", index, "flag"),
                     f"write {_flag_key(entry.flag)} (the canonical spelling)",
                 )
+        grouped: dict[str, str] = {}
+        for index, group in enumerate(self.together):
+            for key, names in (("flags", group.flags), ("env", group.env)):
+                for at, name in enumerate(names):
+                    if key == "flags" and _flag_key(name) != name:
+                        raise FieldError(
+                            ("together", index, key, at),
+                            f"write {_flag_key(name)} (the canonical spelling)",
+                        )
+                    if name in grouped:
+                        raise FieldError(
+                            ("together", index, key, at),
+                            f"{name} is already in the group {grouped[name]!r}",
+                        )
+                    grouped[name] = group.name
         return self
+
+    def together_with(self, kind: KnobKind, name: str) -> Together | None:
+        """The group of settings ``name`` runs together with, else None."""
+        return next((g for g in self.together if g.holds(kind, name)), None)
 
     def recipe_feature(self, name: str) -> FlagKnob | None:
         """The ``recipe_features`` entry of a flag (any spelling), else None."""

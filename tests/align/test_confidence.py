@@ -185,3 +185,32 @@ def test_drop_declines_a_verification_mark_an_eval_backs(align_cli: AlignCli) ->
     assert status == 1 and "mi355x: verified" not in (out / "recipe.patch").read_text()
     body = (out / "pr-body.md").read_text()
     assert "Not marked verified on MI355X: a maintainer declined it" in body
+
+
+def test_settings_one_launch_runs_together_go_or_stay_together() -> None:
+    """InferenceX #2616 (Kimi-K3 B300) launched DCP 8 with TOKENSPEED_MLA. DCP needs an
+    attention backend that returns the softmax LSE, so DCP without the backend the lane
+    ran is a command no benchmark ran, which may not start (rules/knobs.yaml `together`)."""
+    dcp = _edit("flag-new", "--decode-context-parallel-size", "a.extra_args", None, "8")
+    backend = _edit("flag-new", "--attention-backend", "b.extra_args", None, "TOKENSPEED_MLA")
+    rules = _rules({"serving/new setting/amd": (4, 3)})  # DCP's own kind is well taken
+    unknown = {"--attention-backend": ("unknown", "attention kernel selection")}
+    split = gate([dcp, backend], rules, VENDOR, offer_only=unknown)  # type: ignore[arg-type]
+    assert split.proposed == () and split.offered == (dcp, backend)
+    wait = split.waiting[(dcp.node, dcp.subject)]
+    assert (wait.reason, wait.setting) == ("together", "--attention-backend")
+    assert "softmax LSE" in wait.what
+    # ticking one takes the other
+    ticked = gate(
+        [dcp, backend],
+        rules,
+        VENDOR,
+        frozenset({"--decode-context-parallel-size"}),
+        offer_only=unknown,  # type: ignore[arg-type]
+    )
+    assert ticked.proposed == (dcp, backend) and ticked.offered == ()
+    # a backend another lane needs does not hold this lane's DCP back
+    lane = "Widget mi300x single_node_tp"
+    other = replace(backend, targets=(lane,))
+    alone = gate([dcp, other], rules, {**VENDOR, lane: "amd"}, offer_only=unknown)  # type: ignore[arg-type]
+    assert alone.proposed == (dcp,) and alone.offered == (other,)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from bot.align.model import PlannedEdit
+from bot.align.model import PlannedEdit, Wait
 from bot.align.run import empty_plan
 from bot.present.offered import offered_lines
 from tests.align.test_confidence import _edit
@@ -56,3 +56,23 @@ def test_a_negated_flag_is_named_as_the_benchmark_spelled_it() -> None:
         "`--no-enable-flashinfer-autotune`;"
     ), lines[0]
     assert not any("--enable-flashinfer-autotune --no" in line for line in lines)
+
+
+def test_a_setting_offered_for_the_one_it_runs_with_says_so() -> None:
+    """DCP's own kind may be well taken; offered because its attention backend is, the line
+    says that, not DCP's adoption history."""
+    node = "variants.default.hardware_overrides.b300.extra_args"
+    dcp = _edit("flag-new", "--decode-context-parallel-size", node, None, "8")
+    wait = Wait("together", "--attention-backend", "DCP needs a backend that returns the LSE")
+    plan = replace(
+        empty_plan("models/x/M.yaml"),
+        offered=(dcp,),
+        waiting=((dcp.node, dcp.subject, wait),),
+    )
+    lines = offered_lines(plan, command="/x")
+    assert lines[0].startswith("**Offered, not proposed** (settings that go or stay together)")
+    assert (
+        f"- `--decode-context-parallel-size 8` at `{node}` — travels with `--attention-backend`, "
+        "which is offered: DCP needs a backend that returns the LSE, so they go into the recipe "
+        "together or not at all"
+    ) in lines

@@ -80,6 +80,13 @@ def test_policy_defaults_follow_maintainers() -> None:
             "already classed kernel",
         ),
         ("knobs.yaml", '  tuning: "throughput', '  tunning: "throughput', "classes", ""),
+        (
+            "knobs.yaml",
+            "flags: [--decode-context-parallel-size, --dcp-comm-backend,",
+            "flags: [--decode_context_parallel_size, --dcp-comm-backend,",
+            "together.0.flags.0",
+            "canonical spelling",
+        ),
         ("policy.yaml", "  tuning: reproduction", "  tuning: sometimes", "knob_policy", ""),
         (
             "flags.yaml",

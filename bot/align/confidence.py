@@ -78,6 +78,9 @@ class Gate:
     estimates: Mapping[tuple[str, str], Estimate]
     # offered whatever the estimate: (node, subject) → why
     waiting: Mapping[tuple[str, str], Wait] = field(default_factory=dict)
+    # proposed only because a setting it runs with was ticked: (node, subject) → (the
+    # ticked setting, the rules/knobs.yaml `together` group)
+    companions: Mapping[tuple[str, str], tuple[str, Together]] = field(default_factory=dict)
 
 
 def gate(
@@ -140,7 +143,16 @@ def gate(
             group = _together(edit, rules)
             if mate is not None and group is not None:
                 waiting[(edit.node, edit.subject)] = Wait("together", mate.subject, group.reason)
-    return Gate(proposed, offered, estimates, waiting)
+    companions: dict[tuple[str, str], tuple[str, Together]] = {}
+    asked = [e for e in edits if {e.subject, flag_root(e.subject)} & included]
+    for edit in proposed:
+        if edit in asked or not waits(edit):
+            continue
+        mate = next((e for e in asked if _run_together(edit, e, rules)), None)
+        group = _together(edit, rules)
+        if mate is not None and group is not None:
+            companions[(edit.node, edit.subject)] = (mate.subject, group)
+    return Gate(proposed, offered, estimates, waiting, companions)
 
 
 def new_variant_profiles(

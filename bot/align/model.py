@@ -13,6 +13,7 @@ from bot.evidence.model import Evidence, EvidenceReport
 from bot.placeholders import as_variables
 from bot.recipes import RecipesRepo
 from bot.recipes.edit import Edit, EditResult, NodePath, edit_as_dict
+from bot.rules.knobs import Together
 from bot.shell.result import SourceSpan
 
 EditKind = Literal[
@@ -267,6 +268,9 @@ class AlignmentPlan:
     estimates: tuple[tuple[str, str, Estimate], ...] = ()
     # (node, subject, why) of candidates offered whatever their estimate
     waiting: tuple[tuple[str, str, Wait], ...] = ()
+    # (node, subject, ticked setting, group) of edits proposed because they run with a
+    # setting a maintainer ticked (rules/knobs.yaml `together`)
+    companions: tuple[tuple[str, str, str, Together], ...] = ()
     failure: str | None = None  # the plan cannot be applied (invariants, editor)
     result: EditResult | None = None
     # the edited recipes (None in an AlignRun: its outcome quotes what it rendered from them)
@@ -274,6 +278,13 @@ class AlignmentPlan:
 
     def estimate_of(self, edit: PlannedEdit) -> Estimate | None:
         return next((e for n, s, e in self.estimates if (n, s) == (edit.node, edit.subject)), None)
+
+    def companion_of(self, edit: PlannedEdit) -> tuple[str, Together] | None:
+        """(the ticked setting, its group) when ``edit`` is proposed because it runs with it."""
+        return next(
+            ((t, w) for n, s, t, w in self.companions if (n, s) == (edit.node, edit.subject)),
+            None,
+        )
 
     def waits_for(self, edit: PlannedEdit) -> Wait | None:
         return next((w for n, s, w in self.waiting if (n, s) == (edit.node, edit.subject)), None)

@@ -247,6 +247,7 @@ def _plan_recipe(
         offered=gated.offered,
         estimates=tuple((n, s, e) for (n, s), e in gated.estimates.items()),
         waiting=tuple((n, s, w) for (n, s), w in gated.waiting.items()),
+        companions=tuple((n, s, t, w) for (n, s), (t, w) in gated.companions.items()),
     )
     text = source.read_bytes(path)
     try:

@@ -254,8 +254,12 @@ def check(run: AlignRun) -> tuple[str, str, str]:
 
 def _edit_json(plan: AlignmentPlan, edit: PlannedEdit) -> dict[str, Any]:
     estimate = plan.estimate_of(edit)
+    companion = plan.companion_of(edit)
+    # proposed because it runs with a ticked setting (only then: the other keys stay as they were)
+    came_with = {"with_ticked": companion[0], "together": companion[1].name} if companion else {}
     return {
         **edit.operation(),
+        **came_with,
         "kind": edit.kind,
         "subject": edit.subject,
         "before": edit.before,

@@ -209,6 +209,11 @@ def test_settings_one_launch_runs_together_go_or_stay_together() -> None:
         offer_only=unknown,  # type: ignore[arg-type]
     )
     assert ticked.proposed == (dcp, backend) and ticked.offered == ()
+    # the PR says which setting came with the ticked one, and why
+    came_with, group = ticked.companions[(backend.node, backend.subject)]
+    assert came_with == "--decode-context-parallel-size"
+    assert group.name == "decode context parallelism"
+    assert (dcp.node, dcp.subject) not in ticked.companions  # asked for itself
     # a backend another lane needs does not hold this lane's DCP back
     lane = "Widget mi300x single_node_tp"
     other = replace(backend, targets=(lane,))

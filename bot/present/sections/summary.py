@@ -141,6 +141,9 @@ def _bullet_parts(edit: PlannedEdit, ctx: SummaryContext | None) -> tuple[str, s
         line += _knob(edit, ctx.rules)
     if edit.kind in ("flag-remove", "tp"):
         line += f": {prose(edit.reason)}"
+    companion = ctx.plan.companion_of(edit) if ctx is not None else None
+    if companion is not None:  # not asked for: it came with a ticked setting
+        line += f"; with the ticked {code(companion[0])} ({plain(companion[1].name)}, below)"
     if edit.wider:  # a reviewer asks why not the shared block the recipe has for this
         line += f"; kept to the benchmarked GPU because {prose(edit.wider)}"
     if edit.kind == "image" and ctx is not None and ctx.upstream:
@@ -192,6 +195,9 @@ def summary_lines(
             lines.append(verified_bullet(edit, verification, ref(bench_ref)))
         else:
             lines.append(summary_bullet(edit, ctx))
+    groups = {group.name: group.reason for *_, group in plan.companions}
+    for name, reason in groups.items():
+        lines.append(f"- The settings of {plain(name)} go together: {prose(reason)}.")
     return list(dict.fromkeys(lines))
 
 

@@ -124,34 +124,29 @@ def gate(
         )
 
     units = _units(edits, rules)
-    ticked = {
-        u for u, e in zip(units, edits, strict=True) if {e.subject, flag_root(e.subject)} & included
-    }
+    asked = [e for e in edits if {e.subject, flag_root(e.subject)} & included]
+    ticked = {u for u, e in zip(units, edits, strict=True) if e in asked}
     below = {u for u, e in zip(units, edits, strict=True) if u not in ticked and waits(e)}
     proposed = tuple(e for u, e in zip(units, edits, strict=True) if u not in below)
     offered = tuple(e for u, e in zip(units, edits, strict=True) if u in below)
     waiting: dict[tuple[str, str], Wait] = {}
-    for unit, edit in zip(units, edits, strict=True):
-        if unit not in below:
-            continue
+    for edit in offered:
         if flag_root(edit.subject) in roots:
             waiting[(edit.node, edit.subject)] = _waits_for(edit.subject, only)
         elif not waits(edit):
             # offered only because a setting it runs with is (a field of the same flag
             # elsewhere keeps its estimate's sentence, as before)
-            mate = next((e for e in edits if waits(e) and _run_together(edit, e, rules)), None)
-            group = _together(edit, rules)
-            if mate is not None and group is not None:
-                waiting[(edit.node, edit.subject)] = Wait("together", mate.subject, group.reason)
+            found = _runs_with(edit, [e for e in edits if waits(e)], rules)
+            if found is not None:
+                mate, group = found
+                waiting[(edit.node, edit.subject)] = Wait("together", mate, group.reason)
     companions: dict[tuple[str, str], tuple[str, Together]] = {}
-    asked = [e for e in edits if {e.subject, flag_root(e.subject)} & included]
     for edit in proposed:
-        if edit in asked or not waits(edit):
-            continue
-        mate = next((e for e in asked if _run_together(edit, e, rules)), None)
-        group = _together(edit, rules)
-        if mate is not None and group is not None:
-            companions[(edit.node, edit.subject)] = (mate.subject, group)
+        if edit not in asked and waits(edit):
+            # proposed only because a setting it runs with was ticked
+            found = _runs_with(edit, asked, rules)
+            if found is not None:
+                companions[(edit.node, edit.subject)] = found
     return Gate(proposed, offered, estimates, waiting, companions)
 
 
@@ -214,6 +209,15 @@ def _units(edits: Sequence[PlannedEdit], rules: Rules) -> list[int]:
             if _run_together(edit, edits[j], rules):
                 parent[find(i)] = find(j)
     return [find(i) for i in range(len(edits))]
+
+
+def _runs_with(
+    edit: PlannedEdit, among: Sequence[PlannedEdit], rules: Rules
+) -> tuple[str, Together] | None:
+    """The first setting of ``among`` that ``edit`` runs together with, and their group."""
+    group = _together(edit, rules)
+    mate = next((e for e in among if _run_together(edit, e, rules)), None)
+    return (mate.subject, group) if mate is not None and group is not None else None
 
 
 def _run_together(edit: PlannedEdit, other: PlannedEdit, rules: Rules) -> bool:

@@ -50,3 +50,24 @@ def clone_histories(root: Path, recipes: str = RECIPES_BUNDLE) -> tuple[Path, Pa
     for name, bundle in (("bench", BENCH_BUNDLE), ("recipes", recipes)):
         subprocess.run(["git", "clone", "-q", str(history / bundle), str(root / name)], check=True)
     return root / "bench", root / "recipes"
+
+
+def align_merged_pr(histories: tuple[Path, Path], pr: int, out: Path, *include: str) -> int:
+    """``recipe-sync align`` of benchmark PR ``pr`` as merged (its squash commit against its
+    parent) on the recipes history's head, into ``out``; its exit status."""
+    from bot.commands.main import main  # the CLI, imported when a test runs it
+
+    bench, recipes = histories
+    sha = subprocess.run(
+        ["git", "-C", str(bench), "log", "--first-parent", "--format=%H", "-1",
+         f"--grep=(#{pr})"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    assert sha, f"#{pr} is not in the benchmark history"
+    return main(
+        [
+            "align", "--bench-repo", str(bench), "--bench-ref", sha, "--bench-base", f"{sha}^",
+            "--bench-pr", str(pr), "--recipes", str(recipes), "--out", str(out),
+            *[f"--include={flag}" for flag in include],
+        ]
+    )  # fmt: skip

@@ -271,6 +271,9 @@ class AlignmentPlan:
     # (node, subject, ticked setting, group) of edits proposed because they run with a
     # setting a maintainer ticked (rules/knobs.yaml `together`)
     companions: tuple[tuple[str, str, str, Together], ...] = ()
+    # candidates left out because they would undo a maintainer's recent change, and which
+    # (in ``skipped`` too when drift, in ``notes`` when they were only to be offered)
+    withheld: tuple[str, ...] = ()
     failure: str | None = None  # the plan cannot be applied (invariants, editor)
     result: EditResult | None = None
     # the edited recipes (None in an AlignRun: its outcome quotes what it rendered from them)
@@ -299,6 +302,11 @@ class AlignmentPlan:
         """Is an offered candidate recipe drift? A recipe that only leaves tuning unticked is
         aligned."""
         return not all(self.offered_as_tuning(edit) for edit in self.offered)
+
+    @property
+    def not_edited(self) -> tuple[str, ...]:
+        """Why drift is left unedited, for the reviewer: what blocks, and what is withheld."""
+        return tuple(dict.fromkeys([*self.skipped, *self.withheld]))
 
     @property
     def status(self) -> Literal["patch", "aligned", "blocked", "failed", "offered"]:

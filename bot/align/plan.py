@@ -58,6 +58,7 @@ from bot.recipes.withdrawals import History
 from bot.rules import Rules
 from bot.sources import FileSource
 from bot.vllm import FlagDiff, canonical_flag
+from bot.vllm.defaults import load_vllm_defaults
 
 __all__ = [
     "AlignmentPlan",
@@ -196,7 +197,8 @@ def _plan_recipe(
                 clean, best = set(), floor
             demands, conflicts, candidates, problems = best
             out.give_up_offers({s for s in out.offer_only if flag_root(s) not in clean})
-    reverts = withhold_reverts(candidates, history, included)
+    superseded = load_vllm_defaults(rules.directory).superseded
+    reverts = withhold_reverts(candidates, history, included, superseded)
     # precision first: only candidates maintainers are likely to take go into the diff
     vendor_of = {
         t.profile.label: recipes.hardware[t.profile.hardware].brand_lower
@@ -240,6 +242,7 @@ def _plan_recipe(
             )
         ),
         verifications=(),
+        withheld=tuple(line for _, line in reverts.withheld),
         settings=tuple(dict.fromkeys(out.settings)),
         preexisting=tuple(_dedupe_notes(out.preexisting)),
         to_classify=tuple(dict.fromkeys(out.to_classify)),

@@ -176,8 +176,8 @@ def comment(run: AlignRun) -> str:
         older = older_line(plan)
         if older:
             out += ["", *older]
-        if plan.skipped:
-            shown = plan.skipped[:SKIPPED_SHOWN]
+        if plan.not_edited:
+            shown = plan.not_edited[:SKIPPED_SHOWN]
             out += ["", "Not edited:", "", *[f"- {prose(s)}." for s in shown]]
         offered = offered_lines(plan, command=inputs.rules.policy.comment_command)
         if offered:

@@ -36,6 +36,9 @@ class Withdrawal:
     day: str  # YYYY-MM-DD
     author: str
     title: str
+    # the maintainer's spelling when ``leaf`` is read as the setting it means (a deprecated
+    # field vLLM reads as another: bot/vllm/superseded.py)
+    spelled: str | None = None
 
     def reverted_by(self, subject: str, value: str | None) -> bool:
         """Would setting ``subject`` to ``value`` (None: removing it) undo this commit?
@@ -46,6 +49,9 @@ class Withdrawal:
 
     def words(self) -> str:
         how = "removed" if self.removed else f"changed from {self.leaf.value!r} to {self.now!r}"
+        if self.spelled is not None:
+            was = "removed" if self.removed else f"changed to {self.now!r}"
+            how = f"{was} {self.spelled}, this setting's deprecated spelling,"
         return (
             f"a maintainer {how} at {self.leaf.node} on {self.day} "
             f"({self.commit[:7]} “{self.title}”, {self.author})"

@@ -198,6 +198,21 @@ class EnvNote(Strict):
         return value == self.default
 
 
+class Superseded(Strict):
+    """A deprecated field of a JSON-valued flag that vLLM reads as another field's value."""
+
+    flag: str = Field(pattern=r"^--[a-z0-9-]+$")
+    name: str = Field(min_length=1)  # the deprecated field
+    when: str = Field(min_length=1)  # the value it has effect at (compared by truth)
+    means: str = Field(min_length=1)  # the field vLLM sets from it
+    value: str = Field(min_length=1)  # … to this value
+    source: str = Field(min_length=1)
+
+    def applies(self, value: Any) -> bool:
+        """Does the deprecated field, set to ``value``, select the meant value?"""
+        return _truth(str(value)) == _truth(self.when)
+
+
 def _truth(value: str) -> bool | None:
     lowered = value.strip().lower()
     if lowered in ("true", "1"):
@@ -213,6 +228,7 @@ class VllmDefaults(Strict):
     cudagraph_capture: CudagraphCapture
     defaults: list[DefaultRule]
     speculative: Speculative
+    superseded: list[Superseded] = Field(default_factory=list)
     env: list[EnvNote] = Field(default_factory=list)
 
     @model_validator(mode="after")

@@ -22,6 +22,7 @@ from bot.vllm.diff_report import DeviceContext, DiffReport, FlagDiff, LaunchSide
 from bot.vllm.flag_diff import DiffContext, flag_diff, side_name, with_notes
 from bot.vllm.normalise import normalise, split_env_prefix
 from bot.vllm.serve_config import Finding, ServeConfig
+from bot.vllm.superseded import read_superseded
 from bot.vllm.versions import (
     fmt_version,
     parse_image,
@@ -337,7 +338,8 @@ def diff_launch(
     )
     b_conf = normalise(bench.argv, version=resolution.version, config_files=bench.config_files)
     r_conf = normalise(recipe.argv, version=resolution.version, config_files=recipe.config_files)
-    ctx = DiffContext(rules, defaults, resolution, scenarios, b_conf, r_conf)
+    b_conf, r_conf, renamed = read_superseded(b_conf, r_conf, defaults)
+    ctx = DiffContext(rules, defaults, resolution, scenarios, b_conf, r_conf, renamed)
 
     diffs: list[FlagDiff] = []
     model = _model_diff(ctx)

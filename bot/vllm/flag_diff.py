@@ -6,7 +6,7 @@ key; each comparison gets a verdict and a reason that names the default and its 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from bot.rules import Rules
@@ -29,6 +29,8 @@ class DiffContext:
     scenarios: tuple[DeviceScenario, ...]
     bench: ServeConfig
     recipe: ServeConfig
+    # canonical keys a side spelled with a deprecated field vLLM reads as them → why
+    renamed: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def version(self) -> tuple[int, int, int]:
@@ -374,6 +376,13 @@ def flag_diff(key: str, b: Setting | None, r: Setting | None, ctx: DiffContext) 
 
     category: str = spec.category if spec is not None else "engine"
     if b is not None and r is not None:
+        if _equal(b_value, r_value) and key in ctx.renamed:
+            return make(
+                Verdict.SAME,
+                f"both sides resolve {flag} to {compact(b_value)} as vLLM reads them: "
+                f"{ctx.renamed[key]}",
+                category,
+            )
         if _equal(b_value, r_value):
             same_spelling = b_tokens == r_tokens
             how = "" if same_spelling else f" after normalisation ({_spelled(b)} ≡ {_spelled(r)})"
@@ -400,10 +409,7 @@ def flag_diff(key: str, b: Setting | None, r: Setting | None, ctx: DiffContext) 
         )
         cat = "maybe" if placeholder and res is not None and res.category == "maybe" else category
         note = f": {res.note}" if res is not None and res.note and cat == "maybe" else ""
-        return make(
-            Verdict.DIFFERS,
-            f"the benchmark sets {flag} {compact(b_value)}, the recipe {compact(r_value)}{note}",
-            cat,
-        )
+        sets = f"the benchmark sets {flag} {compact(b_value)}, the recipe {compact(r_value)}"
+        return make(Verdict.DIFFERS, with_notes(sets + note, ctx.renamed.get(key, "")), cat)
     verdict, reason, cat = _one_sided(key, present, b is not None, ctx)
-    return make(verdict, reason, cat)
+    return make(verdict, with_notes(reason, ctx.renamed.get(key, "")), cat)

@@ -6,13 +6,11 @@ backend with it, and the PR says why."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from bot.commands.main import main
-from tests.shared import clone_histories
+from tests.shared import align_merged_pr, clone_histories
 
 pytestmark = pytest.mark.slow
 
@@ -25,20 +23,7 @@ def histories(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def _align(histories: tuple[Path, Path], out: Path, *include: str) -> int:
-    bench, recipes = histories
-    sha = subprocess.run(
-        ["git", "-C", str(bench), "log", "--first-parent", "--format=%H", "-1",
-         f"--grep=(#{PR})"],
-        capture_output=True, text=True, check=True,
-    ).stdout.strip()  # fmt: skip
-    assert sha
-    return main(
-        [
-            "align", "--bench-repo", str(bench), "--bench-ref", sha, "--bench-base", f"{sha}^",
-            "--bench-pr", str(PR), "--recipes", str(recipes), "--out", str(out),
-            *[f"--include={flag}" for flag in include],
-        ]
-    )  # fmt: skip
+    return align_merged_pr(histories, PR, out, *include)
 
 
 def test_ticking_dcp_takes_the_settings_the_lane_ran_with_it(

@@ -649,3 +649,49 @@ def test_exporting_a_library_default_is_no_difference(
     assert (diff.verdict is Verdict.EQUIVALENT) is same, diff.reason
     if same:
         assert "read when it is unset [aiter/fused_moe.py" in diff.reason
+
+
+# --- deprecated config fields read as vLLM reads them (§5.5) -------------------------------------
+
+RAGGED_OLD = "--attention-config.use_trtllm_ragged_deepseek_prefill=True"
+QUERY_QUANT = '"use_prefill_query_quantization":true'
+
+
+def test_a_deprecated_field_is_the_setting_vllm_reads_it_as(rules: Rules) -> None:
+    """vLLM migrates use_trtllm_ragged_deepseek_prefill=True into mla_prefill_backend
+    TRTLLM_RAGGED: a recipe spelling the old field launches the backend the benchmark names."""
+    bench = serve(
+        "--attention-config", '{"mla_prefill_backend":"TRTLLM_RAGGED",' + QUERY_QUANT + "}"
+    )
+    report = run(rules, bench, serve(RAGGED_OLD), hardware="b300")
+    backend = only(report, "attention.mla_prefill_backend")
+    assert backend.verdict is Verdict.SAME
+    assert "deprecated spelling" in backend.reason and "_migrate_deprecated" in backend.reason
+    assert not [d for d in report.diffs if d.key == "attention.use_trtllm_ragged_deepseek_prefill"]
+    # the field it does not cover is still a difference
+    assert only(report, "attention.use_prefill_query_quantization").verdict is Verdict.DIFFERS
+
+
+def test_another_backend_than_the_deprecated_field_means_differs_and_says_why(
+    rules: Rules,
+) -> None:
+    bench = serve("--attention-config", '{"mla_prefill_backend":"FLASHINFER"}')
+    backend = only(
+        run(rules, bench, serve(RAGGED_OLD), hardware="b300"), "attention.mla_prefill_backend"
+    )
+    assert backend.verdict is Verdict.DIFFERS
+    assert (backend.bench_value, backend.recipe_value) == ("FLASHINFER", "TRTLLM_RAGGED")
+    assert "deprecated spelling" in backend.reason
+
+
+def test_deprecated_fields_are_left_alone_when_no_side_names_the_new_one(rules: Rules) -> None:
+    """An older vLLM reads the deprecated field on its own: nothing is rewritten then, and a
+    deprecated field at a value that selects nothing is not read as a backend."""
+    report = run(rules, serve(), serve(RAGGED_OLD), hardware="b300")
+    assert (
+        only(report, "attention.use_trtllm_ragged_deepseek_prefill").verdict is Verdict.RECIPE_ONLY
+    )
+    off = "--attention-config.use_trtllm_ragged_deepseek_prefill=False"
+    bench = serve("--attention-config", '{"mla_prefill_backend":"FLASHINFER"}')
+    report = run(rules, bench, serve(off), hardware="b300")
+    assert only(report, "attention.mla_prefill_backend").recipe_value is None

@@ -173,11 +173,11 @@ def _diff_value(diff: FlagDiff, tokens: Sequence[str], value: Any) -> str | None
 
 def _unedited_row(plan: AlignmentPlan, diff: FlagDiff) -> ChangeRow:
     offered = {edit.subject for edit in plan.offered}
-    skipped = next((s for s in plan.skipped[:SKIPPED_SHOWN] if diff.flag in s), None)
+    skipped = next((s for s in plan.not_edited[:SKIPPED_SHOWN] if diff.flag in s), None)
     if diff.flag in offered:
         why = "not edited: offered, not proposed"
     elif skipped is not None:
-        why = "not edited (why below)"  # the comment lists plan.skipped under "Not edited"
+        why = "not edited (why below)"  # the comment lists plan.not_edited under "Not edited"
     else:
         why = "not edited"
     old = _diff_value(diff, diff.recipe_tokens, diff.recipe_value)

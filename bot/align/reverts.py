@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 from bot.align.confidence import flag_root
 from bot.align.model import PlannedEdit
 from bot.recipes.withdrawals import History, Withdrawal
-from bot.vllm.defaults import Superseded
 from bot.vllm.pairs import canonical_value, flag_pairs
+from bot.vllm.superseded import Superseded
 
 # edits that set a launch setting (a variant's skeleton or a verification mark reverts nothing)
 SETTING_KINDS = frozenset({"flag", "flag-new", "env", "env-new", "image"})

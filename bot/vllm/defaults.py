@@ -19,6 +19,7 @@ from pydantic import Field, field_validator, model_validator
 
 from bot.rules.loader import FieldError, load_validated
 from bot.rules.models import Strict
+from bot.vllm.superseded import Superseded
 from bot.vllm.values import compact
 from bot.vllm.versions import (
     RESEARCHED,
@@ -198,28 +199,9 @@ class EnvNote(Strict):
         return value == self.default
 
 
-class Superseded(Strict):
-    """A deprecated field of a JSON-valued flag that vLLM reads as another field's value."""
-
-    flag: str = Field(pattern=r"^--[a-z0-9-]+$")
-    name: str = Field(min_length=1)  # the deprecated field
-    when: str = Field(min_length=1)  # the value it has effect at (compared by truth)
-    means: str = Field(min_length=1)  # the field vLLM sets from it
-    value: str = Field(min_length=1)  # … to this value
-    source: str = Field(min_length=1)
-
-    def applies(self, value: Any) -> bool:
-        """Does the deprecated field, set to ``value``, select the meant value?"""
-        return _truth(str(value)) == _truth(self.when)
-
-
 def _truth(value: str) -> bool | None:
     lowered = value.strip().lower()
-    if lowered in ("true", "1"):
-        return True
-    if lowered in ("false", "0", ""):
-        return False
-    return None
+    return True if lowered in ("true", "1") else False if lowered in ("false", "0", "") else None
 
 
 class VllmDefaults(Strict):

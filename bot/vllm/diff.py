@@ -338,7 +338,7 @@ def diff_launch(
     )
     b_conf = normalise(bench.argv, version=resolution.version, config_files=bench.config_files)
     r_conf = normalise(recipe.argv, version=resolution.version, config_files=recipe.config_files)
-    b_conf, r_conf, renamed = read_superseded(b_conf, r_conf, defaults)
+    b_conf, r_conf, renamed = read_superseded(b_conf, r_conf, defaults.superseded)
     ctx = DiffContext(rules, defaults, resolution, scenarios, b_conf, r_conf, renamed)
 
     diffs: list[FlagDiff] = []

@@ -11,25 +11,14 @@ from pathlib import Path
 
 from bot.align.confidence import gate, kind_of
 from bot.align.model import ChangeKind, Estimate, PlannedEdit
-from bot.recipes.edit import SetScalar
 from bot.rules import Rules, default_rules_dir, load_rules
 from bot.rules.practice import KindPractice, PracticeRules
+from tests.planned import planned_edit
 from tests.seed_cli import AlignCli
 
 
 def _edit(kind: str, subject: str, node: str, before: str | None, after: str) -> PlannedEdit:
-    return PlannedEdit(
-        edit=SetScalar(path=tuple(node.split(".")), value=after),
-        kind=kind,  # type: ignore[arg-type]
-        subject=subject,
-        before=before,
-        after=after,
-        node=node,
-        scope="",
-        reason="",
-        placement="",
-        targets=("Widget mi355x single_node_tp",),
-    )
+    return planned_edit(kind, subject, node, before, after, "Widget mi355x single_node_tp")
 
 
 def _rules(kinds: dict[str, tuple[int, int]]) -> Rules:

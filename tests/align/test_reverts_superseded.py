@@ -10,10 +10,10 @@ from pathlib import Path
 
 from bot.align.model import PlannedEdit
 from bot.align.reverts import withhold_reverts
-from bot.recipes.edit import SetScalar
 from bot.recipes.leaves import Leaf
 from bot.recipes.withdrawals import History, Withdrawal
 from bot.vllm.defaults import load_vllm_defaults
+from tests.planned import planned_edit
 
 RULES = Path(__file__).resolve().parents[2] / "rules"
 NODE = "variants.nvfp4.hardware_overrides.b200.extra_args"
@@ -21,18 +21,7 @@ RECIPE = "models/moonshotai/Kimi-K2.5.yaml"
 
 
 def _edit(subject: str, after: str) -> PlannedEdit:
-    return PlannedEdit(
-        edit=SetScalar(path=tuple(NODE.split(".")), value=after),
-        kind="flag-new",
-        subject=subject,
-        before=None,
-        after=after,
-        node=NODE,
-        scope="",
-        reason="",
-        placement="",
-        targets=("Kimi-K2.5 b200 single_node_tp",),
-    )
+    return planned_edit("flag-new", subject, NODE, None, after, "Kimi-K2.5 b200 single_node_tp")
 
 
 def _removed(subject: str, value: str) -> History:

@@ -50,8 +50,12 @@ class Withdrawal:
     def words(self) -> str:
         how = "removed" if self.removed else f"changed from {self.leaf.value!r} to {self.now!r}"
         if self.spelled is not None:
-            was = "removed" if self.removed else f"changed to {self.now!r}"
-            how = f"{was} {self.spelled}, this setting's deprecated spelling,"
+            was = (
+                f"removed {self.spelled}"
+                if self.removed
+                else f"changed {self.spelled} to {self.now!r}"
+            )
+            how = f"{was}, this setting's deprecated spelling,"
         return (
             f"a maintainer {how} at {self.leaf.node} on {self.day} "
             f"({self.commit[:7]} “{self.title}”, {self.author})"

@@ -73,3 +73,18 @@ def test_a_maintainer_can_still_ask_for_it() -> None:
     history = _removed("--attention-config.use_trtllm_ragged_deepseek_prefill", "true")
     asked = frozenset({"--attention-config.mla_prefill_backend"})
     assert len(withhold_reverts(EDITS, history, asked, SUPERSEDED).kept) == 3
+
+
+def test_turning_the_deprecated_field_off_withdrew_only_the_backend_it_chose() -> None:
+    leaf = Leaf(RECIPE, "hardware_overrides.blackwell.extra_args", "arg",
+                "--attention-config.use_trtllm_ragged_deepseek_prefill", "true")  # fmt: skip
+    changed = Withdrawal(leaf, False, "false", "5636cbc08e2d", "2026-07-29", "Simon Mo", "off")
+    history = History(True, "", (changed,))
+    ragged = _edit(
+        "--attention-config.mla_prefill_backend",
+        "--attention-config.mla_prefill_backend TRTLLM_RAGGED",
+    )
+    [(_, line)] = withhold_reverts((ragged,), history, frozenset(), SUPERSEDED).withheld
+    assert "changed use_trtllm_ragged_deepseek_prefill=true to 'false'" in line
+    # another backend than the one it chose undoes nothing
+    assert len(withhold_reverts(EDITS, history, frozenset(), SUPERSEDED).kept) == 3

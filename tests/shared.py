@@ -8,7 +8,7 @@ Tests read the real recipes corpus, histories and GitHub examples beside the che
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -52,9 +52,16 @@ def clone_histories(root: Path, recipes: str = RECIPES_BUNDLE) -> tuple[Path, Pa
     return root / "bench", root / "recipes"
 
 
-def align_merged_pr(histories: tuple[Path, Path], pr: int, out: Path, *include: str) -> int:
+def align_merged_pr(
+    histories: tuple[Path, Path],
+    pr: int,
+    out: Path,
+    *include: str,
+    extra: Sequence[str] = (),
+) -> int:
     """``recipe-sync align`` of benchmark PR ``pr`` as merged (its squash commit against its
-    parent) on the recipes history's head, into ``out``; its exit status."""
+    parent) on the recipes history's head (``extra`` may name another ref and other
+    options), into ``out``, ticking ``include``; its exit status."""
     from bot.commands.main import main  # the CLI, imported when a test runs it
 
     bench, recipes = histories
@@ -68,6 +75,6 @@ def align_merged_pr(histories: tuple[Path, Path], pr: int, out: Path, *include: 
         [
             "align", "--bench-repo", str(bench), "--bench-ref", sha, "--bench-base", f"{sha}^",
             "--bench-pr", str(pr), "--recipes", str(recipes), "--out", str(out),
-            *[f"--include={flag}" for flag in include],
+            *[f"--include={flag}" for flag in include], *extra,
         ]
     )  # fmt: skip

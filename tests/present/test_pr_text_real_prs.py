@@ -13,7 +13,7 @@ from markdown_it import MarkdownIt
 
 from bot.commands.main import main
 from bot.markdown import visible_words
-from tests.shared import shared_dir
+from tests.shared import align_merged_pr, clone_histories, shared_dir
 from tests.ungated import ungated_rules_dir
 
 pytestmark = pytest.mark.slow
@@ -23,16 +23,9 @@ RECIPES_BASE = "ba26d6ee77"  # recipes main on 2026-07-02, the last commit of it
 
 @pytest.fixture(scope="module")
 def histories(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    history = shared_dir() / "data" / "history"
-    root = tmp_path_factory.mktemp("real-history")
-    clones = []
-    for name, bundle in (
-        ("bench", "InferenceX-main-upto-2026-08-21.bundle"),
-        ("recipes", "recipes-main-upto-2026-07-02.bundle"),
-    ):
-        subprocess.run(["git", "clone", "-q", str(history / bundle), str(root / name)], check=True)
-        clones.append(root / name)
-    return clones[0], clones[1]
+    return clone_histories(
+        tmp_path_factory.mktemp("real-history"), "recipes-main-upto-2026-07-02.bundle"
+    )
 
 
 def _align(
@@ -46,31 +39,19 @@ def _align(
     """The alignment PR body for InferenceX PR ``number``; with ``key``, that config key is
     checked whole (its older drift too, as ``--config-key`` does), so the text shows every
     kind of difference the PR's lanes have."""
-    bench, recipes = histories
-    sha = subprocess.run(
-        ["git", "-C", str(bench), "log", "--format=%H", "-1", f"--grep=(#{number})"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    assert sha, number
-    status = main(
-        [
-            "align",
-            "--bench-repo", str(bench),
-            "--bench-ref", sha,
-            "--bench-base", f"{sha}^",
-            "--bench-pr", str(number),
-            "--recipes", str(recipes),
+    status = align_merged_pr(
+        histories,
+        number,
+        out,
+        *include,  # ticked (what waits for an eval)
+        extra=[
             "--recipes-ref", RECIPES_BASE,
             "--bench-name", "SemiAnalysisAI/InferenceX",
             "--recipes-name", "vllm-project/recipes",
-            "--out", str(out),
             *(["--config-key", key] if key else []),
-            *[f"--include={flag}" for flag in include],  # ticked (what waits for an eval)
             # the texts of every candidate (tests.ungated), blocks without an edit too
             "--rules", str(rules or ungated_rules_dir(out.parent, always=True)),
-        ]
+        ],
     )  # fmt: skip
     assert status in (0, 1), status  # 1: drift found (the check run's action_required)
     return (out / "pr-body.md").read_text()

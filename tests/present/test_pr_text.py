@@ -18,6 +18,7 @@ from bot.present.sections.matrix import whitespace_check
 from bot.present.sections.summary import summary_bullet
 from bot.present.sections.title import title
 from bot.recipes.edit import EnsurePath, SetScalar
+from tests.planned import planned_edit
 from tests.seed_cli import AlignCli, commit_edit
 
 SCRIPT = "benchmarks/single_node/agentic/dsv41flash_fp4_mi355x_vllm_mtp.sh"
@@ -76,6 +77,29 @@ def test_summary_bullet_escapes_its_parts() -> None:
     removal = replace(edit, kind="flag-remove", before="--x *y*")
     line = summary_bullet(removal)
     assert line.startswith("- Remove `--x *y*`: the benchmark sets `--x` \\*bold\\* &lt;i>.")
+
+
+def test_a_narrowed_edit_says_where_it_was_kept() -> None:
+    """Real history (InferenceX #2118): an edit narrowed to a variant that runs on the
+    benchmarked GPU only said "kept to the benchmarked GPU" beside a table row naming the
+    variant; the bullet names the block it landed in."""
+    why = "`hardware_overrides.amd` also serves variant default, which no AMD lane runs"
+    edit = replace(
+        planned_edit(
+            "env-new",
+            "VLLM_ROCM_USE_AITER",
+            "variants.mxfp4.extra_env.VLLM_ROCM_USE_AITER",
+            None,
+            "1",
+            "t",
+        ),
+        wider=why,
+    )
+    assert summary_bullet(edit) == (
+        f"- Add `VLLM_ROCM_USE_AITER=1`; kept to variant `mxfp4` because {why}."
+    )
+    on_gpu = replace(edit, node="variants.mxfp4.hardware_overrides.mi355x.extra_env.X")
+    assert "; kept to the benchmarked GPU because" in summary_bullet(on_gpu)
 
 
 def test_a_replaced_feature_args_list_shows_the_subjects_value() -> None:

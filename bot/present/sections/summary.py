@@ -145,12 +145,27 @@ def _bullet_parts(edit: PlannedEdit, ctx: SummaryContext | None) -> tuple[str, s
     if companion is not None:  # not asked for: it came with a ticked setting
         line += f"; with the ticked {code(companion[0])} ({plain(companion[1].name)}, below)"
     if edit.wider:  # a reviewer asks why not the shared block the recipe has for this
-        line += f"; kept to the benchmarked GPU because {prose(edit.wider)}"
+        line += f"; kept to {_kept_to(edit, ctx)} because {prose(edit.wider)}"
     if edit.kind == "image" and ctx is not None and ctx.upstream:
         cited = ", ".join(f"vllm-project/vllm#{n}" for n in ctx.upstream)
         line += f"; the benchmark's changelog cites upstream {cited}"
     kept = (_kept(edit, ctx) + _unbenchmarked(edit, ctx)) if ctx is not None else ""
     return line, kept
+
+
+def _kept_to(edit: PlannedEdit, ctx: SummaryContext | None) -> str:
+    """Where a narrowed edit landed, as the reviewer checks it against the table: the
+    benchmarked GPU (a variant x GPU or strategy x GPU block), or a variant that runs on
+    the benchmarked GPU only (its own block: ``variant `mxfp4` (MI355X only)``)."""
+    parts = edit.node.split(".")
+    if parts[0] != "variants" or len(parts) < 3 or parts[2] == "hardware_overrides":
+        return "the benchmarked GPU"
+    variant = parts[1]
+    ran = [t.profile.hardware for t in ctx.plan.targets] if ctx is not None else []
+    gpus = ", ".join(
+        dict.fromkeys(ctx.names.hw_label(hw) if ctx is not None else hw for hw in ran)
+    )
+    return f"variant {code(variant)}" + (f" ({plain(gpus)} only)" if gpus else "")
 
 
 def _unbenchmarked(edit: PlannedEdit, ctx: SummaryContext) -> str:

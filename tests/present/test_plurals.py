@@ -87,6 +87,30 @@ def test_one_setting_left_out_of_a_guide_block_is_singular() -> None:
     assert _defects(note) == []
 
 
+def test_a_shortened_block_names_the_settings_it_leaves_out() -> None:
+    """A reader who reproduces the lane needs to know which settings to look up in the
+    launch, not only how many (each counted once: a bullet and the export repeating it are
+    one setting; before, InferenceX #2590's MI355X block counted such pairs twice)."""
+    head, _, section = _long_block()
+    short = [f"- Add `--flag-{n}`" for n in range(MAX_LINES - 6)]
+    dropped = [
+        "- Run on `vllm/vllm-openai-rocm:nightly-abc` (the recipe's command: `nightly`), "
+        + "which is a long line that wraps " * 4,
+        "- In the `--speculative-config` JSON: set `num_speculative_tokens` to `3`, "
+        + "which is a long line that wraps " * 4,
+        "- Export `X_ONE=1` (below).",
+    ]
+    exports = ["", "```bash", "export X_ONE=1", "export X_TWO=2", "```"]
+    lines = _within(head, [*short, *dropped, *exports], [], section)
+    assert lines[: len(short) + 1] == [*head, *short]  # the short ones stay, the rest go
+    assert not any(line.startswith(("- Run", "- In", "- Export", "export")) for line in lines)
+    note = " ".join(lines[len(short) + 1 :]).strip()
+    assert note == (
+        "4 more settings of this lane are not shown (a block is at most 36 lines): image, "
+        "`--speculative-config`, `X_ONE`, `X_TWO`; the launch in acme/bench#7 has them all."
+    )
+
+
 def test_a_group_title_never_ends_a_shortened_block() -> None:
     """When the items under a group's title all give way, the title goes with them, and the
     count of settings not shown counts settings, not titles (InferenceX #2590's MI355X block

@@ -147,8 +147,9 @@ def _within(head: list[str], body: list[str], tail: list[str], section: ReproSec
         kept[after:] = [line.replace(" (below).", ".") for line in kept[after:]]
         note = [
             "",
-            f"{count(dropped, 'more setting')} of this lane {'is' if dropped == 1 else 'are'} "
-            f"not shown (a block is at most {MAX_LINES} lines): the launch in {ref} has them all.",
+            f"{count(len(dropped), 'more setting')} of this lane "
+            f"{'is' if len(dropped) == 1 else 'are'} not shown (a block is at most "
+            f"{MAX_LINES} lines): {_names(dropped)}; the launch in {ref} has them all.",
         ]
         if not dropped:  # only a repetition gave way (the exports' block): nothing is hidden
             note = []
@@ -157,19 +158,51 @@ def _within(head: list[str], body: list[str], tail: list[str], section: ReproSec
     return [*head, *tail]
 
 
-def _not_shown(dropped: Sequence[str], kept: Sequence[str]) -> int:
-    """The settings among ``dropped`` lines a reader no longer sees: a bullet, or an export
-    whose variable no kept bullet names (the block below the bullets repeats them)."""
+def _not_shown(dropped: Sequence[str], kept: Sequence[str]) -> list[str]:
+    """The settings among ``dropped`` lines a reader no longer sees, by name: a bullet's
+    (the setting its first code span names), or an export's variable no kept bullet names
+    (the block below the bullets repeats them)."""
     shown = "\n".join(kept)
-    count = 0
+    names: list[str] = []
     for line in dropped:
         item = line.lstrip()
         if item.startswith("export "):
             name = item[len("export ") :].partition("=")[0]
-            count += f"`{name}=" not in shown and f"`{name}`" not in shown
+            if f"`{name}=" not in shown and f"`{name}`" not in shown:
+                names.append(name)
         elif item.startswith("- ") and line not in _GROUP_LINES:
-            count += 1
-    return count
+            names.append(_setting_named(item))
+    return list(dict.fromkeys(names))
+
+
+# a delta bullet's first code span: "Add `--x 1`", "Export `X=1`", "In the `--x` JSON: …"
+_FIRST_SPAN = re.compile(r"(`+)\s?(.+?)\s?\1")
+
+
+# names that are words, not a flag or a variable
+_NOT_CODE = frozenset({"image", "another setting"})
+
+
+def _setting_named(bullet: str) -> str:
+    """The setting a delta bullet is about: its first code span's flag or variable, or the
+    image ("Run on `…`")."""
+    if bullet.startswith("- Run on "):
+        return "image"
+    found = _FIRST_SPAN.search(bullet)
+    if found is None:
+        return "another setting"
+    return re.split(r"[\s=]", found.group(2), maxsplit=1)[0]
+
+
+# at most this many names in the note: a reader looks the rest up in the launch it links
+_NAMES_SHOWN = 6
+
+
+def _names(names: Sequence[str]) -> str:
+    """"`--max-num-seqs`, `--block-size` and 3 more": the first few, the rest counted."""
+    words = [name if name in _NOT_CODE else md.code(name) for name in names[:_NAMES_SHOWN]]
+    rest = len(names) - _NAMES_SHOWN
+    return ", ".join(words) + (f" and {rest} more" if rest > 0 else "")
 
 
 def command_text(section: ReproSection, command: ReproCommand) -> list[str]:

@@ -48,23 +48,44 @@ def _outcome_for(run: AlignRun, result: PointResult) -> RecipeOutcome | None:
 
 def _status(run: AlignRun, result: PointResult) -> str:
     if result.status == "represents":
-        found = _outcome_for(run, result)
-        if found is None:
-            return "compared"
-        drift = len(result.drift)
-        differences = f"{count(drift, 'difference')}: " if drift else ""
-        if found.status == "patch":
-            # what the PR holds in pr_contents' words (the CLI's and the comment's), and how
-            # many of this point's differences it edits: the table's rows say which
-            edited = sum(1 for diff in result.drift if edit_for(found.plan, diff) is not None)
-            differences = f"{count(drift, 'difference')}, {edited} edited: " if drift else ""
-            return f"{differences}alignment PR with {pr_contents(found)}"
-        # why: once, in the recipe's own section below (a block reason named in every row
-        # made #1970's comment 60 KB, past what GitHub takes)
-        extra = " (why below)" if found.status in ("blocked", "failed") and found.reason else ""
-        return f"{differences}{STATUS_TEXT[found.status]}{extra}"
+        return _outcome_status(run, result)
     names = {"context": "context", "other-point": "other point", "unmapped": "not mapped"}
+    if _stands_in(run, result):
+        # no point at the recipe's parallelism (or with real acceptance) ran the profile:
+        # this one stands for it (bot/align/targets.py), so its row carries the outcome
+        why = f"{names.get(result.status, result.status)}, standing in for the profile"
+        return f"{why} ({result.reason}); {_outcome_status(run, result)}"
     return f"{names.get(result.status, result.status)}: {result.reason}"
+
+
+def _stands_in(run: AlignRun, result: PointResult) -> bool:
+    """Is ``result``, which does not represent its profile, one a plan's target stands on?"""
+    found = _outcome_for(run, result)
+    if found is None or result.comparison is None:
+        return False
+    return any(
+        any(c is result.comparison for c in target.representatives)
+        for target in found.plan.targets
+    )
+
+
+def _outcome_status(run: AlignRun, result: PointResult) -> str:
+    """What happened to the recipe a point stands for, with its differences."""
+    found = _outcome_for(run, result)
+    if found is None:
+        return "compared"
+    drift = len(result.drift)
+    differences = f"{count(drift, 'difference')}: " if drift else ""
+    if found.status == "patch":
+        # what the PR holds in pr_contents' words (the CLI's and the comment's), and how
+        # many of this point's differences it edits: the table's rows say which
+        edited = sum(1 for diff in result.drift if edit_for(found.plan, diff) is not None)
+        differences = f"{count(drift, 'difference')}, {edited} edited: " if drift else ""
+        return f"{differences}alignment PR with {pr_contents(found)}"
+    # why: once, in the recipe's own section below (a block reason named in every row
+    # made #1970's comment 60 KB, past what GitHub takes)
+    extra = " (why below)" if found.status in ("blocked", "failed") and found.reason else ""
+    return f"{differences}{STATUS_TEXT[found.status]}{extra}"
 
 
 # other frameworks' keys a comment names in its table; more go in one folded list (a

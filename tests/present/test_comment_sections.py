@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from bot.align.model import Verification
 from bot.align.result import UNCLOSED_DRIFT, AlignRun
+from bot.present.points import points_table
 from bot.present.report import PROFILES_NAMED, check_annotations, comment
 
 
@@ -97,3 +98,26 @@ def test_a_recipe_no_point_stands_for_is_context_only_unless_its_pr_is_written(
     assert "— context only" not in text
     assert any(g.written for g in found.guide)  # the seed's PR writes its section
     assert "the reproduction section this PR writes documents them." in text
+
+
+def test_a_point_standing_in_for_its_profile_says_so_and_carries_the_outcome(
+    seed_run: AlignRun,
+) -> None:
+    """A point at another parallelism that stands for its profile (no point ran the recipe's
+    TP; bot/align/targets.py) read "other point: another point of the sweep" beside a PR
+    built from it (InferenceX #2118); its row says it stands in and what came of it, while
+    an other point no plan stands on keeps the plain words."""
+    (found,) = seed_run.outcomes
+    standing = {id(c) for t in found.plan.targets for c in t.representatives}
+    key = next(k for k in seed_run.keys if any(id(p.comparison) in standing for p in k.points))
+    why = "another point of the sweep: --tensor-parallel-size 4 (recipe 8)"
+    moved = tuple(replace(p, status="other-point", reason=why) for p in key.points)
+    run = replace(seed_run, keys=(replace(key, points=moved),))
+    rows = [row for row in points_table(run)[2:] if "other point" in row]
+    stands = [row for row in rows if "standing in" in row]
+    assert stands and all(
+        f"other point, standing in for the profile ({why}); " in row
+        and "alignment PR with" in row
+        for row in stands
+    )
+    assert all(f"other point: {why} |" in row for row in rows if row not in stands)

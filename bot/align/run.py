@@ -64,6 +64,7 @@ from bot.recipes.tolerant import RecipesCache, load_recipes_tolerant
 from bot.recipes.withdrawals import recent_withdrawals
 from bot.shell import EvaluationCache, JobTooLarge, job_budget
 from bot.sources import FileSource, WithoutFiles
+from bot.vllm import FlagDiff
 from bot.words import count as count_of
 
 # ------------------------------------------------------------------------------ points
@@ -84,12 +85,21 @@ def classify(comparer: Comparer, launch: LaunchLine) -> PointResult:
     if not mapped.represents_recipe:
         return replace(result, status="context", reason=mapped.note)
     if comparison.parallelism_differs:
-        what = ", ".join(
-            f"{d.flag} {d.bench_value} (recipe {d.recipe_value})"
-            for d in comparison.parallelism_differs
-        )
+        what = ", ".join(_parallelism_words(d) for d in comparison.parallelism_differs)
         return replace(result, status="other-point", reason=f"another point of the sweep: {what}")
     return replace(result, status="represents")
+
+
+def _parallelism_words(diff: FlagDiff) -> str:
+    """``--tensor-parallel-size 4 (recipe 8)``; a side without the flag, or a switch, as
+    spelled: ``no --enable-expert-parallel (recipe --enable-expert-parallel)``, never the
+    canonical None / True of the comparison."""
+    values = (diff.bench_value, diff.recipe_value)
+    if not any(v is None or isinstance(v, bool) for v in values):
+        return f"{diff.flag} {diff.bench_value} (recipe {diff.recipe_value})"
+    bench = " ".join(diff.bench_tokens) or f"no {diff.flag}"
+    recipe = f"recipe {' '.join(diff.recipe_tokens)}" if diff.recipe_tokens else "not in the recipe"
+    return f"{bench} ({recipe})"
 
 
 def _classified(comparer: Comparer, launch: LaunchLine) -> PointResult | RecipeSyncError:

@@ -64,8 +64,7 @@ def _stands_in(run: AlignRun, result: PointResult) -> bool:
     if found is None or result.comparison is None:
         return False
     return any(
-        any(c is result.comparison for c in target.representatives)
-        for target in found.plan.targets
+        any(c is result.comparison for c in target.representatives) for target in found.plan.targets
     )
 
 

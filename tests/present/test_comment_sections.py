@@ -116,8 +116,7 @@ def test_a_point_standing_in_for_its_profile_says_so_and_carries_the_outcome(
     rows = [row for row in points_table(run)[2:] if "other point" in row]
     stands = [row for row in rows if "standing in" in row]
     assert stands and all(
-        f"other point, standing in for the profile ({why}); " in row
-        and "alignment PR with" in row
+        f"other point, standing in for the profile ({why}); " in row and "alignment PR with" in row
         for row in stands
     )
     assert all(f"other point: {why} |" in row for row in rows if row not in stands)

@@ -199,7 +199,7 @@ _NAMES_SHOWN = 6
 
 
 def _names(names: Sequence[str]) -> str:
-    """"`--max-num-seqs`, `--block-size` and 3 more": the first few, the rest counted."""
+    """ "`--max-num-seqs`, `--block-size` and 3 more": the first few, the rest counted."""
     words = [name if name in _NOT_CODE else md.code(name) for name in names[:_NAMES_SHOWN]]
     rest = len(names) - _NAMES_SHOWN
     return ", ".join(words) + (f" and {rest} more" if rest > 0 else "")

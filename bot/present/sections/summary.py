@@ -162,9 +162,7 @@ def _kept_to(edit: PlannedEdit, ctx: SummaryContext | None) -> str:
         return "the benchmarked GPU"
     variant = parts[1]
     ran = [t.profile.hardware for t in ctx.plan.targets] if ctx is not None else []
-    gpus = ", ".join(
-        dict.fromkeys(ctx.names.hw_label(hw) if ctx is not None else hw for hw in ran)
-    )
+    gpus = ", ".join(dict.fromkeys(ctx.names.hw_label(hw) if ctx is not None else hw for hw in ran))
     return f"variant {code(variant)}" + (f" ({plain(gpus)} only)" if gpus else "")
 
 

@@ -161,8 +161,10 @@ def _kept_to(edit: PlannedEdit, ctx: SummaryContext | None) -> str:
     if parts[0] != "variants" or len(parts) < 3 or parts[2] == "hardware_overrides":
         return "the benchmarked GPU"
     variant = parts[1]
-    ran = [t.profile.hardware for t in ctx.plan.targets] if ctx is not None else []
-    gpus = ", ".join(dict.fromkeys(ctx.names.hw_label(hw) if ctx is not None else hw for hw in ran))
+    if ctx is None:
+        return f"variant {code(variant)}"
+    ran = (t.profile.hardware for t in ctx.plan.targets if t.profile.variant == variant)
+    gpus = ", ".join(dict.fromkeys(ctx.names.hw_label(hw) for hw in ran))
     return f"variant {code(variant)}" + (f" ({plain(gpus)} only)" if gpus else "")
 
 

@@ -53,8 +53,14 @@ def _status(run: AlignRun, result: PointResult) -> str:
     if _stands_in(run, result):
         # no point at the recipe's parallelism (or with real acceptance) ran the profile:
         # this one stands for it (bot/align/targets.py), so its row carries the outcome
-        why = f"{names.get(result.status, result.status)}, standing in for the profile"
-        return f"{why} ({result.reason}); {_outcome_status(run, result)}"
+        if result.status == "context":  # a synthetic-acceptance arm: all but its acceptance
+            why = (
+                "throughput arm with synthetic acceptance, standing in for the profile "
+                "(its acceptance settings are not compared)"
+            )
+        else:
+            why = f"other point, standing in for the profile ({result.reason})"
+        return f"{why}; {_outcome_status(run, result)}"
     return f"{names.get(result.status, result.status)}: {result.reason}"
 
 

@@ -120,3 +120,20 @@ def test_a_point_standing_in_for_its_profile_says_so_and_carries_the_outcome(
         for row in stands
     )
     assert all(f"other point: {why} |" in row for row in rows if row not in stands)
+
+
+def test_a_synthetic_arm_standing_in_is_not_called_context_only(seed_run: AlignRun) -> None:
+    """A profile only synthetic-acceptance arms ran stands on them for all but the
+    acceptance (bot/align/targets.py); InferenceX #2616's row read "standing in … (… context
+    only, never the recipe)", two claims that cannot both hold."""
+    (found,) = seed_run.outcomes
+    standing = {id(c) for t in found.plan.targets for c in t.representatives}
+    key = next(k for k in seed_run.keys if any(id(p.comparison) in standing for p in k.points))
+    note = "throughput arm with synthetic acceptance: context only, never the recipe"
+    moved = tuple(replace(p, status="context", reason=note) for p in key.points)
+    rows = points_table(replace(seed_run, keys=(replace(key, points=moved),)))[2:]
+    stands = [row for row in rows if "standing in" in row]
+    assert stands
+    for row in stands:
+        assert "throughput arm with synthetic acceptance, standing in for the profile (its " in row
+        assert "never the recipe" not in row and "alignment PR with" in row

@@ -114,6 +114,8 @@ def _verify_waits(plan: AlignmentPlan, mark: PlannedEdit, wait: Wait, command: s
 def _setting(edit: PlannedEdit) -> str:
     if edit.kind == "verified":
         return md.code(f"{edit.subject}: verified")
+    if edit.kind == "image":  # named as `add` takes it: a bare tag reads as any value
+        return f"image {md.code(edit.after or '')}"
     if edit.kind in ("env", "env-new"):
         return md.code(f"{edit.subject}={edit.after}")
     if edit.after is None:

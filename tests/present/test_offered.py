@@ -76,3 +76,16 @@ def test_a_setting_offered_for_the_one_it_runs_with_says_so() -> None:
         "which is offered: DCP needs a backend that returns the LSE, so they go into the recipe "
         "together or not at all"
     ) in lines
+
+
+def test_an_offered_image_is_named_as_the_add_command_takes_it() -> None:
+    """InferenceX #2511's comment offered a bare `vllm/vllm-openai:nightly` beside a table row
+    whose new image was a pinned nightly: the line says it is the image (`add image`)."""
+    node = "variants.nvfp4.hardware_overrides.b200.docker_image"
+    image = _edit("image", "image", node, "vllm/vllm-openai:minimax-m3", "vllm/vllm-openai:nightly")
+    lines = offered_lines(replace(empty_plan("models/x/M.yaml"), offered=(image,)), command="/x")
+    assert lines[0].startswith(
+        "**Offered, not proposed** (kinds with too little adoption history): "
+        "image `vllm/vllm-openai:nightly`; `/x add FLAG`"
+    ), lines[0]
+    assert f"- image `vllm/vllm-openai:nightly` at `{node}`" in "\n".join(lines)

@@ -4,13 +4,18 @@ holds in the CLI's words."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from bot.align.result import AlignRun
+from bot.align.run import empty_plan
 from bot.commands.align import summary_lines
 from bot.present import present
 from bot.present.pr_text import body, pr_contents
 from bot.present.report import comment
-from bot.present.sections.changes import HEAD, change_rows
+from bot.present.sections.changes import HEAD, _unedited_row, change_rows
 from bot.present.sections.values import SummaryContext
+from bot.vllm import FlagDiff, Verdict
+from tests.planned import planned_edit
 
 
 def _table(text: str, after: str = "") -> list[str]:
@@ -60,3 +65,24 @@ def test_the_status_counts_what_the_pr_holds_as_the_cli_says_it(seed_run: AlignR
     assert len(edited) == 2
     cli = "\n".join(summary_lines(seed_run, texts, []))
     assert f"{outcome.recipe_path}: alignment PR ({holds}, +" in cli
+
+
+def test_a_field_offered_inside_its_flags_json_reads_offered() -> None:
+    """InferenceX #2476: the offer is the whole `--attention-config {…}` for the GPU, the row
+    is its field: it read "not edited" as if nothing waited to be ticked."""
+    node = "strategy_overrides.single_node_tp.hardware_overrides.b300.extra_args"
+    whole = '{"use_prefill_query_quantization":true,"mla_prefill_backend":"flashinfer"}'
+    offer = planned_edit(
+        "flag-new", "--attention-config", node, None, f"--attention-config {whole}", "t"
+    )
+    plan = replace(empty_plan("models/x/M.yaml"), offered=(offer,))
+    field = "--attention-config.mla_prefill_backend"
+    diff = FlagDiff(
+        "flag", "attention_config.mla_prefill_backend", field, Verdict.DIFFERS, "flashinfer",
+        None, (field, "flashinfer"), (), "", "engine",
+    )  # fmt: skip
+    assert _unedited_row(plan, diff).line() == (
+        f"| `{field}` | not edited: offered, not proposed | — | `flashinfer` |"
+    )
+    other = replace(diff, flag="--attention-config.backend", bench_value="FLASHINFER")
+    assert "| not edited |" in _unedited_row(plan, other).line()  # not in the offered JSON

@@ -172,9 +172,10 @@ def _diff_value(diff: FlagDiff, tokens: Sequence[str], value: Any) -> str | None
 
 
 def _unedited_row(plan: AlignmentPlan, diff: FlagDiff) -> ChangeRow:
-    offered = {edit.subject for edit in plan.offered}
+    # offered as itself, or inside a whole JSON of its flag (#2476: `--attention-config {…}`)
+    offered = any(e.subject == diff.flag or _sets_field(e, diff) for e in plan.offered)
     skipped = next((s for s in plan.not_edited[:SKIPPED_SHOWN] if diff.flag in s), None)
-    if diff.flag in offered:
+    if offered:
         why = "not edited: offered, not proposed"
     elif skipped is not None:
         why = "not edited (why below)"  # the comment lists plan.not_edited under "Not edited"

@@ -4,6 +4,7 @@ holds in the CLI's words."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 from bot.align.result import AlignRun
@@ -86,3 +87,20 @@ def test_a_field_offered_inside_its_flags_json_reads_offered() -> None:
     )
     other = replace(diff, flag="--attention-config.backend", bench_value="FLASHINFER")
     assert "| not edited |" in _unedited_row(plan, other).line()  # not in the offered JSON
+
+
+def test_a_row_shows_the_value_a_tick_writes_without_synthetic_keys() -> None:
+    """InferenceX #2522: the row's new `--speculative-config` held the throughput arms'
+    synthetic acceptance keys, the offer beside it (what a tick writes) did not."""
+    plan = empty_plan("models/x/M.yaml")
+    ran = {"method": "mtp", "num_speculative_tokens": 3, "rejection_sample_method": "synthetic"}
+    diff = FlagDiff(
+        "flag", "speculative_config", "--speculative-config", Verdict.DIFFERS, ran,
+        {"method": "mtp", "num_speculative_tokens": 2},
+        ("--speculative-config", json.dumps(ran)),
+        ("--speculative-config", '{"method":"mtp","num_speculative_tokens":2}'),
+        "", "engine", benchmark_only_keys=("rejection_sample_method",),
+    )  # fmt: skip
+    row = _unedited_row(plan, diff).line()
+    assert row.endswith('| `{"method":"mtp","num_speculative_tokens":3}` |'), row
+    assert "synthetic" not in row

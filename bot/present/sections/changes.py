@@ -183,6 +183,11 @@ def _unedited_row(plan: AlignmentPlan, diff: FlagDiff) -> ChangeRow:
         why = "not edited"
     old = _diff_value(diff, diff.recipe_tokens, diff.recipe_value)
     new = _diff_value(diff, diff.bench_tokens, diff.bench_value)
+    if diff.benchmark_only_keys and isinstance(diff.bench_value, dict) and new is not None:
+        # the value a tick would write: the synthetic-acceptance keys never go into a recipe
+        # (#2522's row showed them beside an offer without them)
+        kept = {k: v for k, v in diff.bench_value.items() if k not in diff.benchmark_only_keys}
+        new = json.dumps(kept, separators=(",", ":"))
     return ChangeRow(code(diff.flag), why, code(old) if old else NONE, code(new) if new else NONE)
 
 

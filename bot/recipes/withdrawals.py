@@ -48,18 +48,18 @@ class Withdrawal:
         return self.removed or value == self.leaf.value
 
     def words(self) -> str:
-        how = "removed" if self.removed else f"changed from {self.leaf.value!r} to {self.now!r}"
-        if self.spelled is not None:
-            was = (
-                f"removed {self.spelled}"
-                if self.removed
-                else f"changed {self.spelled} to {self.now!r}"
-            )
-            how = f"{was}, this setting's deprecated spelling,"
-        return (
-            f"a maintainer {how} at {self.leaf.node} on {self.day} "
-            f"({self.commit[:7]} “{self.title}”, {self.author})"
-        )
+        """``a maintainer removed it from NODE on DAY (sha “title”, author)``, or changed it
+        from one value to another at NODE; a deprecated spelling is named as such."""
+        node = self.leaf.node
+        spelling = f"{self.spelled}, this setting's deprecated spelling,"
+        if self.removed:
+            how = f"removed {'it' if self.spelled is None else spelling} from {node}"
+        elif self.spelled is None:
+            how = f"changed it from {self.leaf.value!r} to {self.now!r} at {node}"
+        else:
+            how = f"changed {spelling} to {self.now!r} at {node}"
+        cited = f"{self.commit[:7]} “{self.title}”, {self.author}"
+        return f"a maintainer {how} on {self.day} ({cited})"
 
 
 @dataclass(frozen=True)

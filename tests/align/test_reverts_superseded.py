@@ -85,6 +85,9 @@ def test_turning_the_deprecated_field_off_withdrew_only_the_backend_it_chose() -
         "--attention-config.mla_prefill_backend TRTLLM_RAGGED",
     )
     [(_, line)] = withhold_reverts((ragged,), history, frozenset(), SUPERSEDED).withheld
-    assert "changed use_trtllm_ragged_deepseek_prefill=true to 'false'" in line
+    assert (
+        "changed use_trtllm_ragged_deepseek_prefill=true, this setting's deprecated spelling, "
+        "to 'false' at "
+    ) in line
     # another backend than the one it chose undoes nothing
     assert len(withhold_reverts(EDITS, history, frozenset(), SUPERSEDED).kept) == 3

@@ -38,6 +38,6 @@ def test_the_backend_a_maintainer_let_vllm_choose_is_not_offered_back(
         "- `--attention-config.mla_prefill_backend` (with "
         "`--attention-config.use_prefill_query_quantization`, of the same flag): not proposed, "
         "it would undo a recent change: a maintainer removed "
-        "`use_trtllm_ragged_deepseek_prefill=true`, this setting's deprecated spelling, at "
+        "`use_trtllm_ragged_deepseek_prefill=true`, this setting's deprecated spelling, from "
         "`hardware_overrides.blackwell.extra_args` on 2026-07-29 (5636cbc"
     ) in comment

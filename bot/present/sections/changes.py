@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot import markdown as md
+from bot.align.nodes import bench_value_text
 from bot.align.plan import AlignmentPlan, PlannedEdit
 from bot.present.sections.common import code, plain, short_image
 from bot.present.sections.values import (
@@ -186,8 +187,7 @@ def _unedited_row(plan: AlignmentPlan, diff: FlagDiff) -> ChangeRow:
     if diff.benchmark_only_keys and isinstance(diff.bench_value, dict) and new is not None:
         # the value a tick would write: the synthetic-acceptance keys never go into a recipe
         # (#2522's row showed them beside an offer without them)
-        kept = {k: v for k, v in diff.bench_value.items() if k not in diff.benchmark_only_keys}
-        new = json.dumps(kept, separators=(",", ":"))
+        new = bench_value_text(diff)
     return ChangeRow(code(diff.flag), why, code(old) if old else NONE, code(new) if new else NONE)
 
 
